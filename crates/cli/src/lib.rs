@@ -1,0 +1,284 @@
+//! The `neardup` command line: argument parsing, job files, reports and exit codes.
+//!
+//! This is a library with a thin `main.rs`, so tests run [`run`] in-process. Exit codes:
+//! 0 success, 1 the job failed, 2 a usage or job-file error.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use neardup_job::{JobConfig, JobError, JobSpec, KeepRule, Method, Summary, Topology};
+
+/// Finds near-duplicate documents with MinHash-LSH or SimHash, on one machine or several.
+#[derive(Debug, Parser)]
+#[command(name = "neardup", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Find duplicates: write verified pairs, clusters and a keep/remove decision per document.
+    Dedup(DedupArgs),
+}
+
+/// Signature method on the command line.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum MethodArg {
+    /// MinHash with banded LSH, verified by Jaccard similarity.
+    Minhash,
+    /// SimHash with block tables, verified by Hamming distance.
+    Simhash,
+}
+
+/// Keep rule on the command line.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum KeepArg {
+    /// Keep the earliest document of a cluster (input order).
+    First,
+    /// Keep the longest document of a cluster; ties go to the earliest.
+    Longest,
+}
+
+/// Arguments of `neardup dedup`.
+#[derive(Debug, Args)]
+pub struct DedupArgs {
+    /// Input files (.jsonl, .jsonl.gz, .jsonl.zst, .parquet) or folders of them.
+    #[arg(long, short = 'i', required = true, num_args = 1..)]
+    pub input: Vec<PathBuf>,
+    /// Output folder: pairs/, documents/, summary.json and _SUCCESS are written here.
+    #[arg(long, short = 'o')]
+    pub output: PathBuf,
+    /// Job file (TOML) with every setting that changes results; the flags below override it.
+    #[arg(long)]
+    pub job: Option<PathBuf>,
+    /// Signature method [job file: method; default: minhash].
+    #[arg(long, value_enum)]
+    pub method: Option<MethodArg>,
+    /// MinHash Jaccard threshold for a verified pair [job file: minhash.threshold; default: 0.8].
+    #[arg(long)]
+    pub threshold: Option<f64>,
+    /// SimHash largest Hamming distance of a verified pair [job file: simhash.max_distance; default: 3].
+    #[arg(long)]
+    pub max_distance: Option<u32>,
+    /// Which document of a cluster to keep [job file: decision.keep; default: first].
+    #[arg(long, value_enum)]
+    pub keep: Option<KeepArg>,
+    /// Field holding the document id; "" numbers records as path:record [job file: input.id_field; default: id].
+    #[arg(long)]
+    pub id_field: Option<String>,
+    /// Field holding the document text [job file: input.text_field; default: text].
+    #[arg(long)]
+    pub text_field: Option<String>,
+    /// Seed of all hashing [job file: seed; default: 42].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Worker threads; results do not depend on it [default: the number of CPUs].
+    #[arg(long, short = 'w')]
+    pub workers: Option<usize>,
+    /// Print nothing but errors.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// How a run ended, for the exit code.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The job succeeded.
+    Success(Box<Summary>),
+}
+
+/// A usage or job-file error (exit code 2), as opposed to a failed job (exit code 1).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(String);
+
+/// Parses the job file, applies flag overrides and checks the result.
+///
+/// # Errors
+/// [`UsageError`] when the job file cannot be read or parsed, or a setting is invalid.
+pub fn job_config(args: &DedupArgs) -> anyhow::Result<JobConfig> {
+    let mut spec = match &args.job {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                UsageError(format!("cannot read job file \"{}\": {e}", path.display()))
+            })?;
+            toml::from_str::<JobSpec>(&text)
+                .map_err(|e| UsageError(format!("invalid job file \"{}\": {e}", path.display())))?
+        }
+        None => JobSpec::default(),
+    };
+    if let Some(m) = args.method {
+        spec.method = match m {
+            MethodArg::Minhash => Method::Minhash,
+            MethodArg::Simhash => Method::Simhash,
+        };
+    }
+    if let Some(t) = args.threshold {
+        spec.minhash.threshold = t;
+    }
+    if let Some(k) = args.max_distance {
+        spec.simhash.max_distance = k;
+    }
+    if let Some(k) = args.keep {
+        spec.decision.keep = match k {
+            KeepArg::First => KeepRule::First,
+            KeepArg::Longest => KeepRule::Longest,
+        };
+    }
+    if let Some(f) = &args.id_field {
+        spec.input.id_field = f.clone();
+    }
+    if let Some(f) = &args.text_field {
+        spec.input.text_field = f.clone();
+    }
+    if let Some(s) = args.seed {
+        spec.seed = s;
+    }
+    match JobConfig::new(spec, &args.input, args.output.clone()) {
+        Ok(config) => Ok(config),
+        Err(e @ neardup_job::ConfigError::Invalid { .. }) => Err(UsageError(e.to_string()).into()),
+        Err(e) => Err(anyhow::Error::new(e)),
+    }
+}
+
+/// Runs a parsed command line.
+///
+/// # Errors
+/// Any failure, with context; [`UsageError`] marks usage and job-file errors.
+pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
+    match cli.command {
+        Command::Dedup(args) => dedup(&args),
+    }
+}
+
+fn dedup(args: &DedupArgs) -> anyhow::Result<Outcome> {
+    let config = job_config(args)?;
+    let workers = args
+        .workers
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
+        .max(1);
+    if !args.quiet {
+        let bytes: u64 = config.inputs.iter().map(|f| f.bytes).sum();
+        eprintln!(
+            "neardup: {} on {} file(s), {:.1} MB, {} worker(s) -> {}",
+            config.spec.method.as_str(),
+            config.inputs.len(),
+            bytes as f64 / 1e6,
+            workers,
+            config.output.display()
+        );
+    }
+    let summary = neardup_job::run(&config, &Topology { workers }).map_err(|e| match e {
+        JobError::Input(_) => {
+            anyhow::Error::new(e).context("the job failed; no _SUCCESS was written")
+        }
+        other => anyhow::Error::new(other),
+    })?;
+    if !args.quiet {
+        print_report(&summary, &config).context("cannot print the report")?;
+    }
+    Ok(Outcome::Success(Box::new(summary)))
+}
+
+/// The short human summary printed at the end of a run.
+fn print_report(s: &Summary, config: &JobConfig) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    let c = &s.counts;
+    let pct = |n: u64| {
+        if c.records == 0 {
+            0.0
+        } else {
+            100.0 * n as f64 / c.records as f64
+        }
+    };
+    writeln!(out, "records   {:>10}", c.records)?;
+    writeln!(out, "kept      {:>10}  {:5.1}%", c.kept, pct(c.kept))?;
+    for (reason, n) in &c.removed_by_reason {
+        writeln!(
+            out,
+            "removed   {:>10}  {:5.1}%  {}",
+            n,
+            pct(*n),
+            reason.as_str()
+        )?;
+    }
+    for (reason, n) in &c.rejected_by_reason {
+        writeln!(
+            out,
+            "rejected  {:>10}  {:5.1}%  {}",
+            n,
+            pct(*n),
+            reason.as_str()
+        )?;
+    }
+    writeln!(
+        out,
+        "pairs     {:>10}  ({} exact, {} near)",
+        c.pairs, c.exact_pairs, c.near_pairs
+    )?;
+    writeln!(
+        out,
+        "clusters  {:>10}  (largest {})",
+        c.clusters, c.largest_cluster
+    )?;
+    let secs = s.seconds.total.max(1e-9);
+    writeln!(
+        out,
+        "time      {:>10.2}s  {:.0} records/s",
+        s.seconds.total,
+        c.records as f64 / secs
+    )?;
+    writeln!(out, "output    {}", config.output.display())?;
+    Ok(())
+}
+
+/// Entry point of the binary: parses arguments, runs, prints errors, returns the exit code.
+pub fn main_with_args<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+        }
+    };
+    match run(cli) {
+        Ok(Outcome::Success(_)) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            if let Some(hint) = hint(&e) {
+                eprintln!("hint: {hint}");
+            }
+            if e.downcast_ref::<UsageError>().is_some() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::from(1)
+            }
+        }
+    }
+}
+
+/// A suggestion for common mistakes.
+fn hint(e: &anyhow::Error) -> Option<&'static str> {
+    let text = format!("{e:#}");
+    if text.contains("missing_text") || text.contains("has no column") {
+        Some("set `input.text_field` (or --text-field) to the field that holds the document text")
+    } else if text.contains("missing_id") {
+        Some("set `input.id_field` (or --id-field) to the id field, or \"\" to number records")
+    } else if text.contains("max_reject_ratio") {
+        Some(
+            "documents/ lists every rejected record with its reason; raise `decision.max_reject_ratio` to accept them",
+        )
+    } else {
+        None
+    }
+}

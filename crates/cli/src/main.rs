@@ -1,0 +1,7 @@
+//! The `neardup` binary; see `neardup --help`.
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    neardup_cli::main_with_args(std::env::args_os())
+}

@@ -1,0 +1,296 @@
+//! MinHash signatures (Broder, "On the resemblance and containment of documents", 1997).
+//!
+//! Permutation `i` of a 64-bit feature hash `x` is the multiply-add-shift map
+//! `h_i(x) = (a_i * x + b_i) mod 2^64 >> 32` with `a_i` odd (Dietzfelbinger et al., 1997).
+//! The input hashes are already uniform (xxh3), so one multiply and one add per
+//! permutation give min-wise behaviour that the statistical tests below check against exact
+//! Jaccard. Coefficients come from the job seed through [`derive_seed`]; this scheme is part
+//! of the signature format ([`crate::SIGNATURE_VERSION`]).
+
+use serde::{Deserialize, Serialize};
+
+use crate::hash::{SeedPurpose, derive_seed};
+use crate::{Error, Result};
+
+/// Permutations are evaluated in blocks of this many, so the inner loop has a fixed length
+/// that the compiler unrolls and vectorises.
+const LANES: usize = 32;
+
+/// Largest supported number of permutations.
+pub const MAX_NUM_PERM: usize = 4096;
+
+/// A MinHash signature: the minimum of each permutation over a document's feature set,
+/// 32 bits per permutation. An empty set has every value `u32::MAX`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct MinHashSignature {
+    values: Vec<u32>,
+}
+
+impl MinHashSignature {
+    /// Wraps precomputed values (for tests and readers of stored signatures).
+    pub fn from_values(values: Vec<u32>) -> Self {
+        MinHashSignature { values }
+    }
+
+    /// The per-permutation minima.
+    pub fn values(&self) -> &[u32] {
+        &self.values
+    }
+
+    /// Number of permutations.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// True for a signature of zero permutations.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// Number of permutations on which the two signatures agree.
+    ///
+    /// # Panics
+    /// If the signatures have different lengths (they come from different hashers).
+    pub fn agreements(&self, other: &MinHashSignature) -> usize {
+        assert_eq!(
+            self.len(),
+            other.len(),
+            "signatures of different num_perm compared"
+        );
+        self.values
+            .iter()
+            .zip(&other.values)
+            .filter(|(a, b)| a == b)
+            .count()
+    }
+
+    /// The signature estimate of Jaccard similarity: the fraction of agreeing permutations.
+    pub fn jaccard_estimate(&self, other: &MinHashSignature) -> f64 {
+        if self.is_empty() {
+            return 0.0;
+        }
+        self.agreements(other) as f64 / self.len() as f64
+    }
+}
+
+/// Computes MinHash signatures for one seed and number of permutations.
+#[derive(Clone, Debug)]
+pub struct MinHasher {
+    num_perm: usize,
+    /// Multipliers, padded with copies to a multiple of `LANES`.
+    mul: Vec<u64>,
+    /// Addends, padded like `mul`.
+    add: Vec<u64>,
+}
+
+impl MinHasher {
+    /// A hasher with `num_perm` permutations derived from `seed`.
+    ///
+    /// # Errors
+    /// [`Error::NumPerm`] unless `1 <= num_perm <= MAX_NUM_PERM`.
+    pub fn try_new(num_perm: usize, seed: u64) -> Result<Self> {
+        if num_perm == 0 || num_perm > MAX_NUM_PERM {
+            return Err(Error::NumPerm {
+                num_perm,
+                max: MAX_NUM_PERM,
+            });
+        }
+        let padded = num_perm.div_ceil(LANES) * LANES;
+        let mut mul = Vec::with_capacity(padded);
+        let mut add = Vec::with_capacity(padded);
+        for i in 0..padded {
+            let i = (i % num_perm) as u64;
+            mul.push(derive_seed(seed, SeedPurpose::Permutation, 2 * i) | 1);
+            add.push(derive_seed(seed, SeedPurpose::Permutation, 2 * i + 1));
+        }
+        Ok(MinHasher { num_perm, mul, add })
+    }
+
+    /// Number of permutations.
+    pub fn num_perm(&self) -> usize {
+        self.num_perm
+    }
+
+    /// Writes the signature of the feature set `features` into `out`.
+    ///
+    /// Repeats in `features` do not change the result; callers usually pass distinct
+    /// hashes, which is faster.
+    pub fn sign_into(&self, features: &[u64], out: &mut MinHashSignature) {
+        out.values.clear();
+        out.values.reserve(self.mul.len());
+        for (mul, add) in self
+            .mul
+            .chunks_exact(LANES)
+            .zip(self.add.chunks_exact(LANES))
+        {
+            let mul: &[u64; LANES] = mul.try_into().expect("chunks_exact yields LANES");
+            let add: &[u64; LANES] = add.try_into().expect("chunks_exact yields LANES");
+            let mut mins = [u64::MAX; LANES];
+            for &x in features {
+                for lane in 0..LANES {
+                    let h = mul[lane].wrapping_mul(x).wrapping_add(add[lane]);
+                    mins[lane] = mins[lane].min(h);
+                }
+            }
+            out.values.extend(mins.iter().map(|m| (m >> 32) as u32));
+        }
+        out.values.truncate(self.num_perm);
+    }
+
+    /// The signature of `features`, allocating.
+    pub fn sign(&self, features: &[u64]) -> MinHashSignature {
+        let mut out = MinHashSignature::default();
+        self.sign_into(features, &mut out);
+        out
+    }
+
+    /// Permutation `i` applied to one hash: the naive definition, for tests and explanations.
+    pub fn permute(&self, i: usize, x: u64) -> u32 {
+        (self.mul[i].wrapping_mul(x).wrapping_add(self.add[i]) >> 32) as u32
+    }
+}
+
+/// Exact Jaccard similarity `|A ∩ B| / |A ∪ B|` of two sorted, distinct slices.
+/// Two empty sets have similarity 0: an empty document is a duplicate of nothing.
+pub fn jaccard_sorted(a: &[u64], b: &[u64]) -> f64 {
+    let (mut i, mut j, mut inter) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                inter += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    let union = a.len() + b.len() - inter;
+    if union == 0 {
+        0.0
+    } else {
+        inter as f64 / union as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use rand_chacha::ChaCha8Rng;
+    use rand_core::{RngCore, SeedableRng};
+
+    use super::*;
+
+    /// The naive twin: each permutation evaluated separately over the whole set.
+    fn naive(hasher: &MinHasher, features: &[u64]) -> Vec<u32> {
+        (0..hasher.num_perm())
+            .map(|i| {
+                features
+                    .iter()
+                    .map(|&x| hasher.permute(i, x))
+                    .min()
+                    .unwrap_or(u32::MAX)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn matches_naive_twin_for_odd_sizes() {
+        for num_perm in [1, 7, 32, 33, 128, 200] {
+            let hasher = MinHasher::try_new(num_perm, 42).unwrap();
+            let features: Vec<u64> = (0..57).map(crate::hash::splitmix64).collect();
+            assert_eq!(
+                hasher.sign(&features).values(),
+                naive(&hasher, &features).as_slice()
+            );
+        }
+    }
+
+    #[test]
+    fn pinned_signature() {
+        // A format pin: if this changes, bump SIGNATURE_VERSION and note it in the changelog.
+        let hasher = MinHasher::try_new(4, 1).unwrap();
+        let sig = hasher.sign(&[1, 2, 3]);
+        assert_eq!(sig.values(), PINNED);
+    }
+    const PINNED: &[u32] = &[44_498_710, 2_094_980_468, 761_864_963, 557_915_484];
+
+    #[test]
+    fn rejects_bad_num_perm() {
+        assert!(MinHasher::try_new(0, 1).is_err());
+        assert!(MinHasher::try_new(MAX_NUM_PERM + 1, 1).is_err());
+    }
+
+    #[test]
+    fn empty_set_is_all_max() {
+        let hasher = MinHasher::try_new(8, 3).unwrap();
+        assert!(hasher.sign(&[]).values().iter().all(|&v| v == u32::MAX));
+        assert_eq!(jaccard_sorted(&[], &[]), 0.0);
+    }
+
+    /// Draws two sets of `n` elements each with exactly `shared` in common.
+    fn pair_with_overlap(rng: &mut ChaCha8Rng, n: usize, shared: usize) -> (Vec<u64>, Vec<u64>) {
+        let common: Vec<u64> = (0..shared).map(|_| rng.next_u64()).collect();
+        let mut a = common.clone();
+        let mut b = common;
+        a.extend((shared..n).map(|_| rng.next_u64()));
+        b.extend((shared..n).map(|_| rng.next_u64()));
+        a.sort_unstable();
+        b.sort_unstable();
+        (a, b)
+    }
+
+    #[test]
+    fn estimate_is_unbiased_against_exact_jaccard() {
+        // Each permutation agrees with probability J, so the agreement count over `trials`
+        // pairs x `num_perm` permutations is Binomial(n, J) when permutations are min-wise
+        // independent. Allow 4 sigma: a correct hasher fails with probability < 1e-4.
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let hasher = MinHasher::try_new(128, 99).unwrap();
+        for (n, shared) in [(200, 100), (300, 270), (150, 30), (50, 49)] {
+            let trials = 40;
+            let mut agree = 0usize;
+            let mut exact = 0.0;
+            for _ in 0..trials {
+                let (a, b) = pair_with_overlap(&mut rng, n, shared);
+                exact = jaccard_sorted(&a, &b);
+                agree += hasher.sign(&a).agreements(&hasher.sign(&b));
+            }
+            let draws = (trials * 128) as f64;
+            let sigma = (exact * (1.0 - exact) / draws).sqrt();
+            let estimate = agree as f64 / draws;
+            assert!(
+                (estimate - exact).abs() <= 4.0 * sigma + 1e-12,
+                "n={n} shared={shared}: estimate {estimate} vs exact {exact} (sigma {sigma})"
+            );
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn signature_ignores_order_and_repeats(mut v in proptest::collection::vec(any::<u64>(), 0..64), seed in any::<u64>()) {
+            let hasher = MinHasher::try_new(40, seed).unwrap();
+            let sig = hasher.sign(&v);
+            let mut shuffled = v.clone();
+            shuffled.reverse();
+            shuffled.extend_from_slice(&v);
+            prop_assert_eq!(&hasher.sign(&shuffled), &sig);
+            v.sort_unstable();
+            v.dedup();
+            prop_assert_eq!(hasher.sign(&v), sig);
+        }
+
+        #[test]
+        fn jaccard_sorted_matches_set_definition(
+            a in proptest::collection::btree_set(0u64..50, 0..30),
+            b in proptest::collection::btree_set(0u64..50, 0..30),
+        ) {
+            let inter = a.intersection(&b).count();
+            let union = a.union(&b).count();
+            let expect = if union == 0 { 0.0 } else { inter as f64 / union as f64 };
+            let a: Vec<u64> = a.into_iter().collect();
+            let b: Vec<u64> = b.into_iter().collect();
+            prop_assert_eq!(jaccard_sorted(&a, &b), expect);
+        }
+    }
+}

@@ -1,0 +1,385 @@
+//! SimHash fingerprints (Charikar, "Similarity estimation techniques from rounding
+//! algorithms", 2002; Manku, Jain, Das Sarma, "Detecting near-duplicates for web crawling",
+//! 2007) and the pigeonhole block tables that find fingerprints within Hamming distance `k`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::hash::{SeedPurpose, derive_seed, hash_u64s};
+use crate::{BucketKey, Error, Result};
+
+/// Number of bits in a fingerprint.
+pub const SIMHASH_BITS: u32 = 64;
+
+/// A 64-bit SimHash fingerprint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct SimHash(u64);
+
+impl SimHash {
+    /// Wraps a fingerprint computed elsewhere.
+    pub fn from_bits(bits: u64) -> Self {
+        SimHash(bits)
+    }
+
+    /// The fingerprint bits.
+    pub fn bits(self) -> u64 {
+        self.0
+    }
+
+    /// Number of differing bits.
+    pub fn hamming(self, other: SimHash) -> u32 {
+        (self.0 ^ other.0).count_ones()
+    }
+
+    /// `1 - hamming / 64`: the similarity reported for SimHash pairs.
+    pub fn similarity(self, other: SimHash) -> f64 {
+        1.0 - f64::from(self.hamming(other)) / f64::from(SIMHASH_BITS)
+    }
+
+    /// The fingerprint of weighted features: for every bit, add the feature's weight when
+    /// the feature hash has that bit set and subtract it otherwise; the sign of each sum is
+    /// the fingerprint bit (a zero sum gives 0).
+    ///
+    /// Feature hashes must already be uniform 64-bit hashes (as `neardup-text` produces).
+    pub fn from_weighted<I>(features: I) -> SimHash
+    where
+        I: IntoIterator<Item = (u64, f64)>,
+    {
+        let mut sums = [0f64; SIMHASH_BITS as usize];
+        for (hash, weight) in features {
+            for (bit, sum) in sums.iter_mut().enumerate() {
+                // Branch-free: +weight for a 1 bit, -weight for a 0 bit.
+                let sign = ((hash >> bit) & 1) as f64 * 2.0 - 1.0;
+                *sum += sign * weight;
+            }
+        }
+        let mut bits = 0u64;
+        for (bit, sum) in sums.iter().enumerate() {
+            if *sum > 0.0 {
+                bits |= 1 << bit;
+            }
+        }
+        SimHash(bits)
+    }
+}
+
+/// Pigeonhole block tables for Hamming distance at most `max_distance`.
+///
+/// The 64 bits are split into `blocks` contiguous blocks. Two fingerprints within distance
+/// `k` differ in at most `k` blocks, so they agree exactly on at least `blocks - k` of them.
+/// Each combination of `blocks - k` blocks is one table (`C(blocks, k)` tables), and a
+/// fingerprint's key in a table hashes the table number with the bits of those blocks. Every
+/// pair within distance `k` therefore shares the key of at least one table: lookup is exact,
+/// and `blocks` trades the number of tables against how selective each key is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockLayout {
+    blocks: u32,
+    max_distance: u32,
+    /// One bit mask per table: the union of the table's blocks.
+    masks: Vec<u64>,
+}
+
+/// Upper bound on tables per fingerprint, to keep a typo from emitting millions of records.
+pub const MAX_TABLES: usize = 1024;
+
+impl BlockLayout {
+    /// The layout with `blocks` blocks for distance at most `max_distance`.
+    ///
+    /// # Errors
+    /// [`Error::Blocks`] unless `max_distance < blocks <= 64` and `C(blocks, max_distance)`
+    /// is at most [`MAX_TABLES`].
+    pub fn try_new(blocks: u32, max_distance: u32) -> Result<Self> {
+        let err = || Error::Blocks {
+            blocks,
+            max_distance,
+            max_tables: MAX_TABLES,
+        };
+        if blocks <= max_distance || blocks > SIMHASH_BITS {
+            return Err(err());
+        }
+        if binomial(blocks, max_distance).is_none_or(|n| n > MAX_TABLES as u64) {
+            return Err(err());
+        }
+        let block_masks = block_masks(blocks);
+        let mut masks = Vec::new();
+        combinations(
+            blocks as usize,
+            (blocks - max_distance) as usize,
+            &mut |chosen| {
+                masks.push(chosen.iter().fold(0u64, |m, &i| m | block_masks[i]));
+            },
+        );
+        Ok(BlockLayout {
+            blocks,
+            max_distance,
+            masks,
+        })
+    }
+
+    /// Picks the number of blocks for a corpus of `num_docs` documents: the one that
+    /// minimises records per document plus the expected number of random (non-duplicate)
+    /// candidates per document, a candidate counted as [`CANDIDATE_COST`] records because it
+    /// is exchanged twice and verified.
+    pub fn choose(max_distance: u32, num_docs: u64) -> Result<Self> {
+        let mut best: Option<(f64, BlockLayout)> = None;
+        for blocks in (max_distance + 1)..=SIMHASH_BITS {
+            let Ok(layout) = BlockLayout::try_new(blocks, max_distance) else {
+                // Tables only grow with more blocks once past the limit.
+                if best.is_some() {
+                    break;
+                }
+                continue;
+            };
+            let cost = layout.tables() as f64
+                + CANDIDATE_COST * layout.random_candidates_per_doc(num_docs);
+            if best.as_ref().is_none_or(|(c, _)| cost < *c) {
+                best = Some((cost, layout));
+            }
+        }
+        best.map(|(_, layout)| layout).ok_or(Error::Blocks {
+            blocks: max_distance + 1,
+            max_distance,
+            max_tables: MAX_TABLES,
+        })
+    }
+
+    /// Number of blocks.
+    pub fn blocks(&self) -> u32 {
+        self.blocks
+    }
+
+    /// The Hamming distance this layout finds exhaustively.
+    pub fn max_distance(&self) -> u32 {
+        self.max_distance
+    }
+
+    /// Number of tables, which is the number of bucket records per fingerprint.
+    pub fn tables(&self) -> usize {
+        self.masks.len()
+    }
+
+    /// The bit mask of each table.
+    pub fn masks(&self) -> &[u64] {
+        &self.masks
+    }
+
+    /// Expected number of other documents sharing at least one key by chance, for random
+    /// fingerprints in a corpus of `num_docs` (a union bound over tables).
+    pub fn random_candidates_per_doc(&self, num_docs: u64) -> f64 {
+        let others = num_docs.saturating_sub(1) as f64;
+        self.masks
+            .iter()
+            .map(|m| others * (-f64::from(m.count_ones())).exp2())
+            .sum()
+    }
+
+    /// The bucket keys of a fingerprint, one per table.
+    pub fn keys(&self, fingerprint: SimHash, seed: u64) -> impl Iterator<Item = BucketKey> + '_ {
+        self.masks.iter().enumerate().map(move |(table, mask)| {
+            let table_seed = derive_seed(seed, SeedPurpose::Block, table as u64);
+            BucketKey::new(hash_u64s(&[fingerprint.bits() & mask], table_seed))
+        })
+    }
+
+    /// Tables on which two fingerprints have equal keys.
+    pub fn shared_tables(&self, a: SimHash, b: SimHash) -> usize {
+        let diff = a.bits() ^ b.bits();
+        self.masks.iter().filter(|m| diff & **m == 0).count()
+    }
+}
+
+/// How many bucket records one candidate pair costs, for [`BlockLayout::choose`].
+pub const CANDIDATE_COST: f64 = 4.0;
+
+/// Masks of `blocks` contiguous blocks covering 64 bits; the first `64 % blocks` blocks
+/// are one bit wider.
+fn block_masks(blocks: u32) -> Vec<u64> {
+    let base = SIMHASH_BITS / blocks;
+    let extra = SIMHASH_BITS % blocks;
+    let mut start = 0;
+    (0..blocks)
+        .map(|i| {
+            let width = base + u32::from(i < extra);
+            let mask = if width == 64 {
+                u64::MAX
+            } else {
+                ((1u64 << width) - 1) << start
+            };
+            start += width;
+            mask
+        })
+        .collect()
+}
+
+/// Calls `f` with every `k`-subset of `0..n`, in lexicographic order.
+fn combinations(n: usize, k: usize, f: &mut impl FnMut(&[usize])) {
+    let mut chosen: Vec<usize> = (0..k).collect();
+    loop {
+        f(&chosen);
+        // Find the rightmost position that can still move right.
+        let Some(i) = (0..k).rev().find(|&i| chosen[i] < n - k + i) else {
+            return;
+        };
+        chosen[i] += 1;
+        for j in i + 1..k {
+            chosen[j] = chosen[j - 1] + 1;
+        }
+    }
+}
+
+/// `C(n, k)`, or `None` on overflow.
+fn binomial(n: u32, k: u32) -> Option<u64> {
+    let k = k.min(n - k);
+    let mut acc: u64 = 1;
+    for i in 0..k {
+        acc = acc.checked_mul(u64::from(n - i))? / u64::from(i + 1);
+    }
+    Some(acc)
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use rand_chacha::ChaCha8Rng;
+    use rand_core::{RngCore, SeedableRng};
+
+    use super::*;
+
+    /// The naive twin: bit by bit, with integer +1/-1 votes scaled by the weight.
+    fn naive_simhash(features: &[(u64, f64)]) -> u64 {
+        let mut bits = 0u64;
+        for bit in 0..64 {
+            let mut total = 0.0;
+            for (hash, weight) in features {
+                if (hash >> bit) & 1 == 1 {
+                    total += weight;
+                } else {
+                    total -= weight;
+                }
+            }
+            if total > 0.0 {
+                bits |= 1 << bit;
+            }
+        }
+        bits
+    }
+
+    #[test]
+    fn single_feature_fingerprint_is_its_hash() {
+        let h = 0xDEAD_BEEF_0123_4567;
+        assert_eq!(SimHash::from_weighted([(h, 1.0)]).bits(), h);
+    }
+
+    #[test]
+    fn pinned_block_keys() {
+        // A format pin: if this changes, bump SIGNATURE_VERSION and note it in the changelog.
+        let layout = BlockLayout::try_new(4, 3).unwrap();
+        let keys: Vec<u64> = layout
+            .keys(SimHash::from_bits(0x0123_4567_89AB_CDEF), 9)
+            .map(|k| k.get())
+            .collect();
+        assert_eq!(keys, PINNED_KEYS);
+    }
+    const PINNED_KEYS: &[u64] = &[
+        5_776_762_967_152_030_911,
+        12_930_866_940_773_251_322,
+        11_456_526_365_043_330_210,
+        1_590_635_364_637_793_846,
+    ];
+
+    #[test]
+    fn block_masks_partition_the_bits() {
+        for blocks in 1..=64 {
+            let masks = block_masks(blocks);
+            assert_eq!(masks.len(), blocks as usize);
+            assert_eq!(masks.iter().fold(0u64, |a, m| a | m), u64::MAX);
+            assert_eq!(masks.iter().map(|m| m.count_ones()).sum::<u32>(), 64);
+            for (i, a) in masks.iter().enumerate() {
+                for b in &masks[i + 1..] {
+                    assert_eq!(a & b, 0);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn classic_layout_has_ten_tables() {
+        let layout = BlockLayout::try_new(5, 3).unwrap();
+        assert_eq!(layout.tables(), 10);
+        assert!(layout.masks().iter().all(|m| m.count_ones() >= 25));
+        assert!(BlockLayout::try_new(3, 3).is_err());
+        assert!(BlockLayout::try_new(65, 3).is_err());
+        assert!(
+            BlockLayout::try_new(64, 10).is_err(),
+            "C(64,10) tables is too many"
+        );
+    }
+
+    #[test]
+    fn choice_grows_with_the_corpus() {
+        let small = BlockLayout::choose(3, 1_000).unwrap();
+        let large = BlockLayout::choose(3, 100_000_000).unwrap();
+        assert_eq!(small.blocks(), 4);
+        assert!(large.blocks() > small.blocks());
+        assert!(large.random_candidates_per_doc(100_000_000) < 1.0);
+    }
+
+    #[test]
+    fn block_lookup_matches_all_pairs_hamming() {
+        // Fingerprints near a few centres, so many pairs fall at every distance 0..=8.
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let centres: Vec<u64> = (0..6).map(|_| rng.next_u64()).collect();
+        let prints: Vec<SimHash> = (0..300)
+            .map(|i| {
+                let mut bits = centres[i % centres.len()];
+                for _ in 0..(rng.next_u32() % 5) {
+                    bits ^= 1 << (rng.next_u32() % 64);
+                }
+                SimHash::from_bits(bits)
+            })
+            .collect();
+        for (blocks, k) in [(4, 3), (5, 3), (7, 3), (3, 2), (6, 4), (2, 0)] {
+            let layout = BlockLayout::try_new(blocks, k).unwrap();
+            let keys: Vec<Vec<BucketKey>> = prints
+                .iter()
+                .map(|p| layout.keys(*p, 11).collect())
+                .collect();
+            for i in 0..prints.len() {
+                for j in i + 1..prints.len() {
+                    let near = prints[i].hamming(prints[j]) <= k;
+                    let share = keys[i].iter().zip(&keys[j]).any(|(a, b)| a == b);
+                    // Exactness: every near pair shares a key. Keys of far pairs may collide
+                    // (that is a candidate that verification drops), but shared_tables must
+                    // agree with the keys.
+                    assert!(!near || share, "blocks={blocks} k={k}: missed pair {i},{j}");
+                    assert_eq!(share, layout.shared_tables(prints[i], prints[j]) > 0);
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn matches_naive_twin(features in proptest::collection::vec((any::<u64>(), 0.0f64..10.0), 0..40)) {
+            prop_assert_eq!(SimHash::from_weighted(features.iter().copied()).bits(), naive_simhash(&features));
+        }
+
+        #[test]
+        fn keys_are_pure_functions_of_fingerprint_and_seed(bits in any::<u64>(), seed in any::<u64>()) {
+            let layout = BlockLayout::try_new(5, 3).unwrap();
+            let a: Vec<_> = layout.keys(SimHash::from_bits(bits), seed).collect();
+            let b: Vec<_> = layout.keys(SimHash::from_bits(bits), seed).collect();
+            prop_assert_eq!(a.len(), 10);
+            prop_assert_eq!(a, b);
+        }
+    }
+
+    #[test]
+    fn combinations_enumerates_all_subsets() {
+        let mut seen = Vec::new();
+        combinations(5, 2, &mut |c| seen.push(c.to_vec()));
+        assert_eq!(seen.len(), 10);
+        assert_eq!(seen[0], vec![0, 1]);
+        assert_eq!(seen[9], vec![3, 4]);
+        assert_eq!(binomial(64, 3), Some(41_664));
+    }
+}

@@ -1,0 +1,206 @@
+//! Input discovery: paths and folders become a sorted list of input files, whose positions
+//! are the file part of every [`DocId`](neardup_core::DocId).
+
+use std::path::{Path, PathBuf};
+
+use neardup_core::DocId;
+use serde::{Deserialize, Serialize};
+
+use crate::{Error, Result};
+
+/// Compression of a JSONL file, from its extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Compression {
+    /// Plain `.jsonl`.
+    None,
+    /// `.jsonl.gz` (one or more gzip members).
+    Gzip,
+    /// `.jsonl.zst`.
+    Zstd,
+}
+
+/// The format of an input file, from its extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    /// One JSON object per line.
+    Jsonl(Compression),
+    /// Apache Parquet.
+    Parquet,
+}
+
+impl Format {
+    /// The format a file name implies, or `None` for unsupported names.
+    pub fn of(path: &Path) -> Option<Self> {
+        let name = path.file_name()?.to_str()?.to_ascii_lowercase();
+        let jsonl = |rest: &str| {
+            ["jsonl", "ndjson", "json"]
+                .iter()
+                .any(|ext| rest.ends_with(&format!(".{ext}")))
+        };
+        if name.ends_with(".parquet") {
+            Some(Format::Parquet)
+        } else if let Some(rest) = name.strip_suffix(".gz") {
+            jsonl(rest).then_some(Format::Jsonl(Compression::Gzip))
+        } else if let Some(rest) = name.strip_suffix(".zst") {
+            jsonl(rest).then_some(Format::Jsonl(Compression::Zstd))
+        } else {
+            jsonl(&name).then_some(Format::Jsonl(Compression::None))
+        }
+    }
+}
+
+/// One input file and its position in the sorted input list.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputFile {
+    /// Position in the sorted input list: the file part of its documents' `DocId`s.
+    pub index: u32,
+    /// The path as discovered.
+    pub path: PathBuf,
+    /// Its format.
+    pub format: Format,
+    /// Size in bytes when listed.
+    pub bytes: u64,
+}
+
+/// Expands `paths` (files or folders, searched recursively) into the sorted list of input
+/// files. Hidden files and files of unsupported formats inside folders are skipped; a file
+/// named directly must have a supported format.
+///
+/// # Errors
+/// [`Error::Open`] for a path that does not exist or cannot be listed,
+/// [`Error::UnsupportedFormat`] for a named file of unknown format, and [`Error::NoInput`]
+/// when nothing is left.
+pub fn discover(paths: &[PathBuf]) -> Result<Vec<InputFile>> {
+    let mut found: Vec<(PathBuf, Format, u64)> = Vec::new();
+    for path in paths {
+        let meta = std::fs::metadata(path).map_err(|source| Error::Open {
+            path: path.clone(),
+            source,
+        })?;
+        if meta.is_dir() {
+            walk(path, &mut found)?;
+        } else {
+            let format =
+                Format::of(path).ok_or_else(|| Error::UnsupportedFormat { path: path.clone() })?;
+            found.push((path.clone(), format, meta.len()));
+        }
+    }
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    found.dedup_by(|a, b| a.0 == b.0);
+    if found.is_empty() {
+        return Err(Error::NoInput {
+            paths: paths.to_vec(),
+        });
+    }
+    if found.len() > DocId::MAX_FILES as usize + 1 {
+        return Err(Error::TooManyFiles {
+            files: found.len(),
+            max: DocId::MAX_FILES as usize + 1,
+        });
+    }
+    Ok(found
+        .into_iter()
+        .enumerate()
+        .map(|(index, (path, format, bytes))| InputFile {
+            index: index as u32,
+            path,
+            format,
+            bytes,
+        })
+        .collect())
+}
+
+fn walk(dir: &Path, found: &mut Vec<(PathBuf, Format, u64)>) -> Result<()> {
+    let entries = std::fs::read_dir(dir).map_err(|source| Error::Open {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    for entry in entries {
+        let entry = entry.map_err(|source| Error::Open {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let path = entry.path();
+        let hidden = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with(['.', '_']));
+        if hidden {
+            continue;
+        }
+        let meta = std::fs::metadata(&path).map_err(|source| Error::Open {
+            path: path.clone(),
+            source,
+        })?;
+        if meta.is_dir() {
+            walk(&path, found)?;
+        } else if let Some(format) = Format::of(&path) {
+            found.push((path, format, meta.len()));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_from_names() {
+        assert_eq!(
+            Format::of(Path::new("a/b.jsonl")),
+            Some(Format::Jsonl(Compression::None))
+        );
+        assert_eq!(
+            Format::of(Path::new("b.JSONL.GZ")),
+            Some(Format::Jsonl(Compression::Gzip))
+        );
+        assert_eq!(
+            Format::of(Path::new("b.ndjson.zst")),
+            Some(Format::Jsonl(Compression::Zstd))
+        );
+        assert_eq!(Format::of(Path::new("b.parquet")), Some(Format::Parquet));
+        assert_eq!(Format::of(Path::new("b.tar.gz")), None);
+        assert_eq!(Format::of(Path::new("README.md")), None);
+    }
+
+    #[test]
+    fn discovery_sorts_recurses_and_skips() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        for name in [
+            "b.jsonl",
+            "a.jsonl.gz",
+            "sub/c.parquet",
+            "notes.txt",
+            ".hidden.jsonl",
+            "_SUCCESS",
+        ] {
+            std::fs::write(root.join(name), b"").unwrap();
+        }
+        let files = discover(&[root.to_path_buf(), root.join("b.jsonl")]).unwrap();
+        let names: Vec<_> = files
+            .iter()
+            .map(|f| f.path.strip_prefix(root).unwrap().to_str().unwrap())
+            .collect();
+        assert_eq!(names, ["a.jsonl.gz", "b.jsonl", "sub/c.parquet"]);
+        assert_eq!(files.iter().map(|f| f.index).collect::<Vec<_>>(), [0, 1, 2]);
+
+        assert!(matches!(
+            discover(&[root.join("notes.txt")]),
+            Err(Error::UnsupportedFormat { .. })
+        ));
+        assert!(matches!(
+            discover(&[root.join("missing")]),
+            Err(Error::Open { .. })
+        ));
+        std::fs::create_dir(root.join("empty")).unwrap();
+        assert!(matches!(
+            discover(&[root.join("empty")]),
+            Err(Error::NoInput { .. })
+        ));
+    }
+}

@@ -1,0 +1,452 @@
+//! JSON Lines reader: one record per line, plain, gzip or zstd. Only the id and text fields
+//! are decoded; every other field is skipped without allocating.
+
+use std::fmt;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+
+use neardup_core::DocId;
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
+use serde_json::Value;
+
+use crate::input::{Compression, InputFile};
+use crate::reader::{FieldNames, OnReadError, generated_id, unreadable};
+use crate::{Error, InputDoc, Reason, Record, RejectedRecord, Result};
+
+/// Reads records from one JSONL file.
+pub struct JsonlRecords {
+    reader: Box<dyn BufRead + Send>,
+    file: InputFile,
+    fields: FieldNames,
+    on_error: OnReadError,
+    line: u64,
+    buf: Vec<u8>,
+    done: bool,
+}
+
+impl JsonlRecords {
+    /// Opens `file`, decompressing by its extension.
+    ///
+    /// # Errors
+    /// [`Error::Open`] if the file cannot be opened or its decoder cannot start.
+    pub fn open(
+        file: &InputFile,
+        compression: Compression,
+        fields: FieldNames,
+        on_error: OnReadError,
+    ) -> Result<Self> {
+        let open_err = |source| Error::Open {
+            path: file.path.clone(),
+            source,
+        };
+        let raw = File::open(&file.path).map_err(open_err)?;
+        let raw = BufReader::with_capacity(1 << 16, raw);
+        let reader: Box<dyn Read + Send> = match compression {
+            Compression::None => Box::new(raw),
+            Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(raw)),
+            Compression::Zstd => {
+                Box::new(zstd::stream::read::Decoder::with_buffer(raw).map_err(open_err)?)
+            }
+        };
+        Ok(JsonlRecords {
+            reader: Box::new(BufReader::with_capacity(1 << 16, reader)),
+            file: file.clone(),
+            fields,
+            on_error,
+            line: 0,
+            buf: Vec::new(),
+            done: false,
+        })
+    }
+
+    fn parse_line(&self, doc: DocId) -> Record {
+        let reject = |id: Option<String>, reason, detail: String| {
+            Record::Reject(RejectedRecord {
+                doc,
+                id,
+                reason,
+                detail,
+            })
+        };
+        let Ok(line) = std::str::from_utf8(&self.buf) else {
+            return reject(
+                None,
+                Reason::InvalidUtf8,
+                "the line is not valid UTF-8".into(),
+            );
+        };
+        let picker = Picker {
+            id: self.fields.id.as_deref(),
+            text: &self.fields.text,
+        };
+        let mut de = serde_json::Deserializer::from_str(line);
+        let picked = match picker
+            .deserialize(&mut de)
+            .and_then(|p| de.end().map(|()| p))
+        {
+            Ok(p) => p,
+            Err(e) => return reject(None, Reason::MalformedJson, json_error_detail(&e)),
+        };
+        let id = match (&self.fields.id, picked.id) {
+            (None, _) => generated_id(&self.file, doc.record()),
+            (Some(_), Some(Value::String(s))) => s,
+            (Some(_), Some(Value::Number(n))) if n.is_i64() || n.is_u64() => n.to_string(),
+            (Some(name), None | Some(Value::Null)) => {
+                return reject(None, Reason::MissingId, format!("no field \"{name}\""));
+            }
+            (Some(name), Some(other)) => {
+                let detail = format!(
+                    "field \"{name}\" is {}, not a string or integer",
+                    kind(&other)
+                );
+                return reject(None, Reason::InvalidId, detail);
+            }
+        };
+        match picked.text {
+            Some(Value::String(text)) if text.trim().is_empty() => reject(
+                Some(id),
+                Reason::EmptyText,
+                format!("field \"{}\" is empty", self.fields.text),
+            ),
+            Some(Value::String(text)) => Record::Doc(InputDoc { doc, id, text }),
+            None | Some(Value::Null) => reject(
+                Some(id),
+                Reason::MissingText,
+                format!("no field \"{}\"", self.fields.text),
+            ),
+            Some(other) => {
+                let detail = format!(
+                    "field \"{}\" is {}, not a string",
+                    self.fields.text,
+                    kind(&other)
+                );
+                reject(Some(id), Reason::TextNotString, detail)
+            }
+        }
+    }
+}
+
+impl Iterator for JsonlRecords {
+    type Item = Result<Record>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.done {
+            self.buf.clear();
+            let read = self.reader.read_until(b'\n', &mut self.buf);
+            let next_line = self.line + 1;
+            match read {
+                Ok(0) => self.done = true,
+                Ok(_) => {
+                    self.line = next_line;
+                    if self.line > DocId::MAX_RECORD {
+                        self.done = true;
+                        return Some(Err(Error::TooManyRecords {
+                            path: self.file.path.clone(),
+                        }));
+                    }
+                    if self.buf.iter().all(u8::is_ascii_whitespace) {
+                        continue; // blank lines are not records
+                    }
+                    let doc = DocId::new(self.file.index, self.line);
+                    return Some(Ok(self.parse_line(doc)));
+                }
+                Err(source) => {
+                    self.done = true;
+                    return Some(match self.on_error {
+                        OnReadError::Fail => Err(Error::Read {
+                            path: self.file.path.clone(),
+                            record: self.line,
+                            source,
+                        }),
+                        OnReadError::Reject => Ok(unreadable(self.file.index, next_line, &source)),
+                    });
+                }
+            }
+        }
+        None
+    }
+}
+
+/// The JSON type of a value, for messages.
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// serde_json's message without its "line 1" (the record is one line; the file line is
+/// reported separately).
+fn json_error_detail(e: &serde_json::Error) -> String {
+    let msg = e.to_string();
+    match msg.rfind(" at line ") {
+        Some(p) => format!("{} at column {}", &msg[..p], e.column()),
+        None => msg,
+    }
+}
+
+/// The two fields of interest, as JSON values.
+struct Picked {
+    id: Option<Value>,
+    text: Option<Value>,
+}
+
+/// Deserializes a JSON object keeping only the id and text fields.
+struct Picker<'a> {
+    id: Option<&'a str>,
+    text: &'a str,
+}
+
+impl<'de> DeserializeSeed<'de> for Picker<'_> {
+    type Value = Picked;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Picked, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Picker<'_> {
+    type Value = Picked;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Picked, A::Error> {
+        let mut picked = Picked {
+            id: None,
+            text: None,
+        };
+        while let Some(key) = map.next_key_seed(KeyMatch {
+            id: self.id,
+            text: self.text,
+        })? {
+            match key {
+                Key::Id => picked.id = Some(map.next_value()?),
+                Key::Text => picked.text = Some(map.next_value()?),
+                Key::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(picked)
+    }
+}
+
+enum Key {
+    Id,
+    Text,
+    Other,
+}
+
+/// Classifies an object key without allocating.
+struct KeyMatch<'a> {
+    id: Option<&'a str>,
+    text: &'a str,
+}
+
+impl<'de> DeserializeSeed<'de> for KeyMatch<'_> {
+    type Value = Key;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Key, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeyMatch<'_> {
+    type Value = Key;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a field name")
+    }
+
+    fn visit_str<E: de::Error>(self, key: &str) -> Result<Key, E> {
+        Ok(if key == self.text {
+            Key::Text
+        } else if Some(key) == self.id {
+            Key::Id
+        } else {
+            Key::Other
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::path::Path;
+
+    use super::*;
+    use crate::input::Format;
+
+    fn file(path: &Path, compression: Compression) -> InputFile {
+        InputFile {
+            index: 3,
+            path: path.to_path_buf(),
+            format: Format::Jsonl(compression),
+            bytes: 0,
+        }
+    }
+
+    fn read_all(path: &Path, compression: Compression, fields: FieldNames) -> Vec<Result<Record>> {
+        JsonlRecords::open(
+            &file(path, compression),
+            compression,
+            fields,
+            OnReadError::Fail,
+        )
+        .unwrap()
+        .collect()
+    }
+
+    fn reasons(records: &[Result<Record>]) -> Vec<(u64, Option<Reason>)> {
+        records
+            .iter()
+            .map(|r| match r.as_ref().unwrap() {
+                Record::Doc(d) => (d.doc.record(), None),
+                Record::Reject(r) => (r.doc.record(), Some(r.reason)),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_bad_line_is_a_located_reject() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("in.jsonl");
+        let mut f = File::create(&path).unwrap();
+        f.write_all(b"{\"id\": \"a\", \"text\": \"hello\", \"meta\": {\"x\": [1, 2]}}\n")
+            .unwrap();
+        f.write_all(b"{not json}\n").unwrap();
+        f.write_all(b"\n").unwrap();
+        f.write_all(b"{\"id\": \"c\", \"text\": \"bad \xff byte\"}\n")
+            .unwrap();
+        f.write_all(b"{\"id\": \"d\"}\n").unwrap();
+        f.write_all(b"{\"id\": \"e\", \"text\": 5}\n").unwrap();
+        f.write_all(b"{\"id\": \"f\", \"text\": \"   \"}\n")
+            .unwrap();
+        f.write_all(b"{\"text\": \"no id\"}\n").unwrap();
+        f.write_all(b"{\"id\": 17, \"text\": \"numeric id\"}\n")
+            .unwrap();
+        f.write_all(b"{\"id\": [1], \"text\": \"x\"}\n").unwrap();
+        f.write_all(b"[1, 2]\n").unwrap();
+        f.write_all(b"{\"id\": \"k\", \"text\": \"ok\"} trailing\n")
+            .unwrap();
+        f.write_all(b"{\"id\": \"l\", \"te\\u0078t\": \"escaped key\"}")
+            .unwrap();
+        drop(f);
+        let records = read_all(&path, Compression::None, FieldNames::default());
+        assert_eq!(
+            reasons(&records),
+            vec![
+                (1, None),
+                (2, Some(Reason::MalformedJson)),
+                (4, Some(Reason::InvalidUtf8)),
+                (5, Some(Reason::MissingText)),
+                (6, Some(Reason::TextNotString)),
+                (7, Some(Reason::EmptyText)),
+                (8, Some(Reason::MissingId)),
+                (9, None),
+                (10, Some(Reason::InvalidId)),
+                (11, Some(Reason::MalformedJson)),
+                (12, Some(Reason::MalformedJson)),
+                (13, None),
+            ]
+        );
+        let Ok(Record::Doc(first)) = &records[0] else {
+            panic!()
+        };
+        assert_eq!(
+            (
+                first.id.as_str(),
+                first.text.as_str(),
+                first.doc.file_index()
+            ),
+            ("a", "hello", 3)
+        );
+        let Ok(Record::Doc(numeric)) = &records[7] else {
+            panic!()
+        };
+        assert_eq!(numeric.id, "17");
+        let Ok(Record::Reject(malformed)) = &records[1] else {
+            panic!()
+        };
+        assert!(malformed.detail.contains("column"), "{}", malformed.detail);
+    }
+
+    #[test]
+    fn reads_gzip_and_zstd_and_custom_fields() {
+        let dir = tempfile::tempdir().unwrap();
+        let body =
+            b"{\"url\": \"u1\", \"content\": \"one\"}\n{\"url\": \"u2\", \"content\": \"two\"}\n";
+        let gz = dir.path().join("a.jsonl.gz");
+        let mut enc =
+            flate2::write::GzEncoder::new(File::create(&gz).unwrap(), flate2::Compression::fast());
+        enc.write_all(body).unwrap();
+        enc.finish().unwrap();
+        let zst = dir.path().join("a.jsonl.zst");
+        std::fs::write(&zst, zstd::encode_all(&body[..], 3).unwrap()).unwrap();
+        let fields = FieldNames {
+            id: Some("url".into()),
+            text: "content".into(),
+        };
+        for (path, c) in [(&gz, Compression::Gzip), (&zst, Compression::Zstd)] {
+            let records = read_all(path, c, fields.clone());
+            assert_eq!(records.len(), 2);
+            let Ok(Record::Doc(d)) = &records[1] else {
+                panic!()
+            };
+            assert_eq!((d.id.as_str(), d.text.as_str()), ("u2", "two"));
+        }
+        let generated = read_all(
+            &gz,
+            Compression::Gzip,
+            FieldNames {
+                id: None,
+                text: "content".into(),
+            },
+        );
+        let Ok(Record::Doc(d)) = &generated[0] else {
+            panic!()
+        };
+        assert!(d.id.ends_with("a.jsonl.gz:1"), "{}", d.id);
+    }
+
+    #[test]
+    fn truncated_gzip_is_an_error_or_a_counted_reject() {
+        let dir = tempfile::tempdir().unwrap();
+        let gz = dir.path().join("t.jsonl.gz");
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        for i in 0..2000 {
+            writeln!(
+                enc,
+                "{{\"id\": \"{i}\", \"text\": \"document number {i} with some words\"}}"
+            )
+            .unwrap();
+        }
+        let bytes = enc.finish().unwrap();
+        std::fs::write(&gz, &bytes[..bytes.len() / 2]).unwrap();
+        let records = read_all(&gz, Compression::Gzip, FieldNames::default());
+        let err = records.last().unwrap().as_ref().unwrap_err();
+        assert!(matches!(err, Error::Read { .. }));
+        assert!(err.to_string().contains("t.jsonl.gz"), "{err}");
+
+        let f = file(&gz, Compression::Gzip);
+        let records: Vec<_> = JsonlRecords::open(
+            &f,
+            Compression::Gzip,
+            FieldNames::default(),
+            OnReadError::Reject,
+        )
+        .unwrap()
+        .collect();
+        let Ok(Record::Reject(last)) = records.last().unwrap() else {
+            panic!("expected a reject")
+        };
+        assert_eq!(last.reason, Reason::Unreadable);
+        assert_eq!(last.doc.record() as usize, records.len());
+    }
+}

@@ -1,0 +1,153 @@
+//! Reading documents and writing neardup's outputs.
+//!
+//! Inputs are JSON Lines (plain, `.gz`, `.zst`) and Parquet files, or folders of them
+//! ([`discover`]). A [`RecordReader`] turns one file into [`Record`]s: a document, or a reject
+//! that names its position and [`Reason`] (malformed JSON, invalid UTF-8, a missing or
+//! mistyped field, empty text), so bad input never stops a run. Only a file that cannot be
+//! opened or read further is an [`Error`], unless [`OnReadError::Reject`] counts it too.
+//!
+//! Outputs are Parquet parts (`pairs/`, `documents/`) written atomically by
+//! [`PairsWriter`] and [`DocumentsWriter`], and read back by [`read_pairs`] and
+//! [`read_documents`]. This crate knows nothing of signatures or dataflow.
+//!
+//! ```
+//! use neardup_io::{FieldNames, OnReadError, Record, RecordReader, discover};
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! std::fs::write(dir.path().join("a.jsonl"), "{\"id\":\"x\",\"text\":\"hello\"}\nnot json\n").unwrap();
+//! let files = discover(&[dir.path().to_path_buf()]).unwrap();
+//! let records: Vec<Record> = RecordReader::open(&files[0], &FieldNames::default(), OnReadError::Fail)
+//!     .unwrap()
+//!     .collect::<Result<_, _>>()
+//!     .unwrap();
+//! assert!(matches!(&records[0], Record::Doc(d) if d.id == "x"));
+//! assert!(matches!(&records[1], Record::Reject(r) if r.doc.record() == 2));
+//! ```
+
+use std::path::PathBuf;
+
+mod input;
+mod jsonl;
+mod output;
+mod parquet_in;
+mod reader;
+mod records;
+
+pub use input::{Compression, Format, InputFile, discover};
+pub use jsonl::JsonlRecords;
+pub use output::{
+    DocumentRow, DocumentsWriter, PairKind, PairRow, PairsWriter, PartWriter, documents_schema,
+    pairs_schema, read_documents, read_pairs,
+};
+pub use parquet_in::ParquetRecords;
+pub use reader::{FieldNames, OnReadError, RecordReader};
+pub use records::{Decision, InputDoc, Reason, Record, RejectedRecord};
+
+/// Errors of reading inputs and writing outputs; each names the file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A path could not be opened or listed.
+    #[error("cannot open \"{}\"", .path.display())]
+    Open {
+        /// The path.
+        path: PathBuf,
+        /// What the system reported.
+        source: std::io::Error,
+    },
+    /// A file broke off while being read (for example a damaged or truncated archive).
+    #[error("cannot read \"{}\" after record {record}", .path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The last record read completely.
+        record: u64,
+        /// What the decoder reported.
+        source: std::io::Error,
+    },
+    /// A file named on the command line has an unsupported format.
+    #[error("unsupported input format \"{}\": expected .jsonl, .jsonl.gz, .jsonl.zst or .parquet", .path.display())]
+    UnsupportedFormat {
+        /// The file.
+        path: PathBuf,
+    },
+    /// No input file was found.
+    #[error("no .jsonl, .jsonl.gz, .jsonl.zst or .parquet files found in {paths:?}")]
+    NoInput {
+        /// The paths searched.
+        paths: Vec<PathBuf>,
+    },
+    /// More input files than a `DocId` can number.
+    #[error("{files} input files exceed the limit of {max}")]
+    TooManyFiles {
+        /// Files found.
+        files: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// More records in one file than a `DocId` can number.
+    #[error("\"{}\" has more than 2^40 records", .path.display())]
+    TooManyRecords {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A Parquet file could not be opened or decoded.
+    #[error("cannot read parquet file \"{}\"", .path.display())]
+    Parquet {
+        /// The file.
+        path: PathBuf,
+        /// What the reader reported.
+        source: parquet::errors::ParquetError,
+    },
+    /// A Parquet batch could not be decoded or built.
+    #[error("cannot decode \"{}\" after record {record}", .path.display())]
+    Arrow {
+        /// The file.
+        path: PathBuf,
+        /// The last record handled.
+        record: u64,
+        /// What Arrow reported.
+        source: arrow_schema::ArrowError,
+    },
+    /// The id or text column is missing from a Parquet file.
+    #[error("\"{}\" has no column \"{column}\" (columns: {})", .path.display(), .available.join(", "))]
+    MissingColumn {
+        /// The file.
+        path: PathBuf,
+        /// The configured column.
+        column: String,
+        /// The columns the file has.
+        available: Vec<String>,
+    },
+    /// The id or text column has an unusable type.
+    #[error("column \"{column}\" of \"{}\" is {data_type}, expected {expected}", .path.display())]
+    ColumnType {
+        /// The file.
+        path: PathBuf,
+        /// The column.
+        column: String,
+        /// Its Arrow type.
+        data_type: String,
+        /// What would work.
+        expected: &'static str,
+    },
+    /// An output file or folder could not be written.
+    #[error("cannot write \"{}\"", .path.display())]
+    Write {
+        /// The path.
+        path: PathBuf,
+        /// What the system reported.
+        source: std::io::Error,
+    },
+    /// The Parquet writer failed.
+    #[error("cannot write parquet file \"{}\"", .path.display())]
+    ParquetWrite {
+        /// The file.
+        path: PathBuf,
+        /// What the writer reported.
+        source: parquet::errors::ParquetError,
+    },
+}
+
+/// Result type of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

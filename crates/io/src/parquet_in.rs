@@ -1,0 +1,388 @@
+//! Parquet reader: reads only the id and text columns, in batches.
+
+use std::fs::File;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type, UInt32Type, UInt64Type,
+};
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_schema::DataType;
+use neardup_core::DocId;
+use parquet::arrow::ProjectionMask;
+use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+
+use crate::input::InputFile;
+use crate::reader::{FieldNames, OnReadError, generated_id, unreadable};
+use crate::{Error, InputDoc, Reason, Record, RejectedRecord, Result};
+
+/// Rows decoded per batch.
+const BATCH_ROWS: usize = 4096;
+
+/// Reads records from one Parquet file; the record number is the 1-based row number.
+pub struct ParquetRecords {
+    batches: ParquetRecordBatchReader,
+    file: InputFile,
+    fields: FieldNames,
+    on_error: OnReadError,
+    batch: Option<(ArrayRef, Option<ArrayRef>)>,
+    row_in_batch: usize,
+    record: u64,
+    done: bool,
+}
+
+impl ParquetRecords {
+    /// Opens `file` and checks that its id and text columns exist and have usable types.
+    ///
+    /// # Errors
+    /// [`Error::Open`], [`Error::Parquet`], [`Error::MissingColumn`] or
+    /// [`Error::ColumnType`], each naming the file.
+    pub fn open(file: &InputFile, fields: FieldNames, on_error: OnReadError) -> Result<Self> {
+        let path = &file.path;
+        let handle = File::open(path).map_err(|source| Error::Open {
+            path: path.clone(),
+            source,
+        })?;
+        let builder =
+            ParquetRecordBatchReaderBuilder::try_new(handle).map_err(|source| Error::Parquet {
+                path: path.clone(),
+                source,
+            })?;
+        let schema = builder.schema().clone();
+        let find = |name: &str| {
+            schema.index_of(name).map_err(|_| Error::MissingColumn {
+                path: path.clone(),
+                column: name.to_string(),
+                available: schema.fields().iter().map(|f| f.name().clone()).collect(),
+            })
+        };
+        let text_index = find(&fields.text)?;
+        let id_index = fields.id.as_deref().map(find).transpose()?;
+        check_type(
+            file,
+            &fields.text,
+            schema.field(text_index).data_type(),
+            true,
+        )?;
+        let mut roots = vec![text_index];
+        if let (Some(name), Some(index)) = (&fields.id, id_index) {
+            check_type(file, name, schema.field(index).data_type(), false)?;
+            roots.push(index);
+        }
+        let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
+        let batches = builder
+            .with_projection(mask)
+            .with_batch_size(BATCH_ROWS)
+            .build()
+            .map_err(|source| Error::Parquet {
+                path: path.clone(),
+                source,
+            })?;
+        Ok(ParquetRecords {
+            batches,
+            file: file.clone(),
+            fields,
+            on_error,
+            batch: None,
+            row_in_batch: 0,
+            record: 0,
+            done: false,
+        })
+    }
+
+    fn load_batch(&mut self, batch: &RecordBatch) {
+        let text = batch
+            .column_by_name(&self.fields.text)
+            .expect("projected")
+            .clone();
+        let id = self
+            .fields
+            .id
+            .as_ref()
+            .map(|name| batch.column_by_name(name).expect("projected").clone());
+        self.batch = Some((text, id));
+        self.row_in_batch = 0;
+    }
+
+    fn row(&self, row: usize, doc: DocId) -> Record {
+        let (text, id) = self.batch.as_ref().expect("a batch is loaded");
+        let reject = |id: Option<String>, reason, detail: String| {
+            Record::Reject(RejectedRecord {
+                doc,
+                id,
+                reason,
+                detail,
+            })
+        };
+        let id = match id {
+            None => generated_id(&self.file, doc.record()),
+            Some(col) if col.is_null(row) => {
+                let name = self.fields.id.as_deref().unwrap_or_default();
+                return reject(
+                    None,
+                    Reason::MissingId,
+                    format!("column \"{name}\" is null"),
+                );
+            }
+            Some(col) => id_value(col, row),
+        };
+        let name = &self.fields.text;
+        if text.is_null(row) {
+            return reject(
+                Some(id),
+                Reason::MissingText,
+                format!("column \"{name}\" is null"),
+            );
+        }
+        let value = match text_value(text, row) {
+            Ok(s) => s,
+            Err(()) => {
+                return reject(
+                    Some(id),
+                    Reason::InvalidUtf8,
+                    format!("column \"{name}\" is not valid UTF-8"),
+                );
+            }
+        };
+        if value.trim().is_empty() {
+            return reject(
+                Some(id),
+                Reason::EmptyText,
+                format!("column \"{name}\" is empty"),
+            );
+        }
+        Record::Doc(InputDoc {
+            doc,
+            id,
+            text: value,
+        })
+    }
+}
+
+impl Iterator for ParquetRecords {
+    type Item = Result<Record>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.done {
+            let len = self.batch.as_ref().map_or(0, |(t, _)| t.len());
+            if self.row_in_batch < len {
+                let row = self.row_in_batch;
+                self.row_in_batch += 1;
+                self.record += 1;
+                if self.record > DocId::MAX_RECORD {
+                    self.done = true;
+                    return Some(Err(Error::TooManyRecords {
+                        path: self.file.path.clone(),
+                    }));
+                }
+                let doc = DocId::new(self.file.index, self.record);
+                return Some(Ok(self.row(row, doc)));
+            }
+            match self.batches.next() {
+                None => self.done = true,
+                Some(Ok(batch)) => self.load_batch(&batch),
+                Some(Err(source)) => {
+                    self.done = true;
+                    return Some(match self.on_error {
+                        OnReadError::Fail => Err(Error::Arrow {
+                            path: self.file.path.clone(),
+                            record: self.record,
+                            source,
+                        }),
+                        OnReadError::Reject => {
+                            Ok(unreadable(self.file.index, self.record + 1, &source))
+                        }
+                    });
+                }
+            }
+        }
+        None
+    }
+}
+
+fn check_type(file: &InputFile, column: &str, data_type: &DataType, text: bool) -> Result<()> {
+    let strings = matches!(
+        data_type,
+        DataType::Utf8
+            | DataType::LargeUtf8
+            | DataType::Utf8View
+            | DataType::Binary
+            | DataType::LargeBinary
+            | DataType::BinaryView
+    );
+    let integers = data_type.is_integer();
+    if strings || (!text && integers) {
+        Ok(())
+    } else {
+        Err(Error::ColumnType {
+            path: file.path.clone(),
+            column: column.to_string(),
+            data_type: data_type.to_string(),
+            expected: if text {
+                "a string"
+            } else {
+                "a string or integer"
+            },
+        })
+    }
+}
+
+/// The string at `row` of a string or binary column; `Err` for invalid UTF-8.
+fn text_value(col: &ArrayRef, row: usize) -> Result<String, ()> {
+    let bytes: &[u8] = match col.data_type() {
+        DataType::Utf8 => return Ok(col.as_string::<i32>().value(row).to_string()),
+        DataType::LargeUtf8 => return Ok(col.as_string::<i64>().value(row).to_string()),
+        DataType::Utf8View => return Ok(col.as_string_view().value(row).to_string()),
+        DataType::Binary => col.as_binary::<i32>().value(row),
+        DataType::LargeBinary => col.as_binary::<i64>().value(row),
+        DataType::BinaryView => col.as_binary_view().value(row),
+        other => unreachable!("column type {other} was checked when the file was opened"),
+    };
+    String::from_utf8(bytes.to_vec()).map_err(|_| ())
+}
+
+/// The id at `row` of a string, binary or integer column, as a string.
+fn id_value(col: &ArrayRef, row: usize) -> String {
+    match col.data_type() {
+        DataType::Int8 => col.as_primitive::<Int8Type>().value(row).to_string(),
+        DataType::Int16 => col.as_primitive::<Int16Type>().value(row).to_string(),
+        DataType::Int32 => col.as_primitive::<Int32Type>().value(row).to_string(),
+        DataType::Int64 => col.as_primitive::<Int64Type>().value(row).to_string(),
+        DataType::UInt8 => col.as_primitive::<UInt8Type>().value(row).to_string(),
+        DataType::UInt16 => col.as_primitive::<UInt16Type>().value(row).to_string(),
+        DataType::UInt32 => col.as_primitive::<UInt32Type>().value(row).to_string(),
+        DataType::UInt64 => col.as_primitive::<UInt64Type>().value(row).to_string(),
+        _ => match text_value(col, row) {
+            Ok(s) => s,
+            Err(()) => String::from_utf8_lossy(match col.data_type() {
+                DataType::Binary => col.as_binary::<i32>().value(row),
+                DataType::LargeBinary => col.as_binary::<i64>().value(row),
+                _ => col.as_binary_view().value(row),
+            })
+            .into_owned(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{BinaryArray, Int64Array, StringArray};
+    use arrow_schema::{Field, Schema};
+    use parquet::arrow::ArrowWriter;
+
+    use super::*;
+    use crate::input::Format;
+
+    fn write(path: &std::path::Path, batch: RecordBatch) {
+        let mut w =
+            ArrowWriter::try_new(File::create(path).unwrap(), batch.schema(), None).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+    }
+
+    fn input(path: &std::path::Path) -> InputFile {
+        InputFile {
+            index: 1,
+            path: path.to_path_buf(),
+            format: Format::Parquet,
+            bytes: 0,
+        }
+    }
+
+    #[test]
+    fn reads_rows_and_rejects_nulls_and_bad_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.parquet");
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("doc", DataType::Int64, true),
+            Field::new("body", DataType::Binary, true),
+            Field::new("other", DataType::Utf8, true),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(Int64Array::from(vec![
+                    Some(10),
+                    Some(11),
+                    None,
+                    Some(13),
+                    Some(14),
+                ])),
+                Arc::new(BinaryArray::from(vec![
+                    Some(&b"hello"[..]),
+                    None,
+                    Some(&b"x"[..]),
+                    Some(&b"\xff\xfe"[..]),
+                    Some(&b"  "[..]),
+                ])),
+                Arc::new(StringArray::from(vec!["a", "b", "c", "d", "e"])),
+            ],
+        )
+        .unwrap();
+        write(&path, batch);
+        let fields = FieldNames {
+            id: Some("doc".into()),
+            text: "body".into(),
+        };
+        let records: Vec<Record> = ParquetRecords::open(&input(&path), fields, OnReadError::Fail)
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let summary: Vec<(u64, Option<Reason>)> = records
+            .iter()
+            .map(|r| match r {
+                Record::Doc(d) => (d.doc.record(), None),
+                Record::Reject(r) => (r.doc.record(), Some(r.reason)),
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            vec![
+                (1, None),
+                (2, Some(Reason::MissingText)),
+                (3, Some(Reason::MissingId)),
+                (4, Some(Reason::InvalidUtf8)),
+                (5, Some(Reason::EmptyText)),
+            ]
+        );
+        let Record::Doc(d) = &records[0] else {
+            panic!()
+        };
+        assert_eq!(
+            (d.id.as_str(), d.text.as_str(), d.doc.file_index()),
+            ("10", "hello", 1)
+        );
+    }
+
+    #[test]
+    fn missing_or_mistyped_columns_name_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("b.parquet");
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "text",
+            DataType::Int64,
+            false,
+        )]));
+        let batch =
+            RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(vec![1]))]).unwrap();
+        write(&path, batch);
+        let err = ParquetRecords::open(&input(&path), FieldNames::default(), OnReadError::Fail)
+            .err()
+            .unwrap();
+        assert!(matches!(err, Error::MissingColumn { .. }), "{err}");
+        assert!(
+            err.to_string().contains("b.parquet") && err.to_string().contains("\"id\""),
+            "{err}"
+        );
+        let fields = FieldNames {
+            id: None,
+            text: "text".into(),
+        };
+        let err = ParquetRecords::open(&input(&path), fields, OnReadError::Fail)
+            .err()
+            .unwrap();
+        assert!(matches!(err, Error::ColumnType { .. }), "{err}");
+    }
+}

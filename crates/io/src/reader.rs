@@ -1,0 +1,99 @@
+//! Opening any input file as a stream of [`Record`]s.
+
+use neardup_core::DocId;
+use serde::{Deserialize, Serialize};
+
+use crate::input::{Format, InputFile};
+use crate::jsonl::JsonlRecords;
+use crate::parquet_in::ParquetRecords;
+use crate::{Reason, Record, RejectedRecord, Result};
+
+/// Names of the id and text fields (JSONL keys or Parquet columns).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldNames {
+    /// The id field; `None` generates ids as `path:record`.
+    pub id: Option<String>,
+    /// The text field.
+    pub text: String,
+}
+
+impl Default for FieldNames {
+    fn default() -> Self {
+        FieldNames {
+            id: Some("id".into()),
+            text: "text".into(),
+        }
+    }
+}
+
+/// What to do when a file cannot be opened or the rest of it cannot be read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum OnReadError {
+    /// Fail the job with an error naming the file.
+    #[default]
+    Fail,
+    /// Count what could not be read as one `unreadable` reject and go on.
+    Reject,
+}
+
+/// Records of one input file, whatever its format.
+pub enum RecordReader {
+    /// A JSONL file.
+    Jsonl(JsonlRecords),
+    /// A Parquet file.
+    Parquet(ParquetRecords),
+    /// A file that could not be opened, under [`OnReadError::Reject`]: one reject.
+    Unopenable(Option<Record>),
+}
+
+impl RecordReader {
+    /// Opens `file` for reading records.
+    ///
+    /// # Errors
+    /// Opening errors ([`crate::Error::Open`], [`crate::Error::Parquet`], a missing or
+    /// unsupported column) under [`OnReadError::Fail`].
+    pub fn open(file: &InputFile, fields: &FieldNames, on_error: OnReadError) -> Result<Self> {
+        let opened = match file.format {
+            Format::Jsonl(c) => {
+                JsonlRecords::open(file, c, fields.clone(), on_error).map(RecordReader::Jsonl)
+            }
+            Format::Parquet => {
+                ParquetRecords::open(file, fields.clone(), on_error).map(RecordReader::Parquet)
+            }
+        };
+        match (opened, on_error) {
+            (Err(e), OnReadError::Reject) => Ok(RecordReader::Unopenable(Some(unreadable(
+                file.index, 1, &e,
+            )))),
+            (other, _) => other,
+        }
+    }
+}
+
+impl Iterator for RecordReader {
+    type Item = Result<Record>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            RecordReader::Jsonl(r) => r.next(),
+            RecordReader::Parquet(r) => r.next(),
+            RecordReader::Unopenable(r) => r.take().map(Ok),
+        }
+    }
+}
+
+/// The id given to a record when no id field is configured: `path:record`.
+pub(crate) fn generated_id(file: &InputFile, record: u64) -> String {
+    format!("{}:{record}", file.path.display())
+}
+
+/// The reject standing for everything from `record` on of a damaged file.
+pub(crate) fn unreadable(file_index: u32, record: u64, error: &dyn std::fmt::Display) -> Record {
+    Record::Reject(RejectedRecord {
+        doc: DocId::new(file_index, record.min(DocId::MAX_RECORD)),
+        id: None,
+        reason: Reason::Unreadable,
+        detail: format!("the rest of the file could not be read: {error}"),
+    })
+}

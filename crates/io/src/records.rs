@@ -1,0 +1,161 @@
+//! What readers produce and what the outputs say about each record: documents, rejects,
+//! decisions and reasons.
+
+use neardup_core::DocId;
+use serde::{Deserialize, Serialize};
+
+/// A document read from the input.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputDoc {
+    /// Position in the input.
+    pub doc: DocId,
+    /// The id from the record's id field (or generated from its location).
+    pub id: String,
+    /// The text field.
+    pub text: String,
+}
+
+/// A record that could not become a document.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RejectedRecord {
+    /// Position in the input.
+    pub doc: DocId,
+    /// The record's id, when it could be read.
+    pub id: Option<String>,
+    /// Why it was rejected.
+    pub reason: Reason,
+    /// What exactly was wrong, for people.
+    pub detail: String,
+}
+
+/// One record from a reader.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Record {
+    /// A readable document.
+    Doc(InputDoc),
+    /// A record rejected with its reason.
+    Reject(RejectedRecord),
+}
+
+/// The decision for a document, as written to the `decision` column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    /// In the deduplicated dataset.
+    Keep,
+    /// A duplicate of the kept document of its cluster.
+    Remove,
+    /// Not a usable document (see the reason).
+    Reject,
+}
+
+impl Decision {
+    /// The column value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Keep => "keep",
+            Decision::Remove => "remove",
+            Decision::Reject => "reject",
+        }
+    }
+
+    /// Parses a column value.
+    pub fn parse(s: &str) -> Option<Self> {
+        [Decision::Keep, Decision::Remove, Decision::Reject]
+            .into_iter()
+            .find(|d| d.as_str() == s)
+    }
+}
+
+/// Why a record was rejected or removed, or why a kept document was not compared, as
+/// written to the `reason` column. The values are stable: analysts group by them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Reason {
+    /// The line is not a JSON object.
+    MalformedJson,
+    /// The line or text is not valid UTF-8.
+    InvalidUtf8,
+    /// The id field is missing or null.
+    MissingId,
+    /// The id field is neither a string nor an integer.
+    InvalidId,
+    /// The text field is missing or null.
+    MissingText,
+    /// The text field is not a string.
+    TextNotString,
+    /// The text is empty, or nothing is left of it after normalisation.
+    EmptyText,
+    /// An earlier record has the same id.
+    DuplicateId,
+    /// The rest of a damaged file could not be read.
+    Unreadable,
+    /// Same normalised text as the kept document.
+    ExactDuplicate,
+    /// Verified near-duplicate of a document in the kept document's cluster.
+    NearDuplicate,
+    /// Kept without near-duplicate matching: fewer than `min_features` features.
+    TooFewFeatures,
+}
+
+impl Reason {
+    /// Every reason, in column-value order.
+    pub const ALL: [Reason; 12] = [
+        Reason::MalformedJson,
+        Reason::InvalidUtf8,
+        Reason::MissingId,
+        Reason::InvalidId,
+        Reason::MissingText,
+        Reason::TextNotString,
+        Reason::EmptyText,
+        Reason::DuplicateId,
+        Reason::Unreadable,
+        Reason::ExactDuplicate,
+        Reason::NearDuplicate,
+        Reason::TooFewFeatures,
+    ];
+
+    /// The column value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::MalformedJson => "malformed_json",
+            Reason::InvalidUtf8 => "invalid_utf8",
+            Reason::MissingId => "missing_id",
+            Reason::InvalidId => "invalid_id",
+            Reason::MissingText => "missing_text",
+            Reason::TextNotString => "text_not_string",
+            Reason::EmptyText => "empty_text",
+            Reason::DuplicateId => "duplicate_id",
+            Reason::Unreadable => "unreadable",
+            Reason::ExactDuplicate => "exact_duplicate",
+            Reason::NearDuplicate => "near_duplicate",
+            Reason::TooFewFeatures => "too_few_features",
+        }
+    }
+
+    /// Parses a column value.
+    pub fn parse(s: &str) -> Option<Self> {
+        Reason::ALL.into_iter().find(|r| r.as_str() == s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn column_values_round_trip() {
+        for r in Reason::ALL {
+            assert_eq!(Reason::parse(r.as_str()), Some(r));
+            // serde and the column agree, so summary.json and Parquet use one vocabulary.
+            assert_eq!(
+                serde_json::to_string(&r).unwrap(),
+                format!("\"{}\"", r.as_str())
+            );
+        }
+        for d in [Decision::Keep, Decision::Remove, Decision::Reject] {
+            assert_eq!(Decision::parse(d.as_str()), Some(d));
+        }
+    }
+}

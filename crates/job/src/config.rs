@@ -1,0 +1,457 @@
+//! The job file (every setting that changes results) and its validation into a
+//! [`JobConfig`].
+
+use std::path::PathBuf;
+
+use neardup_core::{BlockLayout, JaccardMode, LshParams, MAX_NUM_PERM, SIMHASH_BITS};
+use neardup_io::{FieldNames, InputFile, OnReadError};
+use neardup_text::{FeatureConfig, NormalizeConfig};
+use serde::{Deserialize, Serialize};
+
+use crate::ConfigError;
+
+/// The signature method.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// MinHash with banded LSH; pairs verified by Jaccard.
+    #[default]
+    Minhash,
+    /// SimHash with pigeonhole block tables; pairs verified by Hamming distance.
+    Simhash,
+}
+
+impl Method {
+    /// The name used in flags and files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Minhash => "minhash",
+            Method::Simhash => "simhash",
+        }
+    }
+}
+
+/// Which document of a cluster is kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum KeepRule {
+    /// The earliest document in input order.
+    #[default]
+    First,
+    /// The document with the most normalised characters; ties go to the earliest.
+    Longest,
+}
+
+/// SimHash feature weights.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Weighting {
+    /// Term frequency, capped by `features.max_feature_count`.
+    #[default]
+    Tf,
+}
+
+/// Where documents come from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct InputSpec {
+    /// Field (JSONL key or Parquet column) holding the document id; `""` generates ids as
+    /// `path:record`.
+    pub id_field: String,
+    /// Field holding the document text.
+    pub text_field: String,
+    /// A file that cannot be opened or read to the end: `fail` the job, or `reject` what
+    /// could not be read and go on.
+    pub on_read_error: OnReadError,
+}
+
+impl Default for InputSpec {
+    fn default() -> Self {
+        InputSpec {
+            id_field: "id".into(),
+            text_field: "text".into(),
+            on_read_error: OnReadError::Fail,
+        }
+    }
+}
+
+impl InputSpec {
+    /// The field names for readers.
+    pub fn field_names(&self) -> FieldNames {
+        FieldNames {
+            id: (!self.id_field.is_empty()).then(|| self.id_field.clone()),
+            text: self.text_field.clone(),
+        }
+    }
+}
+
+/// MinHash settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MinHashSpec {
+    /// Number of permutations.
+    pub num_perm: usize,
+    /// Jaccard threshold: verified pairs have similarity at least this.
+    pub threshold: f64,
+    /// Bands; chosen from the threshold when unset (set both or neither).
+    pub bands: Option<u32>,
+    /// Rows per band; chosen from the threshold when unset.
+    pub rows: Option<u32>,
+    /// Weight of the false-positive area when choosing bands and rows.
+    pub false_positive_weight: f64,
+    /// Weight of the false-negative area when choosing bands and rows.
+    pub false_negative_weight: f64,
+    /// Verify candidates by the `signature` estimate or by `exact` Jaccard of feature sets.
+    pub verify: JaccardMode,
+}
+
+impl Default for MinHashSpec {
+    fn default() -> Self {
+        MinHashSpec {
+            num_perm: 128,
+            threshold: 0.8,
+            bands: None,
+            rows: None,
+            false_positive_weight: 0.5,
+            false_negative_weight: 0.5,
+            verify: JaccardMode::Signature,
+        }
+    }
+}
+
+/// SimHash settings.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SimHashSpec {
+    /// Largest Hamming distance of a verified pair.
+    pub max_distance: u32,
+    /// Blocks the fingerprint is split into; chosen from the corpus size when unset.
+    pub blocks: Option<u32>,
+    /// Feature weights.
+    pub weighting: Weighting,
+}
+
+impl Default for SimHashSpec {
+    fn default() -> Self {
+        SimHashSpec {
+            max_distance: 3,
+            blocks: None,
+            weighting: Weighting::Tf,
+        }
+    }
+}
+
+/// Limits on bucket sizes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BucketSpec {
+    /// Buckets with more members are cut: members are compared only with the first
+    /// `bucket_anchors` members in input order, so a boilerplate band costs linear work.
+    pub max_bucket_size: usize,
+    /// Members of a cut bucket that every other member is compared with.
+    pub bucket_anchors: usize,
+}
+
+impl Default for BucketSpec {
+    fn default() -> Self {
+        BucketSpec {
+            max_bucket_size: 500,
+            bucket_anchors: 50,
+        }
+    }
+}
+
+/// How clusters become decisions.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DecisionSpec {
+    /// Which document of a cluster is kept.
+    pub keep: KeepRule,
+    /// The job fails (no `_SUCCESS`) when more than this fraction of records is rejected.
+    pub max_reject_ratio: f64,
+}
+
+impl Default for DecisionSpec {
+    fn default() -> Self {
+        DecisionSpec {
+            keep: KeepRule::First,
+            max_reject_ratio: 0.5,
+        }
+    }
+}
+
+/// The job file: every setting that changes results. Topology (workers, processes) is not
+/// here: it never changes results.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct JobSpec {
+    /// Signature method.
+    pub method: Method,
+    /// Seed of every hash, permutation and key.
+    pub seed: u64,
+    /// Input fields.
+    pub input: InputSpec,
+    /// Normalisation steps.
+    pub normalize: NormalizeConfig,
+    /// Features.
+    pub features: FeatureConfig,
+    /// MinHash settings.
+    pub minhash: MinHashSpec,
+    /// SimHash settings.
+    pub simhash: SimHashSpec,
+    /// Bucket limits.
+    pub buckets: BucketSpec,
+    /// Decision rules.
+    pub decision: DecisionSpec,
+}
+
+impl Default for JobSpec {
+    fn default() -> Self {
+        JobSpec {
+            method: Method::Minhash,
+            seed: 42,
+            input: InputSpec::default(),
+            normalize: NormalizeConfig::default(),
+            features: FeatureConfig::default(),
+            minhash: MinHashSpec::default(),
+            simhash: SimHashSpec::default(),
+            buckets: BucketSpec::default(),
+            decision: DecisionSpec::default(),
+        }
+    }
+}
+
+/// The method-specific settings, checked.
+#[derive(Clone, Debug)]
+pub enum MethodParams {
+    /// MinHash with its bands and rows.
+    Minhash {
+        /// Permutations.
+        num_perm: usize,
+        /// Bands and rows (given or chosen).
+        lsh: LshParams,
+    },
+    /// SimHash with a fixed layout, or one chosen from the corpus size at run time.
+    Simhash {
+        /// A fixed layout, when `blocks` was given.
+        layout: Option<BlockLayout>,
+    },
+}
+
+/// A checked job: the effective spec, the input files, and the output folder. Only this
+/// reaches [`crate::run`].
+#[derive(Clone, Debug)]
+pub struct JobConfig {
+    /// The effective settings (chosen bands and rows filled in).
+    pub spec: JobSpec,
+    /// Input files in order.
+    pub inputs: Vec<InputFile>,
+    /// Output folder.
+    pub output: PathBuf,
+    /// Checked method parameters.
+    pub params: MethodParams,
+}
+
+impl JobConfig {
+    /// Checks `spec`, lists the inputs and resolves derived parameters.
+    ///
+    /// # Errors
+    /// [`ConfigError`] naming the offending setting, or the input listing error.
+    pub fn new(
+        mut spec: JobSpec,
+        inputs: &[PathBuf],
+        output: PathBuf,
+    ) -> Result<Self, ConfigError> {
+        let invalid = |key: &'static str, message: String| ConfigError::Invalid { key, message };
+        let f = &spec.features;
+        if f.ngram_chars == 0 || f.ngram_chars > 64 {
+            return Err(invalid(
+                "features.ngram_chars",
+                format!("must be 1..=64, got {}", f.ngram_chars),
+            ));
+        }
+        if f.shingle_words == 0 || f.shingle_words > 16 {
+            return Err(invalid(
+                "features.shingle_words",
+                format!("must be 1..=16, got {}", f.shingle_words),
+            ));
+        }
+        if f.max_feature_count == 0 {
+            return Err(invalid(
+                "features.max_feature_count",
+                "must be at least 1".into(),
+            ));
+        }
+        if spec.input.text_field.is_empty() {
+            return Err(invalid("input.text_field", "must name a field".into()));
+        }
+        let b = &spec.buckets;
+        if b.max_bucket_size < 2 {
+            return Err(invalid(
+                "buckets.max_bucket_size",
+                format!("must be at least 2, got {}", b.max_bucket_size),
+            ));
+        }
+        if b.bucket_anchors == 0 || b.bucket_anchors > b.max_bucket_size {
+            return Err(invalid(
+                "buckets.bucket_anchors",
+                format!(
+                    "must be 1..=max_bucket_size ({}), got {}",
+                    b.max_bucket_size, b.bucket_anchors
+                ),
+            ));
+        }
+        let ratio = spec.decision.max_reject_ratio;
+        if !(0.0..=1.0).contains(&ratio) {
+            return Err(invalid(
+                "decision.max_reject_ratio",
+                format!("must be within 0..=1, got {ratio}"),
+            ));
+        }
+        let params = match spec.method {
+            Method::Minhash => {
+                let m = &mut spec.minhash;
+                if m.num_perm == 0 || m.num_perm > MAX_NUM_PERM {
+                    return Err(invalid(
+                        "minhash.num_perm",
+                        format!("must be 1..={MAX_NUM_PERM}, got {}", m.num_perm),
+                    ));
+                }
+                if !(m.threshold > 0.0 && m.threshold < 1.0) {
+                    return Err(invalid(
+                        "minhash.threshold",
+                        format!("must be strictly between 0 and 1, got {}", m.threshold),
+                    ));
+                }
+                let lsh = match (m.bands, m.rows) {
+                    (Some(bands), Some(rows)) => LshParams::try_new(bands, rows)
+                        .and_then(|p| p.fits(m.num_perm))
+                        .map_err(|e| invalid("minhash.bands", e.to_string()))?,
+                    (None, None) => {
+                        let weights = [m.false_positive_weight, m.false_negative_weight];
+                        if weights.iter().any(|w| !(w.is_finite() && *w >= 0.0))
+                            || weights.iter().sum::<f64>() <= 0.0
+                        {
+                            return Err(invalid(
+                                "minhash.false_positive_weight",
+                                "weights must be non-negative and not both zero".into(),
+                            ));
+                        }
+                        LshParams::choose(m.threshold, m.num_perm, weights[0], weights[1])
+                            .map_err(|e| invalid("minhash.threshold", e.to_string()))?
+                    }
+                    _ => {
+                        return Err(invalid(
+                            "minhash.bands",
+                            "set both bands and rows, or neither".into(),
+                        ));
+                    }
+                };
+                m.bands = Some(lsh.bands());
+                m.rows = Some(lsh.rows());
+                MethodParams::Minhash {
+                    num_perm: m.num_perm,
+                    lsh,
+                }
+            }
+            Method::Simhash => {
+                let s = &spec.simhash;
+                if s.max_distance >= SIMHASH_BITS {
+                    return Err(invalid(
+                        "simhash.max_distance",
+                        format!("must be below 64, got {}", s.max_distance),
+                    ));
+                }
+                let layout = s
+                    .blocks
+                    .map(|blocks| BlockLayout::try_new(blocks, s.max_distance))
+                    .transpose()
+                    .map_err(|e| invalid("simhash.blocks", e.to_string()))?;
+                if layout.is_none() {
+                    BlockLayout::choose(s.max_distance, 1)
+                        .map_err(|e| invalid("simhash.max_distance", e.to_string()))?;
+                }
+                MethodParams::Simhash { layout }
+            }
+        };
+        let inputs = neardup_io::discover(inputs).map_err(ConfigError::Input)?;
+        Ok(JobConfig {
+            spec,
+            inputs,
+            output,
+            params,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample_input() -> (tempfile::TempDir, Vec<PathBuf>) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.jsonl");
+        std::fs::write(&path, "{\"id\":\"1\",\"text\":\"x\"}\n").unwrap();
+        (dir, vec![path])
+    }
+
+    #[test]
+    fn defaults_resolve_bands_and_rows() {
+        let (_dir, inputs) = sample_input();
+        let config = JobConfig::new(JobSpec::default(), &inputs, "out".into()).unwrap();
+        assert_eq!(
+            (config.spec.minhash.bands, config.spec.minhash.rows),
+            (Some(9), Some(13))
+        );
+        assert_eq!(config.inputs.len(), 1);
+    }
+
+    #[test]
+    fn job_files_are_strict_toml() {
+        use neardup_text::FeatureKind;
+        let spec: JobSpec = toml::from_str(
+            "method = \"simhash\"\n[simhash]\nmax_distance = 4\n[features]\nkind = \"words\"\n",
+        )
+        .unwrap();
+        assert_eq!(spec.method, Method::Simhash);
+        assert_eq!(spec.simhash.max_distance, 4);
+        assert_eq!(spec.features.kind, FeatureKind::Words);
+        assert_eq!(spec.minhash, MinHashSpec::default());
+        let err = toml::from_str::<JobSpec>("[minhash]\nthreshhold = 0.7\n").unwrap_err();
+        assert!(err.to_string().contains("threshhold"), "{err}");
+    }
+
+    #[test]
+    fn invalid_settings_name_their_key() {
+        let (_dir, inputs) = sample_input();
+        let check = |spec: JobSpec, key: &str| {
+            let err = JobConfig::new(spec, &inputs, "out".into()).unwrap_err();
+            assert!(
+                matches!(&err, ConfigError::Invalid { key: k, .. } if *k == key),
+                "{err}"
+            );
+        };
+        let mut s = JobSpec::default();
+        s.minhash.threshold = 1.5;
+        check(s, "minhash.threshold");
+        let mut s = JobSpec::default();
+        s.minhash.bands = Some(20);
+        check(s, "minhash.bands");
+        let mut s = JobSpec::default();
+        s.minhash.bands = Some(20);
+        s.minhash.rows = Some(10);
+        check(s, "minhash.bands");
+        let mut s = JobSpec {
+            method: Method::Simhash,
+            ..JobSpec::default()
+        };
+        s.simhash.blocks = Some(3);
+        check(s, "simhash.blocks");
+        let mut s = JobSpec::default();
+        s.buckets.bucket_anchors = 1000;
+        check(s, "buckets.bucket_anchors");
+        let mut s = JobSpec::default();
+        s.decision.max_reject_ratio = 2.0;
+        check(s, "decision.max_reject_ratio");
+    }
+}

@@ -1,0 +1,536 @@
+//! The neardup dataflow: from input files to verified pairs, clusters and decisions.
+//!
+//! [`run`] executes a checked [`JobConfig`] on timely workers:
+//!
+//! ```text
+//! read (each worker its share of files) -> spread over workers -> normalise and sign
+//!   -> repeated ids (by id) -> exact duplicates (by content hash)
+//!   -> representatives to their home worker -> one record per band or block table
+//!   -> exchange by bucket key -> candidate pairs -> dedup and verify at both home workers
+//!   -> verified + exact pairs -> connected components (differential) -> keep/remove
+//!   -> pairs/ and documents/ Parquet parts, summary.json, _SUCCESS
+//! ```
+//!
+//! Nothing depends on how records are spread over workers: documents are numbered by
+//! input position, every group is ordered by `DocId` before it is reduced, and rows are
+//! sorted before they are written, so 1, 2 or 8 workers give the same outputs.
+//!
+//! ```no_run
+//! use neardup_job::{JobConfig, JobSpec, Topology, run};
+//!
+//! let config = JobConfig::new(JobSpec::default(), &["corpus/".into()], "out".into()).unwrap();
+//! let summary = run(&config, &Topology { workers: 2 }).unwrap();
+//! println!("{} of {} documents kept", summary.counts.kept, summary.counts.records);
+//! ```
+
+mod buckets;
+mod config;
+mod operators;
+mod records;
+mod routing;
+mod sign;
+mod stats;
+mod summary;
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use differential_dataflow::{AsCollection, VecCollection};
+use neardup_core::DocId;
+use neardup_io::{PairRow, Record, RecordReader};
+use neardup_text::Segmenter;
+use timely::dataflow::StreamVec;
+use timely::dataflow::channels::pact::Pipeline;
+use timely::dataflow::operators::core::{Concat, Exchange, Input, OkErr, Probe};
+use timely::dataflow::operators::generic::Operator;
+use timely::dataflow::operators::probe::Handle as ProbeHandle;
+use timely::dataflow::operators::vec::{Broadcast, Map, Partition};
+use timely::order::TotalOrder;
+use timely::progress::Timestamp;
+use timely::worker::Worker;
+use timely::{CommunicationConfig, WorkerConfig};
+
+pub use buckets::{BucketStats, BucketTable};
+pub use config::{
+    BucketSpec, DecisionSpec, InputSpec, JobConfig, JobSpec, KeepRule, Method, MethodParams,
+    MinHashSpec, SimHashSpec, Weighting,
+};
+pub use records::{Assignment, BucketRecord, Candidate, DocInfo, SignedDoc};
+pub use sign::{SignScratch, Signer};
+pub use stats::WorkerStats;
+pub use summary::{
+    Counts, LshCounts, Resolved, StageSeconds, Summary, file_metadata, peak_memory_bytes,
+};
+
+use crate::operators::{
+    AssembleDocuments, DedupIds, ExactGroups, Grouped, IndexSignatures, PartSink, ReduceBuckets,
+    SignDocs, SignatureStore, VerifyCandidates, WriteDocuments, WritePairs, assign_clusters,
+    reject_row,
+};
+use crate::routing::route_doc;
+
+/// Errors of checking a job.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// A setting is out of range or inconsistent.
+    #[error("invalid setting `{key}`: {message}")]
+    Invalid {
+        /// The job-file key.
+        key: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+    /// The inputs could not be listed.
+    #[error("cannot list the input")]
+    Input(#[source] neardup_io::Error),
+}
+
+/// Errors of running a job.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum JobError {
+    /// An input file could not be read (and `input.on_read_error` is `fail`).
+    #[error("cannot read the input")]
+    Input(#[source] neardup_io::Error),
+    /// An output could not be written.
+    #[error("cannot write the output")]
+    Output(#[source] neardup_io::Error),
+    /// More records were rejected than `decision.max_reject_ratio` allows.
+    #[error(
+        "{rejected} of {records} records were rejected (most often: {top_reason}), above max_reject_ratio {max_ratio}"
+    )]
+    TooManyRejects {
+        /// Rejected records.
+        rejected: u64,
+        /// The most frequent reject reason.
+        top_reason: &'static str,
+        /// Records read.
+        records: u64,
+        /// The limit.
+        max_ratio: f64,
+    },
+    /// Timely could not start its workers.
+    #[error("cannot start the workers: {0}")]
+    Start(String),
+    /// A worker panicked; this is a bug.
+    #[error("worker {worker} failed: {message}")]
+    WorkerFailed {
+        /// The worker's index.
+        worker: usize,
+        /// The panic message.
+        message: String,
+    },
+}
+
+/// How the job is spread over threads. Never changes results.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Topology {
+    /// Worker threads in this process.
+    pub workers: usize,
+}
+
+impl Topology {
+    fn timely_config(&self) -> timely::Config {
+        let communication = if self.workers > 1 {
+            CommunicationConfig::Process(self.workers)
+        } else {
+            CommunicationConfig::Thread
+        };
+        timely::Config {
+            communication,
+            worker: WorkerConfig::default(),
+        }
+    }
+}
+
+/// Name of the marker written last, when every output is complete.
+pub const SUCCESS_MARKER: &str = "_SUCCESS";
+/// Name of the run summary.
+pub const SUMMARY_FILE: &str = "summary.json";
+
+/// What one worker reports back.
+struct WorkerReport {
+    stats: WorkerStats,
+    seconds: StageSeconds,
+    blocks: Option<u32>,
+}
+
+/// Runs a job to completion and writes its outputs.
+///
+/// The output folder is cleared of earlier parts and markers first. On success it holds
+/// `pairs/`, `documents/`, `summary.json` and, written last, `_SUCCESS`. On failure it holds
+/// `summary.json` with the error and no `_SUCCESS`; parts are removed unless the failure is
+/// only the reject ratio, whose parts show what was rejected.
+///
+/// # Errors
+/// [`JobError`] for unreadable input (unless rejected by configuration), unwritable output,
+/// too many rejects, or a worker failure.
+pub fn run(config: &JobConfig, topology: &Topology) -> Result<Summary, JobError> {
+    let start = Instant::now();
+    prepare_output(&config.output)?;
+    let segmenter =
+        Signer::needs_segmenter(config).then(|| Segmenter::new(config.spec.features.jieba_hmm));
+    let signer = Signer::new(config, segmenter);
+    let job = Arc::new(config.clone());
+    let sources: Arc<[Arc<str>]> = config
+        .inputs
+        .iter()
+        .map(|f| Arc::from(f.path.display().to_string()))
+        .collect::<Vec<_>>()
+        .into();
+    let abort = Arc::new(AtomicBool::new(false));
+
+    let guards = timely::execute(topology.timely_config(), move |worker| {
+        run_worker(worker, &job, &signer, &sources, &abort, start)
+    })
+    .map_err(JobError::Start)?;
+
+    let mut stats = WorkerStats::default();
+    let mut seconds = StageSeconds::default();
+    let mut blocks = None;
+    let mut failure: Option<JobError> = None;
+    for (worker, result) in guards.join().into_iter().enumerate() {
+        match result {
+            Ok(Ok(report)) => {
+                stats.merge(&report.stats);
+                seconds.max(&report.seconds);
+                blocks = blocks.or(report.blocks);
+            }
+            Ok(Err(e)) => {
+                failure.get_or_insert(e);
+            }
+            Err(message) => {
+                failure.get_or_insert(JobError::WorkerFailed { worker, message });
+            }
+        }
+    }
+    seconds.total = start.elapsed().as_secs_f64();
+    let mut summary = Summary::new(
+        config,
+        topology.workers,
+        &stats,
+        Resolved::of(config, blocks),
+        seconds,
+    );
+
+    let rejected = summary.counts.rejected;
+    let records = summary.counts.records;
+    let max_ratio = config.spec.decision.max_reject_ratio;
+    if failure.is_none() && records > 0 && rejected as f64 > max_ratio * records as f64 {
+        let top_reason = summary
+            .counts
+            .rejected_by_reason
+            .iter()
+            .max_by_key(|(_, n)| **n)
+            .map_or("none", |(r, _)| r.as_str());
+        failure = Some(JobError::TooManyRejects {
+            rejected,
+            top_reason,
+            records,
+            max_ratio,
+        });
+    } else if failure.is_some() {
+        remove_parts(&config.output)?;
+    }
+    if let Some(error) = &failure {
+        summary.status = "failed";
+        summary.error = Some(error_chain(error));
+    }
+    write_atomically(
+        &config.output.join(SUMMARY_FILE),
+        &serde_json::to_vec_pretty(&summary).expect("summary serialises"),
+    )?;
+    match failure {
+        Some(error) => Err(error),
+        None => {
+            write_atomically(&config.output.join(SUCCESS_MARKER), b"")?;
+            Ok(summary)
+        }
+    }
+}
+
+/// An error and its sources on one line.
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut out = error.to_string();
+    let mut source = error.source();
+    while let Some(s) = source {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    out
+}
+
+/// Builds and runs one worker's dataflow.
+fn run_worker(
+    worker: &mut Worker,
+    job: &Arc<JobConfig>,
+    signer: &Signer,
+    sources: &Arc<[Arc<str>]>,
+    abort: &Arc<AtomicBool>,
+    start: Instant,
+) -> Result<WorkerReport, JobError> {
+    let index = worker.index();
+    let peers = worker.peers();
+    let stats = Rc::new(RefCell::new(WorkerStats::default()));
+    let store = Rc::new(RefCell::new(SignatureStore::default()));
+    let blocks: Rc<RefCell<Option<u32>>> = Rc::new(RefCell::new(None));
+    let write_error = Rc::new(RefCell::new(None));
+    let probes: [ProbeHandle<u64>; 5] = Default::default();
+    // With fewer files than workers per file, spread records so every worker signs.
+    let spread = job.inputs.len() < 4 * peers;
+
+    let metadata = {
+        let job = job.clone();
+        let blocks = blocks.clone();
+        Rc::new(move || file_metadata(&job, &Resolved::of(&job, *blocks.borrow())))
+    };
+    let sink = PartSink {
+        output: job.output.clone(),
+        part: index,
+        metadata,
+        stats: stats.clone(),
+        error: write_error.clone(),
+        abort: abort.clone(),
+    };
+
+    let mut input = worker.dataflow::<u64, _, _>(|scope| {
+        let (input, records) = scope.new_input::<Vec<Record>>();
+        let records = if spread {
+            records.exchange(|r: &Record| route_doc(record_doc(r)))
+        } else {
+            records
+        };
+        let (signed, sign_rejects) = records
+            .sign_docs(signer.clone(), stats.clone())
+            .ok_err(|r| r);
+        let signed = signed.probe_with(&probes[0]);
+        let (unique, id_rejects) = signed.dedup_ids(sources.clone()).ok_err(|r| r);
+        let mut grouped = unique.exact_groups().partition(4, |g| {
+            let part = match &g {
+                Grouped::Info(..) => 0,
+                Grouped::Exact(..) => 1,
+                Grouped::Representative(..) => 2,
+                Grouped::RepresentativeCount(..) => 3,
+            };
+            (part, g)
+        });
+        let counts = grouped.pop().expect("4 parts").flat_map(|g| match g {
+            Grouped::RepresentativeCount(n) => Some(n),
+            _ => None,
+        });
+        let representatives = grouped.pop().expect("4 parts").flat_map(|g| match g {
+            Grouped::Representative(d) => Some(d),
+            _ => None,
+        });
+        let exact_pairs: StreamVec<'_, u64, PairRow> =
+            grouped.pop().expect("4 parts").flat_map(|g| match g {
+                Grouped::Exact(p) => Some(p),
+                _ => None,
+            });
+        let info = grouped.pop().expect("4 parts").flat_map(|g| match g {
+            Grouped::Info(doc, info) => Some((doc, info)),
+            _ => None,
+        });
+        let info = info.probe_with(&probes[1]);
+
+        let candidates = representatives
+            .exchange(|d| route_doc(d.doc))
+            .index_signatures(
+                counts.broadcast(),
+                job.clone(),
+                store.clone(),
+                blocks.clone(),
+                stats.clone(),
+            )
+            .reduce_buckets(job.spec.buckets.clone(), stats.clone())
+            .probe_with(&probes[2]);
+        let near_pairs = candidates
+            .verify_candidates(store.clone(), stats.clone())
+            .probe_with(&probes[3]);
+        let pairs = exact_pairs.concat(near_pairs);
+        let edges = stamped(
+            pairs
+                .clone()
+                .map(|p| (p.doc_a.min(p.doc_b), p.doc_a.max(p.doc_b))),
+        );
+        pairs.write_pairs(sink.clone());
+
+        let assignments = assign_clusters(edges, stamped(info.clone()), job.spec.decision.keep)
+            .inner
+            .probe_with(&probes[4]);
+        let reject_sources = sources.clone();
+        let rejects = sign_rejects
+            .concat(id_rejects)
+            .map(move |r| reject_row(r, &reject_sources));
+        info.assemble_documents(assignments, sources.clone(), stats.clone())
+            .concat(rejects)
+            .write_documents(sink);
+        input
+    });
+
+    let mut read_error = None;
+    let mine = job
+        .inputs
+        .iter()
+        .filter(|f| f.index as usize % peers == index);
+    'files: for file in mine {
+        if abort.load(Ordering::Relaxed) {
+            break;
+        }
+        let reader = match RecordReader::open(
+            file,
+            &job.spec.input.field_names(),
+            job.spec.input.on_read_error,
+        ) {
+            Ok(reader) => reader,
+            Err(e) => {
+                read_error = Some(e);
+                break;
+            }
+        };
+        stats.borrow_mut().input_bytes += file.bytes;
+        let mut read = 0u64;
+        for record in reader {
+            match record {
+                Ok(record) => input.send(record),
+                Err(e) => {
+                    read_error = Some(e);
+                    stats.borrow_mut().records_read += read;
+                    break 'files;
+                }
+            }
+            read += 1;
+            if read.is_multiple_of(1024) {
+                worker.step();
+            }
+        }
+        stats.borrow_mut().records_read += read;
+    }
+    if read_error.is_some() {
+        abort.store(true, Ordering::Relaxed);
+    }
+    drop(input);
+
+    let mut done = [None::<f64>; 5];
+    while worker.step_or_park(Some(Duration::from_millis(1))) {
+        let now = start.elapsed().as_secs_f64();
+        for (probe, slot) in probes.iter().zip(done.iter_mut()) {
+            if slot.is_none() && probe.done() {
+                *slot = Some(now);
+            }
+        }
+    }
+    let now = start.elapsed().as_secs_f64();
+    let at = |i: usize| done[i].unwrap_or(now);
+    let seconds = StageSeconds {
+        read_and_sign: at(0),
+        ids_and_exact: at(1),
+        buckets: at(2),
+        verify: at(3),
+        cluster: at(4),
+        total: now,
+    };
+
+    if let Some(e) = read_error {
+        return Err(JobError::Input(e));
+    }
+    if let Some(e) = write_error.borrow_mut().take() {
+        return Err(JobError::Output(e));
+    }
+    let stats = stats.borrow().clone();
+    let blocks = *blocks.borrow();
+    Ok(WorkerReport {
+        stats,
+        seconds,
+        blocks,
+    })
+}
+
+/// The position of a record, for spreading records over workers.
+fn record_doc(r: &Record) -> DocId {
+    match r {
+        Record::Doc(d) => d.doc,
+        Record::Reject(r) => r.doc,
+    }
+}
+
+/// A stream as a differential collection, each record stamped with the time of its message.
+fn stamped<'s, T: Timestamp + TotalOrder, D: 'static>(
+    stream: StreamVec<'s, T, D>,
+) -> VecCollection<'s, T, D> {
+    stream
+        .unary(Pipeline, "Stamp", |_cap, _info| {
+            move |input, output| {
+                input.for_each_stamp(|cap, batches| {
+                    let Some(time) = cap.least().cloned() else {
+                        return;
+                    };
+                    output.session(&cap).give_iterator(
+                        batches
+                            .flat_map(|b| b.drain(..))
+                            .map(|d| (d, time.clone(), 1isize)),
+                    );
+                });
+            }
+        })
+        .container::<Vec<_>>()
+        .as_collection()
+}
+
+/// Creates the output folder and removes what an earlier run left in it.
+fn prepare_output(output: &Path) -> Result<(), JobError> {
+    let write_err = |path: &Path, source| {
+        JobError::Output(neardup_io::Error::Write {
+            path: path.to_path_buf(),
+            source,
+        })
+    };
+    std::fs::create_dir_all(output).map_err(|e| write_err(output, e))?;
+    for marker in [SUCCESS_MARKER, SUMMARY_FILE] {
+        let path = output.join(marker);
+        match std::fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(write_err(&path, e)),
+        }
+    }
+    remove_parts(output)
+}
+
+/// Removes the `pairs/` and `documents/` folders.
+fn remove_parts(output: &Path) -> Result<(), JobError> {
+    for dir in ["pairs", "documents"] {
+        let path: PathBuf = output.join(dir);
+        match std::fs::remove_dir_all(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => return Err(JobError::Output(neardup_io::Error::Write { path, source })),
+        }
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to a hidden temporary file, syncs it and renames it to `path`.
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), JobError> {
+    let write_err = |source| {
+        JobError::Output(neardup_io::Error::Write {
+            path: path.to_path_buf(),
+            source,
+        })
+    };
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("output");
+    let tmp = path.with_file_name(format!(".{name}.inprogress"));
+    let file = std::fs::File::create(&tmp).map_err(write_err)?;
+    std::io::Write::write_all(&mut &file, bytes).map_err(write_err)?;
+    file.sync_all().map_err(write_err)?;
+    std::fs::rename(&tmp, path).map_err(write_err)
+}

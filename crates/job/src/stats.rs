@@ -1,0 +1,86 @@
+//! Per-worker counters, summed into the run summary.
+
+use std::collections::BTreeMap;
+
+use neardup_io::{Decision, DocumentRow, Reason};
+use serde::Serialize;
+
+use crate::buckets::BucketStats;
+
+/// What one worker counted. Every field is a sum (or a maximum) over workers.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct WorkerStats {
+    /// Records read from input files.
+    pub records_read: u64,
+    /// Bytes of input files read.
+    pub input_bytes: u64,
+    /// Documents analysed and signed.
+    pub documents_signed: u64,
+    /// Representatives with a signature, indexed for LSH.
+    pub signed_representatives: u64,
+    /// Bucket records emitted (one per band or table per representative).
+    pub bucket_records: u64,
+    /// Bucket statistics.
+    pub buckets: BucketStats,
+    /// Candidate pairs after removing those found in several buckets.
+    pub unique_candidates: u64,
+    /// Candidate pairs compared.
+    pub compared_pairs: u64,
+    /// Candidate pairs that passed verification.
+    pub verified_pairs: u64,
+    /// Exact pairs written.
+    pub exact_pairs: u64,
+    /// Near pairs written.
+    pub near_pairs: u64,
+    /// Documents by decision.
+    pub decisions: BTreeMap<Decision, u64>,
+    /// Documents by decision and reason.
+    pub reasons: BTreeMap<(Decision, Reason), u64>,
+    /// Clusters of two or more documents.
+    pub clusters: u64,
+    /// Documents in the largest cluster.
+    pub largest_cluster: u64,
+    /// Removed documents never compared directly with their kept document.
+    pub removed_not_verified_with_kept: u64,
+}
+
+impl WorkerStats {
+    /// Counts the decisions and reasons of `documents/` rows.
+    pub fn count_documents(&mut self, rows: &[DocumentRow]) {
+        for r in rows {
+            *self.decisions.entry(r.decision).or_default() += 1;
+            if let Some(reason) = r.reason {
+                *self.reasons.entry((r.decision, reason)).or_default() += 1;
+            }
+        }
+    }
+
+    /// Adds another worker's counts.
+    pub fn merge(&mut self, other: &WorkerStats) {
+        self.records_read += other.records_read;
+        self.input_bytes += other.input_bytes;
+        self.documents_signed += other.documents_signed;
+        self.signed_representatives += other.signed_representatives;
+        self.bucket_records += other.bucket_records;
+        self.buckets.merge(&other.buckets);
+        self.unique_candidates += other.unique_candidates;
+        self.compared_pairs += other.compared_pairs;
+        self.verified_pairs += other.verified_pairs;
+        self.exact_pairs += other.exact_pairs;
+        self.near_pairs += other.near_pairs;
+        for (k, v) in &other.decisions {
+            *self.decisions.entry(*k).or_default() += v;
+        }
+        for (k, v) in &other.reasons {
+            *self.reasons.entry(*k).or_default() += v;
+        }
+        self.clusters += other.clusters;
+        self.largest_cluster = self.largest_cluster.max(other.largest_cluster);
+        self.removed_not_verified_with_kept += other.removed_not_verified_with_kept;
+    }
+
+    /// Documents with `decision`.
+    pub fn decided(&self, decision: Decision) -> u64 {
+        self.decisions.get(&decision).copied().unwrap_or(0)
+    }
+}

@@ -1,0 +1,280 @@
+//! The run summary (`summary.json`) and the metadata every output file carries.
+
+use std::collections::BTreeMap;
+
+use neardup_io::{Decision, Reason};
+use serde::Serialize;
+
+use crate::config::{JobConfig, JobSpec, MethodParams};
+use crate::stats::WorkerStats;
+
+/// Seconds from the start of the run until each stage had finished on every worker.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct StageSeconds {
+    /// Reading, parsing, normalising, segmenting and signing.
+    pub read_and_sign: f64,
+    /// Repeated ids and exact duplicates.
+    pub ids_and_exact: f64,
+    /// Bucket records and bucket reduction to candidates.
+    pub buckets: f64,
+    /// Candidate deduplication and verification.
+    pub verify: f64,
+    /// Connected components and cluster assignment.
+    pub cluster: f64,
+    /// Everything, including writing the outputs.
+    pub total: f64,
+}
+
+impl StageSeconds {
+    /// The later of two workers' times, stage by stage.
+    pub fn max(&mut self, other: &StageSeconds) {
+        self.read_and_sign = self.read_and_sign.max(other.read_and_sign);
+        self.ids_and_exact = self.ids_and_exact.max(other.ids_and_exact);
+        self.buckets = self.buckets.max(other.buckets);
+        self.verify = self.verify.max(other.verify);
+        self.cluster = self.cluster.max(other.cluster);
+        self.total = self.total.max(other.total);
+    }
+}
+
+/// Parameters resolved for this run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Resolved {
+    /// MinHash bands.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bands: Option<u32>,
+    /// MinHash rows per band.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rows: Option<u32>,
+    /// SimHash blocks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocks: Option<u32>,
+    /// SimHash tables (`C(blocks, max_distance)`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tables: Option<u64>,
+}
+
+impl Resolved {
+    /// The resolved parameters of `config`, with the SimHash block count used at run time.
+    pub fn of(config: &JobConfig, blocks: Option<u32>) -> Self {
+        match &config.params {
+            MethodParams::Minhash { lsh, .. } => Resolved {
+                bands: Some(lsh.bands()),
+                rows: Some(lsh.rows()),
+                ..Resolved::default()
+            },
+            MethodParams::Simhash { layout } => {
+                let blocks = blocks.or(layout.as_ref().map(|l| l.blocks()));
+                let tables = blocks.and_then(|b| {
+                    neardup_core::BlockLayout::try_new(b, config.spec.simhash.max_distance)
+                        .ok()
+                        .map(|l| l.tables() as u64)
+                });
+                Resolved {
+                    blocks,
+                    tables,
+                    ..Resolved::default()
+                }
+            }
+        }
+    }
+}
+
+/// Document counts.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Counts {
+    /// Records read (every one is in `documents/`).
+    pub records: u64,
+    /// Documents kept.
+    pub kept: u64,
+    /// Documents removed as duplicates.
+    pub removed: u64,
+    /// Records rejected.
+    pub rejected: u64,
+    /// Rejected records by reason.
+    pub rejected_by_reason: BTreeMap<Reason, u64>,
+    /// Removed documents by reason.
+    pub removed_by_reason: BTreeMap<Reason, u64>,
+    /// Kept documents not near-duplicate matched (too few features).
+    pub kept_unmatched: u64,
+    /// Pairs written.
+    pub pairs: u64,
+    /// Exact pairs.
+    pub exact_pairs: u64,
+    /// Verified near pairs.
+    pub near_pairs: u64,
+    /// Clusters of two or more documents.
+    pub clusters: u64,
+    /// Documents in the largest cluster.
+    pub largest_cluster: u64,
+    /// Removed documents connected to their kept document only through others.
+    pub removed_not_verified_with_kept: u64,
+}
+
+/// LSH work.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LshCounts {
+    /// Documents with a signature (representatives with enough features).
+    pub signed_representatives: u64,
+    /// Bucket records emitted.
+    pub bucket_records: u64,
+    /// Buckets with two or more members.
+    pub shared_buckets: u64,
+    /// Buckets above `max_bucket_size`, compared against anchors only.
+    pub cut_buckets: u64,
+    /// Members of the largest bucket.
+    pub largest_bucket: u64,
+    /// Candidate pairs from buckets.
+    pub candidates: u64,
+    /// Candidate pairs after dropping repeats.
+    pub unique_candidates: u64,
+    /// Unique candidates per signed representative.
+    pub candidates_per_document: f64,
+    /// Candidates that passed verification.
+    pub verified_pairs: u64,
+}
+
+/// `summary.json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    /// `success` or `failed`.
+    pub status: &'static str,
+    /// Why the run failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// neardup's version.
+    pub neardup_version: &'static str,
+    /// Signature format version.
+    pub signature_version: u32,
+    /// The effective job settings.
+    pub config: JobSpec,
+    /// Parameters resolved at run time.
+    pub resolved: Resolved,
+    /// Input files and bytes.
+    pub input_files: usize,
+    /// Bytes of input.
+    pub input_bytes: u64,
+    /// Timely workers in all processes.
+    pub workers: usize,
+    /// Document counts.
+    pub counts: Counts,
+    /// LSH counts.
+    pub lsh: LshCounts,
+    /// Stage timings.
+    pub seconds: StageSeconds,
+    /// Peak resident memory of this process, in bytes (Linux `VmHWM`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_memory_bytes: Option<u64>,
+}
+
+impl Summary {
+    /// Builds the summary of a run from the summed worker counts.
+    pub fn new(
+        config: &JobConfig,
+        workers: usize,
+        stats: &WorkerStats,
+        resolved: Resolved,
+        seconds: StageSeconds,
+    ) -> Self {
+        let by = |decision: Decision| -> BTreeMap<Reason, u64> {
+            stats
+                .reasons
+                .iter()
+                .filter(|((d, _), _)| *d == decision)
+                .map(|((_, r), n)| (*r, *n))
+                .collect()
+        };
+        let signed = stats.signed_representatives;
+        Summary {
+            status: "success",
+            error: None,
+            neardup_version: env!("CARGO_PKG_VERSION"),
+            signature_version: neardup_core::SIGNATURE_VERSION,
+            config: config.spec.clone(),
+            resolved,
+            input_files: config.inputs.len(),
+            input_bytes: stats.input_bytes,
+            workers,
+            counts: Counts {
+                records: stats.records_read,
+                kept: stats.decided(Decision::Keep),
+                removed: stats.decided(Decision::Remove),
+                rejected: stats.decided(Decision::Reject),
+                rejected_by_reason: by(Decision::Reject),
+                removed_by_reason: by(Decision::Remove),
+                kept_unmatched: by(Decision::Keep)
+                    .get(&Reason::TooFewFeatures)
+                    .copied()
+                    .unwrap_or(0),
+                pairs: stats.exact_pairs + stats.near_pairs,
+                exact_pairs: stats.exact_pairs,
+                near_pairs: stats.near_pairs,
+                clusters: stats.clusters,
+                largest_cluster: stats.largest_cluster,
+                removed_not_verified_with_kept: stats.removed_not_verified_with_kept,
+            },
+            lsh: LshCounts {
+                signed_representatives: signed,
+                bucket_records: stats.bucket_records,
+                shared_buckets: stats.buckets.shared_buckets,
+                cut_buckets: stats.buckets.cut_buckets,
+                largest_bucket: stats.buckets.largest_bucket,
+                candidates: stats.buckets.candidates,
+                unique_candidates: stats.unique_candidates,
+                candidates_per_document: if signed == 0 {
+                    0.0
+                } else {
+                    stats.unique_candidates as f64 / signed as f64
+                },
+                verified_pairs: stats.verified_pairs,
+            },
+            seconds,
+            peak_memory_bytes: peak_memory_bytes(),
+        }
+    }
+}
+
+/// Peak resident set size of this process (`VmHWM` in `/proc/self/status`), if known.
+pub fn peak_memory_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Key-value metadata for every output file: what shaped the results.
+pub fn file_metadata(config: &JobConfig, resolved: &Resolved) -> Vec<(String, String)> {
+    let (major, minor, patch) = neardup_text::UNICODE_VERSION;
+    vec![
+        ("neardup.version".into(), env!("CARGO_PKG_VERSION").into()),
+        (
+            "neardup.signature_version".into(),
+            neardup_core::SIGNATURE_VERSION.to_string(),
+        ),
+        ("neardup.method".into(), config.spec.method.as_str().into()),
+        ("neardup.seed".into(), config.spec.seed.to_string()),
+        (
+            "neardup.config".into(),
+            serde_json::to_string(&config.spec).expect("config serialises"),
+        ),
+        (
+            "neardup.resolved".into(),
+            serde_json::to_string(resolved).expect("resolved serialises"),
+        ),
+        (
+            "neardup.hash_scheme".into(),
+            neardup_core::hash::HASH_SCHEME.into(),
+        ),
+        (
+            "neardup.unicode_version".into(),
+            format!("{major}.{minor}.{patch}"),
+        ),
+        (
+            "neardup.tokenizer".into(),
+            format!(
+                "{}; unicode-segmentation 1.x (UAX #29)",
+                neardup_text::JIEBA_DICTIONARY
+            ),
+        ),
+    ]
+}

@@ -1,0 +1,391 @@
+//! The same input gives the same pairs, clusters and decisions with 1, 2 and 8 workers, and
+//! they equal a sequential brute-force reference that compares every pair of documents.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+use neardup_core::{BlockLayout, BucketKey, DocId, Signature};
+use neardup_io::{
+    Decision, DocumentRow, PairKind, PairRow, Reason, Record, RecordReader, RejectedRecord,
+    read_documents, read_pairs,
+};
+use neardup_job::{
+    JobConfig, JobSpec, KeepRule, Method, MethodParams, SignScratch, SignedDoc, Signer, Topology,
+    run,
+};
+use neardup_testkit::{CorpusSpec, UnionFind, generate, write_jsonl};
+use neardup_text::Segmenter;
+
+/// A pair as compared: ids, kind and the similarity's bits (exact equality is intended).
+type PairKey = (String, String, PairKind, u64);
+/// A document as compared: everything that depends on the dataflow.
+type DocKey = (
+    Option<String>,
+    Decision,
+    Option<String>,
+    Option<u64>,
+    Option<String>,
+    Option<Reason>,
+    Option<bool>,
+);
+
+fn corpus(dir: &Path, spec: &CorpusSpec) -> Vec<PathBuf> {
+    let records = generate(spec);
+    // Two files, so DocIds carry a file index and files are split over workers.
+    let half = records.len() / 2;
+    let (a, b) = (dir.join("part-a.jsonl"), dir.join("part-b.jsonl"));
+    write_jsonl(&a, &records[..half]);
+    write_jsonl(&b, &records[half..]);
+    vec![a, b]
+}
+
+fn run_job(
+    spec: &JobSpec,
+    inputs: &[PathBuf],
+    out: PathBuf,
+    workers: usize,
+) -> (BTreeSet<PairKey>, BTreeMap<DocId, DocKey>) {
+    let config = JobConfig::new(spec.clone(), inputs, out.clone()).unwrap();
+    let summary = run(&config, &Topology { workers }).unwrap();
+    assert!(out.join("_SUCCESS").exists());
+    let pairs = read_pairs(&out.join("pairs")).unwrap();
+    let docs = read_documents(&out.join("documents")).unwrap();
+    assert_eq!(
+        docs.len() as u64,
+        summary.counts.records,
+        "every record is in documents/ once"
+    );
+    assert_eq!(
+        summary.counts.kept + summary.counts.removed + summary.counts.rejected,
+        summary.counts.records
+    );
+    assert_eq!(pairs.len() as u64, summary.counts.pairs);
+    let doc_map: BTreeMap<DocId, DocKey> = docs.iter().map(|d| (d.doc, doc_key(d))).collect();
+    assert_eq!(doc_map.len(), docs.len(), "no document twice");
+    (pairs.iter().map(pair_key).collect(), doc_map)
+}
+
+fn pair_key(p: &PairRow) -> PairKey {
+    assert!(p.id_a < p.id_b, "pairs are ordered by id");
+    (
+        p.id_a.clone(),
+        p.id_b.clone(),
+        p.kind,
+        p.similarity.to_bits(),
+    )
+}
+
+fn doc_key(d: &DocumentRow) -> DocKey {
+    (
+        d.id.clone(),
+        d.decision,
+        d.cluster.clone(),
+        d.cluster_size,
+        d.duplicate_of.clone(),
+        d.reason,
+        d.verified_with_kept,
+    )
+}
+
+/// The sequential reference: sign every document, find exact groups, compare every pair of
+/// representatives that shares a bucket key, and cluster with union-find.
+fn reference(spec: &JobSpec, inputs: &[PathBuf]) -> (BTreeSet<PairKey>, BTreeMap<DocId, DocKey>) {
+    let config = JobConfig::new(spec.clone(), inputs, "unused".into()).unwrap();
+    let segmenter =
+        Signer::needs_segmenter(&config).then(|| Segmenter::new(spec.features.jieba_hmm));
+    let signer = Signer::new(&config, segmenter);
+    let mut scratch = SignScratch::default();
+    let mut rejects: Vec<RejectedRecord> = Vec::new();
+    let mut accepted: Vec<SignedDoc> = Vec::new();
+    let mut seen_ids: HashMap<String, DocId> = HashMap::new();
+    for file in &config.inputs {
+        for record in
+            RecordReader::open(file, &spec.input.field_names(), spec.input.on_read_error).unwrap()
+        {
+            match record.unwrap() {
+                Record::Reject(r) => rejects.push(r),
+                Record::Doc(d) => match signer.sign(d, &mut scratch) {
+                    Err(r) => rejects.push(r),
+                    Ok(s) => {
+                        if let Some(first) = seen_ids.get(&s.id) {
+                            assert!(*first < s.doc, "records are read in DocId order");
+                            rejects.push(RejectedRecord {
+                                doc: s.doc,
+                                id: Some(s.id),
+                                reason: Reason::DuplicateId,
+                                detail: String::new(),
+                            });
+                        } else {
+                            seen_ids.insert(s.id.clone(), s.doc);
+                            accepted.push(s);
+                        }
+                    }
+                },
+            }
+        }
+    }
+    let n = accepted.len();
+    let mut uf = UnionFind::new(n);
+    let mut edges: BTreeSet<(usize, usize)> = BTreeSet::new();
+    let mut pairs = BTreeSet::new();
+    let mut rep_of_content = HashMap::new();
+    let mut reps = Vec::new();
+    for (i, d) in accepted.iter().enumerate() {
+        match rep_of_content.get(&d.content) {
+            Some(&r) => {
+                let (a, b): (&SignedDoc, &SignedDoc) = (&accepted[r], d);
+                let (x, y) = if a.id < b.id { (a, b) } else { (b, a) };
+                pairs.insert((x.id.clone(), y.id.clone(), PairKind::Exact, 1f64.to_bits()));
+                uf.union(r, i);
+                edges.insert((r, i));
+            }
+            None => {
+                rep_of_content.insert(d.content, i);
+                if d.signature.is_some() {
+                    reps.push(i);
+                }
+            }
+        }
+    }
+    let keys: Vec<Vec<BucketKey>> = match &config.params {
+        MethodParams::Minhash { lsh, .. } => reps
+            .iter()
+            .map(|&i| match accepted[i].signature.as_ref().unwrap() {
+                Signature::MinHash(s) => lsh.band_keys(s, spec.seed).collect(),
+                Signature::SimHash(_) => unreachable!(),
+            })
+            .collect(),
+        MethodParams::Simhash { layout } => {
+            let layout = layout.clone().unwrap_or_else(|| {
+                BlockLayout::choose(spec.simhash.max_distance, reps.len() as u64).unwrap()
+            });
+            reps.iter()
+                .map(|&i| match accepted[i].signature.as_ref().unwrap() {
+                    Signature::SimHash(f) => layout.keys(*f, spec.seed).collect(),
+                    Signature::MinHash(_) => unreachable!(),
+                })
+                .collect()
+        }
+    };
+    let verifier = match &config.params {
+        MethodParams::Minhash { lsh, .. } => neardup_core::Verifier::MinHash {
+            threshold: spec.minhash.threshold,
+            lsh: *lsh,
+            mode: spec.minhash.verify,
+        },
+        MethodParams::Simhash { layout } => neardup_core::Verifier::SimHash {
+            layout: layout.clone().unwrap_or_else(|| {
+                BlockLayout::choose(spec.simhash.max_distance, reps.len() as u64).unwrap()
+            }),
+        },
+    };
+    for x in 0..reps.len() {
+        for y in x + 1..reps.len() {
+            if !keys[x].iter().zip(&keys[y]).any(|(a, b)| a == b) {
+                continue;
+            }
+            let (a, b) = (&accepted[reps[x]], &accepted[reps[y]]);
+            let v = verifier.verify(
+                a.signature.as_ref().unwrap(),
+                b.signature.as_ref().unwrap(),
+                &a.feature_set,
+                &b.feature_set,
+            );
+            if v.is_duplicate {
+                let (p, q) = if a.id < b.id { (a, b) } else { (b, a) };
+                pairs.insert((
+                    p.id.clone(),
+                    q.id.clone(),
+                    PairKind::Near,
+                    v.similarity.to_bits(),
+                ));
+                uf.union(reps[x], reps[y]);
+                edges.insert((reps[x].min(reps[y]), reps[x].max(reps[y])));
+            }
+        }
+    }
+    // Keep rule: first = smallest DocId; longest = most chars, then smallest DocId.
+    let mut kept_of_root: HashMap<usize, usize> = HashMap::new();
+    for i in 0..n {
+        let root = uf.find(i);
+        let better = |k: usize| match spec.decision.keep {
+            KeepRule::First => accepted[i].doc < accepted[k].doc,
+            KeepRule::Longest => {
+                (accepted[i].chars, std::cmp::Reverse(accepted[i].doc))
+                    > (accepted[k].chars, std::cmp::Reverse(accepted[k].doc))
+            }
+        };
+        match kept_of_root.get(&root) {
+            Some(&k) if !better(k) => {}
+            _ => {
+                kept_of_root.insert(root, i);
+            }
+        }
+    }
+    let mut docs = BTreeMap::new();
+    for i in 0..n {
+        let d = &accepted[i];
+        let size = uf.set_size(i) as u64;
+        let kept = kept_of_root[&uf.find(i)];
+        let unmatched = d.signature.is_none().then_some(Reason::TooFewFeatures);
+        let row = if kept == i {
+            (
+                Some(d.id.clone()),
+                Decision::Keep,
+                Some(d.id.clone()),
+                Some(size),
+                None,
+                unmatched,
+                None,
+            )
+        } else {
+            let k = &accepted[kept];
+            let reason = if k.content == d.content {
+                Reason::ExactDuplicate
+            } else {
+                Reason::NearDuplicate
+            };
+            let verified = edges.contains(&(kept.min(i), kept.max(i)));
+            (
+                Some(d.id.clone()),
+                Decision::Remove,
+                Some(k.id.clone()),
+                Some(size),
+                Some(k.id.clone()),
+                Some(reason),
+                Some(verified),
+            )
+        };
+        docs.insert(d.doc, row);
+    }
+    for r in rejects {
+        docs.insert(
+            r.doc,
+            (
+                r.id,
+                Decision::Reject,
+                None,
+                None,
+                None,
+                Some(r.reason),
+                None,
+            ),
+        );
+    }
+    (pairs, docs)
+}
+
+fn check_workers_and_reference(spec: JobSpec, corpus_spec: &CorpusSpec) {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = corpus(dir.path(), corpus_spec);
+    let expected = reference(&spec, &inputs);
+    let count = |decision| expected.1.values().filter(|d| d.1 == decision).count();
+    eprintln!(
+        "reference: {} pairs ({} near), {} documents, {} removed, {} rejected",
+        expected.0.len(),
+        expected.0.iter().filter(|p| p.2 == PairKind::Near).count(),
+        expected.1.len(),
+        count(Decision::Remove),
+        count(Decision::Reject)
+    );
+    assert!(
+        expected.0.iter().any(|p| p.2 == PairKind::Near),
+        "the corpus has near pairs"
+    );
+    assert!(
+        expected.0.iter().any(|p| p.2 == PairKind::Exact),
+        "the corpus has exact pairs"
+    );
+    for workers in [1, 2, 8] {
+        let got = run_job(
+            &spec,
+            &inputs,
+            dir.path().join(format!("out-{workers}")),
+            workers,
+        );
+        assert_eq!(
+            got.0, expected.0,
+            "{workers} workers: pairs differ from the reference"
+        );
+        assert_eq!(
+            got.1, expected.1,
+            "{workers} workers: documents differ from the reference"
+        );
+    }
+}
+
+#[test]
+fn minhash_is_independent_of_workers_and_matches_brute_force() {
+    check_workers_and_reference(JobSpec::default(), &CorpusSpec::default());
+}
+
+#[test]
+fn simhash_is_independent_of_workers_and_matches_brute_force() {
+    let mut spec = JobSpec {
+        method: Method::Simhash,
+        ..JobSpec::default()
+    };
+    spec.simhash.max_distance = 6;
+    check_workers_and_reference(
+        spec,
+        &CorpusSpec {
+            seed: 8,
+            ..CorpusSpec::default()
+        },
+    );
+}
+
+#[test]
+fn longest_keep_rule_word_features_and_exact_jaccard() {
+    let mut spec = JobSpec::default();
+    spec.decision.keep = KeepRule::Longest;
+    spec.features.kind = neardup_text::FeatureKind::WordShingles;
+    spec.features.shingle_words = 2;
+    spec.minhash.threshold = 0.7;
+    spec.minhash.verify = neardup_core::JaccardMode::Exact;
+    check_workers_and_reference(
+        spec,
+        &CorpusSpec {
+            seed: 9,
+            originals: 150,
+            ..CorpusSpec::default()
+        },
+    );
+}
+
+#[test]
+fn cut_buckets_are_independent_of_workers() {
+    // Many near copies of few originals, and tiny bucket limits, so most buckets are cut.
+    let corpus_spec = CorpusSpec {
+        seed: 10,
+        originals: 20,
+        max_near_copies: 12,
+        edit_rate: 0.01,
+        ..CorpusSpec::default()
+    };
+    let mut spec = JobSpec::default();
+    spec.buckets.max_bucket_size = 3;
+    spec.buckets.bucket_anchors = 1;
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = corpus(dir.path(), &corpus_spec);
+    let one = run_job(&spec, &inputs, dir.path().join("w1"), 1);
+    for workers in [2, 8] {
+        assert_eq!(
+            run_job(
+                &spec,
+                &inputs,
+                dir.path().join(format!("w{workers}")),
+                workers
+            ),
+            one
+        );
+    }
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("w1/summary.json")).unwrap())
+            .unwrap();
+    assert!(
+        summary["lsh"]["cut_buckets"].as_u64().unwrap() > 0,
+        "{}",
+        summary["lsh"]
+    );
+}

@@ -1,0 +1,325 @@
+//! Features: character n-grams, word shingles or words, hashed to 64 bits under the job
+//! seed, with per-document counts capped by the over-frequency limit.
+
+use neardup_core::hash::{SeedPurpose, derive_seed, hash_bytes, hash_u64s};
+use serde::{Deserialize, Serialize};
+
+use crate::segment::{Segmenter, is_punctuation_or_symbol, is_unspaced_script};
+use crate::stopwords::is_stop_word;
+
+/// What a feature is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum FeatureKind {
+    /// Overlapping runs of `ngram_chars` characters of the feature text.
+    #[default]
+    CharNgrams,
+    /// Overlapping runs of `shingle_words` words (stop words removed).
+    WordShingles,
+    /// Single words (stop words removed).
+    Words,
+}
+
+/// How documents become feature sets.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FeatureConfig {
+    /// The kind of feature.
+    pub kind: FeatureKind,
+    /// Characters per n-gram, for `char_ngrams`.
+    pub ngram_chars: usize,
+    /// Words per shingle, for `word_shingles`.
+    pub shingle_words: usize,
+    /// Drop the built-in English and Chinese stop words from word features.
+    pub stop_words: bool,
+    /// The over-frequency cap: a feature counts at most this many times in one document
+    /// (this bounds SimHash weights; MinHash uses sets and ignores counts).
+    pub max_feature_count: u32,
+    /// Documents with fewer distinct features are not near-duplicate matched (only exact
+    /// duplicates are found for them), since tiny feature sets collide with everything.
+    pub min_features: usize,
+    /// Let jieba's HMM join Han characters that are not in its dictionary.
+    pub jieba_hmm: bool,
+}
+
+impl Default for FeatureConfig {
+    fn default() -> Self {
+        FeatureConfig {
+            kind: FeatureKind::CharNgrams,
+            ngram_chars: 5,
+            shingle_words: 3,
+            stop_words: true,
+            max_feature_count: 10,
+            min_features: 5,
+            jieba_hmm: true,
+        }
+    }
+}
+
+/// A document's features: distinct hashes in ascending order, each with its count in the
+/// document capped at `max_feature_count`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Features {
+    hashes: Vec<u64>,
+    counts: Vec<u32>,
+}
+
+impl Features {
+    /// Distinct feature hashes, ascending.
+    pub fn hashes(&self) -> &[u64] {
+        &self.hashes
+    }
+
+    /// Capped counts, parallel to [`Features::hashes`].
+    pub fn counts(&self) -> &[u32] {
+        &self.counts
+    }
+
+    /// Number of distinct features.
+    pub fn len(&self) -> usize {
+        self.hashes.len()
+    }
+
+    /// True when the document has no features.
+    pub fn is_empty(&self) -> bool {
+        self.hashes.is_empty()
+    }
+
+    /// Moves the distinct hashes out, leaving this empty.
+    pub fn take_hashes(&mut self) -> Vec<u64> {
+        self.counts.clear();
+        std::mem::take(&mut self.hashes)
+    }
+}
+
+/// Reusable buffers for [`FeatureExtractor::extract`].
+#[derive(Debug, Default)]
+pub struct FeatureScratch {
+    offsets: Vec<usize>,
+    raw: Vec<u64>,
+    words: Vec<u64>,
+}
+
+/// Turns feature text into [`Features`].
+#[derive(Clone, Debug)]
+pub struct FeatureExtractor {
+    config: FeatureConfig,
+    seed: u64,
+    shingle_seed: u64,
+    segmenter: Option<Segmenter>,
+}
+
+impl FeatureExtractor {
+    /// An extractor for `config` under job seed `seed`. Word features need a segmenter;
+    /// pass `None` for character n-grams.
+    ///
+    /// # Panics
+    /// If `config.kind` needs words and `segmenter` is `None`, or a size is zero (the job
+    /// configuration checks both first).
+    pub fn new(config: FeatureConfig, seed: u64, segmenter: Option<Segmenter>) -> Self {
+        assert!(
+            config.kind == FeatureKind::CharNgrams || segmenter.is_some(),
+            "word features need a segmenter"
+        );
+        assert!(
+            config.ngram_chars > 0 && config.shingle_words > 0,
+            "feature sizes must be positive"
+        );
+        FeatureExtractor {
+            seed: derive_seed(seed, SeedPurpose::Feature, 0),
+            shingle_seed: derive_seed(seed, SeedPurpose::Feature, config.shingle_words as u64),
+            config,
+            segmenter,
+        }
+    }
+
+    /// Whether this configuration needs word segmentation.
+    pub fn needs_segmenter(config: &FeatureConfig) -> bool {
+        config.kind != FeatureKind::CharNgrams
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &FeatureConfig {
+        &self.config
+    }
+
+    /// The hash of one word as a feature, as [`FeatureExtractor::extract`] computes it for
+    /// `words` features.
+    pub fn word_hash(&self, word: &str) -> u64 {
+        hash_bytes(word.as_bytes(), self.seed)
+    }
+
+    /// Extracts the features of `feature_text` (see [`feature_text_into`]) into `out`.
+    pub fn extract(&self, feature_text: &str, out: &mut Features, scratch: &mut FeatureScratch) {
+        let raw = &mut scratch.raw;
+        raw.clear();
+        match self.config.kind {
+            FeatureKind::CharNgrams => {
+                let n = self.config.ngram_chars;
+                let offsets = &mut scratch.offsets;
+                offsets.clear();
+                offsets.extend(feature_text.char_indices().map(|(i, _)| i));
+                offsets.push(feature_text.len());
+                if offsets.len() > n {
+                    for w in offsets.windows(n + 1) {
+                        raw.push(hash_bytes(&feature_text.as_bytes()[w[0]..w[n]], self.seed));
+                    }
+                }
+            }
+            FeatureKind::Words | FeatureKind::WordShingles => {
+                let segmenter = self.segmenter.as_ref().expect("checked in new");
+                let words = &mut scratch.words;
+                words.clear();
+                segmenter.for_each_word(feature_text, |w| {
+                    if !(self.config.stop_words && is_stop_word(w)) {
+                        words.push(hash_bytes(w.as_bytes(), self.seed));
+                    }
+                });
+                if self.config.kind == FeatureKind::Words {
+                    raw.extend_from_slice(words);
+                } else {
+                    let k = self.config.shingle_words;
+                    raw.extend(words.windows(k).map(|w| hash_u64s(w, self.shingle_seed)));
+                }
+            }
+        }
+        raw.sort_unstable();
+        out.hashes.clear();
+        out.counts.clear();
+        let cap = self.config.max_feature_count.max(1);
+        for &h in raw.iter() {
+            if out.hashes.last() == Some(&h) {
+                let c = out.counts.last_mut().expect("parallel to hashes");
+                *c = (*c + 1).min(cap);
+            } else {
+                out.hashes.push(h);
+                out.counts.push(1);
+            }
+        }
+    }
+}
+
+/// Builds the text features are taken from: punctuation and symbols become word breaks,
+/// whitespace runs become one space, and no space is kept next to Han, Hiragana or
+/// Katakana, where spacing carries no meaning (`你好，世界` and `你好 世界` both give
+/// `你好世界`).
+pub fn feature_text_into(normalized: &str, out: &mut String) {
+    out.clear();
+    out.reserve(normalized.len());
+    let mut pending_break = false;
+    let mut last_unspaced = false;
+    for c in normalized.chars() {
+        if c.is_whitespace() || is_punctuation_or_symbol(c) {
+            pending_break = true;
+            continue;
+        }
+        let unspaced = is_unspaced_script(c);
+        if pending_break && !out.is_empty() && !unspaced && !last_unspaced {
+            out.push(' ');
+        }
+        pending_break = false;
+        out.push(c);
+        last_unspaced = unspaced;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn feature_text(s: &str) -> String {
+        let mut out = String::new();
+        feature_text_into(s, &mut out);
+        out
+    }
+
+    fn extract(config: FeatureConfig, text: &str) -> Features {
+        let seg = FeatureExtractor::needs_segmenter(&config).then(|| Segmenter::new(true));
+        let ex = FeatureExtractor::new(config, 7, seg);
+        let mut out = Features::default();
+        ex.extract(
+            &feature_text(text),
+            &mut out,
+            &mut FeatureScratch::default(),
+        );
+        out
+    }
+
+    #[test]
+    fn feature_text_drops_punctuation_and_cjk_spacing() {
+        assert_eq!(feature_text("你好，世界！"), "你好世界");
+        assert_eq!(feature_text("你好 世界"), "你好世界");
+        assert_eq!(feature_text("hello,world -- again"), "hello world again");
+        assert_eq!(feature_text("rust 程序 code"), "rust程序code");
+        assert_eq!(feature_text("  ...  "), "");
+    }
+
+    /// Naive twin of character n-grams: collect the n-gram strings and count them.
+    fn naive_char_ngrams(text: &str, n: usize, cap: u32) -> BTreeMap<u64, u32> {
+        let seed = derive_seed(7, SeedPurpose::Feature, 0);
+        let chars: Vec<char> = feature_text(text).chars().collect();
+        let mut counts = BTreeMap::new();
+        if chars.len() >= n {
+            for i in 0..=chars.len() - n {
+                let gram: String = chars[i..i + n].iter().collect();
+                let c = counts.entry(hash_bytes(gram.as_bytes(), seed)).or_insert(0);
+                *c = (*c + 1).min(cap);
+            }
+        }
+        counts
+    }
+
+    #[test]
+    fn char_ngrams_count_and_cap() {
+        let config = FeatureConfig {
+            ngram_chars: 2,
+            max_feature_count: 2,
+            ..Default::default()
+        };
+        let f = extract(config, "abababab");
+        // "ab" x4 capped at 2, "ba" x3 capped at 2.
+        assert_eq!(f.len(), 2);
+        assert_eq!(f.counts(), &[2, 2]);
+        assert!(
+            extract(FeatureConfig::default(), "abcd").is_empty(),
+            "shorter than n"
+        );
+    }
+
+    #[test]
+    fn words_drop_stop_words_and_shingles_slide() {
+        let words = FeatureConfig {
+            kind: FeatureKind::Words,
+            ..Default::default()
+        };
+        assert_eq!(extract(words.clone(), "the cat and the hat").len(), 2);
+        assert_eq!(
+            extract(words.clone(), "我们的程序").len(),
+            1,
+            "我们 and 的 are stop words"
+        );
+        let shingles = FeatureConfig {
+            kind: FeatureKind::WordShingles,
+            shingle_words: 2,
+            ..words
+        };
+        assert_eq!(extract(shingles, "red green blue red green").len(), 3);
+    }
+
+    proptest! {
+        #[test]
+        fn char_ngrams_match_naive_twin(text in "[a-c 中文，。]{0,40}", n in 1usize..6, cap in 1u32..4) {
+            let config = FeatureConfig { ngram_chars: n, max_feature_count: cap, ..Default::default() };
+            let f = extract(config, &text);
+            let naive = naive_char_ngrams(&text, n, cap);
+            let keys: Vec<u64> = naive.keys().copied().collect();
+            prop_assert_eq!(f.hashes(), keys.as_slice());
+            let counts: Vec<u32> = naive.values().copied().collect();
+            prop_assert_eq!(f.counts(), counts.as_slice());
+        }
+    }
+}

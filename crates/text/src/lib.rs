@@ -1,0 +1,122 @@
+//! Text to features for near-duplicate detection, for Chinese, English and mixed text.
+//!
+//! A document goes through [`Normalizer`] (markup, NFKC, width, case, whitespace), is hashed
+//! for exact duplicates, becomes feature text ([`feature_text_into`]: no punctuation, no
+//! spacing inside Chinese or Japanese), and then features ([`FeatureExtractor`]): character
+//! n-grams, or words and word shingles from [`Segmenter`] (jieba for Han runs, Unicode word
+//! boundaries for the rest). This crate computes no signatures and runs no threads.
+//!
+//! ```
+//! use neardup_text::{Analyzer, AnalyzeScratch, FeatureConfig, NormalizeConfig};
+//!
+//! let analyzer = Analyzer::new(NormalizeConfig::default(), FeatureConfig::default(), 42, None);
+//! let mut scratch = AnalyzeScratch::default();
+//! let a = analyzer.analyze("<p>Ｈｅｌｌｏ，　World!</p>", &mut scratch);
+//! let b = analyzer.analyze("hello, world!", &mut scratch);
+//! assert_eq!(a.content_hash, b.content_hash);
+//! assert_eq!(a.features, b.features);
+//! assert_eq!(a.features.len(), 7); // 5-grams of "hello world"
+//! ```
+
+mod features;
+mod normalize;
+mod segment;
+mod stopwords;
+
+use neardup_core::ContentHash;
+
+pub use features::{
+    FeatureConfig, FeatureExtractor, FeatureKind, FeatureScratch, Features, feature_text_into,
+};
+pub use normalize::{NormalizeConfig, NormalizeScratch, Normalizer};
+pub use segment::{
+    JIEBA_DICTIONARY, Segmenter, is_han, is_punctuation_or_symbol, is_unspaced_script,
+};
+pub use stopwords::{CHINESE as CHINESE_STOP_WORDS, ENGLISH as ENGLISH_STOP_WORDS, is_stop_word};
+
+/// Unicode version of the normalisation tables, recorded in output metadata.
+pub const UNICODE_VERSION: (u8, u8, u8) = unicode_normalization::UNICODE_VERSION;
+
+/// What analysis found in one document.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Analysis {
+    /// Hash of the normalised text: equal hashes are exact duplicates.
+    pub content_hash: ContentHash,
+    /// Characters in the normalised text (0 means nothing was left to compare).
+    pub normalized_chars: usize,
+    /// The document's features.
+    pub features: Features,
+}
+
+/// Reusable buffers for [`Analyzer::analyze`]; after a call, [`AnalyzeScratch::normalized`]
+/// and [`AnalyzeScratch::feature_text`] hold that document's texts.
+#[derive(Debug, Default)]
+pub struct AnalyzeScratch {
+    normalized: String,
+    feature_text: String,
+    normalize: NormalizeScratch,
+    features: FeatureScratch,
+}
+
+impl AnalyzeScratch {
+    /// The normalised text of the last analysed document.
+    pub fn normalized(&self) -> &str {
+        &self.normalized
+    }
+
+    /// The feature text of the last analysed document.
+    pub fn feature_text(&self) -> &str {
+        &self.feature_text
+    }
+}
+
+/// Normalisation, content hash and feature extraction in one step.
+#[derive(Clone, Debug)]
+pub struct Analyzer {
+    normalizer: Normalizer,
+    extractor: FeatureExtractor,
+    seed: u64,
+}
+
+impl Analyzer {
+    /// An analyser for the given settings and job seed. `segmenter` is needed for word
+    /// features (see [`FeatureExtractor::needs_segmenter`]).
+    pub fn new(
+        normalize: NormalizeConfig,
+        features: FeatureConfig,
+        seed: u64,
+        segmenter: Option<Segmenter>,
+    ) -> Self {
+        Analyzer {
+            normalizer: Normalizer::new(normalize),
+            extractor: FeatureExtractor::new(features, seed, segmenter),
+            seed,
+        }
+    }
+
+    /// The feature extractor.
+    pub fn extractor(&self) -> &FeatureExtractor {
+        &self.extractor
+    }
+
+    /// Analyses one document.
+    pub fn analyze(&self, text: &str, scratch: &mut AnalyzeScratch) -> Analysis {
+        let mut out = Analysis::default();
+        self.analyze_into(text, scratch, &mut out);
+        out
+    }
+
+    /// Analyses one document into `out`, reusing its buffers.
+    pub fn analyze_into(&self, text: &str, scratch: &mut AnalyzeScratch, out: &mut Analysis) {
+        self.normalizer
+            .normalize_into(text, &mut scratch.normalized, &mut scratch.normalize);
+        out.content_hash = ContentHash::of_text(&scratch.normalized, self.seed);
+        out.normalized_chars = scratch.normalized.chars().count();
+        feature_text_into(&scratch.normalized, &mut scratch.feature_text);
+        self.extractor.extract(
+            &scratch.feature_text,
+            &mut out.features,
+            &mut scratch.features,
+        );
+    }
+}

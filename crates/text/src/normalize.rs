@@ -1,0 +1,301 @@
+//! Normalisation: markup removal, NFKC, full-width folding, case folding, whitespace.
+//!
+//! Each step can be switched off in the job file. The output is the text whose hash decides
+//! exact duplicates and from which features are taken.
+
+use serde::{Deserialize, Serialize};
+use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfkc_quick};
+
+/// Which normalisation steps run, in this order: `html`, `nfkc`, `width`, `case_fold`,
+/// `collapse_whitespace`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NormalizeConfig {
+    /// Remove HTML tags, comments, scripts and styles, and decode character references.
+    pub html: bool,
+    /// Unicode NFKC (compatibility composition): folds ligatures, full-width forms, circled
+    /// digits and similar variants.
+    pub nfkc: bool,
+    /// Fold full-width ASCII (U+FF01..U+FF5E) and the ideographic space to half-width; a
+    /// subset of what NFKC does, for when NFKC is off.
+    pub width: bool,
+    /// Unicode lowercase mapping (case folding for every script that has case).
+    pub case_fold: bool,
+    /// Collapse runs of whitespace to one space and trim both ends.
+    pub collapse_whitespace: bool,
+}
+
+impl Default for NormalizeConfig {
+    fn default() -> Self {
+        NormalizeConfig {
+            html: true,
+            nfkc: true,
+            width: true,
+            case_fold: true,
+            collapse_whitespace: true,
+        }
+    }
+}
+
+/// Applies a [`NormalizeConfig`]. Cheap to clone; holds no state between documents.
+#[derive(Clone, Debug, Default)]
+pub struct Normalizer {
+    config: NormalizeConfig,
+}
+
+/// Reusable buffers for [`Normalizer::normalize_into`].
+#[derive(Debug, Default)]
+pub struct NormalizeScratch {
+    a: String,
+    b: String,
+}
+
+impl Normalizer {
+    /// A normaliser running the steps `config` enables.
+    pub fn new(config: NormalizeConfig) -> Self {
+        Normalizer { config }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &NormalizeConfig {
+        &self.config
+    }
+
+    /// Normalises `text` into `out` (cleared first).
+    pub fn normalize_into(&self, text: &str, out: &mut String, scratch: &mut NormalizeScratch) {
+        let NormalizeScratch { a, b } = scratch;
+        let mut current: &str = text;
+        if self.config.html && (text.contains('<') || text.contains('&')) {
+            strip_markup(current, a);
+            let decoded = html_escape::decode_html_entities(a.as_str());
+            if let std::borrow::Cow::Owned(decoded) = decoded {
+                *a = decoded;
+            }
+            current = a.as_str();
+        }
+        if self.config.nfkc && is_nfkc_quick(current.chars()) != IsNormalized::Yes {
+            b.clear();
+            b.extend(current.nfkc());
+            current = b.as_str();
+        }
+        out.clear();
+        out.reserve(current.len());
+        let mut pending_space = false;
+        for c in current.chars() {
+            let c = if self.config.width { fold_width(c) } else { c };
+            if self.config.collapse_whitespace && c.is_whitespace() {
+                pending_space = !out.is_empty();
+                continue;
+            }
+            if pending_space {
+                out.push(' ');
+                pending_space = false;
+            }
+            if self.config.case_fold && !c.is_ascii() {
+                out.extend(c.to_lowercase());
+            } else if self.config.case_fold {
+                out.push(c.to_ascii_lowercase());
+            } else {
+                out.push(c);
+            }
+        }
+    }
+
+    /// Normalises `text`, allocating.
+    pub fn normalize(&self, text: &str) -> String {
+        let mut out = String::new();
+        self.normalize_into(text, &mut out, &mut NormalizeScratch::default());
+        out
+    }
+}
+
+/// Full-width ASCII to ASCII, and the ideographic space to a space.
+fn fold_width(c: char) -> char {
+    match c {
+        '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
+        '\u{3000}' => ' ',
+        _ => c,
+    }
+}
+
+/// Elements whose content is never text.
+const SKIP_CONTENT: &[&str] = &["script", "style", "noscript", "template", "svg", "head"];
+
+/// Inline elements: removing them must not split a word (`wo<b>rd</b>` is `word`).
+const INLINE: &[&str] = &[
+    "a", "abbr", "b", "bdi", "bdo", "big", "cite", "code", "data", "dfn", "em", "font", "i", "kbd",
+    "mark", "q", "rp", "rt", "ruby", "s", "samp", "small", "span", "strike", "strong", "sub",
+    "sup", "time", "tt", "u", "var", "wbr",
+];
+
+/// Removes tags, comments, and the content of non-text elements (scripts, styles);
+/// block-level tags become a space. A `<` that does not open a tag is kept as text.
+fn strip_markup(text: &str, out: &mut String) {
+    out.clear();
+    out.reserve(text.len());
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    let mut copied = 0;
+    while let Some(offset) = memchr_lt(&bytes[i..]) {
+        let start = i + offset;
+        let rest = &text[start..];
+        let Some(tag) = parse_tag(rest) else {
+            i = start + 1;
+            continue;
+        };
+        out.push_str(&text[copied..start]);
+        let mut end = start + tag.len;
+        if let Some(name) = tag.skip_content_of {
+            // Drop everything up to the matching close tag (or the end of the text).
+            end = find_close_tag(text, end, name).unwrap_or(text.len());
+        }
+        if !tag.inline {
+            out.push(' ');
+        }
+        i = end;
+        copied = end;
+    }
+    out.push_str(&text[copied..]);
+}
+
+fn memchr_lt(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|&b| b == b'<')
+}
+
+struct Tag {
+    /// Bytes of the tag, `<` to `>` inclusive.
+    len: usize,
+    inline: bool,
+    /// For an opening tag of an element in [`SKIP_CONTENT`]: its name.
+    skip_content_of: Option<&'static str>,
+}
+
+/// Parses a tag, comment, doctype or processing instruction at the start of `s` (which
+/// begins with `<`). Returns `None` when `s` does not start markup.
+fn parse_tag(s: &str) -> Option<Tag> {
+    let b = s.as_bytes();
+    if let Some(body) = s.strip_prefix("<!--") {
+        let len = body.find("-->").map_or(s.len(), |p| 4 + p + 3);
+        return Some(Tag {
+            len,
+            inline: true,
+            skip_content_of: None,
+        });
+    }
+    let second = *b.get(1)?;
+    let closing = second == b'/';
+    let name_start = if closing { 2 } else { 1 };
+    let first = *b.get(name_start)?;
+    let is_decl = !closing && (second == b'!' || second == b'?');
+    if !is_decl && !first.is_ascii_alphabetic() {
+        return None;
+    }
+    let close = s.find('>')?;
+    // A tag never spans a blank paragraph; this guards against a stray `<` in prose.
+    if s[..close].contains("\n\n") {
+        return None;
+    }
+    let name_end = s[name_start..close]
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == ':'))
+        .map_or(close, |p| name_start + p);
+    let name = s[name_start..name_end].to_ascii_lowercase();
+    let inline = is_decl || INLINE.contains(&name.as_str());
+    let self_closing = s[..close].ends_with('/');
+    let skip_content_of = if closing || self_closing || is_decl {
+        None
+    } else {
+        SKIP_CONTENT.iter().copied().find(|n| *n == name)
+    };
+    Some(Tag {
+        len: close + 1,
+        inline,
+        skip_content_of,
+    })
+}
+
+/// Byte offset just past `</name ...>` at or after `from`, matching the name
+/// case-insensitively.
+fn find_close_tag(text: &str, from: usize, name: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut i = from;
+    while let Some(p) = memchr_lt(&bytes[i..]) {
+        let at = i + p;
+        let rest = &bytes[at..];
+        if rest.len() > name.len() + 2
+            && rest[1] == b'/'
+            && rest[2..2 + name.len()].eq_ignore_ascii_case(name.as_bytes())
+        {
+            let end = text[at..].find('>').map_or(text.len(), |q| at + q + 1);
+            return Some(end);
+        }
+        i = at + 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn norm(s: &str) -> String {
+        Normalizer::default().normalize(s)
+    }
+
+    #[test]
+    fn folds_width_case_and_space() {
+        assert_eq!(
+            norm("ＡＢＣ１２３，Ｈｅｌｌｏ　World"),
+            "abc123,hello world"
+        );
+        assert_eq!(norm("  Straße\n\t ÉCOLE  "), "straße école");
+        assert_eq!(norm("ﬁle ①"), "file 1");
+    }
+
+    #[test]
+    fn strips_markup_and_entities() {
+        assert_eq!(
+            norm("<p>Hello&nbsp;<b>wo</b>rld</p><p>again</p>"),
+            "hello world again"
+        );
+        assert_eq!(norm("a<script>var x = '<p>';</script>b"), "a b");
+        assert_eq!(norm("x<STYLE type=text/css>p{}</style>y"), "x y");
+        assert_eq!(norm("<!-- hidden -->shown"), "shown");
+        assert_eq!(norm("1 < 2 and 3 > 2"), "1 < 2 and 3 > 2");
+        assert_eq!(norm("a &lt;b&gt; &amp;&#x4E2D;&#25991;"), "a <b> &中文");
+        assert_eq!(
+            norm("<!DOCTYPE html><html><head><title>t</title></head><body>本文</body>"),
+            "本文"
+        );
+        assert_eq!(norm("unclosed <div"), "unclosed <div");
+    }
+
+    #[test]
+    fn every_step_can_be_switched_off() {
+        let off = Normalizer::new(NormalizeConfig {
+            html: false,
+            nfkc: false,
+            width: false,
+            case_fold: false,
+            collapse_whitespace: false,
+        });
+        let s = "<b>ＡＢ</b>  Ｃ";
+        assert_eq!(off.normalize(s), s);
+        let width_only = Normalizer::new(NormalizeConfig {
+            width: true,
+            ..off.config().clone()
+        });
+        assert_eq!(width_only.normalize(s), "<b>AB</b>  C");
+    }
+
+    proptest! {
+        #[test]
+        fn normalisation_is_idempotent_on_plain_text(s in "[a-zA-Z0-9 \\t\\n,.!?中文字ＡＢ　]{0,60}") {
+            let once = norm(&s);
+            prop_assert_eq!(norm(&once), once.clone());
+            prop_assert!(!once.starts_with(' ') && !once.ends_with(' '));
+            prop_assert!(!once.contains("  "));
+        }
+    }
+}
