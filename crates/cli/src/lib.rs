@@ -140,11 +140,13 @@ pub fn job_config(args: &DedupArgs) -> anyhow::Result<JobConfig> {
     if let Some(s) = args.seed {
         spec.seed = s;
     }
-    match JobConfig::new(spec, &args.input, args.output.clone()) {
-        Ok(config) => Ok(config),
-        Err(e @ neardup_job::ConfigError::Invalid { .. }) => Err(UsageError(e.to_string()).into()),
-        Err(e) => Err(anyhow::Error::new(e)),
-    }
+    JobConfig::new(spec, &args.input, args.output.clone()).map_err(|e| {
+        let detail = match &e {
+            neardup_job::ConfigError::Input(source) => format!("{e}: {source}"),
+            _ => e.to_string(),
+        };
+        UsageError(detail).into()
+    })
 }
 
 /// Runs a parsed command line.

@@ -1,0 +1,236 @@
+//! Bad input never stops a run silently or loses a record: every record read is in
+//! `documents/` once, rejects name their file position and reason, damaged files are clear
+//! errors (or counted rejects on request), and usage errors exit with code 2.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+use neardup_e2e::{exit_code, neardup, repo};
+use neardup_io::{Decision, Reason, read_documents};
+
+fn summary(out: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn every_record_of_the_fixture_is_accounted_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let input = repo().join("tests/fixtures/mixed.jsonl");
+    neardup(&[
+        "dedup",
+        "-i",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "-q",
+        "-w",
+        "2",
+    ])
+    .unwrap();
+    let lines: Vec<Vec<u8>> = std::fs::read(&input)
+        .unwrap()
+        .split(|b| *b == b'\n')
+        .map(<[u8]>::to_vec)
+        .collect();
+    let records: Vec<u64> = (1..=lines.len() as u64)
+        .filter(|n| !lines[*n as usize - 1].iter().all(u8::is_ascii_whitespace))
+        .collect();
+    let docs = read_documents(&out.join("documents")).unwrap();
+    let mut seen: Vec<u64> = docs.iter().map(|d| d.doc.record()).collect();
+    seen.sort_unstable();
+    assert_eq!(seen, records, "each non-blank line is exactly one row");
+    let s = summary(&out);
+    assert_eq!(s["counts"]["records"], records.len() as u64);
+
+    let reason_at = |line: u64| {
+        docs.iter()
+            .find(|d| d.doc.record() == line)
+            .and_then(|d| d.reason)
+    };
+    let line_of = |needle: &str| {
+        1 + lines
+            .iter()
+            .position(|l| String::from_utf8_lossy(l).contains(needle))
+            .unwrap() as u64
+    };
+    assert_eq!(
+        reason_at(line_of("\"broken\"")),
+        Some(Reason::MalformedJson)
+    );
+    assert_eq!(reason_at(line_of("\"no-text\"")), Some(Reason::MissingText));
+    assert_eq!(
+        reason_at(line_of("\"number-text\"")),
+        Some(Reason::TextNotString)
+    );
+    assert_eq!(reason_at(line_of("\"blank\"")), Some(Reason::EmptyText));
+    assert_eq!(
+        reason_at(line_of("\"markup-only\"")),
+        Some(Reason::EmptyText)
+    );
+    assert_eq!(reason_at(line_of("without an id")), Some(Reason::MissingId));
+    assert_eq!(
+        reason_at(line_of("repeats the id")),
+        Some(Reason::DuplicateId)
+    );
+    assert_eq!(reason_at(line_of("\"latin1\"")), Some(Reason::InvalidUtf8));
+    let dup = docs
+        .iter()
+        .find(|d| d.reason == Some(Reason::DuplicateId))
+        .unwrap();
+    assert!(
+        dup.detail.as_deref().unwrap().contains("mixed.jsonl"),
+        "{:?}",
+        dup.detail
+    );
+    assert!(
+        docs.iter()
+            .filter(|d| d.decision == Decision::Reject)
+            .all(|d| d.source.ends_with("mixed.jsonl"))
+    );
+}
+
+fn truncated_gzip(path: &Path) {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    for i in 0..3000 {
+        writeln!(enc, "{{\"id\": \"d{i}\", \"text\": \"document number {i} talks about the weather in town {i}\"}}").unwrap();
+    }
+    let bytes = enc.finish().unwrap();
+    std::fs::write(path, &bytes[..bytes.len() * 2 / 3]).unwrap();
+}
+
+#[test]
+fn a_damaged_archive_fails_the_job_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("damaged.jsonl.gz");
+    truncated_gzip(&input);
+    let out = dir.path().join("out");
+    let args = [
+        "dedup",
+        "-i",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "-q",
+        "-w",
+        "2",
+    ];
+    let err = neardup(&args).unwrap_err();
+    let message = format!("{err:#}");
+    assert!(
+        message.contains("damaged.jsonl.gz") && message.contains("after record"),
+        "{message}"
+    );
+    assert_eq!(exit_code(&args), ExitCode::from(1));
+    assert!(!out.join("_SUCCESS").exists());
+    assert!(
+        !out.join("documents").exists() && !out.join("pairs").exists(),
+        "no parts of a failed run"
+    );
+    assert_eq!(summary(&out)["status"], "failed");
+}
+
+#[test]
+fn a_damaged_archive_can_be_counted_as_a_reject() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("damaged.jsonl.gz");
+    truncated_gzip(&input);
+    let job = dir.path().join("job.toml");
+    std::fs::write(&job, "[input]\non_read_error = \"reject\"\n").unwrap();
+    let out = dir.path().join("out");
+    neardup(&[
+        "dedup",
+        "-i",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--job",
+        job.to_str().unwrap(),
+        "-q",
+    ])
+    .unwrap();
+    let docs = read_documents(&out.join("documents")).unwrap();
+    let unreadable: Vec<_> = docs
+        .iter()
+        .filter(|d| d.reason == Some(Reason::Unreadable))
+        .collect();
+    assert_eq!(unreadable.len(), 1);
+    assert_eq!(
+        unreadable[0].doc.record() as usize,
+        docs.len(),
+        "the reject follows the last record read"
+    );
+    assert!(docs.len() > 1000 && docs.len() < 3000, "{}", docs.len());
+    assert!(out.join("_SUCCESS").exists());
+}
+
+#[test]
+fn a_wrong_text_field_fails_on_the_reject_ratio() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("content.jsonl");
+    std::fs::write(
+        &input,
+        "{\"id\": \"a\", \"content\": \"x\"}\n{\"id\": \"b\", \"content\": \"y\"}\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let args = [
+        "dedup",
+        "-i",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "-q",
+    ];
+    let err = format!("{:#}", neardup(&args).unwrap_err());
+    assert!(
+        err.contains("2 of 2 records were rejected") && err.contains("missing_text"),
+        "{err}"
+    );
+    assert_eq!(exit_code(&args), ExitCode::from(1));
+    assert!(!out.join("_SUCCESS").exists());
+    assert_eq!(summary(&out)["status"], "failed");
+    // The parts stay, so the rejects can be inspected.
+    assert_eq!(read_documents(&out.join("documents")).unwrap().len(), 2);
+    let ok = [
+        "dedup",
+        "-i",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "-q",
+        "--text-field",
+        "content",
+    ];
+    neardup(&ok).unwrap();
+    assert!(out.join("_SUCCESS").exists());
+}
+
+#[test]
+fn usage_errors_exit_with_two() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = repo().join("tests/fixtures/mixed.jsonl");
+    let (input, out) = (input.to_str().unwrap(), dir.path().join("out"));
+    let out = out.to_str().unwrap();
+    let job = dir.path().join("typo.toml");
+    std::fs::write(&job, "[minhash]\nthreshhold = 0.7\n").unwrap();
+    let job = job.to_str().unwrap();
+    for args in [
+        vec!["dedup", "-i", input, "-o", out, "--job", job],
+        vec!["dedup", "-i", input, "-o", out, "--threshold", "1.5"],
+        vec!["dedup", "-i", "/nonexistent/input.jsonl", "-o", out],
+        vec!["dedup", "-i", input, "-o", out, "--no-such-flag"],
+        vec!["dedup", "-o", out],
+    ] {
+        assert_eq!(exit_code(&args), ExitCode::from(2), "{args:?}");
+    }
+    let err = format!(
+        "{:#}",
+        neardup(&["dedup", "-i", input, "-o", out, "--job", job]).unwrap_err()
+    );
+    assert!(
+        err.contains("threshhold") && err.contains("typo.toml"),
+        "{err}"
+    );
+}
