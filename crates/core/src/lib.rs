@@ -28,12 +28,14 @@ mod lsh;
 mod minhash;
 mod signature;
 mod simhash;
+mod sketch;
 
 pub use ids::{BucketKey, ContentHash, DocId};
 pub use lsh::LshParams;
 pub use minhash::{MAX_NUM_PERM, MinHashSignature, MinHasher, jaccard_sorted};
 pub use signature::{JaccardMode, Signature, Verdict, Verifier};
 pub use simhash::{BlockLayout, CANDIDATE_COST, MAX_TABLES, SIMHASH_BITS, SimHash};
+pub use sketch::CountMinSketch;
 
 /// Version of the signature format: the hash scheme, permutation scheme, band and block key
 /// derivation. Signatures and bucket keys of equal versions (and equal settings) are equal

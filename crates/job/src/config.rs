@@ -49,6 +49,20 @@ pub enum Weighting {
     /// Term frequency, capped by `features.max_feature_count`.
     #[default]
     Tf,
+    /// Term frequency times inverse document frequency (see [`IdfSource`]).
+    TfIdf,
+}
+
+/// Where inverse document frequencies come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum IdfSource {
+    /// Document frequencies of this corpus, counted in a first pass over the input
+    /// (a count-min sketch, so rare features may be slightly overcounted).
+    #[default]
+    Corpus,
+    /// jieba's IDF table of Chinese words; needs `features.kind = "words"`.
+    Jieba,
 }
 
 /// Where documents come from.
@@ -129,6 +143,8 @@ pub struct SimHashSpec {
     pub blocks: Option<u32>,
     /// Feature weights.
     pub weighting: Weighting,
+    /// IDF source for `tf_idf` weights.
+    pub idf: IdfSource,
 }
 
 impl Default for SimHashSpec {
@@ -137,6 +153,7 @@ impl Default for SimHashSpec {
             max_distance: 3,
             blocks: None,
             weighting: Weighting::Tf,
+            idf: IdfSource::Corpus,
         }
     }
 }
@@ -253,6 +270,13 @@ pub struct JobConfig {
 }
 
 impl JobConfig {
+    /// Whether the job needs corpus document frequencies before signing.
+    pub fn needs_corpus_idf(&self) -> bool {
+        self.spec.method == Method::Simhash
+            && self.spec.simhash.weighting == Weighting::TfIdf
+            && self.spec.simhash.idf == IdfSource::Corpus
+    }
+
     /// Checks `spec`, lists the inputs and resolves derived parameters.
     ///
     /// # Errors

@@ -25,10 +25,12 @@
 
 mod buckets;
 mod config;
+mod corpus;
 mod operators;
 mod records;
 mod routing;
 mod sign;
+mod source;
 mod stats;
 mod summary;
 
@@ -41,7 +43,7 @@ use std::time::{Duration, Instant};
 
 use differential_dataflow::{AsCollection, VecCollection};
 use neardup_core::DocId;
-use neardup_io::{PairRow, Record, RecordReader};
+use neardup_io::{PairRow, Record};
 use neardup_text::Segmenter;
 use timely::dataflow::StreamVec;
 use timely::dataflow::channels::pact::Pipeline;
@@ -56,11 +58,11 @@ use timely::{CommunicationConfig, WorkerConfig};
 
 pub use buckets::{BucketStats, BucketTable};
 pub use config::{
-    BucketSpec, DecisionSpec, InputSpec, JobConfig, JobSpec, KeepRule, Method, MethodParams,
-    MinHashSpec, SimHashSpec, Weighting,
+    BucketSpec, DecisionSpec, IdfSource, InputSpec, JobConfig, JobSpec, KeepRule, Method,
+    MethodParams, MinHashSpec, SimHashSpec, Weighting,
 };
 pub use records::{Assignment, BucketRecord, Candidate, DocInfo, SignedDoc};
-pub use sign::{SignScratch, Signer};
+pub use sign::{IdfWeights, SignScratch, Signer};
 pub use stats::WorkerStats;
 pub use summary::{
     Counts, LshCounts, Resolved, StageSeconds, Summary, file_metadata, peak_memory_bytes,
@@ -72,6 +74,7 @@ use crate::operators::{
     reject_row,
 };
 use crate::routing::route_doc;
+use crate::source::read_share;
 
 /// Errors of checking a job.
 #[derive(Debug, thiserror::Error)]
@@ -153,7 +156,8 @@ pub const SUCCESS_MARKER: &str = "_SUCCESS";
 /// Name of the run summary.
 pub const SUMMARY_FILE: &str = "summary.json";
 
-/// What one worker reports back.
+/// What one worker reports back, and what all of them did together.
+#[derive(Default)]
 struct WorkerReport {
     stats: WorkerStats,
     seconds: StageSeconds,
@@ -173,10 +177,31 @@ struct WorkerReport {
 pub fn run(config: &JobConfig, topology: &Topology) -> Result<Summary, JobError> {
     let start = Instant::now();
     prepare_output(&config.output)?;
+    let outcome = execute(config, topology, start);
+    finish(config, topology, outcome, start)
+}
+
+/// Runs the corpus pass (when needed) and the main dataflow.
+fn execute(
+    config: &JobConfig,
+    topology: &Topology,
+    start: Instant,
+) -> Result<WorkerReport, JobError> {
     let segmenter =
         Signer::needs_segmenter(config).then(|| Segmenter::new(config.spec.features.jieba_hmm));
-    let signer = Signer::new(config, segmenter);
     let job = Arc::new(config.clone());
+    let corpus_idf = if config.needs_corpus_idf() {
+        let analyzer = Signer::analyzer_for(config, segmenter.clone());
+        Some(corpus::document_frequencies(&job, topology, &analyzer)?)
+    } else {
+        None
+    };
+    let corpus_seconds = if corpus_idf.is_some() {
+        start.elapsed().as_secs_f64()
+    } else {
+        0.0
+    };
+    let signer = Signer::new(config, segmenter, corpus_idf);
     let sources: Arc<[Arc<str>]> = config
         .inputs
         .iter()
@@ -190,16 +215,14 @@ pub fn run(config: &JobConfig, topology: &Topology) -> Result<Summary, JobError>
     })
     .map_err(JobError::Start)?;
 
-    let mut stats = WorkerStats::default();
-    let mut seconds = StageSeconds::default();
-    let mut blocks = None;
-    let mut failure: Option<JobError> = None;
+    let mut totals = WorkerReport::default();
+    let mut failure = None;
     for (worker, result) in guards.join().into_iter().enumerate() {
         match result {
             Ok(Ok(report)) => {
-                stats.merge(&report.stats);
-                seconds.max(&report.seconds);
-                blocks = blocks.or(report.blocks);
+                totals.stats.merge(&report.stats);
+                totals.seconds.max(&report.seconds);
+                totals.blocks = totals.blocks.or(report.blocks);
             }
             Ok(Err(e)) => {
                 failure.get_or_insert(e);
@@ -209,19 +232,30 @@ pub fn run(config: &JobConfig, topology: &Topology) -> Result<Summary, JobError>
             }
         }
     }
-    seconds.total = start.elapsed().as_secs_f64();
-    let mut summary = Summary::new(
-        config,
-        topology.workers,
-        &stats,
-        Resolved::of(config, blocks),
-        seconds,
-    );
+    totals.seconds.corpus_statistics = corpus_seconds;
+    failure.map_or(Ok(totals), Err)
+}
 
-    let rejected = summary.counts.rejected;
-    let records = summary.counts.records;
+/// Checks the reject ratio and writes `summary.json` and, on success, `_SUCCESS`.
+fn finish(
+    config: &JobConfig,
+    topology: &Topology,
+    outcome: Result<WorkerReport, JobError>,
+    start: Instant,
+) -> Result<Summary, JobError> {
+    let (totals, mut failure) = match outcome {
+        Ok(totals) => (totals, None),
+        Err(e) => (WorkerReport::default(), Some(e)),
+    };
+    let mut seconds = totals.seconds;
+    seconds.total = start.elapsed().as_secs_f64();
+    let resolved = Resolved::of(config, totals.blocks);
+    let mut summary = Summary::new(config, topology.workers, &totals.stats, resolved, seconds);
+    let (rejected, records) = (summary.counts.rejected, summary.counts.records);
     let max_ratio = config.spec.decision.max_reject_ratio;
-    if failure.is_none() && records > 0 && rejected as f64 > max_ratio * records as f64 {
+    if failure.is_some() {
+        remove_parts(&config.output)?;
+    } else if records > 0 && rejected as f64 > max_ratio * records as f64 {
         let top_reason = summary
             .counts
             .rejected_by_reason
@@ -234,8 +268,6 @@ pub fn run(config: &JobConfig, topology: &Topology) -> Result<Summary, JobError>
             records,
             max_ratio,
         });
-    } else if failure.is_some() {
-        remove_parts(&config.output)?;
     }
     if let Some(error) = &failure {
         summary.status = "failed";
@@ -374,43 +406,20 @@ fn run_worker(
         input
     });
 
-    let mut read_error = None;
-    let mine = job
-        .inputs
-        .iter()
-        .filter(|f| f.index as usize % peers == index);
-    'files: for file in mine {
-        if abort.load(Ordering::Relaxed) {
-            break;
-        }
-        let reader = match RecordReader::open(
-            file,
-            &job.spec.input.field_names(),
-            job.spec.input.on_read_error,
-        ) {
-            Ok(reader) => reader,
-            Err(e) => {
-                read_error = Some(e);
-                break;
-            }
-        };
-        stats.borrow_mut().input_bytes += file.bytes;
-        let mut read = 0u64;
-        for record in reader {
-            match record {
-                Ok(record) => input.send(record),
-                Err(e) => {
-                    read_error = Some(e);
-                    stats.borrow_mut().records_read += read;
-                    break 'files;
-                }
-            }
-            read += 1;
-            if read.is_multiple_of(1024) {
-                worker.step();
-            }
-        }
-        stats.borrow_mut().records_read += read;
+    let (totals, read_error) = read_share(
+        job,
+        index,
+        peers,
+        abort,
+        |record| input.send(record),
+        || {
+            worker.step();
+        },
+    );
+    {
+        let mut stats = stats.borrow_mut();
+        stats.records_read = totals.records;
+        stats.input_bytes = totals.bytes;
     }
     if read_error.is_some() {
         abort.store(true, Ordering::Relaxed);
@@ -429,6 +438,7 @@ fn run_worker(
     let now = start.elapsed().as_secs_f64();
     let at = |i: usize| done[i].unwrap_or(now);
     let seconds = StageSeconds {
+        corpus_statistics: 0.0,
         read_and_sign: at(0),
         ids_and_exact: at(1),
         buckets: at(2),

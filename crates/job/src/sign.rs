@@ -1,17 +1,48 @@
 //! Analysis and signing of one document, free of dataflow so it is tested alone.
 
-use neardup_core::{MinHasher, Signature, SimHash};
-use neardup_io::{InputDoc, Reason, RejectedRecord};
-use neardup_text::{Analysis, AnalyzeScratch, Analyzer, FeatureExtractor, Segmenter};
+use std::sync::Arc;
 
-use crate::config::{JobConfig, MethodParams};
+use neardup_core::{CountMinSketch, MinHasher, Signature, SimHash};
+use neardup_io::{InputDoc, Reason, RejectedRecord};
+use neardup_text::{Analysis, AnalyzeScratch, Analyzer, FeatureExtractor, Segmenter, WordIdf};
+
+use crate::config::{IdfSource, JobConfig, MethodParams, Weighting};
 use crate::records::SignedDoc;
+
+/// Inverse document frequencies for SimHash `tf_idf` weights.
+#[derive(Clone, Debug)]
+pub enum IdfWeights {
+    /// Document frequencies counted over the corpus.
+    Corpus {
+        /// Features counted once per document.
+        sketch: CountMinSketch,
+        /// Documents counted.
+        documents: u64,
+    },
+    /// jieba's table of word IDFs.
+    Words(WordIdf),
+}
+
+impl IdfWeights {
+    /// The IDF of a feature. For corpus counts this is the smoothed
+    /// `ln((1 + D) / (1 + df)) + 1`, so a feature in every document keeps weight 1.
+    pub fn idf(&self, feature: u64) -> f64 {
+        match self {
+            IdfWeights::Corpus { sketch, documents } => {
+                let df = u64::from(sketch.estimate(feature)).min(*documents);
+                ((1.0 + *documents as f64) / (1.0 + df as f64)).ln() + 1.0
+            }
+            IdfWeights::Words(table) => table.idf(feature),
+        }
+    }
+}
 
 /// Turns input documents into [`SignedDoc`]s. Cheap to clone into workers.
 #[derive(Clone, Debug)]
 pub struct Signer {
     analyzer: Analyzer,
     minhasher: Option<MinHasher>,
+    idf: Option<Arc<IdfWeights>>,
     min_features: usize,
     keep_feature_sets: bool,
 }
@@ -25,8 +56,17 @@ pub struct SignScratch {
 
 impl Signer {
     /// A signer for `config`. `segmenter` must be given when the features need words
-    /// ([`Signer::needs_segmenter`]); build it once per job.
-    pub fn new(config: &JobConfig, segmenter: Option<Segmenter>) -> Self {
+    /// ([`Signer::needs_segmenter`]); build it once per job. `corpus_idf` holds the corpus
+    /// document frequencies when [`JobConfig::needs_corpus_idf`]; jieba's table is loaded
+    /// here when the job asks for it.
+    ///
+    /// # Panics
+    /// If the job needs corpus IDF and `corpus_idf` is `None`.
+    pub fn new(
+        config: &JobConfig,
+        segmenter: Option<Segmenter>,
+        corpus_idf: Option<IdfWeights>,
+    ) -> Self {
         let spec = &config.spec;
         let analyzer = Analyzer::new(
             spec.normalize.clone(),
@@ -40,7 +80,19 @@ impl Signer {
             ),
             MethodParams::Simhash { .. } => None,
         };
+        let tf_idf = config.spec.method == crate::Method::Simhash
+            && config.spec.simhash.weighting == Weighting::TfIdf;
+        let idf = match (tf_idf, config.spec.simhash.idf) {
+            (false, _) => None,
+            (true, IdfSource::Corpus) => {
+                Some(corpus_idf.expect("corpus IDF is counted before signing"))
+            }
+            (true, IdfSource::Jieba) => {
+                Some(IdfWeights::Words(WordIdf::jieba(analyzer.extractor())))
+            }
+        };
         Signer {
+            idf: idf.map(Arc::new),
             analyzer,
             minhasher,
             // An empty feature set would share every band with every other empty set.
@@ -48,6 +100,22 @@ impl Signer {
             keep_feature_sets: matches!(config.params, MethodParams::Minhash { .. })
                 && spec.minhash.verify == neardup_core::JaccardMode::Exact,
         }
+    }
+
+    /// The analyser (normalisation and features) of `config`.
+    pub fn analyzer_for(config: &JobConfig, segmenter: Option<Segmenter>) -> Analyzer {
+        let spec = &config.spec;
+        Analyzer::new(
+            spec.normalize.clone(),
+            spec.features.clone(),
+            spec.seed,
+            segmenter,
+        )
+    }
+
+    /// The analyser (normalisation and features).
+    pub fn analyzer(&self) -> &Analyzer {
+        &self.analyzer
     }
 
     /// Whether the job's features need a word segmenter.
@@ -76,13 +144,13 @@ impl Signer {
         let matched = features.len() >= self.min_features;
         let signature = matched.then(|| match &self.minhasher {
             Some(hasher) => Signature::MinHash(hasher.sign(features.hashes())),
-            None => Signature::SimHash(SimHash::from_weighted(
-                features
-                    .hashes()
-                    .iter()
-                    .zip(features.counts())
-                    .map(|(h, c)| (*h, f64::from(*c))),
-            )),
+            None => {
+                let idf = |h: u64| self.idf.as_ref().map_or(1.0, |idf| idf.idf(h));
+                let weighted = features.hashes().iter().zip(features.counts());
+                Signature::SimHash(SimHash::from_weighted(
+                    weighted.map(|(h, c)| (*h, f64::from(*c) * idf(*h))),
+                ))
+            }
         });
         let feature_set = if matched && self.keep_feature_sets {
             features.hashes().to_vec()
@@ -127,7 +195,7 @@ mod tests {
     #[test]
     fn signs_rejects_and_skips_short_documents() {
         let (_d, config) = job(JobSpec::default());
-        let signer = Signer::new(&config, None);
+        let signer = Signer::new(&config, None, None);
         let mut scratch = SignScratch::default();
         let long = signer
             .sign(
@@ -144,12 +212,47 @@ mod tests {
     }
 
     #[test]
+    fn tf_idf_weights_change_the_fingerprint() {
+        use neardup_text::FeatureKind;
+        let mut spec = JobSpec {
+            method: Method::Simhash,
+            ..JobSpec::default()
+        };
+        spec.features.kind = FeatureKind::Words;
+        let (_d, tf) = job(spec.clone());
+        spec.simhash.weighting = Weighting::TfIdf;
+        spec.simhash.idf = IdfSource::Jieba;
+        let (_d2, jieba) = job(spec);
+        let seg = Some(Segmenter::new(true));
+        let text = "劳动防护用品的发放标准由国家统一规定，各地劳动部门负责监督检查。";
+        let a = Signer::new(&tf, seg.clone(), None)
+            .sign(input(text), &mut SignScratch::default())
+            .unwrap();
+        let b = Signer::new(&jieba, seg, None)
+            .sign(input(text), &mut SignScratch::default())
+            .unwrap();
+        assert_ne!(a.signature, b.signature);
+
+        // Corpus IDF: a feature in every document weighs 1, one in no other document more.
+        let mut sketch = CountMinSketch::new(4, 10);
+        for _ in 0..100 {
+            sketch.add(7);
+        }
+        let idf = IdfWeights::Corpus {
+            sketch,
+            documents: 100,
+        };
+        assert!((idf.idf(7) - (101f64 / 101.0).ln() - 1.0).abs() < 1e-12);
+        assert!(idf.idf(8) > 5.0);
+    }
+
+    #[test]
     fn simhash_and_exact_jaccard_variants() {
         let (_d, config) = job(JobSpec {
             method: Method::Simhash,
             ..JobSpec::default()
         });
-        let signed = Signer::new(&config, None)
+        let signed = Signer::new(&config, None, None)
             .sign(
                 input("some words in a document"),
                 &mut SignScratch::default(),
@@ -159,7 +262,7 @@ mod tests {
         let mut spec = JobSpec::default();
         spec.minhash.verify = neardup_core::JaccardMode::Exact;
         let (_d, config) = job(spec);
-        let signed = Signer::new(&config, None)
+        let signed = Signer::new(&config, None, None)
             .sign(
                 input("some words in a document"),
                 &mut SignScratch::default(),

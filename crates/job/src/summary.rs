@@ -11,6 +11,8 @@ use crate::stats::WorkerStats;
 /// Seconds from the start of the run until each stage had finished on every worker.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct StageSeconds {
+    /// The corpus pass (document frequencies), when the job needs one.
+    pub corpus_statistics: f64,
     /// Reading, parsing, normalising, segmenting and signing.
     pub read_and_sign: f64,
     /// Repeated ids and exact duplicates.
@@ -28,6 +30,7 @@ pub struct StageSeconds {
 impl StageSeconds {
     /// The later of two workers' times, stage by stage.
     pub fn max(&mut self, other: &StageSeconds) {
+        self.corpus_statistics = self.corpus_statistics.max(other.corpus_statistics);
         self.read_and_sign = self.read_and_sign.max(other.read_and_sign);
         self.ids_and_exact = self.ids_and_exact.max(other.ids_and_exact);
         self.buckets = self.buckets.max(other.buckets);

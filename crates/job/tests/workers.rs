@@ -4,14 +4,14 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-use neardup_core::{BlockLayout, BucketKey, DocId, Signature};
+use neardup_core::{BlockLayout, BucketKey, CountMinSketch, DocId, Signature};
 use neardup_io::{
     Decision, DocumentRow, PairKind, PairRow, Reason, Record, RecordReader, RejectedRecord,
     read_documents, read_pairs,
 };
 use neardup_job::{
-    JobConfig, JobSpec, KeepRule, Method, MethodParams, SignScratch, SignedDoc, Signer, Topology,
-    run,
+    IdfWeights, JobConfig, JobSpec, KeepRule, Method, MethodParams, SignScratch, SignedDoc, Signer,
+    Topology, run,
 };
 use neardup_testkit::{CorpusSpec, UnionFind, generate, write_jsonl};
 use neardup_text::Segmenter;
@@ -93,7 +93,33 @@ fn reference(spec: &JobSpec, inputs: &[PathBuf]) -> (BTreeSet<PairKey>, BTreeMap
     let config = JobConfig::new(spec.clone(), inputs, "unused".into()).unwrap();
     let segmenter =
         Signer::needs_segmenter(&config).then(|| Segmenter::new(spec.features.jieba_hmm));
-    let signer = Signer::new(&config, segmenter);
+    let corpus_idf = config.needs_corpus_idf().then(|| {
+        // The corpus pass: every readable document with features, its features counted once.
+        let analyzer = Signer::analyzer_for(&config, segmenter.clone());
+        let mut sketch = CountMinSketch::new(4, 20);
+        let mut documents = 0;
+        let mut scratch = neardup_text::AnalyzeScratch::default();
+        for file in &config.inputs {
+            for record in
+                RecordReader::open(file, &spec.input.field_names(), spec.input.on_read_error)
+                    .unwrap()
+            {
+                if let Record::Doc(d) = record.unwrap() {
+                    let analysis = analyzer.analyze(&d.text, &mut scratch);
+                    if !analysis.features.is_empty() {
+                        documents += 1;
+                        analysis
+                            .features
+                            .hashes()
+                            .iter()
+                            .for_each(|h| sketch.add(*h));
+                    }
+                }
+            }
+        }
+        IdfWeights::Corpus { sketch, documents }
+    });
+    let signer = Signer::new(&config, segmenter, corpus_idf);
     let mut scratch = SignScratch::default();
     let mut rejects: Vec<RejectedRecord> = Vec::new();
     let mut accepted: Vec<SignedDoc> = Vec::new();
@@ -330,6 +356,25 @@ fn simhash_is_independent_of_workers_and_matches_brute_force() {
         spec,
         &CorpusSpec {
             seed: 8,
+            ..CorpusSpec::default()
+        },
+    );
+}
+
+#[test]
+fn simhash_tf_idf_with_corpus_frequencies_matches_brute_force() {
+    let mut spec = JobSpec {
+        method: Method::Simhash,
+        ..JobSpec::default()
+    };
+    spec.simhash.max_distance = 6;
+    spec.simhash.weighting = neardup_job::Weighting::TfIdf;
+    spec.features.kind = neardup_text::FeatureKind::Words;
+    check_workers_and_reference(
+        spec,
+        &CorpusSpec {
+            seed: 12,
+            originals: 200,
             ..CorpusSpec::default()
         },
     );

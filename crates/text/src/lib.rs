@@ -19,6 +19,7 @@
 //! ```
 
 mod features;
+mod idf;
 mod normalize;
 mod segment;
 mod stopwords;
@@ -28,6 +29,7 @@ use neardup_core::ContentHash;
 pub use features::{
     FeatureConfig, FeatureExtractor, FeatureKind, FeatureScratch, Features, feature_text_into,
 };
+pub use idf::{JIEBA_IDF_TABLE, WordIdf};
 pub use normalize::{NormalizeConfig, NormalizeScratch, Normalizer};
 pub use segment::{
     JIEBA_DICTIONARY, Segmenter, is_han, is_punctuation_or_symbol, is_unspaced_script,

@@ -1,0 +1,60 @@
+//! Reading a worker's share of the input files.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use neardup_io::{Record, RecordReader};
+
+use crate::config::JobConfig;
+
+/// What a worker read.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ReadTotals {
+    /// Records read.
+    pub records: u64,
+    /// Bytes of the files opened.
+    pub bytes: u64,
+}
+
+/// Records between calls of `between_batches`, which lets the worker step its dataflow.
+const BATCH: u64 = 1024;
+
+/// Reads the files of worker `index` of `peers` (file index modulo peers) in order, handing
+/// every record to `on_record` and calling `between_batches` every [`BATCH`] records. Stops
+/// early when `abort` is set or a file cannot be read, and returns that error with what
+/// was read.
+pub(crate) fn read_share(
+    job: &JobConfig,
+    index: usize,
+    peers: usize,
+    abort: &AtomicBool,
+    mut on_record: impl FnMut(Record),
+    mut between_batches: impl FnMut(),
+) -> (ReadTotals, Option<neardup_io::Error>) {
+    let mut totals = ReadTotals::default();
+    let fields = job.spec.input.field_names();
+    for file in job
+        .inputs
+        .iter()
+        .filter(|f| f.index as usize % peers == index)
+    {
+        if abort.load(Ordering::Relaxed) {
+            break;
+        }
+        let reader = match RecordReader::open(file, &fields, job.spec.input.on_read_error) {
+            Ok(reader) => reader,
+            Err(e) => return (totals, Some(e)),
+        };
+        totals.bytes += file.bytes;
+        for record in reader {
+            match record {
+                Ok(record) => on_record(record),
+                Err(e) => return (totals, Some(e)),
+            }
+            totals.records += 1;
+            if totals.records.is_multiple_of(BATCH) {
+                between_batches();
+            }
+        }
+    }
+    (totals, None)
+}
