@@ -18,6 +18,22 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+    /// Log level of the lines written to stderr.
+    #[arg(long, global = true, value_enum, default_value_t = LogLevel::Warn)]
+    pub log: LogLevel,
+}
+
+/// Log levels.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum LogLevel {
+    /// Errors only.
+    Error,
+    /// Warnings and errors.
+    Warn,
+    /// Stages and their timings.
+    Info,
+    /// Per-worker details.
+    Debug,
 }
 
 /// The subcommands.
@@ -253,6 +269,18 @@ where
             return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
         }
     };
+    let level = match cli.log {
+        LogLevel::Error => tracing_subscriber::filter::LevelFilter::ERROR,
+        LogLevel::Warn => tracing_subscriber::filter::LevelFilter::WARN,
+        LogLevel::Info => tracing_subscriber::filter::LevelFilter::INFO,
+        LogLevel::Debug => tracing_subscriber::filter::LevelFilter::DEBUG,
+    };
+    // A second initialisation (tests run the CLI repeatedly in one process) is harmless.
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(level)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
     match run(cli) {
         Ok(Outcome::Success(_)) => ExitCode::SUCCESS,
         Err(e) => {

@@ -8,15 +8,16 @@ const RECORD_MASK: u64 = (1 << RECORD_BITS) - 1;
 
 /// A document's internal identity: its position in the input.
 ///
-/// The high 24 bits hold the file's index in the sorted input list, the low 40 bits the
-/// 1-based record number within the file. The order of `DocId`s is therefore input order,
+/// Bits 40..63 hold the file's index in the sorted input list and the low 40 bits the
+/// 1-based record number within the file; the top bit stays clear, so a `DocId` is also a
+/// non-negative `i64` (the `doc_id` column). The order of `DocId`s is therefore input order,
 /// independent of how files are split across workers: "first" always means smallest `DocId`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct DocId(u64);
 
 impl DocId {
     /// Largest file index a `DocId` can hold.
-    pub const MAX_FILES: u32 = (1 << (64 - RECORD_BITS)) - 1;
+    pub const MAX_FILES: u32 = (1 << (63 - RECORD_BITS)) - 1;
     /// Largest record number a `DocId` can hold.
     pub const MAX_RECORD: u64 = RECORD_MASK;
 
@@ -110,6 +111,10 @@ mod tests {
         let max = DocId::new(DocId::MAX_FILES, DocId::MAX_RECORD);
         assert_eq!(max.file_index(), DocId::MAX_FILES);
         assert_eq!(max.record(), DocId::MAX_RECORD);
+        assert!(
+            i64::try_from(max.get()).is_ok(),
+            "every DocId fits the Int64 doc_id column"
+        );
     }
 
     #[test]

@@ -27,6 +27,7 @@ mod ids;
 mod lsh;
 mod minhash;
 mod signature;
+mod simd;
 mod simhash;
 mod sketch;
 
@@ -34,6 +35,7 @@ pub use ids::{BucketKey, ContentHash, DocId};
 pub use lsh::LshParams;
 pub use minhash::{MAX_NUM_PERM, MinHashSignature, MinHasher, jaccard_sorted};
 pub use signature::{JaccardMode, Signature, Verdict, Verifier};
+pub use simd::SimdLevel;
 pub use simhash::{BlockLayout, CANDIDATE_COST, MAX_TABLES, SIMHASH_BITS, SimHash};
 pub use sketch::CountMinSketch;
 

@@ -193,6 +193,28 @@ mod tests {
     }
     const PINNED_KEYS: &[u64] = &[10_723_907_321_926_779_645, 3_955_781_085_559_708_152];
 
+    proptest::proptest! {
+        #[test]
+        fn band_keys_are_pure_functions_of_signature_band_and_seed(
+            values in proptest::collection::vec(proptest::prelude::any::<u32>(), 24),
+            seed in proptest::prelude::any::<u64>(),
+            band in 0usize..6,
+            other in proptest::prelude::any::<u32>(),
+        ) {
+            let p = LshParams::try_new(6, 4).unwrap();
+            let sig = MinHashSignature::from_values(values.clone());
+            let keys: Vec<_> = p.band_keys(&sig, seed).collect();
+            proptest::prop_assert_eq!(&keys, &p.band_keys(&sig.clone(), seed).collect::<Vec<_>>());
+            // Changing a row of one band changes that band's key only (up to a 2^-64 collision).
+            let mut changed = values;
+            changed[band * 4] = if changed[band * 4] == other { other.wrapping_add(1) } else { other };
+            let changed_keys: Vec<_> = p.band_keys(&MinHashSignature::from_values(changed), seed).collect();
+            for (i, (a, b)) in keys.iter().zip(&changed_keys).enumerate() {
+                proptest::prop_assert_eq!(a == b, i != band);
+            }
+        }
+    }
+
     #[test]
     fn rejects_bad_parameters() {
         assert!(LshParams::try_new(0, 3).is_err());

@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::hash::{SeedPurpose, derive_seed};
-use crate::{Error, Result};
+use crate::{Error, Result, SimdLevel};
 
 /// Permutations are evaluated in blocks of this many, so the inner loop has a fixed length
 /// that the compiler unrolls and vectorises.
@@ -77,6 +77,7 @@ impl MinHashSignature {
 #[derive(Clone, Debug)]
 pub struct MinHasher {
     num_perm: usize,
+    simd: SimdLevel,
     /// Multipliers, padded with copies to a multiple of `LANES`.
     mul: Vec<u64>,
     /// Addends, padded like `mul`.
@@ -103,7 +104,30 @@ impl MinHasher {
             mul.push(derive_seed(seed, SeedPurpose::Permutation, 2 * i) | 1);
             add.push(derive_seed(seed, SeedPurpose::Permutation, 2 * i + 1));
         }
-        Ok(MinHasher { num_perm, mul, add })
+        Ok(MinHasher {
+            num_perm,
+            simd: SimdLevel::detect(),
+            mul,
+            add,
+        })
+    }
+
+    /// The same hasher running the loop compiled for `simd` (for tests and benchmarks).
+    ///
+    /// # Panics
+    /// If this CPU does not support `simd`.
+    pub fn with_simd(mut self, simd: SimdLevel) -> Self {
+        assert!(
+            simd <= SimdLevel::detect(),
+            "this CPU does not support {simd:?}"
+        );
+        self.simd = simd;
+        self
+    }
+
+    /// The instruction-set level the signing loop runs at.
+    pub fn simd(&self) -> SimdLevel {
+        self.simd
     }
 
     /// Number of permutations.
@@ -118,21 +142,9 @@ impl MinHasher {
     pub fn sign_into(&self, features: &[u64], out: &mut MinHashSignature) {
         out.values.clear();
         out.values.reserve(self.mul.len());
-        for (mul, add) in self
-            .mul
-            .chunks_exact(LANES)
-            .zip(self.add.chunks_exact(LANES))
-        {
-            let mul: &[u64; LANES] = mul.try_into().expect("chunks_exact yields LANES");
-            let add: &[u64; LANES] = add.try_into().expect("chunks_exact yields LANES");
-            let mut mins = [u64::MAX; LANES];
-            for &x in features {
-                for lane in 0..LANES {
-                    let h = mul[lane].wrapping_mul(x).wrapping_add(add[lane]);
-                    mins[lane] = mins[lane].min(h);
-                }
-            }
-            out.values.extend(mins.iter().map(|m| (m >> 32) as u32));
+        match self.simd {
+            SimdLevel::Portable => sign_lanes(&self.mul, &self.add, features, &mut out.values),
+            level => sign_lanes_simd(level, &self.mul, &self.add, features, &mut out.values),
         }
         out.values.truncate(self.num_perm);
     }
@@ -148,6 +160,69 @@ impl MinHasher {
     pub fn permute(&self, i: usize, x: u64) -> u32 {
         (self.mul[i].wrapping_mul(x).wrapping_add(self.add[i]) >> 32) as u32
     }
+}
+
+/// The signing loop: for each block of [`LANES`] permutations, the minimum over all
+/// features. Inlined into each instruction-set version below.
+#[inline(always)]
+fn sign_lanes(mul: &[u64], add: &[u64], features: &[u64], out: &mut Vec<u32>) {
+    for (mul, add) in mul.chunks_exact(LANES).zip(add.chunks_exact(LANES)) {
+        let mul: &[u64; LANES] = mul.try_into().expect("chunks_exact yields LANES");
+        let add: &[u64; LANES] = add.try_into().expect("chunks_exact yields LANES");
+        let mut mins = [u64::MAX; LANES];
+        for &x in features {
+            for lane in 0..LANES {
+                let h = mul[lane].wrapping_mul(x).wrapping_add(add[lane]);
+                mins[lane] = mins[lane].min(h);
+            }
+        }
+        out.extend(mins.iter().map(|m| (m >> 32) as u32));
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn sign_lanes_avx2(mul: &[u64], add: &[u64], features: &[u64], out: &mut Vec<u32>) {
+    sign_lanes(mul, add, features, out);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avx512f,avx512dq,avx512vl,avx512bw")]
+fn sign_lanes_avx512(mul: &[u64], add: &[u64], features: &[u64], out: &mut Vec<u32>) {
+    sign_lanes(mul, add, features, out);
+}
+
+/// Runs the version of [`sign_lanes`] compiled for `level`.
+#[cfg(target_arch = "x86_64")]
+#[expect(
+    unsafe_code,
+    reason = "calls code compiled for CPU features detected at run time"
+)]
+fn sign_lanes_simd(
+    level: SimdLevel,
+    mul: &[u64],
+    add: &[u64],
+    features: &[u64],
+    out: &mut Vec<u32>,
+) {
+    match level {
+        // SAFETY: a MinHasher only holds a level that SimdLevel::detect found on this CPU.
+        SimdLevel::Avx512 => unsafe { sign_lanes_avx512(mul, add, features, out) },
+        // SAFETY: as above.
+        SimdLevel::Avx2 => unsafe { sign_lanes_avx2(mul, add, features, out) },
+        SimdLevel::Portable => sign_lanes(mul, add, features, out),
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn sign_lanes_simd(
+    _level: SimdLevel,
+    mul: &[u64],
+    add: &[u64],
+    features: &[u64],
+    out: &mut Vec<u32>,
+) {
+    sign_lanes(mul, add, features, out);
 }
 
 /// Exact Jaccard similarity `|A ∩ B| / |A ∪ B|` of two sorted, distinct slices.
@@ -203,6 +278,19 @@ mod tests {
                 hasher.sign(&features).values(),
                 naive(&hasher, &features).as_slice()
             );
+        }
+    }
+
+    #[test]
+    fn every_simd_level_gives_the_same_signature() {
+        let features: Vec<u64> = (0..777).map(crate::hash::splitmix64).collect();
+        let portable = MinHasher::try_new(200, 5)
+            .unwrap()
+            .with_simd(SimdLevel::Portable)
+            .sign(&features);
+        for level in SimdLevel::available() {
+            let hasher = MinHasher::try_new(200, 5).unwrap().with_simd(level);
+            assert_eq!(hasher.sign(&features), portable, "{level:?}");
         }
     }
 

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::hash::{SeedPurpose, derive_seed, hash_u64s};
-use crate::{BucketKey, Error, Result};
+use crate::{BucketKey, Error, Result, SimdLevel};
 
 /// Number of bits in a fingerprint.
 pub const SIMHASH_BITS: u32 = 64;
@@ -35,31 +35,101 @@ impl SimHash {
         1.0 - f64::from(self.hamming(other)) / f64::from(SIMHASH_BITS)
     }
 
-    /// The fingerprint of weighted features: for every bit, add the feature's weight when
-    /// the feature hash has that bit set and subtract it otherwise; the sign of each sum is
-    /// the fingerprint bit (a zero sum gives 0).
+    /// The fingerprint of weighted features: bit `b` is 1 when the features whose hash has
+    /// bit `b` set weigh more in total than those whose hash has it clear (the sign of the
+    /// sum of +weight and -weight votes). Weights must be non-negative; sums run in feature
+    /// order, so the result is the same on every machine.
     ///
     /// Feature hashes must already be uniform 64-bit hashes (as `neardup-text` produces).
     pub fn from_weighted<I>(features: I) -> SimHash
     where
         I: IntoIterator<Item = (u64, f64)>,
     {
-        let mut sums = [0f64; SIMHASH_BITS as usize];
-        for (hash, weight) in features {
-            for (bit, sum) in sums.iter_mut().enumerate() {
-                // Branch-free: +weight for a 1 bit, -weight for a 0 bit.
-                let sign = ((hash >> bit) & 1) as f64 * 2.0 - 1.0;
-                *sum += sign * weight;
-            }
-        }
+        let mut set = [0f64; SIMHASH_BITS as usize];
+        let mut unset = [0f64; SIMHASH_BITS as usize];
+        accumulate_simd(
+            SimdLevel::detect(),
+            features.into_iter(),
+            &mut set,
+            &mut unset,
+        );
         let mut bits = 0u64;
-        for (bit, sum) in sums.iter().enumerate() {
-            if *sum > 0.0 {
+        for (bit, (s, u)) in set.iter().zip(&unset).enumerate() {
+            if s > u {
                 bits |= 1 << bit;
             }
         }
         SimHash(bits)
     }
+}
+
+/// Adds each feature's weight to `set[b]` or `unset[b]` for every bit `b`, by masking the
+/// weight's bits so that the loop is pure vector additions.
+#[inline(always)]
+fn accumulate<I: Iterator<Item = (u64, f64)>>(
+    features: I,
+    set: &mut [f64; 64],
+    unset: &mut [f64; 64],
+) {
+    for (hash, weight) in features {
+        let w = weight.to_bits();
+        for bit in 0..64 {
+            let mask = 0u64.wrapping_sub((hash >> bit) & 1);
+            set[bit] += f64::from_bits(w & mask);
+            unset[bit] += f64::from_bits(w & !mask);
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn accumulate_avx2<I: Iterator<Item = (u64, f64)>>(
+    features: I,
+    set: &mut [f64; 64],
+    unset: &mut [f64; 64],
+) {
+    accumulate(features, set, unset);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avx512f,avx512dq,avx512vl,avx512bw")]
+fn accumulate_avx512<I: Iterator<Item = (u64, f64)>>(
+    features: I,
+    set: &mut [f64; 64],
+    unset: &mut [f64; 64],
+) {
+    accumulate(features, set, unset);
+}
+
+/// Runs the version of [`accumulate`] compiled for `level`.
+#[cfg(target_arch = "x86_64")]
+#[expect(
+    unsafe_code,
+    reason = "calls code compiled for CPU features detected at run time"
+)]
+fn accumulate_simd<I: Iterator<Item = (u64, f64)>>(
+    level: SimdLevel,
+    features: I,
+    set: &mut [f64; 64],
+    unset: &mut [f64; 64],
+) {
+    match level {
+        // SAFETY: `level` is at most what SimdLevel::detect found on this CPU.
+        SimdLevel::Avx512 => unsafe { accumulate_avx512(features, set, unset) },
+        // SAFETY: as above.
+        SimdLevel::Avx2 => unsafe { accumulate_avx2(features, set, unset) },
+        SimdLevel::Portable => accumulate(features, set, unset),
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn accumulate_simd<I: Iterator<Item = (u64, f64)>>(
+    _level: SimdLevel,
+    features: I,
+    set: &mut [f64; 64],
+    unset: &mut [f64; 64],
+) {
+    accumulate(features, set, unset);
 }
 
 /// Pigeonhole block tables for Hamming distance at most `max_distance`.
@@ -244,23 +314,62 @@ mod tests {
 
     use super::*;
 
-    /// The naive twin: bit by bit, with integer +1/-1 votes scaled by the weight.
+    /// The naive twin: bit by bit, the weight of features voting 1 against the weight of
+    /// those voting 0, summed in feature order.
     fn naive_simhash(features: &[(u64, f64)]) -> u64 {
         let mut bits = 0u64;
         for bit in 0..64 {
-            let mut total = 0.0;
+            let (mut ones, mut zeros) = (0.0, 0.0);
             for (hash, weight) in features {
                 if (hash >> bit) & 1 == 1 {
-                    total += weight;
+                    ones += weight;
                 } else {
-                    total -= weight;
+                    zeros += weight;
                 }
             }
-            if total > 0.0 {
+            if ones > zeros {
                 bits |= 1 << bit;
             }
         }
         bits
+    }
+
+    #[test]
+    fn every_simd_level_gives_the_same_sums() {
+        let features: Vec<(u64, f64)> = (0..500)
+            .map(|i| (crate::hash::splitmix64(i), 1.0 + (i % 7) as f64 * 0.37))
+            .collect();
+        let mut expected = ([0f64; 64], [0f64; 64]);
+        accumulate(features.iter().copied(), &mut expected.0, &mut expected.1);
+        for level in SimdLevel::available() {
+            let mut got = ([0f64; 64], [0f64; 64]);
+            accumulate_simd(level, features.iter().copied(), &mut got.0, &mut got.1);
+            assert_eq!(got, expected, "{level:?}");
+        }
+    }
+
+    #[test]
+    fn integer_weights_match_plus_minus_votes() {
+        // With counts as weights the sums are exact, so the fingerprint is the sign of the
+        // +weight/-weight votes of the textbook definition.
+        let features: Vec<(u64, f64)> = (0..200)
+            .map(|i| (crate::hash::splitmix64(i), f64::from(1 + i as u32 % 3)))
+            .collect();
+        let mut votes = [0i64; 64];
+        for (h, w) in &features {
+            for (bit, v) in votes.iter_mut().enumerate() {
+                *v += if (h >> bit) & 1 == 1 {
+                    *w as i64
+                } else {
+                    -(*w as i64)
+                };
+            }
+        }
+        let expect = votes
+            .iter()
+            .enumerate()
+            .fold(0u64, |b, (bit, v)| if *v > 0 { b | 1 << bit } else { b });
+        assert_eq!(SimHash::from_weighted(features).bits(), expect);
     }
 
     #[test]

@@ -415,6 +415,38 @@ mod tests {
         assert!(d.id.ends_with("a.jsonl.gz:1"), "{}", d.id);
     }
 
+    proptest::proptest! {
+        #[test]
+        fn any_id_and_text_round_trip(
+            docs in proptest::collection::vec(("\\PC{0,12}", "\\PC*\\S\\PC*"), 1..20),
+            extra in proptest::option::of("\\PC{0,8}"),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("p.jsonl");
+            let mut body = String::new();
+            for (id, text) in &docs {
+                let mut v = serde_json::json!({"text": text, "id": id});
+                if let Some(x) = &extra {
+                    v["nested"] = serde_json::json!({"id": x, "text": [x]});
+                }
+                body.push_str(&v.to_string());
+                body.push('\n');
+            }
+            std::fs::write(&path, body).unwrap();
+            let records = read_all(&path, Compression::None, FieldNames::default());
+            proptest::prop_assert_eq!(records.len(), docs.len());
+            for (record, (id, text)) in records.iter().zip(&docs) {
+                match record.as_ref().unwrap() {
+                    Record::Doc(d) => {
+                        proptest::prop_assert_eq!(&d.id, id);
+                        proptest::prop_assert_eq!(&d.text, text);
+                    }
+                    Record::Reject(r) => proptest::prop_assert!(false, "rejected {:?}", r),
+                }
+            }
+        }
+    }
+
     #[test]
     fn truncated_gzip_is_an_error_or_a_counted_reject() {
         let dir = tempfile::tempdir().unwrap();

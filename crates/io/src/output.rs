@@ -136,9 +136,9 @@ pub fn documents_schema() -> SchemaRef {
     ]))
 }
 
-/// A `DocId` as an `Int64` column value (the top bit is never set: files < 2^23).
+/// A `DocId` as an `Int64` column value (its top bit is never set).
 fn doc_i64(doc: DocId) -> i64 {
-    i64::try_from(doc.get()).expect("DocId fits in i64 for fewer than 2^23 input files")
+    i64::try_from(doc.get()).expect("DocId keeps its top bit clear")
 }
 
 fn opt_i32(v: Option<u32>) -> Option<i32> {
@@ -623,6 +623,59 @@ mod tests {
             kv.iter()
                 .any(|k| k.key == "neardup.config" && k.value.as_deref() == Some("{}"))
         );
+    }
+
+    fn any_document_row() -> impl proptest::strategy::Strategy<Value = DocumentRow> {
+        use proptest::prelude::*;
+        let text = || proptest::option::of("\\PC{0,10}");
+        (
+            (0u32..1000, 1u64..1_000_000, text(), "\\PC{1,10}", 0usize..3),
+            (
+                text(),
+                proptest::option::of(any::<u64>()),
+                text(),
+                proptest::option::of(0usize..Reason::ALL.len()),
+            ),
+            (
+                text(),
+                proptest::option::of(any::<bool>()),
+                proptest::option::of(any::<u32>()),
+                proptest::option::of(0u64..i64::MAX as u64),
+            ),
+        )
+            .prop_map(
+                |(
+                    (file, record, id, source, decision),
+                    (cluster, size, dup, reason),
+                    (detail, verified, features, chars),
+                )| {
+                    DocumentRow {
+                        doc: DocId::new(file, record),
+                        id,
+                        source: Arc::from(source.as_str()),
+                        decision: [Decision::Keep, Decision::Remove, Decision::Reject][decision],
+                        cluster,
+                        cluster_size: size.map(|n| n % (i64::MAX as u64)),
+                        duplicate_of: dup,
+                        reason: reason.map(|r| Reason::ALL[r]),
+                        detail,
+                        verified_with_kept: verified,
+                        features: features.map(|n| n % (i32::MAX as u32)),
+                        chars,
+                    }
+                },
+            )
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_document_rows_round_trip(rows in proptest::collection::vec(any_document_row(), 0..30)) {
+            let dir = tempfile::tempdir().unwrap();
+            let mut w = DocumentsWriter::create(dir.path(), 3, &[]).unwrap();
+            w.write(&rows).unwrap();
+            proptest::prop_assert_eq!(w.finish().unwrap(), rows.len() as u64);
+            proptest::prop_assert_eq!(read_documents(dir.path()).unwrap(), rows);
+        }
     }
 
     #[test]

@@ -190,9 +190,20 @@ fn execute(
     let segmenter =
         Signer::needs_segmenter(config).then(|| Segmenter::new(config.spec.features.jieba_hmm));
     let job = Arc::new(config.clone());
+    tracing::info!(
+        method = config.spec.method.as_str(),
+        files = config.inputs.len(),
+        workers = topology.workers,
+        "job started"
+    );
     let corpus_idf = if config.needs_corpus_idf() {
         let analyzer = Signer::analyzer_for(config, segmenter.clone());
-        Some(corpus::document_frequencies(&job, topology, &analyzer)?)
+        let idf = corpus::document_frequencies(&job, topology, &analyzer)?;
+        tracing::info!(
+            seconds = start.elapsed().as_secs_f64(),
+            "corpus document frequencies counted"
+        );
+        Some(idf)
     } else {
         None
     };
@@ -277,6 +288,11 @@ fn finish(
         &config.output.join(SUMMARY_FILE),
         &serde_json::to_vec_pretty(&summary).expect("summary serialises"),
     )?;
+    tracing::info!(
+        status = summary.status,
+        seconds = summary.seconds.total,
+        "summary written"
+    );
     match failure {
         Some(error) => Err(error),
         None => {
@@ -426,12 +442,28 @@ fn run_worker(
     }
     drop(input);
 
+    tracing::debug!(
+        worker = index,
+        records = totals.records,
+        bytes = totals.bytes,
+        "input read"
+    );
+    const STAGES: [&str; 5] = [
+        "read and sign",
+        "ids and exact duplicates",
+        "buckets",
+        "verify",
+        "cluster",
+    ];
     let mut done = [None::<f64>; 5];
     while worker.step_or_park(Some(Duration::from_millis(1))) {
         let now = start.elapsed().as_secs_f64();
-        for (probe, slot) in probes.iter().zip(done.iter_mut()) {
+        for ((probe, slot), stage) in probes.iter().zip(done.iter_mut()).zip(STAGES) {
             if slot.is_none() && probe.done() {
                 *slot = Some(now);
+                if index == 0 {
+                    tracing::info!(stage, seconds = now, "stage done");
+                }
             }
         }
     }

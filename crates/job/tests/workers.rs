@@ -62,7 +62,13 @@ fn run_job(
     assert_eq!(pairs.len() as u64, summary.counts.pairs);
     let doc_map: BTreeMap<DocId, DocKey> = docs.iter().map(|d| (d.doc, doc_key(d))).collect();
     assert_eq!(doc_map.len(), docs.len(), "no document twice");
-    (pairs.iter().map(pair_key).collect(), doc_map)
+    let pair_set: BTreeSet<PairKey> = pairs.iter().map(pair_key).collect();
+    assert_eq!(
+        pair_set.len(),
+        pairs.len(),
+        "no pair twice, even when it shares several buckets"
+    );
+    (pair_set, doc_map)
 }
 
 fn pair_key(p: &PairRow) -> PairKey {
