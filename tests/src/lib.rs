@@ -86,10 +86,7 @@ pub fn check_golden(name: &str, actual: &str) {
         return;
     }
     let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "cannot read {}: {e} (run with UPDATE_GOLDEN=1 to create it)",
-            path.display()
-        )
+        panic!("cannot read {}: {e} (run with UPDATE_GOLDEN=1 to create it)", path.display())
     });
     assert_eq!(
         actual,
@@ -103,9 +100,7 @@ pub fn check_golden(name: &str, actual: &str) {
 pub fn truth(path: &Path) -> HashMap<String, String> {
     let mut text = String::new();
     let file = std::fs::File::open(path).expect("open labelled file");
-    flate2::read::MultiGzDecoder::new(file)
-        .read_to_string(&mut text)
-        .expect("read labelled file");
+    flate2::read::MultiGzDecoder::new(file).read_to_string(&mut text).expect("read labelled file");
     text.lines()
         .map(|l| {
             let v: serde_json::Value = serde_json::from_str(l).expect("labelled JSONL");
@@ -139,9 +134,7 @@ pub fn cluster_scores(docs: &[DocumentRow], truth: &HashMap<String, String>) -> 
             continue;
         };
         predicted.entry(cluster).or_default().push(id);
-        gold.entry(truth.get(id).expect("every document is labelled"))
-            .or_default()
-            .push(id);
+        gold.entry(truth.get(id).expect("every document is labelled")).or_default().push(id);
     }
     fn pairs<'a>(
         groups: &BTreeMap<&'a str, Vec<&'a str>>,
@@ -158,24 +151,12 @@ pub fn cluster_scores(docs: &[DocumentRow], truth: &HashMap<String, String>) -> 
     }
     let (p, g) = (pairs(&predicted), pairs(&gold));
     let tp = p.intersection(&g).count() as f64;
-    let precision = if p.is_empty() {
-        1.0
-    } else {
-        tp / p.len() as f64
-    };
-    let recall = if g.is_empty() {
-        1.0
-    } else {
-        tp / g.len() as f64
-    };
+    let precision = if p.is_empty() { 1.0 } else { tp / p.len() as f64 };
+    let recall = if g.is_empty() { 1.0 } else { tp / g.len() as f64 };
     let f1 = if precision + recall == 0.0 {
         0.0
     } else {
         2.0 * precision * recall / (precision + recall)
     };
-    Scores {
-        precision,
-        recall,
-        f1,
-    }
+    Scores { precision, recall, f1 }
 }

@@ -29,11 +29,8 @@ fn every_record_of_the_fixture_is_accounted_for() {
         "2",
     ])
     .unwrap();
-    let lines: Vec<Vec<u8>> = std::fs::read(&input)
-        .unwrap()
-        .split(|b| *b == b'\n')
-        .map(<[u8]>::to_vec)
-        .collect();
+    let lines: Vec<Vec<u8>> =
+        std::fs::read(&input).unwrap().split(|b| *b == b'\n').map(<[u8]>::to_vec).collect();
     let records: Vec<u64> = (1..=lines.len() as u64)
         .filter(|n| !lines[*n as usize - 1].iter().all(u8::is_ascii_whitespace))
         .collect();
@@ -44,46 +41,20 @@ fn every_record_of_the_fixture_is_accounted_for() {
     let s = summary(&out);
     assert_eq!(s["counts"]["records"], records.len() as u64);
 
-    let reason_at = |line: u64| {
-        docs.iter()
-            .find(|d| d.doc.record() == line)
-            .and_then(|d| d.reason)
-    };
+    let reason_at = |line: u64| docs.iter().find(|d| d.doc.record() == line).and_then(|d| d.reason);
     let line_of = |needle: &str| {
-        1 + lines
-            .iter()
-            .position(|l| String::from_utf8_lossy(l).contains(needle))
-            .unwrap() as u64
+        1 + lines.iter().position(|l| String::from_utf8_lossy(l).contains(needle)).unwrap() as u64
     };
-    assert_eq!(
-        reason_at(line_of("\"broken\"")),
-        Some(Reason::MalformedJson)
-    );
+    assert_eq!(reason_at(line_of("\"broken\"")), Some(Reason::MalformedJson));
     assert_eq!(reason_at(line_of("\"no-text\"")), Some(Reason::MissingText));
-    assert_eq!(
-        reason_at(line_of("\"number-text\"")),
-        Some(Reason::TextNotString)
-    );
+    assert_eq!(reason_at(line_of("\"number-text\"")), Some(Reason::TextNotString));
     assert_eq!(reason_at(line_of("\"blank\"")), Some(Reason::EmptyText));
-    assert_eq!(
-        reason_at(line_of("\"markup-only\"")),
-        Some(Reason::EmptyText)
-    );
+    assert_eq!(reason_at(line_of("\"markup-only\"")), Some(Reason::EmptyText));
     assert_eq!(reason_at(line_of("without an id")), Some(Reason::MissingId));
-    assert_eq!(
-        reason_at(line_of("repeats the id")),
-        Some(Reason::DuplicateId)
-    );
+    assert_eq!(reason_at(line_of("repeats the id")), Some(Reason::DuplicateId));
     assert_eq!(reason_at(line_of("\"latin1\"")), Some(Reason::InvalidUtf8));
-    let dup = docs
-        .iter()
-        .find(|d| d.reason == Some(Reason::DuplicateId))
-        .unwrap();
-    assert!(
-        dup.detail.as_deref().unwrap().contains("mixed.jsonl"),
-        "{:?}",
-        dup.detail
-    );
+    let dup = docs.iter().find(|d| d.reason == Some(Reason::DuplicateId)).unwrap();
+    assert!(dup.detail.as_deref().unwrap().contains("mixed.jsonl"), "{:?}", dup.detail);
     assert!(
         docs.iter()
             .filter(|d| d.decision == Decision::Reject)
@@ -106,22 +77,11 @@ fn a_damaged_archive_fails_the_job_naming_the_file() {
     let input = dir.path().join("damaged.jsonl.gz");
     truncated_gzip(&input);
     let out = dir.path().join("out");
-    let args = [
-        "dedup",
-        "-i",
-        input.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "-q",
-        "-w",
-        "2",
-    ];
+    let args =
+        ["dedup", "-i", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "-q", "-w", "2"];
     let err = neardup(&args).unwrap_err();
     let message = format!("{err:#}");
-    assert!(
-        message.contains("damaged.jsonl.gz") && message.contains("after record"),
-        "{message}"
-    );
+    assert!(message.contains("damaged.jsonl.gz") && message.contains("after record"), "{message}");
     assert_eq!(exit_code(&args), ExitCode::from(1));
     assert!(!out.join("_SUCCESS").exists());
     assert!(
@@ -151,10 +111,7 @@ fn a_damaged_archive_can_be_counted_as_a_reject() {
     ])
     .unwrap();
     let docs = read_documents(&out.join("documents")).unwrap();
-    let unreadable: Vec<_> = docs
-        .iter()
-        .filter(|d| d.reason == Some(Reason::Unreadable))
-        .collect();
+    let unreadable: Vec<_> = docs.iter().filter(|d| d.reason == Some(Reason::Unreadable)).collect();
     assert_eq!(unreadable.len(), 1);
     assert_eq!(
         unreadable[0].doc.record() as usize,
@@ -175,19 +132,9 @@ fn a_wrong_text_field_fails_on_the_reject_ratio() {
     )
     .unwrap();
     let out = dir.path().join("out");
-    let args = [
-        "dedup",
-        "-i",
-        input.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "-q",
-    ];
+    let args = ["dedup", "-i", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "-q"];
     let err = format!("{:#}", neardup(&args).unwrap_err());
-    assert!(
-        err.contains("2 of 2 records were rejected") && err.contains("missing_text"),
-        "{err}"
-    );
+    assert!(err.contains("2 of 2 records were rejected") && err.contains("missing_text"), "{err}");
     assert_eq!(exit_code(&args), ExitCode::from(1));
     assert!(!out.join("_SUCCESS").exists());
     assert_eq!(summary(&out)["status"], "failed");
@@ -225,12 +172,7 @@ fn usage_errors_exit_with_two() {
     ] {
         assert_eq!(exit_code(&args), ExitCode::from(2), "{args:?}");
     }
-    let err = format!(
-        "{:#}",
-        neardup(&["dedup", "-i", input, "-o", out, "--job", job]).unwrap_err()
-    );
-    assert!(
-        err.contains("threshhold") && err.contains("typo.toml"),
-        "{err}"
-    );
+    let err =
+        format!("{:#}", neardup(&["dedup", "-i", input, "-o", out, "--job", job]).unwrap_err());
+    assert!(err.contains("threshhold") && err.contains("typo.toml"), "{err}");
 }

@@ -11,14 +11,8 @@ fn run_fixture(extra: &[&str], name: &str) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let input = repo().join("tests/fixtures/mixed.jsonl");
-    let mut args = vec![
-        "dedup",
-        "--input",
-        input.to_str().unwrap(),
-        "--output",
-        out.to_str().unwrap(),
-        "-q",
-    ];
+    let mut args =
+        vec!["dedup", "--input", input.to_str().unwrap(), "--output", out.to_str().unwrap(), "-q"];
     args.extend_from_slice(extra);
     neardup(&args).unwrap();
     check_golden(&format!("{name}-documents.tsv"), &render_documents(&out));
@@ -32,23 +26,10 @@ fn minhash_defaults() {
 
 #[test]
 fn simhash_with_distance_eight() {
-    run_fixture(
-        &[
-            "--method",
-            "simhash",
-            "--max-distance",
-            "8",
-            "--workers",
-            "2",
-        ],
-        "mixed-simhash",
-    );
+    run_fixture(&["--method", "simhash", "--max-distance", "8", "--workers", "2"], "mixed-simhash");
 }
 
 #[test]
 fn minhash_lower_threshold_keeps_longest() {
-    run_fixture(
-        &["--threshold", "0.6", "--keep", "longest"],
-        "mixed-minhash-longest",
-    );
+    run_fixture(&["--threshold", "0.6", "--keep", "longest"], "mixed-minhash-longest");
 }

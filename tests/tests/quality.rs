@@ -11,14 +11,8 @@ use neardup_io::read_documents;
 fn scores(input: &Path, extra: &[&str]) -> Scores {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let mut args = vec![
-        "dedup",
-        "--input",
-        input.to_str().unwrap(),
-        "--output",
-        out.to_str().unwrap(),
-        "-q",
-    ];
+    let mut args =
+        vec!["dedup", "--input", input.to_str().unwrap(), "--output", out.to_str().unwrap(), "-q"];
     args.extend_from_slice(extra);
     neardup(&args).unwrap();
     let docs = read_documents(&out.join("documents")).unwrap();

@@ -11,7 +11,7 @@ use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use neardup_job::{JobConfig, JobError, JobSpec, KeepRule, Method, Summary, Topology};
 
-/// Finds near-duplicate documents with MinHash-LSH or SimHash, on one machine or several.
+/// Finds near-duplicate documents with MinHash-LSH or SimHash and decides which to keep.
 #[derive(Debug, Parser)]
 #[command(name = "neardup", version, about, long_about = None)]
 pub struct Cli {
@@ -209,42 +209,23 @@ fn print_report(s: &Summary, config: &JobConfig) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     let c = &s.counts;
     let pct = |n: u64| {
-        if c.records == 0 {
-            0.0
-        } else {
-            100.0 * n as f64 / c.records as f64
-        }
+        if c.records == 0 { 0.0 } else { 100.0 * n as f64 / c.records as f64 }
     };
     writeln!(out, "records   {:>10}", c.records)?;
     writeln!(out, "kept      {:>10}  {:5.1}%", c.kept, pct(c.kept))?;
     for (reason, n) in &c.removed_by_reason {
-        writeln!(
-            out,
-            "removed   {:>10}  {:5.1}%  {}",
-            n,
-            pct(*n),
-            reason.as_str()
-        )?;
+        writeln!(out, "removed   {:>10}  {:5.1}%  {}", n, pct(*n), reason.as_str())?;
     }
     for (reason, n) in &c.rejected_by_reason {
-        writeln!(
-            out,
-            "rejected  {:>10}  {:5.1}%  {}",
-            n,
-            pct(*n),
-            reason.as_str()
-        )?;
+        writeln!(out, "rejected  {:>10}  {:5.1}%  {}", n, pct(*n), reason.as_str())?;
     }
-    writeln!(
-        out,
-        "pairs     {:>10}  ({} exact, {} near)",
-        c.pairs, c.exact_pairs, c.near_pairs
-    )?;
-    writeln!(
-        out,
-        "clusters  {:>10}  (largest {})",
-        c.clusters, c.largest_cluster
-    )?;
+    writeln!(out, "pairs     {:>10}  ({} exact, {} near)", c.pairs, c.exact_pairs, c.near_pairs)?;
+    match &c.largest_cluster_id {
+        Some(id) => {
+            writeln!(out, "clusters  {:>10}  (largest {}: {id})", c.clusters, c.largest_cluster)?
+        }
+        None => writeln!(out, "clusters  {:>10}", c.clusters)?,
+    }
     let secs = s.seconds.total.max(1e-9);
     writeln!(
         out,

@@ -24,27 +24,18 @@ fn best_of_five(calls: usize, mut f: impl FnMut()) -> f64 {
 }
 
 fn main() {
-    println!(
-        "{:<32} {:>10} {:>12} {:>14}",
-        "loop", "features", "us/doc", "docs/s"
-    );
+    println!("{:<32} {:>10} {:>12} {:>14}", "loop", "features", "us/doc", "docs/s");
     for features in [100usize, 1000, 10_000] {
         let set: Vec<u64> = (0..features as u64).map(splitmix64).collect();
         let calls = 2_000_000 / features;
         for num_perm in [128, 256] {
             for level in SimdLevel::available() {
-                let hasher = MinHasher::try_new(num_perm, 1)
-                    .expect("valid")
-                    .with_simd(level);
+                let hasher = MinHasher::try_new(num_perm, 1).expect("valid").with_simd(level);
                 let t = best_of_five(calls, || {
                     black_box(hasher.sign(black_box(&set)));
                 });
                 let name = format!("minhash-{num_perm} {level:?}");
-                println!(
-                    "{name:<32} {features:>10} {:>12.2} {:>14.0}",
-                    t * 1e6,
-                    1.0 / t
-                );
+                println!("{name:<32} {features:>10} {:>12.2} {:>14.0}", t * 1e6, 1.0 / t);
             }
         }
         let weighted: Vec<(u64, f64)> = set.iter().map(|h| (*h, 1.0 + (*h % 3) as f64)).collect();
@@ -52,10 +43,6 @@ fn main() {
             black_box(SimHash::from_weighted(black_box(&weighted).iter().copied()));
         });
         let name = format!("simhash-64 {:?}", SimdLevel::detect());
-        println!(
-            "{name:<32} {features:>10} {:>12.2} {:>14.0}",
-            t * 1e6,
-            1.0 / t
-        );
+        println!("{name:<32} {features:>10} {:>12.2} {:>14.0}", t * 1e6, 1.0 / t);
     }
 }

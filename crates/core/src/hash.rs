@@ -6,7 +6,8 @@
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 /// Name and version of the hash scheme, recorded in every output file's metadata.
-pub const HASH_SCHEME: &str = "xxh3-64 (xxhash-rust 0.8), seeded; splitmix64 seed derivation";
+pub const HASH_SCHEME: &str =
+    "xxh3-64 features and keys, xxh3-128 content (xxhash-rust 0.8.19), seeded; splitmix64 seeds";
 
 /// Hashes `bytes` with xxh3-64 under `seed`.
 #[inline]

@@ -26,11 +26,7 @@ impl LshParams {
     /// [`Error::Bands`] if either is zero.
     pub fn try_new(bands: u32, rows: u32) -> Result<Self> {
         if bands == 0 || rows == 0 {
-            return Err(Error::Bands {
-                bands,
-                rows,
-                num_perm: 0,
-            });
+            return Err(Error::Bands { bands, rows, num_perm: 0 });
         }
         Ok(LshParams { bands, rows })
     }
@@ -41,11 +37,7 @@ impl LshParams {
     /// [`Error::Bands`] when the bands need more permutations than there are.
     pub fn fits(self, num_perm: usize) -> Result<Self> {
         if (self.bands as usize) * (self.rows as usize) > num_perm {
-            return Err(Error::Bands {
-                bands: self.bands,
-                rows: self.rows,
-                num_perm,
-            });
+            return Err(Error::Bands { bands: self.bands, rows: self.rows, num_perm });
         }
         Ok(self)
     }
@@ -62,10 +54,7 @@ impl LshParams {
             return Err(Error::Threshold { threshold });
         }
         if num_perm == 0 {
-            return Err(Error::NumPerm {
-                num_perm,
-                max: crate::MAX_NUM_PERM,
-            });
+            return Err(Error::NumPerm { num_perm, max: crate::MAX_NUM_PERM });
         }
         let num_perm = num_perm as u32;
         let mut best: Option<(f64, LshParams)> = None;
@@ -125,13 +114,10 @@ impl LshParams {
     ) -> impl Iterator<Item = BucketKey> + 'a {
         let rows = self.rows as usize;
         let values = &signature.values()[..self.bands as usize * rows];
-        values
-            .chunks_exact(rows)
-            .enumerate()
-            .map(move |(band, chunk)| {
-                let band_seed = derive_seed(seed, SeedPurpose::Band, band as u64);
-                BucketKey::new(hash_u32s(chunk, band_seed))
-            })
+        values.chunks_exact(rows).enumerate().map(move |(band, chunk)| {
+            let band_seed = derive_seed(seed, SeedPurpose::Band, band as u64);
+            BucketKey::new(hash_u32s(chunk, band_seed))
+        })
     }
 
     /// Number of bands on which two signatures agree on every row.
@@ -173,22 +159,15 @@ mod tests {
         assert_eq!((p.bands(), p.rows()), (9, 13));
         let p = LshParams::choose(0.5, 128, 0.5, 0.5).unwrap();
         assert!(p.bands() * p.rows() <= 128);
-        assert!(
-            (p.knee() - 0.5).abs() < 0.1,
-            "knee {} far from threshold",
-            p.knee()
-        );
+        assert!((p.knee() - 0.5).abs() < 0.1, "knee {} far from threshold", p.knee());
     }
 
     #[test]
     fn pinned_band_keys() {
         // A format pin: if this changes, bump SIGNATURE_VERSION and note it in the changelog.
         let sig = MinHashSignature::from_values(vec![1, 2, 3, 4]);
-        let keys: Vec<u64> = LshParams::try_new(2, 2)
-            .unwrap()
-            .band_keys(&sig, 9)
-            .map(|k| k.get())
-            .collect();
+        let keys: Vec<u64> =
+            LshParams::try_new(2, 2).unwrap().band_keys(&sig, 9).map(|k| k.get()).collect();
         assert_eq!(keys, PINNED_KEYS);
     }
     const PINNED_KEYS: &[u64] = &[10_723_907_321_926_779_645, 3_955_781_085_559_708_152];

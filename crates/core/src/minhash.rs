@@ -52,16 +52,8 @@ impl MinHashSignature {
     /// # Panics
     /// If the signatures have different lengths (they come from different hashers).
     pub fn agreements(&self, other: &MinHashSignature) -> usize {
-        assert_eq!(
-            self.len(),
-            other.len(),
-            "signatures of different num_perm compared"
-        );
-        self.values
-            .iter()
-            .zip(&other.values)
-            .filter(|(a, b)| a == b)
-            .count()
+        assert_eq!(self.len(), other.len(), "signatures of different num_perm compared");
+        self.values.iter().zip(&other.values).filter(|(a, b)| a == b).count()
     }
 
     /// The signature estimate of Jaccard similarity: the fraction of agreeing permutations.
@@ -91,10 +83,7 @@ impl MinHasher {
     /// [`Error::NumPerm`] unless `1 <= num_perm <= MAX_NUM_PERM`.
     pub fn try_new(num_perm: usize, seed: u64) -> Result<Self> {
         if num_perm == 0 || num_perm > MAX_NUM_PERM {
-            return Err(Error::NumPerm {
-                num_perm,
-                max: MAX_NUM_PERM,
-            });
+            return Err(Error::NumPerm { num_perm, max: MAX_NUM_PERM });
         }
         let padded = num_perm.div_ceil(LANES) * LANES;
         let mut mul = Vec::with_capacity(padded);
@@ -104,12 +93,7 @@ impl MinHasher {
             mul.push(derive_seed(seed, SeedPurpose::Permutation, 2 * i) | 1);
             add.push(derive_seed(seed, SeedPurpose::Permutation, 2 * i + 1));
         }
-        Ok(MinHasher {
-            num_perm,
-            simd: SimdLevel::detect(),
-            mul,
-            add,
-        })
+        Ok(MinHasher { num_perm, simd: SimdLevel::detect(), mul, add })
     }
 
     /// The same hasher running the loop compiled for `simd` (for tests and benchmarks).
@@ -117,10 +101,7 @@ impl MinHasher {
     /// # Panics
     /// If this CPU does not support `simd`.
     pub fn with_simd(mut self, simd: SimdLevel) -> Self {
-        assert!(
-            simd <= SimdLevel::detect(),
-            "this CPU does not support {simd:?}"
-        );
+        assert!(simd <= SimdLevel::detect(), "this CPU does not support {simd:?}");
         self.simd = simd;
         self
     }
@@ -194,10 +175,7 @@ fn sign_lanes_avx512(mul: &[u64], add: &[u64], features: &[u64], out: &mut Vec<u
 
 /// Runs the version of [`sign_lanes`] compiled for `level`.
 #[cfg(target_arch = "x86_64")]
-#[expect(
-    unsafe_code,
-    reason = "calls code compiled for CPU features detected at run time"
-)]
+#[expect(unsafe_code, reason = "calls code compiled for CPU features detected at run time")]
 fn sign_lanes_simd(
     level: SimdLevel,
     mul: &[u64],
@@ -241,11 +219,7 @@ pub fn jaccard_sorted(a: &[u64], b: &[u64]) -> f64 {
         }
     }
     let union = a.len() + b.len() - inter;
-    if union == 0 {
-        0.0
-    } else {
-        inter as f64 / union as f64
-    }
+    if union == 0 { 0.0 } else { inter as f64 / union as f64 }
 }
 
 #[cfg(test)]
@@ -259,13 +233,7 @@ mod tests {
     /// The naive twin: each permutation evaluated separately over the whole set.
     fn naive(hasher: &MinHasher, features: &[u64]) -> Vec<u32> {
         (0..hasher.num_perm())
-            .map(|i| {
-                features
-                    .iter()
-                    .map(|&x| hasher.permute(i, x))
-                    .min()
-                    .unwrap_or(u32::MAX)
-            })
+            .map(|i| features.iter().map(|&x| hasher.permute(i, x)).min().unwrap_or(u32::MAX))
             .collect()
     }
 
@@ -274,20 +242,15 @@ mod tests {
         for num_perm in [1, 7, 32, 33, 128, 200] {
             let hasher = MinHasher::try_new(num_perm, 42).unwrap();
             let features: Vec<u64> = (0..57).map(crate::hash::splitmix64).collect();
-            assert_eq!(
-                hasher.sign(&features).values(),
-                naive(&hasher, &features).as_slice()
-            );
+            assert_eq!(hasher.sign(&features).values(), naive(&hasher, &features).as_slice());
         }
     }
 
     #[test]
     fn every_simd_level_gives_the_same_signature() {
         let features: Vec<u64> = (0..777).map(crate::hash::splitmix64).collect();
-        let portable = MinHasher::try_new(200, 5)
-            .unwrap()
-            .with_simd(SimdLevel::Portable)
-            .sign(&features);
+        let portable =
+            MinHasher::try_new(200, 5).unwrap().with_simd(SimdLevel::Portable).sign(&features);
         for level in SimdLevel::available() {
             let hasher = MinHasher::try_new(200, 5).unwrap().with_simd(level);
             assert_eq!(hasher.sign(&features), portable, "{level:?}");

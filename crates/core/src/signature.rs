@@ -71,11 +71,7 @@ impl Verifier {
     ) -> Verdict {
         match (self, a, b) {
             (
-                Verifier::MinHash {
-                    threshold,
-                    lsh,
-                    mode,
-                },
+                Verifier::MinHash { threshold, lsh, mode },
                 Signature::MinHash(x),
                 Signature::MinHash(y),
             ) => {
@@ -114,24 +110,13 @@ mod tests {
         let hasher = MinHasher::try_new(64, 1).unwrap();
         let a: Vec<u64> = (0..100).collect();
         let b: Vec<u64> = (0..100).chain(100..105).collect();
-        let (sa, sb) = (
-            Signature::MinHash(hasher.sign(&a)),
-            Signature::MinHash(hasher.sign(&b)),
-        );
+        let (sa, sb) = (Signature::MinHash(hasher.sign(&a)), Signature::MinHash(hasher.sign(&b)));
         let lsh = LshParams::try_new(8, 8).unwrap();
-        let strict = Verifier::MinHash {
-            threshold: 0.99,
-            lsh,
-            mode: JaccardMode::Exact,
-        };
+        let strict = Verifier::MinHash { threshold: 0.99, lsh, mode: JaccardMode::Exact };
         let v = strict.verify(&sa, &sb, &a, &b);
         assert!((v.similarity - 100.0 / 105.0).abs() < 1e-12);
         assert!(!v.is_duplicate);
-        let loose = Verifier::MinHash {
-            threshold: 0.9,
-            lsh,
-            mode: JaccardMode::Exact,
-        };
+        let loose = Verifier::MinHash { threshold: 0.9, lsh, mode: JaccardMode::Exact };
         assert!(loose.verify(&sa, &sb, &a, &b).is_duplicate);
     }
 

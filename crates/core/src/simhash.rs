@@ -47,12 +47,7 @@ impl SimHash {
     {
         let mut set = [0f64; SIMHASH_BITS as usize];
         let mut unset = [0f64; SIMHASH_BITS as usize];
-        accumulate_simd(
-            SimdLevel::detect(),
-            features.into_iter(),
-            &mut set,
-            &mut unset,
-        );
+        accumulate_simd(SimdLevel::detect(), features.into_iter(), &mut set, &mut unset);
         let mut bits = 0u64;
         for (bit, (s, u)) in set.iter().zip(&unset).enumerate() {
             if s > u {
@@ -103,10 +98,7 @@ fn accumulate_avx512<I: Iterator<Item = (u64, f64)>>(
 
 /// Runs the version of [`accumulate`] compiled for `level`.
 #[cfg(target_arch = "x86_64")]
-#[expect(
-    unsafe_code,
-    reason = "calls code compiled for CPU features detected at run time"
-)]
+#[expect(unsafe_code, reason = "calls code compiled for CPU features detected at run time")]
 fn accumulate_simd<I: Iterator<Item = (u64, f64)>>(
     level: SimdLevel,
     features: I,
@@ -158,11 +150,7 @@ impl BlockLayout {
     /// [`Error::Blocks`] unless `max_distance < blocks <= 64` and `C(blocks, max_distance)`
     /// is at most [`MAX_TABLES`].
     pub fn try_new(blocks: u32, max_distance: u32) -> Result<Self> {
-        let err = || Error::Blocks {
-            blocks,
-            max_distance,
-            max_tables: MAX_TABLES,
-        };
+        let err = || Error::Blocks { blocks, max_distance, max_tables: MAX_TABLES };
         if blocks <= max_distance || blocks > SIMHASH_BITS {
             return Err(err());
         }
@@ -171,18 +159,10 @@ impl BlockLayout {
         }
         let block_masks = block_masks(blocks);
         let mut masks = Vec::new();
-        combinations(
-            blocks as usize,
-            (blocks - max_distance) as usize,
-            &mut |chosen| {
-                masks.push(chosen.iter().fold(0u64, |m, &i| m | block_masks[i]));
-            },
-        );
-        Ok(BlockLayout {
-            blocks,
-            max_distance,
-            masks,
-        })
+        combinations(blocks as usize, (blocks - max_distance) as usize, &mut |chosen| {
+            masks.push(chosen.iter().fold(0u64, |m, &i| m | block_masks[i]));
+        });
+        Ok(BlockLayout { blocks, max_distance, masks })
     }
 
     /// Picks the number of blocks for a corpus of `num_docs` documents: the one that
@@ -236,10 +216,7 @@ impl BlockLayout {
     /// fingerprints in a corpus of `num_docs` (a union bound over tables).
     pub fn random_candidates_per_doc(&self, num_docs: u64) -> f64 {
         let others = num_docs.saturating_sub(1) as f64;
-        self.masks
-            .iter()
-            .map(|m| others * (-f64::from(m.count_ones())).exp2())
-            .sum()
+        self.masks.iter().map(|m| others * (-f64::from(m.count_ones())).exp2()).sum()
     }
 
     /// The bucket keys of a fingerprint, one per table.
@@ -269,11 +246,7 @@ fn block_masks(blocks: u32) -> Vec<u64> {
     (0..blocks)
         .map(|i| {
             let width = base + u32::from(i < extra);
-            let mask = if width == 64 {
-                u64::MAX
-            } else {
-                ((1u64 << width) - 1) << start
-            };
+            let mask = if width == 64 { u64::MAX } else { ((1u64 << width) - 1) << start };
             start += width;
             mask
         })
@@ -336,9 +309,8 @@ mod tests {
 
     #[test]
     fn every_simd_level_gives_the_same_sums() {
-        let features: Vec<(u64, f64)> = (0..500)
-            .map(|i| (crate::hash::splitmix64(i), 1.0 + (i % 7) as f64 * 0.37))
-            .collect();
+        let features: Vec<(u64, f64)> =
+            (0..500).map(|i| (crate::hash::splitmix64(i), 1.0 + (i % 7) as f64 * 0.37)).collect();
         let mut expected = ([0f64; 64], [0f64; 64]);
         accumulate(features.iter().copied(), &mut expected.0, &mut expected.1);
         for level in SimdLevel::available() {
@@ -352,17 +324,12 @@ mod tests {
     fn integer_weights_match_plus_minus_votes() {
         // With counts as weights the sums are exact, so the fingerprint is the sign of the
         // +weight/-weight votes of the textbook definition.
-        let features: Vec<(u64, f64)> = (0..200)
-            .map(|i| (crate::hash::splitmix64(i), f64::from(1 + i as u32 % 3)))
-            .collect();
+        let features: Vec<(u64, f64)> =
+            (0..200).map(|i| (crate::hash::splitmix64(i), f64::from(1 + i as u32 % 3))).collect();
         let mut votes = [0i64; 64];
         for (h, w) in &features {
             for (bit, v) in votes.iter_mut().enumerate() {
-                *v += if (h >> bit) & 1 == 1 {
-                    *w as i64
-                } else {
-                    -(*w as i64)
-                };
+                *v += if (h >> bit) & 1 == 1 { *w as i64 } else { -(*w as i64) };
             }
         }
         let expect = votes
@@ -382,10 +349,8 @@ mod tests {
     fn pinned_block_keys() {
         // A format pin: if this changes, bump SIGNATURE_VERSION and note it in the changelog.
         let layout = BlockLayout::try_new(4, 3).unwrap();
-        let keys: Vec<u64> = layout
-            .keys(SimHash::from_bits(0x0123_4567_89AB_CDEF), 9)
-            .map(|k| k.get())
-            .collect();
+        let keys: Vec<u64> =
+            layout.keys(SimHash::from_bits(0x0123_4567_89AB_CDEF), 9).map(|k| k.get()).collect();
         assert_eq!(keys, PINNED_KEYS);
     }
     const PINNED_KEYS: &[u64] = &[
@@ -417,10 +382,7 @@ mod tests {
         assert!(layout.masks().iter().all(|m| m.count_ones() >= 25));
         assert!(BlockLayout::try_new(3, 3).is_err());
         assert!(BlockLayout::try_new(65, 3).is_err());
-        assert!(
-            BlockLayout::try_new(64, 10).is_err(),
-            "C(64,10) tables is too many"
-        );
+        assert!(BlockLayout::try_new(64, 10).is_err(), "C(64,10) tables is too many");
     }
 
     #[test]
@@ -448,10 +410,8 @@ mod tests {
             .collect();
         for (blocks, k) in [(4, 3), (5, 3), (7, 3), (3, 2), (6, 4), (2, 0)] {
             let layout = BlockLayout::try_new(blocks, k).unwrap();
-            let keys: Vec<Vec<BucketKey>> = prints
-                .iter()
-                .map(|p| layout.keys(*p, 11).collect())
-                .collect();
+            let keys: Vec<Vec<BucketKey>> =
+                prints.iter().map(|p| layout.keys(*p, 11).collect()).collect();
             for i in 0..prints.len() {
                 for j in i + 1..prints.len() {
                     let near = prints[i].hamming(prints[j]) <= k;

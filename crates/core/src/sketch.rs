@@ -29,15 +29,9 @@ impl CountMinSketch {
             (1..=16).contains(&depth) && (4..=28).contains(&width_bits),
             "sketch size out of range"
         );
-        let seeds = (0..depth as u64)
-            .map(|row| derive_seed(0x5EED, SeedPurpose::Route, row))
-            .collect();
-        CountMinSketch {
-            depth,
-            width_bits,
-            seeds,
-            counts: vec![0; depth << width_bits],
-        }
+        let seeds =
+            (0..depth as u64).map(|row| derive_seed(0x5EED, SeedPurpose::Route, row)).collect();
+        CountMinSketch { depth, width_bits, seeds, counts: vec![0; depth << width_bits] }
     }
 
     fn cell(&self, row: usize, key: u64) -> usize {
@@ -55,10 +49,7 @@ impl CountMinSketch {
 
     /// The estimated count of `key`: the minimum over rows, never below the true count.
     pub fn estimate(&self, key: u64) -> u32 {
-        (0..self.depth)
-            .map(|row| self.counts[self.cell(row, key)])
-            .min()
-            .unwrap_or(0)
+        (0..self.depth).map(|row| self.counts[self.cell(row, key)]).min().unwrap_or(0)
     }
 
     /// Adds another sketch of the same shape.
@@ -87,10 +78,7 @@ impl CountMinSketch {
     /// # Panics
     /// If the piece runs past the end.
     pub fn merge_counts(&mut self, offset: usize, values: &[u32]) {
-        for (a, b) in self.counts[offset..offset + values.len()]
-            .iter_mut()
-            .zip(values)
-        {
+        for (a, b) in self.counts[offset..offset + values.len()].iter_mut().zip(values) {
             *a = a.saturating_add(*b);
         }
     }

@@ -31,14 +31,22 @@ pub enum Format {
 }
 
 impl Format {
-    /// The format a file name implies, or `None` for unsupported names.
+    /// The format a file name implies, or `None` for unsupported names. `.json` counts as
+    /// JSON Lines here, for a file named directly.
     pub fn of(path: &Path) -> Option<Self> {
+        Self::of_name(path, &["jsonl", "ndjson", "json"])
+    }
+
+    /// The format of a file found inside a folder: as [`Format::of`], except that `.json`
+    /// files (often manifests or configuration, not JSON Lines) are not taken.
+    pub fn of_listed(path: &Path) -> Option<Self> {
+        Self::of_name(path, &["jsonl", "ndjson"])
+    }
+
+    fn of_name(path: &Path, json_extensions: &[&str]) -> Option<Self> {
         let name = path.file_name()?.to_str()?.to_ascii_lowercase();
-        let jsonl = |rest: &str| {
-            ["jsonl", "ndjson", "json"]
-                .iter()
-                .any(|ext| rest.ends_with(&format!(".{ext}")))
-        };
+        let jsonl =
+            |rest: &str| json_extensions.iter().any(|ext| rest.ends_with(&format!(".{ext}")));
         if name.ends_with(".parquet") {
             Some(Format::Parquet)
         } else if let Some(rest) = name.strip_suffix(".gz") {
@@ -65,22 +73,23 @@ pub struct InputFile {
 }
 
 /// Expands `paths` (files or folders, searched recursively) into the sorted list of input
-/// files. Hidden files and files of unsupported formats inside folders are skipped; a file
-/// named directly must have a supported format.
+/// files. Inside folders, hidden files (`.` or `_` first), `.json` files, files of
+/// unsupported formats and the folders in `exclude` (such as the job's own output folder)
+/// are skipped; a file named directly must have a supported format.
 ///
 /// # Errors
 /// [`Error::Open`] for a path that does not exist or cannot be listed,
 /// [`Error::UnsupportedFormat`] for a named file of unknown format, and [`Error::NoInput`]
 /// when nothing is left.
-pub fn discover(paths: &[PathBuf]) -> Result<Vec<InputFile>> {
+pub fn discover(paths: &[PathBuf], exclude: &[PathBuf]) -> Result<Vec<InputFile>> {
+    let exclude: Vec<PathBuf> =
+        exclude.iter().filter_map(|p| std::fs::canonicalize(p).ok()).collect();
     let mut found: Vec<(PathBuf, Format, u64)> = Vec::new();
     for path in paths {
-        let meta = std::fs::metadata(path).map_err(|source| Error::Open {
-            path: path.clone(),
-            source,
-        })?;
+        let meta =
+            std::fs::metadata(path).map_err(|source| Error::Open { path: path.clone(), source })?;
         if meta.is_dir() {
-            walk(path, &mut found)?;
+            walk(path, &exclude, &mut found)?;
         } else {
             let format =
                 Format::of(path).ok_or_else(|| Error::UnsupportedFormat { path: path.clone() })?;
@@ -90,15 +99,10 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<InputFile>> {
     found.sort_by(|a, b| a.0.cmp(&b.0));
     found.dedup_by(|a, b| a.0 == b.0);
     if found.is_empty() {
-        return Err(Error::NoInput {
-            paths: paths.to_vec(),
-        });
+        return Err(Error::NoInput { paths: paths.to_vec() });
     }
     if found.len() > DocId::MAX_FILES as usize + 1 {
-        return Err(Error::TooManyFiles {
-            files: found.len(),
-            max: DocId::MAX_FILES as usize + 1,
-        });
+        return Err(Error::TooManyFiles { files: found.len(), max: DocId::MAX_FILES as usize + 1 });
     }
     Ok(found
         .into_iter()
@@ -112,31 +116,25 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<InputFile>> {
         .collect())
 }
 
-fn walk(dir: &Path, found: &mut Vec<(PathBuf, Format, u64)>) -> Result<()> {
-    let entries = std::fs::read_dir(dir).map_err(|source| Error::Open {
-        path: dir.to_path_buf(),
-        source,
-    })?;
+fn walk(dir: &Path, exclude: &[PathBuf], found: &mut Vec<(PathBuf, Format, u64)>) -> Result<()> {
+    if std::fs::canonicalize(dir).is_ok_and(|c| exclude.contains(&c)) {
+        return Ok(());
+    }
+    let entries =
+        std::fs::read_dir(dir).map_err(|source| Error::Open { path: dir.to_path_buf(), source })?;
     for entry in entries {
-        let entry = entry.map_err(|source| Error::Open {
-            path: dir.to_path_buf(),
-            source,
-        })?;
+        let entry = entry.map_err(|source| Error::Open { path: dir.to_path_buf(), source })?;
         let path = entry.path();
-        let hidden = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with(['.', '_']));
+        let hidden =
+            path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(['.', '_']));
         if hidden {
             continue;
         }
-        let meta = std::fs::metadata(&path).map_err(|source| Error::Open {
-            path: path.clone(),
-            source,
-        })?;
+        let meta = std::fs::metadata(&path)
+            .map_err(|source| Error::Open { path: path.clone(), source })?;
         if meta.is_dir() {
-            walk(&path, found)?;
-        } else if let Some(format) = Format::of(&path) {
+            walk(&path, exclude, found)?;
+        } else if let Some(format) = Format::of_listed(&path) {
             found.push((path, format, meta.len()));
         }
     }
@@ -149,18 +147,9 @@ mod tests {
 
     #[test]
     fn formats_from_names() {
-        assert_eq!(
-            Format::of(Path::new("a/b.jsonl")),
-            Some(Format::Jsonl(Compression::None))
-        );
-        assert_eq!(
-            Format::of(Path::new("b.JSONL.GZ")),
-            Some(Format::Jsonl(Compression::Gzip))
-        );
-        assert_eq!(
-            Format::of(Path::new("b.ndjson.zst")),
-            Some(Format::Jsonl(Compression::Zstd))
-        );
+        assert_eq!(Format::of(Path::new("a/b.jsonl")), Some(Format::Jsonl(Compression::None)));
+        assert_eq!(Format::of(Path::new("b.JSONL.GZ")), Some(Format::Jsonl(Compression::Gzip)));
+        assert_eq!(Format::of(Path::new("b.ndjson.zst")), Some(Format::Jsonl(Compression::Zstd)));
         assert_eq!(Format::of(Path::new("b.parquet")), Some(Format::Parquet));
         assert_eq!(Format::of(Path::new("b.tar.gz")), None);
         assert_eq!(Format::of(Path::new("README.md")), None);
@@ -171,6 +160,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::create_dir_all(root.join("out/documents")).unwrap();
         for name in [
             "b.jsonl",
             "a.jsonl.gz",
@@ -178,29 +168,27 @@ mod tests {
             "notes.txt",
             ".hidden.jsonl",
             "_SUCCESS",
+            "manifest.json",
+            "out/documents/part-00000.parquet",
         ] {
             std::fs::write(root.join(name), b"").unwrap();
         }
-        let files = discover(&[root.to_path_buf(), root.join("b.jsonl")]).unwrap();
-        let names: Vec<_> = files
-            .iter()
-            .map(|f| f.path.strip_prefix(root).unwrap().to_str().unwrap())
-            .collect();
+        let out = [root.join("out")];
+        let files = discover(&[root.to_path_buf(), root.join("b.jsonl")], &out).unwrap();
+        let names: Vec<_> =
+            files.iter().map(|f| f.path.strip_prefix(root).unwrap().to_str().unwrap()).collect();
         assert_eq!(names, ["a.jsonl.gz", "b.jsonl", "sub/c.parquet"]);
         assert_eq!(files.iter().map(|f| f.index).collect::<Vec<_>>(), [0, 1, 2]);
 
-        assert!(matches!(
-            discover(&[root.join("notes.txt")]),
-            Err(Error::UnsupportedFormat { .. })
-        ));
-        assert!(matches!(
-            discover(&[root.join("missing")]),
-            Err(Error::Open { .. })
-        ));
+        assert_eq!(
+            discover(&[root.join("manifest.json")], &[]).unwrap().len(),
+            1,
+            "named directly"
+        );
+        let unsupported = discover(&[root.join("notes.txt")], &[]);
+        assert!(matches!(unsupported, Err(Error::UnsupportedFormat { .. })));
+        assert!(matches!(discover(&[root.join("missing")], &[]), Err(Error::Open { .. })));
         std::fs::create_dir(root.join("empty")).unwrap();
-        assert!(matches!(
-            discover(&[root.join("empty")]),
-            Err(Error::NoInput { .. })
-        ));
+        assert!(matches!(discover(&[root.join("empty")], &[]), Err(Error::NoInput { .. })));
     }
 }

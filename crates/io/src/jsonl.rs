@@ -35,10 +35,7 @@ impl JsonlRecords {
         fields: FieldNames,
         on_error: OnReadError,
     ) -> Result<Self> {
-        let open_err = |source| Error::Open {
-            path: file.path.clone(),
-            source,
-        };
+        let open_err = |source| Error::Open { path: file.path.clone(), source };
         let raw = File::open(&file.path).map_err(open_err)?;
         let raw = BufReader::with_capacity(1 << 16, raw);
         let reader: Box<dyn Read + Send> = match compression {
@@ -61,29 +58,19 @@ impl JsonlRecords {
 
     fn parse_line(&self, doc: DocId) -> Record {
         let reject = |id: Option<String>, reason, detail: String| {
-            Record::Reject(RejectedRecord {
-                doc,
-                id,
-                reason,
-                detail,
-            })
+            Record::Reject(RejectedRecord { doc, id, reason, detail })
         };
-        let Ok(line) = std::str::from_utf8(&self.buf) else {
-            return reject(
-                None,
-                Reason::InvalidUtf8,
-                "the line is not valid UTF-8".into(),
-            );
+        // A byte-order mark may start the file; it is not part of the first record.
+        let bytes = match doc.record() {
+            1 => self.buf.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&self.buf),
+            _ => &self.buf[..],
         };
-        let picker = Picker {
-            id: self.fields.id.as_deref(),
-            text: &self.fields.text,
+        let Ok(line) = std::str::from_utf8(bytes) else {
+            return reject(None, Reason::InvalidUtf8, "the line is not valid UTF-8".into());
         };
+        let picker = Picker { id: self.fields.id.as_deref(), text: &self.fields.text };
         let mut de = serde_json::Deserializer::from_str(line);
-        let picked = match picker
-            .deserialize(&mut de)
-            .and_then(|p| de.end().map(|()| p))
-        {
+        let picked = match picker.deserialize(&mut de).and_then(|p| de.end().map(|()| p)) {
             Ok(p) => p,
             Err(e) => return reject(None, Reason::MalformedJson, json_error_detail(&e)),
         };
@@ -95,10 +82,8 @@ impl JsonlRecords {
                 return reject(None, Reason::MissingId, format!("no field \"{name}\""));
             }
             (Some(name), Some(other)) => {
-                let detail = format!(
-                    "field \"{name}\" is {}, not a string or integer",
-                    kind(&other)
-                );
+                let detail =
+                    format!("field \"{name}\" is {}, not a string or integer", kind(&other));
                 return reject(None, Reason::InvalidId, detail);
             }
         };
@@ -109,17 +94,12 @@ impl JsonlRecords {
                 format!("field \"{}\" is empty", self.fields.text),
             ),
             Some(Value::String(text)) => Record::Doc(InputDoc { doc, id, text }),
-            None | Some(Value::Null) => reject(
-                Some(id),
-                Reason::MissingText,
-                format!("no field \"{}\"", self.fields.text),
-            ),
+            None | Some(Value::Null) => {
+                reject(Some(id), Reason::MissingText, format!("no field \"{}\"", self.fields.text))
+            }
             Some(other) => {
-                let detail = format!(
-                    "field \"{}\" is {}, not a string",
-                    self.fields.text,
-                    kind(&other)
-                );
+                let detail =
+                    format!("field \"{}\" is {}, not a string", self.fields.text, kind(&other));
                 reject(Some(id), Reason::TextNotString, detail)
             }
         }
@@ -140,9 +120,7 @@ impl Iterator for JsonlRecords {
                     self.line = next_line;
                     if self.line > DocId::MAX_RECORD {
                         self.done = true;
-                        return Some(Err(Error::TooManyRecords {
-                            path: self.file.path.clone(),
-                        }));
+                        return Some(Err(Error::TooManyRecords { path: self.file.path.clone() }));
                     }
                     if self.buf.iter().all(u8::is_ascii_whitespace) {
                         continue; // blank lines are not records
@@ -217,14 +195,8 @@ impl<'de> Visitor<'de> for Picker<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Picked, A::Error> {
-        let mut picked = Picked {
-            id: None,
-            text: None,
-        };
-        while let Some(key) = map.next_key_seed(KeyMatch {
-            id: self.id,
-            text: self.text,
-        })? {
+        let mut picked = Picked { id: None, text: None };
+        while let Some(key) = map.next_key_seed(KeyMatch { id: self.id, text: self.text })? {
             match key {
                 Key::Id => picked.id = Some(map.next_value()?),
                 Key::Text => picked.text = Some(map.next_value()?),
@@ -293,14 +265,9 @@ mod tests {
     }
 
     fn read_all(path: &Path, compression: Compression, fields: FieldNames) -> Vec<Result<Record>> {
-        JsonlRecords::open(
-            &file(path, compression),
-            compression,
-            fields,
-            OnReadError::Fail,
-        )
-        .unwrap()
-        .collect()
+        JsonlRecords::open(&file(path, compression), compression, fields, OnReadError::Fail)
+            .unwrap()
+            .collect()
     }
 
     fn reasons(records: &[Result<Record>]) -> Vec<(u64, Option<Reason>)> {
@@ -318,25 +285,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("in.jsonl");
         let mut f = File::create(&path).unwrap();
-        f.write_all(b"{\"id\": \"a\", \"text\": \"hello\", \"meta\": {\"x\": [1, 2]}}\n")
-            .unwrap();
+        f.write_all(b"{\"id\": \"a\", \"text\": \"hello\", \"meta\": {\"x\": [1, 2]}}\n").unwrap();
         f.write_all(b"{not json}\n").unwrap();
         f.write_all(b"\n").unwrap();
-        f.write_all(b"{\"id\": \"c\", \"text\": \"bad \xff byte\"}\n")
-            .unwrap();
+        f.write_all(b"{\"id\": \"c\", \"text\": \"bad \xff byte\"}\n").unwrap();
         f.write_all(b"{\"id\": \"d\"}\n").unwrap();
         f.write_all(b"{\"id\": \"e\", \"text\": 5}\n").unwrap();
-        f.write_all(b"{\"id\": \"f\", \"text\": \"   \"}\n")
-            .unwrap();
+        f.write_all(b"{\"id\": \"f\", \"text\": \"   \"}\n").unwrap();
         f.write_all(b"{\"text\": \"no id\"}\n").unwrap();
-        f.write_all(b"{\"id\": 17, \"text\": \"numeric id\"}\n")
-            .unwrap();
+        f.write_all(b"{\"id\": 17, \"text\": \"numeric id\"}\n").unwrap();
         f.write_all(b"{\"id\": [1], \"text\": \"x\"}\n").unwrap();
         f.write_all(b"[1, 2]\n").unwrap();
-        f.write_all(b"{\"id\": \"k\", \"text\": \"ok\"} trailing\n")
-            .unwrap();
-        f.write_all(b"{\"id\": \"l\", \"te\\u0078t\": \"escaped key\"}")
-            .unwrap();
+        f.write_all(b"{\"id\": \"k\", \"text\": \"ok\"} trailing\n").unwrap();
+        f.write_all(b"{\"id\": \"l\", \"te\\u0078t\": \"escaped key\"}").unwrap();
         drop(f);
         let records = read_all(&path, Compression::None, FieldNames::default());
         assert_eq!(
@@ -356,25 +317,30 @@ mod tests {
                 (13, None),
             ]
         );
-        let Ok(Record::Doc(first)) = &records[0] else {
-            panic!()
-        };
+        let Ok(Record::Doc(first)) = &records[0] else { panic!() };
         assert_eq!(
-            (
-                first.id.as_str(),
-                first.text.as_str(),
-                first.doc.file_index()
-            ),
+            (first.id.as_str(), first.text.as_str(), first.doc.file_index()),
             ("a", "hello", 3)
         );
-        let Ok(Record::Doc(numeric)) = &records[7] else {
-            panic!()
-        };
+        let Ok(Record::Doc(numeric)) = &records[7] else { panic!() };
         assert_eq!(numeric.id, "17");
-        let Ok(Record::Reject(malformed)) = &records[1] else {
-            panic!()
-        };
+        let Ok(Record::Reject(malformed)) = &records[1] else { panic!() };
         assert!(malformed.detail.contains("column"), "{}", malformed.detail);
+    }
+
+    #[test]
+    fn a_byte_order_mark_does_not_reject_the_first_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bom.jsonl");
+        std::fs::write(
+            &path,
+            b"\xEF\xBB\xBF{\"id\": \"a\", \"text\": \"x\"}\n\xEF\xBB\xBF{\"id\": \"b\"}\n",
+        )
+        .unwrap();
+        let records = read_all(&path, Compression::None, FieldNames::default());
+        assert!(matches!(&records[0], Ok(Record::Doc(d)) if d.id == "a"));
+        // Only at the start of the file: elsewhere it is a malformed line.
+        assert!(matches!(&records[1], Ok(Record::Reject(r)) if r.reason == Reason::MalformedJson));
     }
 
     #[test]
@@ -389,29 +355,16 @@ mod tests {
         enc.finish().unwrap();
         let zst = dir.path().join("a.jsonl.zst");
         std::fs::write(&zst, zstd::encode_all(&body[..], 3).unwrap()).unwrap();
-        let fields = FieldNames {
-            id: Some("url".into()),
-            text: "content".into(),
-        };
+        let fields = FieldNames { id: Some("url".into()), text: "content".into() };
         for (path, c) in [(&gz, Compression::Gzip), (&zst, Compression::Zstd)] {
             let records = read_all(path, c, fields.clone());
             assert_eq!(records.len(), 2);
-            let Ok(Record::Doc(d)) = &records[1] else {
-                panic!()
-            };
+            let Ok(Record::Doc(d)) = &records[1] else { panic!() };
             assert_eq!((d.id.as_str(), d.text.as_str()), ("u2", "two"));
         }
-        let generated = read_all(
-            &gz,
-            Compression::Gzip,
-            FieldNames {
-                id: None,
-                text: "content".into(),
-            },
-        );
-        let Ok(Record::Doc(d)) = &generated[0] else {
-            panic!()
-        };
+        let generated =
+            read_all(&gz, Compression::Gzip, FieldNames { id: None, text: "content".into() });
+        let Ok(Record::Doc(d)) = &generated[0] else { panic!() };
         assert!(d.id.ends_with("a.jsonl.gz:1"), "{}", d.id);
     }
 
@@ -453,31 +406,33 @@ mod tests {
         let gz = dir.path().join("t.jsonl.gz");
         let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         for i in 0..2000 {
-            writeln!(
-                enc,
-                "{{\"id\": \"{i}\", \"text\": \"document number {i} with some words\"}}"
-            )
-            .unwrap();
+            writeln!(enc, "{{\"id\": \"{i}\", \"text\": \"document number {i} with some words\"}}")
+                .unwrap();
         }
         let bytes = enc.finish().unwrap();
         std::fs::write(&gz, &bytes[..bytes.len() / 2]).unwrap();
+        let zst = dir.path().join("t.jsonl.zst");
+        let body: Vec<u8> = (0..2000)
+            .flat_map(|i| format!("{{\"id\": \"{i}\", \"text\": \"document {i}\"}}\n").into_bytes())
+            .collect();
+        let compressed = zstd::encode_all(&body[..], 3).unwrap();
+        std::fs::write(&zst, &compressed[..compressed.len() / 2]).unwrap();
+        let records = read_all(&zst, Compression::Zstd, FieldNames::default());
+        assert!(
+            matches!(records.last().unwrap(), Err(Error::Read { .. })),
+            "zstd damage is an error"
+        );
         let records = read_all(&gz, Compression::Gzip, FieldNames::default());
         let err = records.last().unwrap().as_ref().unwrap_err();
         assert!(matches!(err, Error::Read { .. }));
         assert!(err.to_string().contains("t.jsonl.gz"), "{err}");
 
         let f = file(&gz, Compression::Gzip);
-        let records: Vec<_> = JsonlRecords::open(
-            &f,
-            Compression::Gzip,
-            FieldNames::default(),
-            OnReadError::Reject,
-        )
-        .unwrap()
-        .collect();
-        let Ok(Record::Reject(last)) = records.last().unwrap() else {
-            panic!("expected a reject")
-        };
+        let records: Vec<_> =
+            JsonlRecords::open(&f, Compression::Gzip, FieldNames::default(), OnReadError::Reject)
+                .unwrap()
+                .collect();
+        let Ok(Record::Reject(last)) = records.last().unwrap() else { panic!("expected a reject") };
         assert_eq!(last.reason, Reason::Unreadable);
         assert_eq!(last.doc.record() as usize, records.len());
     }

@@ -15,7 +15,7 @@
 //!
 //! let dir = tempfile::tempdir().unwrap();
 //! std::fs::write(dir.path().join("a.jsonl"), "{\"id\":\"x\",\"text\":\"hello\"}\nnot json\n").unwrap();
-//! let files = discover(&[dir.path().to_path_buf()]).unwrap();
+//! let files = discover(&[dir.path().to_path_buf()], &[]).unwrap();
 //! let records: Vec<Record> = RecordReader::open(&files[0], &FieldNames::default(), OnReadError::Fail)
 //!     .unwrap()
 //!     .collect::<Result<_, _>>()
@@ -138,6 +138,14 @@ pub enum Error {
         path: PathBuf,
         /// What the system reported.
         source: std::io::Error,
+    },
+    /// Rows could not be assembled into a batch for an output file (a bug).
+    #[error("cannot build a batch of rows for \"{}\"", .path.display())]
+    Batch {
+        /// The output file.
+        path: PathBuf,
+        /// What Arrow reported.
+        source: arrow_schema::ArrowError,
     },
     /// The Parquet writer failed.
     #[error("cannot write parquet file \"{}\"", .path.display())]

@@ -169,59 +169,33 @@ impl PartWriter {
         schema: SchemaRef,
         metadata: &[(String, String)],
     ) -> Result<Self> {
-        std::fs::create_dir_all(dir).map_err(|source| Error::Write {
-            path: dir.to_path_buf(),
-            source,
-        })?;
+        std::fs::create_dir_all(dir)
+            .map_err(|source| Error::Write { path: dir.to_path_buf(), source })?;
         let path = dir.join(format!("part-{part:05}.parquet"));
         let tmp = dir.join(format!(".part-{part:05}.parquet.inprogress"));
-        let file = File::create(&tmp).map_err(|source| Error::Write {
-            path: tmp.clone(),
-            source,
-        })?;
-        let kv = metadata
-            .iter()
-            .map(|(k, v)| KeyValue::new(k.clone(), v.clone()))
-            .collect();
+        let file =
+            File::create(&tmp).map_err(|source| Error::Write { path: tmp.clone(), source })?;
+        let kv = metadata.iter().map(|(k, v)| KeyValue::new(k.clone(), v.clone())).collect();
         let props = WriterProperties::builder()
-            .set_compression(ParquetCompression::ZSTD(
-                ZstdLevel::try_new(3).expect("valid level"),
-            ))
+            .set_compression(ParquetCompression::ZSTD(ZstdLevel::try_new(3).expect("valid level")))
             .set_max_row_group_bytes(Some(ROW_GROUP_BYTES))
             .set_key_value_metadata(Some(kv))
             .set_created_by(format!("neardup {}", env!("CARGO_PKG_VERSION")))
             .build();
-        let writer = ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(|source| {
-            Error::ParquetWrite {
-                path: tmp.clone(),
-                source,
-            }
-        })?;
-        Ok(PartWriter {
-            path,
-            tmp,
-            writer: Some(writer),
-            schema,
-            rows: 0,
-        })
+        let writer = ArrowWriter::try_new(file, schema.clone(), Some(props))
+            .map_err(|source| Error::ParquetWrite { path: tmp.clone(), source })?;
+        Ok(PartWriter { path, tmp, writer: Some(writer), schema, rows: 0 })
     }
 
     fn write_columns(&mut self, columns: Vec<ArrayRef>) -> Result<()> {
-        let batch =
-            RecordBatch::try_new(self.schema.clone(), columns).map_err(|source| Error::Arrow {
-                path: self.tmp.clone(),
-                record: self.rows,
-                source,
-            })?;
+        let batch = RecordBatch::try_new(self.schema.clone(), columns)
+            .map_err(|source| Error::Batch { path: self.tmp.clone(), source })?;
         self.rows += batch.num_rows() as u64;
         self.writer
             .as_mut()
             .expect("not finished")
             .write(&batch)
-            .map_err(|source| Error::ParquetWrite {
-                path: self.tmp.clone(),
-                source,
-            })
+            .map_err(|source| Error::ParquetWrite { path: self.tmp.clone(), source })
     }
 
     /// Closes the file, syncs it to disk and renames it into place; returns rows written.
@@ -230,18 +204,12 @@ impl PartWriter {
     /// [`Error::ParquetWrite`] or [`Error::Write`].
     pub fn finish(mut self) -> Result<u64> {
         let writer = self.writer.take().expect("finish is called once");
-        let file = writer.into_inner().map_err(|source| Error::ParquetWrite {
-            path: self.tmp.clone(),
-            source,
-        })?;
-        file.sync_all().map_err(|source| Error::Write {
-            path: self.tmp.clone(),
-            source,
-        })?;
-        std::fs::rename(&self.tmp, &self.path).map_err(|source| Error::Write {
-            path: self.path.clone(),
-            source,
-        })?;
+        let file = writer
+            .into_inner()
+            .map_err(|source| Error::ParquetWrite { path: self.tmp.clone(), source })?;
+        file.sync_all().map_err(|source| Error::Write { path: self.tmp.clone(), source })?;
+        std::fs::rename(&self.tmp, &self.path)
+            .map_err(|source| Error::Write { path: self.path.clone(), source })?;
         Ok(self.rows)
     }
 }
@@ -391,22 +359,12 @@ impl DocumentsWriter {
 
 /// The finished part files in `dir`, sorted.
 fn part_files(dir: &Path) -> Result<Vec<PathBuf>> {
-    let entries = std::fs::read_dir(dir).map_err(|source| Error::Open {
-        path: dir.to_path_buf(),
-        source,
-    })?;
+    let entries =
+        std::fs::read_dir(dir).map_err(|source| Error::Open { path: dir.to_path_buf(), source })?;
     let mut parts = Vec::new();
     for entry in entries {
-        let path = entry
-            .map_err(|source| Error::Open {
-                path: dir.to_path_buf(),
-                source,
-            })?
-            .path();
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default();
+        let path = entry.map_err(|source| Error::Open { path: dir.to_path_buf(), source })?.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
         if name.starts_with("part-") && name.ends_with(".parquet") {
             parts.push(path);
         }
@@ -417,22 +375,14 @@ fn part_files(dir: &Path) -> Result<Vec<PathBuf>> {
 
 fn for_each_batch(dir: &Path, mut f: impl FnMut(&RecordBatch)) -> Result<()> {
     for path in part_files(dir)? {
-        let file = File::open(&path).map_err(|source| Error::Open {
-            path: path.clone(),
-            source,
-        })?;
+        let file =
+            File::open(&path).map_err(|source| Error::Open { path: path.clone(), source })?;
         let reader = ParquetRecordBatchReaderBuilder::try_new(file)
             .and_then(|b| b.build())
-            .map_err(|source| Error::Parquet {
-                path: path.clone(),
-                source,
-            })?;
+            .map_err(|source| Error::Parquet { path: path.clone(), source })?;
         for batch in reader {
-            let batch = batch.map_err(|source| Error::Arrow {
-                path: path.clone(),
-                record: 0,
-                source,
-            })?;
+            let batch =
+                batch.map_err(|source| Error::Arrow { path: path.clone(), record: 0, source })?;
             f(&batch);
         }
     }
@@ -446,23 +396,13 @@ fn for_each_batch(dir: &Path, mut f: impl FnMut(&RecordBatch)) -> Result<()> {
 pub fn read_pairs(dir: &Path) -> Result<Vec<PairRow>> {
     let mut rows = Vec::new();
     for_each_batch(dir, |b| {
-        let s = |name: &str| {
-            b.column_by_name(name)
-                .expect("pairs schema")
-                .as_string::<i32>()
-                .clone()
-        };
+        let s =
+            |name: &str| b.column_by_name(name).expect("pairs schema").as_string::<i32>().clone();
         let i64s = |name: &str| {
-            b.column_by_name(name)
-                .expect("pairs schema")
-                .as_primitive::<Int64Type>()
-                .clone()
+            b.column_by_name(name).expect("pairs schema").as_primitive::<Int64Type>().clone()
         };
         let i32s = |name: &str| {
-            b.column_by_name(name)
-                .expect("pairs schema")
-                .as_primitive::<Int32Type>()
-                .clone()
+            b.column_by_name(name).expect("pairs schema").as_primitive::<Int32Type>().clone()
         };
         let (id_a, id_b, kind) = (s("id_a"), s("id_b"), s("kind"));
         let sim = b
@@ -470,12 +410,8 @@ pub fn read_pairs(dir: &Path) -> Result<Vec<PairRow>> {
             .expect("pairs schema")
             .as_primitive::<Float64Type>()
             .clone();
-        let (ham, bands, da, db) = (
-            i32s("hamming"),
-            i32s("matching_bands"),
-            i64s("doc_id_a"),
-            i64s("doc_id_b"),
-        );
+        let (ham, bands, da, db) =
+            (i32s("hamming"), i32s("matching_bands"), i64s("doc_id_a"), i64s("doc_id_b"));
         let opt = |a: &arrow_array::Int32Array, i: usize| {
             (!arrow_array::Array::is_null(a, i)).then(|| a.value(i) as u32)
         };
@@ -486,11 +422,7 @@ pub fn read_pairs(dir: &Path) -> Result<Vec<PairRow>> {
                 doc_a: DocId::from_raw(da.value(i) as u64),
                 doc_b: DocId::from_raw(db.value(i) as u64),
                 similarity: sim.value(i),
-                kind: if kind.value(i) == "exact" {
-                    PairKind::Exact
-                } else {
-                    PairKind::Near
-                },
+                kind: if kind.value(i) == "exact" { PairKind::Exact } else { PairKind::Near },
                 hamming: opt(&ham, i),
                 matching_bands: opt(&bands, i),
             });
@@ -614,15 +546,8 @@ mod tests {
         // Key-value metadata is in the file.
         let file = File::open(pairs_dir.join("part-00007.parquet")).unwrap();
         let builder = ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
-        let kv = builder
-            .metadata()
-            .file_metadata()
-            .key_value_metadata()
-            .unwrap();
-        assert!(
-            kv.iter()
-                .any(|k| k.key == "neardup.config" && k.value.as_deref() == Some("{}"))
-        );
+        let kv = builder.metadata().file_metadata().key_value_metadata().unwrap();
+        assert!(kv.iter().any(|k| k.key == "neardup.config" && k.value.as_deref() == Some("{}")));
     }
 
     fn any_document_row() -> impl proptest::strategy::Strategy<Value = DocumentRow> {

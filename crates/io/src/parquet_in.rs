@@ -39,15 +39,10 @@ impl ParquetRecords {
     /// [`Error::ColumnType`], each naming the file.
     pub fn open(file: &InputFile, fields: FieldNames, on_error: OnReadError) -> Result<Self> {
         let path = &file.path;
-        let handle = File::open(path).map_err(|source| Error::Open {
-            path: path.clone(),
-            source,
-        })?;
-        let builder =
-            ParquetRecordBatchReaderBuilder::try_new(handle).map_err(|source| Error::Parquet {
-                path: path.clone(),
-                source,
-            })?;
+        let handle =
+            File::open(path).map_err(|source| Error::Open { path: path.clone(), source })?;
+        let builder = ParquetRecordBatchReaderBuilder::try_new(handle)
+            .map_err(|source| Error::Parquet { path: path.clone(), source })?;
         let schema = builder.schema().clone();
         let find = |name: &str| {
             schema.index_of(name).map_err(|_| Error::MissingColumn {
@@ -58,12 +53,7 @@ impl ParquetRecords {
         };
         let text_index = find(&fields.text)?;
         let id_index = fields.id.as_deref().map(find).transpose()?;
-        check_type(
-            file,
-            &fields.text,
-            schema.field(text_index).data_type(),
-            true,
-        )?;
+        check_type(file, &fields.text, schema.field(text_index).data_type(), true)?;
         let mut roots = vec![text_index];
         if let (Some(name), Some(index)) = (&fields.id, id_index) {
             check_type(file, name, schema.field(index).data_type(), false)?;
@@ -74,10 +64,7 @@ impl ParquetRecords {
             .with_projection(mask)
             .with_batch_size(BATCH_ROWS)
             .build()
-            .map_err(|source| Error::Parquet {
-                path: path.clone(),
-                source,
-            })?;
+            .map_err(|source| Error::Parquet { path: path.clone(), source })?;
         Ok(ParquetRecords {
             batches,
             file: file.clone(),
@@ -91,10 +78,7 @@ impl ParquetRecords {
     }
 
     fn load_batch(&mut self, batch: &RecordBatch) {
-        let text = batch
-            .column_by_name(&self.fields.text)
-            .expect("projected")
-            .clone();
+        let text = batch.column_by_name(&self.fields.text).expect("projected").clone();
         let id = self
             .fields
             .id
@@ -107,32 +91,26 @@ impl ParquetRecords {
     fn row(&self, row: usize, doc: DocId) -> Record {
         let (text, id) = self.batch.as_ref().expect("a batch is loaded");
         let reject = |id: Option<String>, reason, detail: String| {
-            Record::Reject(RejectedRecord {
-                doc,
-                id,
-                reason,
-                detail,
-            })
+            Record::Reject(RejectedRecord { doc, id, reason, detail })
         };
         let id = match id {
             None => generated_id(&self.file, doc.record()),
             Some(col) if col.is_null(row) => {
                 let name = self.fields.id.as_deref().unwrap_or_default();
-                return reject(
-                    None,
-                    Reason::MissingId,
-                    format!("column \"{name}\" is null"),
-                );
+                return reject(None, Reason::MissingId, format!("column \"{name}\" is null"));
             }
-            Some(col) => id_value(col, row),
+            Some(col) => match id_value(col, row) {
+                Ok(id) => id,
+                Err(()) => {
+                    let name = self.fields.id.as_deref().unwrap_or_default();
+                    let detail = format!("column \"{name}\" is not valid UTF-8");
+                    return reject(None, Reason::InvalidId, detail);
+                }
+            },
         };
         let name = &self.fields.text;
         if text.is_null(row) {
-            return reject(
-                Some(id),
-                Reason::MissingText,
-                format!("column \"{name}\" is null"),
-            );
+            return reject(Some(id), Reason::MissingText, format!("column \"{name}\" is null"));
         }
         let value = match text_value(text, row) {
             Ok(s) => s,
@@ -145,17 +123,9 @@ impl ParquetRecords {
             }
         };
         if value.trim().is_empty() {
-            return reject(
-                Some(id),
-                Reason::EmptyText,
-                format!("column \"{name}\" is empty"),
-            );
+            return reject(Some(id), Reason::EmptyText, format!("column \"{name}\" is empty"));
         }
-        Record::Doc(InputDoc {
-            doc,
-            id,
-            text: value,
-        })
+        Record::Doc(InputDoc { doc, id, text: value })
     }
 }
 
@@ -171,9 +141,7 @@ impl Iterator for ParquetRecords {
                 self.record += 1;
                 if self.record > DocId::MAX_RECORD {
                     self.done = true;
-                    return Some(Err(Error::TooManyRecords {
-                        path: self.file.path.clone(),
-                    }));
+                    return Some(Err(Error::TooManyRecords { path: self.file.path.clone() }));
                 }
                 let doc = DocId::new(self.file.index, self.record);
                 return Some(Ok(self.row(row, doc)));
@@ -218,11 +186,7 @@ fn check_type(file: &InputFile, column: &str, data_type: &DataType, text: bool) 
             path: file.path.clone(),
             column: column.to_string(),
             data_type: data_type.to_string(),
-            expected: if text {
-                "a string"
-            } else {
-                "a string or integer"
-            },
+            expected: if text { "a string" } else { "a string or integer" },
         })
     }
 }
@@ -242,8 +206,10 @@ fn text_value(col: &ArrayRef, row: usize) -> Result<String, ()> {
 }
 
 /// The id at `row` of a string, binary or integer column, as a string.
-fn id_value(col: &ArrayRef, row: usize) -> String {
-    match col.data_type() {
+/// The id at `row` of a string, binary or integer column, as a string; `Err` for bytes
+/// that are not UTF-8 (converting them lossily could make distinct ids equal).
+fn id_value(col: &ArrayRef, row: usize) -> Result<String, ()> {
+    Ok(match col.data_type() {
         DataType::Int8 => col.as_primitive::<Int8Type>().value(row).to_string(),
         DataType::Int16 => col.as_primitive::<Int16Type>().value(row).to_string(),
         DataType::Int32 => col.as_primitive::<Int32Type>().value(row).to_string(),
@@ -252,16 +218,8 @@ fn id_value(col: &ArrayRef, row: usize) -> String {
         DataType::UInt16 => col.as_primitive::<UInt16Type>().value(row).to_string(),
         DataType::UInt32 => col.as_primitive::<UInt32Type>().value(row).to_string(),
         DataType::UInt64 => col.as_primitive::<UInt64Type>().value(row).to_string(),
-        _ => match text_value(col, row) {
-            Ok(s) => s,
-            Err(()) => String::from_utf8_lossy(match col.data_type() {
-                DataType::Binary => col.as_binary::<i32>().value(row),
-                DataType::LargeBinary => col.as_binary::<i64>().value(row),
-                _ => col.as_binary_view().value(row),
-            })
-            .into_owned(),
-        },
-    }
+        _ => return text_value(col, row),
+    })
 }
 
 #[cfg(test)]
@@ -283,12 +241,7 @@ mod tests {
     }
 
     fn input(path: &std::path::Path) -> InputFile {
-        InputFile {
-            index: 1,
-            path: path.to_path_buf(),
-            format: Format::Parquet,
-            bytes: 0,
-        }
+        InputFile { index: 1, path: path.to_path_buf(), format: Format::Parquet, bytes: 0 }
     }
 
     #[test]
@@ -303,13 +256,7 @@ mod tests {
         let batch = RecordBatch::try_new(
             schema,
             vec![
-                Arc::new(Int64Array::from(vec![
-                    Some(10),
-                    Some(11),
-                    None,
-                    Some(13),
-                    Some(14),
-                ])),
+                Arc::new(Int64Array::from(vec![Some(10), Some(11), None, Some(13), Some(14)])),
                 Arc::new(BinaryArray::from(vec![
                     Some(&b"hello"[..]),
                     None,
@@ -322,10 +269,7 @@ mod tests {
         )
         .unwrap();
         write(&path, batch);
-        let fields = FieldNames {
-            id: Some("doc".into()),
-            text: "body".into(),
-        };
+        let fields = FieldNames { id: Some("doc".into()), text: "body".into() };
         let records: Vec<Record> = ParquetRecords::open(&input(&path), fields, OnReadError::Fail)
             .unwrap()
             .map(Result::unwrap)
@@ -347,24 +291,41 @@ mod tests {
                 (5, Some(Reason::EmptyText)),
             ]
         );
-        let Record::Doc(d) = &records[0] else {
-            panic!()
-        };
-        assert_eq!(
-            (d.id.as_str(), d.text.as_str(), d.doc.file_index()),
-            ("10", "hello", 1)
-        );
+        let Record::Doc(d) = &records[0] else { panic!() };
+        assert_eq!((d.id.as_str(), d.text.as_str(), d.doc.file_index()), ("10", "hello", 1));
+    }
+
+    #[test]
+    fn binary_ids_that_are_not_utf8_are_rejected() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ids.parquet");
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Binary, false),
+            Field::new("text", DataType::Utf8, false),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(BinaryArray::from(vec![&b"ok"[..], &b"\xff\x01"[..]])),
+                Arc::new(StringArray::from(vec!["first text", "second text"])),
+            ],
+        )
+        .unwrap();
+        write(&path, batch);
+        let records: Vec<Record> =
+            ParquetRecords::open(&input(&path), FieldNames::default(), OnReadError::Fail)
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+        assert!(matches!(&records[0], Record::Doc(d) if d.id == "ok"));
+        assert!(matches!(&records[1], Record::Reject(r) if r.reason == Reason::InvalidId));
     }
 
     #[test]
     fn missing_or_mistyped_columns_name_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("b.parquet");
-        let schema = Arc::new(Schema::new(vec![Field::new(
-            "text",
-            DataType::Int64,
-            false,
-        )]));
+        let schema = Arc::new(Schema::new(vec![Field::new("text", DataType::Int64, false)]));
         let batch =
             RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(vec![1]))]).unwrap();
         write(&path, batch);
@@ -376,13 +337,8 @@ mod tests {
             err.to_string().contains("b.parquet") && err.to_string().contains("\"id\""),
             "{err}"
         );
-        let fields = FieldNames {
-            id: None,
-            text: "text".into(),
-        };
-        let err = ParquetRecords::open(&input(&path), fields, OnReadError::Fail)
-            .err()
-            .unwrap();
+        let fields = FieldNames { id: None, text: "text".into() };
+        let err = ParquetRecords::open(&input(&path), fields, OnReadError::Fail).err().unwrap();
         assert!(matches!(err, Error::ColumnType { .. }), "{err}");
     }
 }

@@ -19,10 +19,7 @@ pub struct FieldNames {
 
 impl Default for FieldNames {
     fn default() -> Self {
-        FieldNames {
-            id: Some("id".into()),
-            text: "text".into(),
-        }
+        FieldNames { id: Some("id".into()), text: "text".into() }
     }
 }
 
@@ -63,9 +60,9 @@ impl RecordReader {
             }
         };
         match (opened, on_error) {
-            (Err(e), OnReadError::Reject) => Ok(RecordReader::Unopenable(Some(unreadable(
-                file.index, 1, &e,
-            )))),
+            (Err(e), OnReadError::Reject) => {
+                Ok(RecordReader::Unopenable(Some(unreadable(file.index, 1, &e))))
+            }
             (other, _) => other,
         }
     }

@@ -61,9 +61,7 @@ impl Decision {
 
     /// Parses a column value.
     pub fn parse(s: &str) -> Option<Self> {
-        [Decision::Keep, Decision::Remove, Decision::Reject]
-            .into_iter()
-            .find(|d| d.as_str() == s)
+        [Decision::Keep, Decision::Remove, Decision::Reject].into_iter().find(|d| d.as_str() == s)
     }
 }
 
@@ -149,10 +147,7 @@ mod tests {
         for r in Reason::ALL {
             assert_eq!(Reason::parse(r.as_str()), Some(r));
             // serde and the column agree, so summary.json and Parquet use one vocabulary.
-            assert_eq!(
-                serde_json::to_string(&r).unwrap(),
-                format!("\"{}\"", r.as_str())
-            );
+            assert_eq!(serde_json::to_string(&r).unwrap(), format!("\"{}\"", r.as_str()));
         }
         for d in [Decision::Keep, Decision::Remove, Decision::Reject] {
             assert_eq!(Decision::parse(d.as_str()), Some(d));

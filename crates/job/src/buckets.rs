@@ -110,22 +110,14 @@ mod tests {
         assert_eq!(out, vec![(1, 2), (1, 3), (2, 3)]);
         assert_eq!(
             stats,
-            BucketStats {
-                shared_buckets: 1,
-                cut_buckets: 0,
-                largest_bucket: 3,
-                candidates: 3
-            }
+            BucketStats { shared_buckets: 1, cut_buckets: 0, largest_bucket: 3, candidates: 3 }
         );
         assert!(t.is_empty());
     }
 
     #[test]
     fn huge_buckets_are_compared_with_their_first_members_whatever_the_arrival_order() {
-        let limits = BucketSpec {
-            max_bucket_size: 4,
-            bucket_anchors: 2,
-        };
+        let limits = BucketSpec { max_bucket_size: 4, bucket_anchors: 2 };
         let run = |order: &[u64]| {
             let mut t = BucketTable::default();
             for &d in order {
@@ -133,9 +125,7 @@ mod tests {
             }
             let mut out = Vec::new();
             let mut stats = BucketStats::default();
-            t.drain_candidates(&limits, &mut stats, |c| {
-                out.push((c.a.record(), c.b.record()))
-            });
+            t.drain_candidates(&limits, &mut stats, |c| out.push((c.a.record(), c.b.record())));
             (out, stats)
         };
         let (forward, stats) = run(&[1, 2, 3, 4, 5, 6]);
@@ -143,21 +133,8 @@ mod tests {
         assert_eq!(forward, backward);
         assert_eq!(
             forward,
-            vec![
-                (1, 2),
-                (1, 3),
-                (1, 4),
-                (1, 5),
-                (1, 6),
-                (2, 3),
-                (2, 4),
-                (2, 5),
-                (2, 6)
-            ]
+            vec![(1, 2), (1, 3), (1, 4), (1, 5), (1, 6), (2, 3), (2, 4), (2, 5), (2, 6)]
         );
-        assert_eq!(
-            (stats.cut_buckets, stats.candidates, stats.largest_bucket),
-            (1, 9, 6)
-        );
+        assert_eq!((stats.cut_buckets, stats.candidates, stats.largest_bucket), (1, 9, 6));
     }
 }

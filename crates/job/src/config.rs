@@ -171,10 +171,7 @@ pub struct BucketSpec {
 
 impl Default for BucketSpec {
     fn default() -> Self {
-        BucketSpec {
-            max_bucket_size: 500,
-            bucket_anchors: 50,
-        }
+        BucketSpec { max_bucket_size: 500, bucket_anchors: 50 }
     }
 }
 
@@ -190,10 +187,7 @@ pub struct DecisionSpec {
 
 impl Default for DecisionSpec {
     fn default() -> Self {
-        DecisionSpec {
-            keep: KeepRule::First,
-            max_reject_ratio: 0.5,
-        }
+        DecisionSpec { keep: KeepRule::First, max_reject_ratio: 0.5 }
     }
 }
 
@@ -301,10 +295,7 @@ impl JobConfig {
             ));
         }
         if f.max_feature_count == 0 {
-            return Err(invalid(
-                "features.max_feature_count",
-                "must be at least 1".into(),
-            ));
+            return Err(invalid("features.max_feature_count", "must be at least 1".into()));
         }
         if spec.input.text_field.is_empty() {
             return Err(invalid("input.text_field", "must name a field".into()));
@@ -373,10 +364,7 @@ impl JobConfig {
                 };
                 m.bands = Some(lsh.bands());
                 m.rows = Some(lsh.rows());
-                MethodParams::Minhash {
-                    num_perm: m.num_perm,
-                    lsh,
-                }
+                MethodParams::Minhash { num_perm: m.num_perm, lsh }
             }
             Method::Simhash => {
                 let s = &spec.simhash;
@@ -395,16 +383,17 @@ impl JobConfig {
                     BlockLayout::choose(s.max_distance, 1)
                         .map_err(|e| invalid("simhash.max_distance", e.to_string()))?;
                 }
+                let jieba = s.weighting == Weighting::TfIdf && s.idf == IdfSource::Jieba;
+                if jieba && spec.features.kind != neardup_text::FeatureKind::Words {
+                    let message = "jieba's IDF table holds words: set features.kind = \"words\"";
+                    return Err(invalid("simhash.idf", message.into()));
+                }
                 MethodParams::Simhash { layout }
             }
         };
-        let inputs = neardup_io::discover(inputs).map_err(ConfigError::Input)?;
-        Ok(JobConfig {
-            spec,
-            inputs,
-            output,
-            params,
-        })
+        let inputs = neardup_io::discover(inputs, std::slice::from_ref(&output))
+            .map_err(ConfigError::Input)?;
+        Ok(JobConfig { spec, inputs, output, params })
     }
 }
 
@@ -423,10 +412,7 @@ mod tests {
     fn defaults_resolve_bands_and_rows() {
         let (_dir, inputs) = sample_input();
         let config = JobConfig::new(JobSpec::default(), &inputs, "out".into()).unwrap();
-        assert_eq!(
-            (config.spec.minhash.bands, config.spec.minhash.rows),
-            (Some(9), Some(13))
-        );
+        assert_eq!((config.spec.minhash.bands, config.spec.minhash.rows), (Some(9), Some(13)));
         assert_eq!(config.inputs.len(), 1);
     }
 
@@ -450,10 +436,7 @@ mod tests {
         let (_dir, inputs) = sample_input();
         let check = |spec: JobSpec, key: &str| {
             let err = JobConfig::new(spec, &inputs, "out".into()).unwrap_err();
-            assert!(
-                matches!(&err, ConfigError::Invalid { key: k, .. } if *k == key),
-                "{err}"
-            );
+            assert!(matches!(&err, ConfigError::Invalid { key: k, .. } if *k == key), "{err}");
         };
         let mut s = JobSpec::default();
         s.minhash.threshold = 1.5;
@@ -465,10 +448,7 @@ mod tests {
         s.minhash.bands = Some(20);
         s.minhash.rows = Some(10);
         check(s, "minhash.bands");
-        let mut s = JobSpec {
-            method: Method::Simhash,
-            ..JobSpec::default()
-        };
+        let mut s = JobSpec { method: Method::Simhash, ..JobSpec::default() };
         s.simhash.blocks = Some(3);
         check(s, "simhash.blocks");
         let mut s = JobSpec::default();
@@ -477,5 +457,9 @@ mod tests {
         let mut s = JobSpec::default();
         s.decision.max_reject_ratio = 2.0;
         check(s, "decision.max_reject_ratio");
+        let mut s = JobSpec { method: Method::Simhash, ..JobSpec::default() };
+        s.simhash.weighting = Weighting::TfIdf;
+        s.simhash.idf = IdfSource::Jieba;
+        check(s, "simhash.idf");
     }
 }

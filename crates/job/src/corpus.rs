@@ -45,24 +45,19 @@ pub(crate) fn document_frequencies(
     let abort = Arc::new(AtomicBool::new(false));
     let guards = timely::execute(topology.timely_config(), move |worker| {
         let (index, peers) = (worker.index(), worker.peers());
-        let total = Rc::new(RefCell::new(CountMinSketch::new(
-            SKETCH_DEPTH,
-            SKETCH_WIDTH_BITS,
-        )));
+        let total = Rc::new(RefCell::new(CountMinSketch::new(SKETCH_DEPTH, SKETCH_WIDTH_BITS)));
         let documents = Rc::new(Cell::new(0u64));
         let mut input = worker.dataflow::<u64, _, _>(|scope| {
             let (input, pieces) = scope.new_input::<Vec<(usize, u64, Vec<u32>)>>();
             let (total, documents) = (total.clone(), documents.clone());
-            pieces
-                .broadcast()
-                .sink(Pipeline, "MergeSketches", move |(input, _frontier)| {
-                    input.for_each(|_cap, batch| {
-                        for (offset, docs, counts) in batch.drain(..) {
-                            total.borrow_mut().merge_counts(offset, &counts);
-                            documents.set(documents.get() + docs);
-                        }
-                    });
+            pieces.broadcast().sink(Pipeline, "MergeSketches", move |(input, _frontier)| {
+                input.for_each(|_cap, batch| {
+                    for (offset, docs, counts) in batch.drain(..) {
+                        total.borrow_mut().merge_counts(offset, &counts);
+                        documents.set(documents.get() + docs);
+                    }
                 });
+            });
             input
         });
         let mut local = CountMinSketch::new(SKETCH_DEPTH, SKETCH_WIDTH_BITS);
@@ -79,11 +74,7 @@ pub(crate) fn document_frequencies(
                     analyzer.analyze_into(&doc.text, &mut scratch, &mut analysis);
                     if !analysis.features.is_empty() {
                         local_documents += 1;
-                        analysis
-                            .features
-                            .hashes()
-                            .iter()
-                            .for_each(|h| local.add(*h));
+                        analysis.features.hashes().iter().for_each(|h| local.add(*h));
                     }
                 }
             },
@@ -95,11 +86,7 @@ pub(crate) fn document_frequencies(
         // Every worker sends its pieces, even after an error, so no peer waits forever.
         for (i, piece) in local.counts().chunks(PIECE).enumerate() {
             if piece.iter().any(|c| *c != 0) || i == 0 {
-                input.send((
-                    i * PIECE,
-                    if i == 0 { local_documents } else { 0 },
-                    piece.to_vec(),
-                ));
+                input.send((i * PIECE, if i == 0 { local_documents } else { 0 }, piece.to_vec()));
             }
         }
         drop(local);

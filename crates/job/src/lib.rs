@@ -144,10 +144,7 @@ impl Topology {
         } else {
             CommunicationConfig::Thread
         };
-        timely::Config {
-            communication,
-            worker: WorkerConfig::default(),
-        }
+        timely::Config { communication, worker: WorkerConfig::default() }
     }
 }
 
@@ -207,11 +204,7 @@ fn execute(
     } else {
         None
     };
-    let corpus_seconds = if corpus_idf.is_some() {
-        start.elapsed().as_secs_f64()
-    } else {
-        0.0
-    };
+    let corpus_seconds = if corpus_idf.is_some() { start.elapsed().as_secs_f64() } else { 0.0 };
     let signer = Signer::new(config, segmenter, corpus_idf);
     let sources: Arc<[Arc<str>]> = config
         .inputs
@@ -265,7 +258,10 @@ fn finish(
     let (rejected, records) = (summary.counts.rejected, summary.counts.records);
     let max_ratio = config.spec.decision.max_reject_ratio;
     if failure.is_some() {
-        remove_parts(&config.output)?;
+        // The job's own error matters more than a failed cleanup; report both.
+        if let Err(cleanup) = remove_parts(&config.output) {
+            tracing::error!(error = %error_chain(&cleanup), "cannot remove the parts of the failed run");
+        }
     } else if records > 0 && rejected as f64 > max_ratio * records as f64 {
         let top_reason = summary
             .counts
@@ -273,12 +269,7 @@ fn finish(
             .iter()
             .max_by_key(|(_, n)| **n)
             .map_or("none", |(r, _)| r.as_str());
-        failure = Some(JobError::TooManyRejects {
-            rejected,
-            top_reason,
-            records,
-            max_ratio,
-        });
+        failure = Some(JobError::TooManyRejects { rejected, top_reason, records, max_ratio });
     }
     if let Some(error) = &failure {
         summary.status = "failed";
@@ -288,11 +279,7 @@ fn finish(
         &config.output.join(SUMMARY_FILE),
         &serde_json::to_vec_pretty(&summary).expect("summary serialises"),
     )?;
-    tracing::info!(
-        status = summary.status,
-        seconds = summary.seconds.total,
-        "summary written"
-    );
+    tracing::info!(status = summary.status, seconds = summary.seconds.total, "summary written");
     match failure {
         Some(error) => Err(error),
         None => {
@@ -349,16 +336,10 @@ fn run_worker(
 
     let mut input = worker.dataflow::<u64, _, _>(|scope| {
         let (input, records) = scope.new_input::<Vec<Record>>();
-        let records = if spread {
-            records.exchange(|r: &Record| route_doc(record_doc(r)))
-        } else {
-            records
-        };
-        let (signed, sign_rejects) = records
-            .sign_docs(signer.clone(), stats.clone())
-            .ok_err(|r| r);
-        let signed = signed.probe_with(&probes[0]);
-        let (unique, id_rejects) = signed.dedup_ids(sources.clone()).ok_err(|r| r);
+        let records =
+            if spread { records.exchange(|r: &Record| route_doc(record_doc(r))) } else { records };
+        let signed = records.sign_docs(signer.clone(), stats.clone()).probe_with(&probes[0]);
+        let (unique, rejects) = signed.dedup_ids(sources.clone()).ok_err(|r| r);
         let mut grouped = unique.exact_groups().partition(4, |g| {
             let part = match &g {
                 Grouped::Info(..) => 0,
@@ -398,24 +379,21 @@ fn run_worker(
             )
             .reduce_buckets(job.spec.buckets.clone(), stats.clone())
             .probe_with(&probes[2]);
-        let near_pairs = candidates
-            .verify_candidates(store.clone(), stats.clone())
-            .probe_with(&probes[3]);
+        let near_pairs =
+            candidates.verify_candidates(store.clone(), stats.clone()).probe_with(&probes[3]);
+        let ordered = |p: &PairRow| (p.doc_a.min(p.doc_b), p.doc_a.max(p.doc_b));
+        // The representative of an exact group is its earliest document: (rep, copy).
+        let exact_edges = stamped(exact_pairs.clone().map(move |p| ordered(&p)));
+        let near_edges = stamped(near_pairs.clone().map(move |p| ordered(&p)));
         let pairs = exact_pairs.concat(near_pairs);
-        let edges = stamped(
-            pairs
-                .clone()
-                .map(|p| (p.doc_a.min(p.doc_b), p.doc_a.max(p.doc_b))),
-        );
         pairs.write_pairs(sink.clone());
 
-        let assignments = assign_clusters(edges, stamped(info.clone()), job.spec.decision.keep)
+        let keep = job.spec.decision.keep;
+        let assignments = assign_clusters(exact_edges, near_edges, stamped(info.clone()), keep)
             .inner
             .probe_with(&probes[4]);
         let reject_sources = sources.clone();
-        let rejects = sign_rejects
-            .concat(id_rejects)
-            .map(move |r| reject_row(r, &reject_sources));
+        let rejects = rejects.map(move |r| reject_row(r, &reject_sources));
         info.assemble_documents(assignments, sources.clone(), stats.clone())
             .concat(rejects)
             .write_documents(sink);
@@ -442,19 +420,9 @@ fn run_worker(
     }
     drop(input);
 
-    tracing::debug!(
-        worker = index,
-        records = totals.records,
-        bytes = totals.bytes,
-        "input read"
-    );
-    const STAGES: [&str; 5] = [
-        "read and sign",
-        "ids and exact duplicates",
-        "buckets",
-        "verify",
-        "cluster",
-    ];
+    tracing::debug!(worker = index, records = totals.records, bytes = totals.bytes, "input read");
+    const STAGES: [&str; 5] =
+        ["read and sign", "ids and exact duplicates", "buckets", "verify", "cluster"];
     let mut done = [None::<f64>; 5];
     while worker.step_or_park(Some(Duration::from_millis(1))) {
         let now = start.elapsed().as_secs_f64();
@@ -487,11 +455,7 @@ fn run_worker(
     }
     let stats = stats.borrow().clone();
     let blocks = *blocks.borrow();
-    Ok(WorkerReport {
-        stats,
-        seconds,
-        blocks,
-    })
+    Ok(WorkerReport { stats, seconds, blocks })
 }
 
 /// The position of a record, for spreading records over workers.
@@ -511,12 +475,10 @@ fn stamped<'s, T: Timestamp + TotalOrder, D: 'static>(
             move |input, output| {
                 input.for_each_stamp(|cap, batches| {
                     let Some(time) = cap.least().cloned() else {
-                        return;
+                        unreachable!("every message of this dataflow is sent at a time");
                     };
                     output.session(&cap).give_iterator(
-                        batches
-                            .flat_map(|b| b.drain(..))
-                            .map(|d| (d, time.clone(), 1isize)),
+                        batches.flat_map(|b| b.drain(..)).map(|d| (d, time.clone(), 1isize)),
                     );
                 });
             }
@@ -528,10 +490,7 @@ fn stamped<'s, T: Timestamp + TotalOrder, D: 'static>(
 /// Creates the output folder and removes what an earlier run left in it.
 fn prepare_output(output: &Path) -> Result<(), JobError> {
     let write_err = |path: &Path, source| {
-        JobError::Output(neardup_io::Error::Write {
-            path: path.to_path_buf(),
-            source,
-        })
+        JobError::Output(neardup_io::Error::Write { path: path.to_path_buf(), source })
     };
     std::fs::create_dir_all(output).map_err(|e| write_err(output, e))?;
     for marker in [SUCCESS_MARKER, SUMMARY_FILE] {
@@ -560,16 +519,9 @@ fn remove_parts(output: &Path) -> Result<(), JobError> {
 
 /// Writes `bytes` to a hidden temporary file, syncs it and renames it to `path`.
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), JobError> {
-    let write_err = |source| {
-        JobError::Output(neardup_io::Error::Write {
-            path: path.to_path_buf(),
-            source,
-        })
-    };
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("output");
+    let write_err =
+        |source| JobError::Output(neardup_io::Error::Write { path: path.to_path_buf(), source });
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("output");
     let tmp = path.with_file_name(format!(".{name}.inprogress"));
     let file = std::fs::File::create(&tmp).map_err(write_err)?;
     std::io::Write::write_all(&mut &file, bytes).map_err(write_err)?;

@@ -68,12 +68,8 @@ impl Signer {
         corpus_idf: Option<IdfWeights>,
     ) -> Self {
         let spec = &config.spec;
-        let analyzer = Analyzer::new(
-            spec.normalize.clone(),
-            spec.features.clone(),
-            spec.seed,
-            segmenter,
-        );
+        let analyzer =
+            Analyzer::new(spec.normalize.clone(), spec.features.clone(), spec.seed, segmenter);
         let minhasher = match &config.params {
             MethodParams::Minhash { num_perm, .. } => Some(
                 MinHasher::try_new(*num_perm, spec.seed).expect("num_perm checked by JobConfig"),
@@ -105,12 +101,7 @@ impl Signer {
     /// The analyser (normalisation and features) of `config`.
     pub fn analyzer_for(config: &JobConfig, segmenter: Option<Segmenter>) -> Analyzer {
         let spec = &config.spec;
-        Analyzer::new(
-            spec.normalize.clone(),
-            spec.features.clone(),
-            spec.seed,
-            segmenter,
-        )
+        Analyzer::new(spec.normalize.clone(), spec.features.clone(), spec.seed, segmenter)
     }
 
     /// The analyser (normalisation and features).
@@ -152,11 +143,8 @@ impl Signer {
                 ))
             }
         });
-        let feature_set = if matched && self.keep_feature_sets {
-            features.hashes().to_vec()
-        } else {
-            Vec::new()
-        };
+        let feature_set =
+            if matched && self.keep_feature_sets { features.hashes().to_vec() } else { Vec::new() };
         Ok(SignedDoc {
             doc: doc.doc,
             id: doc.id,
@@ -185,11 +173,7 @@ mod tests {
     }
 
     fn input(text: &str) -> InputDoc {
-        InputDoc {
-            doc: DocId::new(0, 1),
-            id: "x".into(),
-            text: text.into(),
-        }
+        InputDoc { doc: DocId::new(0, 1), id: "x".into(), text: text.into() }
     }
 
     #[test]
@@ -197,12 +181,8 @@ mod tests {
         let (_d, config) = job(JobSpec::default());
         let signer = Signer::new(&config, None, None);
         let mut scratch = SignScratch::default();
-        let long = signer
-            .sign(
-                input("a long enough document to have features"),
-                &mut scratch,
-            )
-            .unwrap();
+        let long =
+            signer.sign(input("a long enough document to have features"), &mut scratch).unwrap();
         assert!(matches!(long.signature, Some(Signature::MinHash(ref s)) if s.len() == 128));
         assert!(long.feature_set.is_empty());
         let short = signer.sign(input("tiny"), &mut scratch).unwrap();
@@ -214,10 +194,7 @@ mod tests {
     #[test]
     fn tf_idf_weights_change_the_fingerprint() {
         use neardup_text::FeatureKind;
-        let mut spec = JobSpec {
-            method: Method::Simhash,
-            ..JobSpec::default()
-        };
+        let mut spec = JobSpec { method: Method::Simhash, ..JobSpec::default() };
         spec.features.kind = FeatureKind::Words;
         let (_d, tf) = job(spec.clone());
         spec.simhash.weighting = Weighting::TfIdf;
@@ -228,9 +205,8 @@ mod tests {
         let a = Signer::new(&tf, seg.clone(), None)
             .sign(input(text), &mut SignScratch::default())
             .unwrap();
-        let b = Signer::new(&jieba, seg, None)
-            .sign(input(text), &mut SignScratch::default())
-            .unwrap();
+        let b =
+            Signer::new(&jieba, seg, None).sign(input(text), &mut SignScratch::default()).unwrap();
         assert_ne!(a.signature, b.signature);
 
         // Corpus IDF: a feature in every document weighs 1, one in no other document more.
@@ -238,35 +214,23 @@ mod tests {
         for _ in 0..100 {
             sketch.add(7);
         }
-        let idf = IdfWeights::Corpus {
-            sketch,
-            documents: 100,
-        };
+        let idf = IdfWeights::Corpus { sketch, documents: 100 };
         assert!((idf.idf(7) - (101f64 / 101.0).ln() - 1.0).abs() < 1e-12);
         assert!(idf.idf(8) > 5.0);
     }
 
     #[test]
     fn simhash_and_exact_jaccard_variants() {
-        let (_d, config) = job(JobSpec {
-            method: Method::Simhash,
-            ..JobSpec::default()
-        });
+        let (_d, config) = job(JobSpec { method: Method::Simhash, ..JobSpec::default() });
         let signed = Signer::new(&config, None, None)
-            .sign(
-                input("some words in a document"),
-                &mut SignScratch::default(),
-            )
+            .sign(input("some words in a document"), &mut SignScratch::default())
             .unwrap();
         assert!(matches!(signed.signature, Some(Signature::SimHash(_))));
         let mut spec = JobSpec::default();
         spec.minhash.verify = neardup_core::JaccardMode::Exact;
         let (_d, config) = job(spec);
         let signed = Signer::new(&config, None, None)
-            .sign(
-                input("some words in a document"),
-                &mut SignScratch::default(),
-            )
+            .sign(input("some words in a document"), &mut SignScratch::default())
             .unwrap();
         assert_eq!(signed.feature_set.len(), signed.features as usize);
     }

@@ -32,11 +32,7 @@ pub(crate) fn read_share(
 ) -> (ReadTotals, Option<neardup_io::Error>) {
     let mut totals = ReadTotals::default();
     let fields = job.spec.input.field_names();
-    for file in job
-        .inputs
-        .iter()
-        .filter(|f| f.index as usize % peers == index)
-    {
+    for file in job.inputs.iter().filter(|f| f.index as usize % peers == index) {
         if abort.load(Ordering::Relaxed) {
             break;
         }
@@ -53,6 +49,9 @@ pub(crate) fn read_share(
             totals.records += 1;
             if totals.records.is_multiple_of(BATCH) {
                 between_batches();
+                if abort.load(Ordering::Relaxed) {
+                    return (totals, None);
+                }
             }
         }
     }

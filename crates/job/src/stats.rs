@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use neardup_core::DocId;
 use neardup_io::{Decision, DocumentRow, Reason};
 use serde::Serialize;
 
@@ -40,6 +41,8 @@ pub struct WorkerStats {
     pub clusters: u64,
     /// Documents in the largest cluster.
     pub largest_cluster: u64,
+    /// The kept document of the largest cluster (ties: the earliest).
+    pub largest_cluster_kept: Option<(DocId, String)>,
     /// Removed documents never compared directly with their kept document.
     pub removed_not_verified_with_kept: u64,
 }
@@ -75,8 +78,25 @@ impl WorkerStats {
             *self.reasons.entry(*k).or_default() += v;
         }
         self.clusters += other.clusters;
-        self.largest_cluster = self.largest_cluster.max(other.largest_cluster);
+        if let Some((doc, id)) = &other.largest_cluster_kept {
+            self.record_cluster(other.largest_cluster, *doc, id);
+        }
         self.removed_not_verified_with_kept += other.removed_not_verified_with_kept;
+    }
+
+    /// Notes a cluster of `size` documents kept as `kept`; the largest stays, ties going to
+    /// the earliest kept document, so the result is the same however work was split.
+    pub fn record_cluster(&mut self, size: u64, kept: DocId, kept_id: &str) {
+        let better = match &self.largest_cluster_kept {
+            None => true,
+            Some((doc, _)) => {
+                (size, std::cmp::Reverse(kept)) > (self.largest_cluster, std::cmp::Reverse(*doc))
+            }
+        };
+        if better {
+            self.largest_cluster = size;
+            self.largest_cluster_kept = Some((kept, kept_id.to_string()));
+        }
     }
 
     /// Documents with `decision`.

@@ -61,11 +61,9 @@ impl Resolved {
     /// The resolved parameters of `config`, with the SimHash block count used at run time.
     pub fn of(config: &JobConfig, blocks: Option<u32>) -> Self {
         match &config.params {
-            MethodParams::Minhash { lsh, .. } => Resolved {
-                bands: Some(lsh.bands()),
-                rows: Some(lsh.rows()),
-                ..Resolved::default()
-            },
+            MethodParams::Minhash { lsh, .. } => {
+                Resolved { bands: Some(lsh.bands()), rows: Some(lsh.rows()), ..Resolved::default() }
+            }
             MethodParams::Simhash { layout } => {
                 let blocks = blocks.or(layout.as_ref().map(|l| l.blocks()));
                 let tables = blocks.and_then(|b| {
@@ -73,11 +71,7 @@ impl Resolved {
                         .ok()
                         .map(|l| l.tables() as u64)
                 });
-                Resolved {
-                    blocks,
-                    tables,
-                    ..Resolved::default()
-                }
+                Resolved { blocks, tables, ..Resolved::default() }
             }
         }
     }
@@ -110,6 +104,8 @@ pub struct Counts {
     pub clusters: u64,
     /// Documents in the largest cluster.
     pub largest_cluster: u64,
+    /// Id of the largest cluster (its kept document).
+    pub largest_cluster_id: Option<String>,
     /// Removed documents connected to their kept document only through others.
     pub removed_not_verified_with_kept: u64,
 }
@@ -214,6 +210,7 @@ impl Summary {
                 near_pairs: stats.near_pairs,
                 clusters: stats.clusters,
                 largest_cluster: stats.largest_cluster,
+                largest_cluster_id: stats.largest_cluster_kept.as_ref().map(|(_, id)| id.clone()),
                 removed_not_verified_with_kept: stats.removed_not_verified_with_kept,
             },
             lsh: LshCounts {
@@ -250,34 +247,30 @@ pub fn file_metadata(config: &JobConfig, resolved: &Resolved) -> Vec<(String, St
     let (major, minor, patch) = neardup_text::UNICODE_VERSION;
     vec![
         ("neardup.version".into(), env!("CARGO_PKG_VERSION").into()),
-        (
-            "neardup.signature_version".into(),
-            neardup_core::SIGNATURE_VERSION.to_string(),
-        ),
+        ("neardup.signature_version".into(), neardup_core::SIGNATURE_VERSION.to_string()),
         ("neardup.method".into(), config.spec.method.as_str().into()),
         ("neardup.seed".into(), config.spec.seed.to_string()),
-        (
-            "neardup.config".into(),
-            serde_json::to_string(&config.spec).expect("config serialises"),
-        ),
-        (
-            "neardup.resolved".into(),
-            serde_json::to_string(resolved).expect("resolved serialises"),
-        ),
-        (
-            "neardup.hash_scheme".into(),
-            neardup_core::hash::HASH_SCHEME.into(),
-        ),
-        (
-            "neardup.unicode_version".into(),
-            format!("{major}.{minor}.{patch}"),
-        ),
-        (
-            "neardup.tokenizer".into(),
-            format!(
-                "{}; unicode-segmentation 1.x (UAX #29)",
-                neardup_text::JIEBA_DICTIONARY
-            ),
-        ),
+        ("neardup.config".into(), serde_json::to_string(&config.spec).expect("config serialises")),
+        ("neardup.resolved".into(), serde_json::to_string(resolved).expect("resolved serialises")),
+        ("neardup.hash_scheme".into(), neardup_core::hash::HASH_SCHEME.into()),
+        ("neardup.unicode_version".into(), format!("{major}.{minor}.{patch}")),
+        ("neardup.tokenizer".into(), neardup_text::JIEBA_DICTIONARY.into()),
+        ("neardup.shaping_crates".into(), neardup_text::SHAPING_CRATES.into()),
+        ("neardup.idf".into(), idf_description(config)),
     ]
+}
+
+/// What SimHash weights come from, for output metadata.
+fn idf_description(config: &JobConfig) -> String {
+    use crate::config::{IdfSource, Method, Weighting};
+    let s = &config.spec.simhash;
+    match (config.spec.method, s.weighting, s.idf) {
+        (Method::Simhash, Weighting::TfIdf, IdfSource::Jieba) => {
+            neardup_text::JIEBA_IDF_TABLE.into()
+        }
+        (Method::Simhash, Weighting::TfIdf, IdfSource::Corpus) => {
+            "corpus document frequencies (count-min sketch, 4 rows of 2^20)".into()
+        }
+        _ => "none (term-frequency or MinHash)".into(),
+    }
 }

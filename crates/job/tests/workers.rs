@@ -29,14 +29,20 @@ type DocKey = (
     Option<bool>,
 );
 
-fn corpus(dir: &Path, spec: &CorpusSpec) -> Vec<PathBuf> {
+/// Writes the corpus as `files` JSONL files, so DocIds carry a file index and files are
+/// split over workers.
+fn corpus(dir: &Path, spec: &CorpusSpec, files: usize) -> Vec<PathBuf> {
     let records = generate(spec);
-    // Two files, so DocIds carry a file index and files are split over workers.
-    let half = records.len() / 2;
-    let (a, b) = (dir.join("part-a.jsonl"), dir.join("part-b.jsonl"));
-    write_jsonl(&a, &records[..half]);
-    write_jsonl(&b, &records[half..]);
-    vec![a, b]
+    let per_file = records.len().div_ceil(files);
+    records
+        .chunks(per_file)
+        .enumerate()
+        .map(|(i, chunk)| {
+            let path = dir.join(format!("part-{i:03}.jsonl"));
+            write_jsonl(&path, chunk);
+            path
+        })
+        .collect()
 }
 
 fn run_job(
@@ -50,11 +56,7 @@ fn run_job(
     assert!(out.join("_SUCCESS").exists());
     let pairs = read_pairs(&out.join("pairs")).unwrap();
     let docs = read_documents(&out.join("documents")).unwrap();
-    assert_eq!(
-        docs.len() as u64,
-        summary.counts.records,
-        "every record is in documents/ once"
-    );
+    assert_eq!(docs.len() as u64, summary.counts.records, "every record is in documents/ once");
     assert_eq!(
         summary.counts.kept + summary.counts.removed + summary.counts.rejected,
         summary.counts.records
@@ -63,22 +65,13 @@ fn run_job(
     let doc_map: BTreeMap<DocId, DocKey> = docs.iter().map(|d| (d.doc, doc_key(d))).collect();
     assert_eq!(doc_map.len(), docs.len(), "no document twice");
     let pair_set: BTreeSet<PairKey> = pairs.iter().map(pair_key).collect();
-    assert_eq!(
-        pair_set.len(),
-        pairs.len(),
-        "no pair twice, even when it shares several buckets"
-    );
+    assert_eq!(pair_set.len(), pairs.len(), "no pair twice, even when it shares several buckets");
     (pair_set, doc_map)
 }
 
 fn pair_key(p: &PairRow) -> PairKey {
     assert!(p.id_a < p.id_b, "pairs are ordered by id");
-    (
-        p.id_a.clone(),
-        p.id_b.clone(),
-        p.kind,
-        p.similarity.to_bits(),
-    )
+    (p.id_a.clone(), p.id_b.clone(), p.kind, p.similarity.to_bits())
 }
 
 fn doc_key(d: &DocumentRow) -> DocKey {
@@ -114,11 +107,7 @@ fn reference(spec: &JobSpec, inputs: &[PathBuf]) -> (BTreeSet<PairKey>, BTreeMap
                     let analysis = analyzer.analyze(&d.text, &mut scratch);
                     if !analysis.features.is_empty() {
                         documents += 1;
-                        analysis
-                            .features
-                            .hashes()
-                            .iter()
-                            .for_each(|h| sketch.add(*h));
+                        analysis.features.hashes().iter().for_each(|h| sketch.add(*h));
                     }
                 }
             }
@@ -134,31 +123,39 @@ fn reference(spec: &JobSpec, inputs: &[PathBuf]) -> (BTreeSet<PairKey>, BTreeMap
         for record in
             RecordReader::open(file, &spec.input.field_names(), spec.input.on_read_error).unwrap()
         {
-            match record.unwrap() {
+            // An id belongs to its first record, even a rejected one.
+            let record = record.unwrap();
+            let (doc, id) = match &record {
+                Record::Doc(d) => (d.doc, Some(d.id.clone())),
+                Record::Reject(r) => (r.doc, r.id.clone()),
+            };
+            let first = id.as_ref().and_then(|id| seen_ids.get(id).copied());
+            if let (Some(id), None) = (&id, first) {
+                seen_ids.insert(id.clone(), doc);
+            }
+            match record {
                 Record::Reject(r) => rejects.push(r),
                 Record::Doc(d) => match signer.sign(d, &mut scratch) {
                     Err(r) => rejects.push(r),
-                    Ok(s) => {
-                        if let Some(first) = seen_ids.get(&s.id) {
-                            assert!(*first < s.doc, "records are read in DocId order");
-                            rejects.push(RejectedRecord {
-                                doc: s.doc,
-                                id: Some(s.id),
-                                reason: Reason::DuplicateId,
-                                detail: String::new(),
-                            });
-                        } else {
-                            seen_ids.insert(s.id.clone(), s.doc);
-                            accepted.push(s);
-                        }
+                    Ok(s) if first.is_some() => {
+                        assert!(first.unwrap() < s.doc, "records are read in DocId order");
+                        rejects.push(RejectedRecord {
+                            doc: s.doc,
+                            id: Some(s.id),
+                            reason: Reason::DuplicateId,
+                            detail: String::new(),
+                        });
                     }
+                    Ok(s) => accepted.push(s),
                 },
             }
         }
     }
     let n = accepted.len();
     let mut uf = UnionFind::new(n);
-    let mut edges: BTreeSet<(usize, usize)> = BTreeSet::new();
+    // Near pairs between representatives, and each document's representative.
+    let mut near_edges: BTreeSet<(usize, usize)> = BTreeSet::new();
+    let mut rep_index: Vec<usize> = (0..n).collect();
     let mut pairs = BTreeSet::new();
     let mut rep_of_content = HashMap::new();
     let mut reps = Vec::new();
@@ -169,7 +166,7 @@ fn reference(spec: &JobSpec, inputs: &[PathBuf]) -> (BTreeSet<PairKey>, BTreeMap
                 let (x, y) = if a.id < b.id { (a, b) } else { (b, a) };
                 pairs.insert((x.id.clone(), y.id.clone(), PairKind::Exact, 1f64.to_bits()));
                 uf.union(r, i);
-                edges.insert((r, i));
+                rep_index[i] = r;
             }
             None => {
                 rep_of_content.insert(d.content, i);
@@ -211,11 +208,29 @@ fn reference(spec: &JobSpec, inputs: &[PathBuf]) -> (BTreeSet<PairKey>, BTreeMap
             }),
         },
     };
-    for x in 0..reps.len() {
-        for y in x + 1..reps.len() {
-            if !keys[x].iter().zip(&keys[y]).any(|(a, b)| a == b) {
-                continue;
+    // Buckets with their members in DocId order (reps are), and the cut for huge buckets:
+    // members are compared with the first bucket_anchors members only.
+    let mut buckets: BTreeMap<BucketKey, Vec<usize>> = BTreeMap::new();
+    for (x, keys_x) in keys.iter().enumerate() {
+        for key in keys_x {
+            buckets.entry(*key).or_default().push(x);
+        }
+    }
+    let mut candidates: BTreeSet<(usize, usize)> = BTreeSet::new();
+    for members in buckets.values() {
+        let anchors = if members.len() > spec.buckets.max_bucket_size {
+            spec.buckets.bucket_anchors
+        } else {
+            members.len()
+        };
+        for (i, x) in members.iter().enumerate().take(anchors) {
+            for y in &members[i + 1..] {
+                candidates.insert((*x, *y));
             }
+        }
+    }
+    for (x, y) in candidates {
+        {
             let (a, b) = (&accepted[reps[x]], &accepted[reps[y]]);
             let v = verifier.verify(
                 a.signature.as_ref().unwrap(),
@@ -225,14 +240,9 @@ fn reference(spec: &JobSpec, inputs: &[PathBuf]) -> (BTreeSet<PairKey>, BTreeMap
             );
             if v.is_duplicate {
                 let (p, q) = if a.id < b.id { (a, b) } else { (b, a) };
-                pairs.insert((
-                    p.id.clone(),
-                    q.id.clone(),
-                    PairKind::Near,
-                    v.similarity.to_bits(),
-                ));
+                pairs.insert((p.id.clone(), q.id.clone(), PairKind::Near, v.similarity.to_bits()));
                 uf.union(reps[x], reps[y]);
-                edges.insert((reps[x].min(reps[y]), reps[x].max(reps[y])));
+                near_edges.insert((reps[x].min(reps[y]), reps[x].max(reps[y])));
             }
         }
     }
@@ -272,12 +282,13 @@ fn reference(spec: &JobSpec, inputs: &[PathBuf]) -> (BTreeSet<PairKey>, BTreeMap
             )
         } else {
             let k = &accepted[kept];
-            let reason = if k.content == d.content {
-                Reason::ExactDuplicate
-            } else {
-                Reason::NearDuplicate
-            };
-            let verified = edges.contains(&(kept.min(i), kept.max(i)));
+            let reason =
+                if k.content == d.content { Reason::ExactDuplicate } else { Reason::NearDuplicate };
+            // Verified: identical texts, or the representatives of the two texts were
+            // compared and passed.
+            let (rep_doc, rep_kept) = (rep_index[i], rep_index[kept]);
+            let verified = rep_doc == rep_kept
+                || near_edges.contains(&(rep_doc.min(rep_kept), rep_doc.max(rep_kept)));
             (
                 Some(d.id.clone()),
                 Decision::Remove,
@@ -291,25 +302,14 @@ fn reference(spec: &JobSpec, inputs: &[PathBuf]) -> (BTreeSet<PairKey>, BTreeMap
         docs.insert(d.doc, row);
     }
     for r in rejects {
-        docs.insert(
-            r.doc,
-            (
-                r.id,
-                Decision::Reject,
-                None,
-                None,
-                None,
-                Some(r.reason),
-                None,
-            ),
-        );
+        docs.insert(r.doc, (r.id, Decision::Reject, None, None, None, Some(r.reason), None));
     }
     (pairs, docs)
 }
 
-fn check_workers_and_reference(spec: JobSpec, corpus_spec: &CorpusSpec) {
+fn check_workers_and_reference(spec: JobSpec, corpus_spec: &CorpusSpec, files: usize) {
     let dir = tempfile::tempdir().unwrap();
-    let inputs = corpus(dir.path(), corpus_spec);
+    let inputs = corpus(dir.path(), corpus_spec, files);
     let expected = reference(&spec, &inputs);
     let count = |decision| expected.1.values().filter(|d| d.1 == decision).count();
     eprintln!(
@@ -320,69 +320,39 @@ fn check_workers_and_reference(spec: JobSpec, corpus_spec: &CorpusSpec) {
         count(Decision::Remove),
         count(Decision::Reject)
     );
-    assert!(
-        expected.0.iter().any(|p| p.2 == PairKind::Near),
-        "the corpus has near pairs"
-    );
-    assert!(
-        expected.0.iter().any(|p| p.2 == PairKind::Exact),
-        "the corpus has exact pairs"
-    );
+    assert!(expected.0.iter().any(|p| p.2 == PairKind::Near), "the corpus has near pairs");
+    assert!(expected.0.iter().any(|p| p.2 == PairKind::Exact), "the corpus has exact pairs");
+    assert!(expected.1.values().any(|d| d.6 == Some(false)), "some removals are chained");
+    assert!(expected.1.values().any(|d| d.5 == Some(Reason::DuplicateId)), "ids repeat");
     for workers in [1, 2, 8] {
-        let got = run_job(
-            &spec,
-            &inputs,
-            dir.path().join(format!("out-{workers}")),
-            workers,
-        );
-        assert_eq!(
-            got.0, expected.0,
-            "{workers} workers: pairs differ from the reference"
-        );
-        assert_eq!(
-            got.1, expected.1,
-            "{workers} workers: documents differ from the reference"
-        );
+        let got = run_job(&spec, &inputs, dir.path().join(format!("out-{workers}")), workers);
+        assert_eq!(got.0, expected.0, "{workers} workers: pairs differ from the reference");
+        assert_eq!(got.1, expected.1, "{workers} workers: documents differ from the reference");
     }
 }
 
 #[test]
 fn minhash_is_independent_of_workers_and_matches_brute_force() {
-    check_workers_and_reference(JobSpec::default(), &CorpusSpec::default());
+    check_workers_and_reference(JobSpec::default(), &CorpusSpec::default(), 2);
 }
 
 #[test]
 fn simhash_is_independent_of_workers_and_matches_brute_force() {
-    let mut spec = JobSpec {
-        method: Method::Simhash,
-        ..JobSpec::default()
-    };
+    let mut spec = JobSpec { method: Method::Simhash, ..JobSpec::default() };
     spec.simhash.max_distance = 6;
-    check_workers_and_reference(
-        spec,
-        &CorpusSpec {
-            seed: 8,
-            ..CorpusSpec::default()
-        },
-    );
+    check_workers_and_reference(spec, &CorpusSpec { seed: 8, ..CorpusSpec::default() }, 2);
 }
 
 #[test]
 fn simhash_tf_idf_with_corpus_frequencies_matches_brute_force() {
-    let mut spec = JobSpec {
-        method: Method::Simhash,
-        ..JobSpec::default()
-    };
+    let mut spec = JobSpec { method: Method::Simhash, ..JobSpec::default() };
     spec.simhash.max_distance = 6;
     spec.simhash.weighting = neardup_job::Weighting::TfIdf;
     spec.features.kind = neardup_text::FeatureKind::Words;
     check_workers_and_reference(
         spec,
-        &CorpusSpec {
-            seed: 12,
-            originals: 200,
-            ..CorpusSpec::default()
-        },
+        &CorpusSpec { seed: 12, originals: 200, ..CorpusSpec::default() },
+        2,
     );
 }
 
@@ -396,16 +366,24 @@ fn longest_keep_rule_word_features_and_exact_jaccard() {
     spec.minhash.verify = neardup_core::JaccardMode::Exact;
     check_workers_and_reference(
         spec,
-        &CorpusSpec {
-            seed: 9,
-            originals: 150,
-            ..CorpusSpec::default()
-        },
+        &CorpusSpec { seed: 9, originals: 150, ..CorpusSpec::default() },
+        3,
     );
 }
 
 #[test]
-fn cut_buckets_are_independent_of_workers() {
+fn many_files_are_signed_where_they_are_read() {
+    // 40 files: at least 4 per worker even with 8 workers, so records are not spread
+    // before signing.
+    check_workers_and_reference(
+        JobSpec::default(),
+        &CorpusSpec { seed: 13, ..CorpusSpec::default() },
+        40,
+    );
+}
+
+#[test]
+fn cut_buckets_follow_the_anchor_rule() {
     // Many near copies of few originals, and tiny bucket limits, so most buckets are cut.
     let corpus_spec = CorpusSpec {
         seed: 10,
@@ -417,26 +395,12 @@ fn cut_buckets_are_independent_of_workers() {
     let mut spec = JobSpec::default();
     spec.buckets.max_bucket_size = 3;
     spec.buckets.bucket_anchors = 1;
+    check_workers_and_reference(spec.clone(), &corpus_spec, 2);
     let dir = tempfile::tempdir().unwrap();
-    let inputs = corpus(dir.path(), &corpus_spec);
-    let one = run_job(&spec, &inputs, dir.path().join("w1"), 1);
-    for workers in [2, 8] {
-        assert_eq!(
-            run_job(
-                &spec,
-                &inputs,
-                dir.path().join(format!("w{workers}")),
-                workers
-            ),
-            one
-        );
-    }
+    let inputs = corpus(dir.path(), &corpus_spec, 2);
+    run_job(&spec, &inputs, dir.path().join("out"), 2);
     let summary: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("w1/summary.json")).unwrap())
+        serde_json::from_slice(&std::fs::read(dir.path().join("out/summary.json")).unwrap())
             .unwrap();
-    assert!(
-        summary["lsh"]["cut_buckets"].as_u64().unwrap() > 0,
-        "{}",
-        summary["lsh"]
-    );
+    assert!(summary["lsh"]["cut_buckets"].as_u64().unwrap() > 0, "{}", summary["lsh"]);
 }

@@ -106,8 +106,12 @@ pub fn generate(spec: &CorpusSpec) -> Vec<GeneratedRecord> {
             });
         }
         let copies = rng.next_u32() as usize % (spec.max_near_copies + 1);
+        let mut previous = words.clone();
         for c in 0..copies {
-            let mut edited = words.clone();
+            // Half the copies edit the previous copy, so clusters form chains as well as
+            // stars, and some members are never compared with the original.
+            let mut edited =
+                if rng.next_u32().is_multiple_of(2) { previous.clone() } else { words.clone() };
             let edits = ((edited.len() as f64 * spec.edit_rate).ceil() as usize).max(1);
             for _ in 0..edits {
                 let at = rng.next_u32() as usize % edited.len();
@@ -121,49 +125,49 @@ pub fn generate(spec: &CorpusSpec) -> Vec<GeneratedRecord> {
                 }
             }
             let copy_id = format!("{id}-near{c}");
+            let text = render(&edited, script);
             records.push(GeneratedRecord {
-                line: json_line(&copy_id, &render(&edited, script)),
-                id: Some(copy_id),
+                line: json_line(&copy_id, &text),
+                id: Some(copy_id.clone()),
                 kind: RecordKind::NearCopy(id.clone()),
             });
+            if chance(&mut rng, spec.exact_copy_rate) {
+                // An exact copy of a near copy: its verification goes through its text's
+                // representative.
+                let exact_id = format!("{copy_id}-exact");
+                records.push(GeneratedRecord {
+                    line: json_line(&exact_id, &format!("{text}\n")),
+                    id: Some(exact_id),
+                    kind: RecordKind::ExactCopy(copy_id),
+                });
+            }
+            previous = edited;
         }
     }
     shuffle(&mut rng, &mut records);
     for b in 0..spec.bad_records {
+        // Every other bad record takes the id of an original, so an id is sometimes first
+        // claimed by a rejected record.
+        let id = match records.iter().filter(|x| x.kind == RecordKind::Original).nth(b * 7) {
+            Some(original) if b % 2 == 1 => original.id.clone().expect("originals have ids"),
+            _ => format!("bad-{b}"),
+        };
         let line = match b % 5 {
             0 => "{\"id\": \"broken".to_string(),
-            1 => format!("{{\"id\": \"bad-{b}\"}}"),
-            2 => format!("{{\"id\": \"bad-{b}\", \"text\": 42}}"),
-            3 => format!("{{\"id\": \"bad-{b}\", \"text\": \"  \"}}"),
-            _ => format!("{{\"id\": \"bad-{b}\", \"text\": \"<p></p>\"}}"),
+            1 => format!("{{\"id\": \"{id}\"}}"),
+            2 => format!("{{\"id\": \"{id}\", \"text\": 42}}"),
+            3 => format!("{{\"id\": \"{id}\", \"text\": \"  \"}}"),
+            _ => format!("{{\"id\": \"{id}\", \"text\": \"<p></p>\"}}"),
         };
         let at = rng.next_u32() as usize % (records.len() + 1);
-        records.insert(
-            at,
-            GeneratedRecord {
-                line,
-                id: None,
-                kind: RecordKind::Bad,
-            },
-        );
+        records.insert(at, GeneratedRecord { line, id: None, kind: RecordKind::Bad });
     }
     for r in 0..spec.repeated_ids.min(records.len()) {
-        let original = records
-            .iter()
-            .filter(|x| x.kind == RecordKind::Original)
-            .nth(r)
-            .cloned();
+        let original = records.iter().filter(|x| x.kind == RecordKind::Original).nth(r).cloned();
         let Some(original) = original else { break };
         let id = original.id.expect("originals have ids");
-        let line = json_line(
-            &id,
-            &format!("an unrelated text that reuses the id {id} number {r}"),
-        );
-        records.push(GeneratedRecord {
-            line,
-            id: Some(id),
-            kind: RecordKind::RepeatedId,
-        });
+        let line = json_line(&id, &format!("an unrelated text that reuses the id {id} number {r}"));
+        records.push(GeneratedRecord { line, id: Some(id), kind: RecordKind::RepeatedId });
     }
     records
 }
@@ -192,10 +196,7 @@ pub struct UnionFind {
 impl UnionFind {
     /// `n` singletons.
     pub fn new(n: usize) -> Self {
-        UnionFind {
-            parent: (0..n).collect(),
-            size: vec![1; n],
-        }
+        UnionFind { parent: (0..n).collect(), size: vec![1; n] }
     }
 
     /// The representative of `x`'s set.
@@ -249,9 +250,7 @@ fn vocabulary(rng: &mut ChaCha8Rng, n: usize, script: Script) -> Vec<String> {
         .map(|_| match script {
             Script::Latin => {
                 let parts = 1 + rng.next_u32() as usize % 3;
-                (0..parts)
-                    .map(|_| SYLLABLES[rng.next_u32() as usize % SYLLABLES.len()])
-                    .collect()
+                (0..parts).map(|_| SYLLABLES[rng.next_u32() as usize % SYLLABLES.len()]).collect()
             }
             Script::Han => {
                 let chars = 1 + rng.next_u32() as usize % 3;
@@ -337,10 +336,7 @@ mod tests {
 
     #[test]
     fn generation_is_deterministic_and_planted() {
-        let spec = CorpusSpec {
-            originals: 50,
-            ..CorpusSpec::default()
-        };
+        let spec = CorpusSpec { originals: 50, ..CorpusSpec::default() };
         let a = generate(&spec);
         assert_eq!(a, generate(&spec));
         let count = |f: fn(&RecordKind) -> bool| a.iter().filter(|r| f(&r.kind)).count();

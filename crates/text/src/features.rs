@@ -40,6 +40,8 @@ pub struct FeatureConfig {
     pub min_features: usize,
     /// Let jieba's HMM join Han characters that are not in its dictionary.
     pub jieba_hmm: bool,
+    /// Treat punctuation and symbols as word breaks, so they are in no feature.
+    pub drop_punctuation: bool,
 }
 
 impl Default for FeatureConfig {
@@ -52,6 +54,7 @@ impl Default for FeatureConfig {
             max_feature_count: 10,
             min_features: 5,
             jieba_hmm: true,
+            drop_punctuation: true,
         }
     }
 }
@@ -199,17 +202,17 @@ impl FeatureExtractor {
     }
 }
 
-/// Builds the text features are taken from: punctuation and symbols become word breaks,
-/// whitespace runs become one space, and no space is kept next to Han, Hiragana or
-/// Katakana, where spacing carries no meaning (`你好，世界` and `你好 世界` both give
-/// `你好世界`).
-pub fn feature_text_into(normalized: &str, out: &mut String) {
+/// Builds the text features are taken from: whitespace runs become one space, no space is
+/// kept next to Han, Hiragana or Katakana, where spacing carries no meaning, and with
+/// `drop_punctuation` punctuation and symbols become word breaks too (`你好，世界` and
+/// `你好 世界` both give `你好世界`).
+pub fn feature_text_into(normalized: &str, drop_punctuation: bool, out: &mut String) {
     out.clear();
     out.reserve(normalized.len());
     let mut pending_break = false;
     let mut last_unspaced = false;
     for c in normalized.chars() {
-        if c.is_whitespace() || is_punctuation_or_symbol(c) {
+        if c.is_whitespace() || (drop_punctuation && is_punctuation_or_symbol(c)) {
             pending_break = true;
             continue;
         }
@@ -233,7 +236,7 @@ mod tests {
 
     fn feature_text(s: &str) -> String {
         let mut out = String::new();
-        feature_text_into(s, &mut out);
+        feature_text_into(s, true, &mut out);
         out
     }
 
@@ -241,11 +244,7 @@ mod tests {
         let seg = FeatureExtractor::needs_segmenter(&config).then(|| Segmenter::new(true));
         let ex = FeatureExtractor::new(config, 7, seg);
         let mut out = Features::default();
-        ex.extract(
-            &feature_text(text),
-            &mut out,
-            &mut FeatureScratch::default(),
-        );
+        ex.extract(&feature_text(text), &mut out, &mut FeatureScratch::default());
         out
     }
 
@@ -256,6 +255,9 @@ mod tests {
         assert_eq!(feature_text("hello,world -- again"), "hello world again");
         assert_eq!(feature_text("rust 程序 code"), "rust程序code");
         assert_eq!(feature_text("  ...  "), "");
+        let mut kept = String::new();
+        feature_text_into("你好，世界! ok", false, &mut kept);
+        assert_eq!(kept, "你好，世界! ok");
     }
 
     /// Naive twin of character n-grams: collect the n-gram strings and count them.
@@ -275,38 +277,20 @@ mod tests {
 
     #[test]
     fn char_ngrams_count_and_cap() {
-        let config = FeatureConfig {
-            ngram_chars: 2,
-            max_feature_count: 2,
-            ..Default::default()
-        };
+        let config = FeatureConfig { ngram_chars: 2, max_feature_count: 2, ..Default::default() };
         let f = extract(config, "abababab");
         // "ab" x4 capped at 2, "ba" x3 capped at 2.
         assert_eq!(f.len(), 2);
         assert_eq!(f.counts(), &[2, 2]);
-        assert!(
-            extract(FeatureConfig::default(), "abcd").is_empty(),
-            "shorter than n"
-        );
+        assert!(extract(FeatureConfig::default(), "abcd").is_empty(), "shorter than n");
     }
 
     #[test]
     fn words_drop_stop_words_and_shingles_slide() {
-        let words = FeatureConfig {
-            kind: FeatureKind::Words,
-            ..Default::default()
-        };
+        let words = FeatureConfig { kind: FeatureKind::Words, ..Default::default() };
         assert_eq!(extract(words.clone(), "the cat and the hat").len(), 2);
-        assert_eq!(
-            extract(words.clone(), "我们的程序").len(),
-            1,
-            "我们 and 的 are stop words"
-        );
-        let shingles = FeatureConfig {
-            kind: FeatureKind::WordShingles,
-            shingle_words: 2,
-            ..words
-        };
+        assert_eq!(extract(words.clone(), "我们的程序").len(), 1, "我们 and 的 are stop words");
+        let shingles = FeatureConfig { kind: FeatureKind::WordShingles, shingle_words: 2, ..words };
         assert_eq!(extract(shingles, "red green blue red green").len(), 3);
     }
 

@@ -70,18 +70,12 @@ mod tests {
 
     #[test]
     fn jieba_table_ranks_rare_words_above_common_ones() {
-        let config = FeatureConfig {
-            kind: FeatureKind::Words,
-            ..FeatureConfig::default()
-        };
+        let config = FeatureConfig { kind: FeatureKind::Words, ..FeatureConfig::default() };
         let extractor = FeatureExtractor::new(config, 1, Some(Segmenter::new(false)));
         let table = WordIdf::jieba(&extractor);
         assert!(table.len() > 250_000);
         let idf = |w: &str| table.idf(extractor.word_hash(w));
-        assert!(
-            idf("劳动防护") > idf("中国"),
-            "a rare word outweighs a common one"
-        );
+        assert!(idf("劳动防护") > idf("中国"), "a rare word outweighs a common one");
         assert_eq!(idf("neardup-no-such-word"), f64::from(table.median));
     }
 }

@@ -36,6 +36,11 @@ pub use segment::{
 };
 pub use stopwords::{CHINESE as CHINESE_STOP_WORDS, ENGLISH as ENGLISH_STOP_WORDS, is_stop_word};
 
+/// The exact versions of the crates that shape features, recorded in output metadata
+/// (they are pinned with `=` in the workspace manifest).
+pub const SHAPING_CRATES: &str = "jieba-rs 0.11.0, unicode-normalization 0.1.26, \
+unicode-segmentation 1.13.3, unicode-properties 0.1.5, html-escape 0.3.0, xxhash-rust 0.8.19";
+
 /// Unicode version of the normalisation tables, recorded in output metadata.
 pub const UNICODE_VERSION: (u8, u8, u8) = unicode_normalization::UNICODE_VERSION;
 
@@ -110,15 +115,26 @@ impl Analyzer {
 
     /// Analyses one document into `out`, reusing its buffers.
     pub fn analyze_into(&self, text: &str, scratch: &mut AnalyzeScratch, out: &mut Analysis) {
-        self.normalizer
-            .normalize_into(text, &mut scratch.normalized, &mut scratch.normalize);
+        self.normalizer.normalize_into(text, &mut scratch.normalized, &mut scratch.normalize);
         out.content_hash = ContentHash::of_text(&scratch.normalized, self.seed);
         out.normalized_chars = scratch.normalized.chars().count();
-        feature_text_into(&scratch.normalized, &mut scratch.feature_text);
-        self.extractor.extract(
-            &scratch.feature_text,
-            &mut out.features,
-            &mut scratch.features,
-        );
+        let drop_punctuation = self.extractor.config().drop_punctuation;
+        feature_text_into(&scratch.normalized, drop_punctuation, &mut scratch.feature_text);
+        self.extractor.extract(&scratch.feature_text, &mut out.features, &mut scratch.features);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn shaping_crate_versions_match_the_lockfile() {
+        let lock =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.lock"))
+                .expect("the workspace lockfile");
+        for entry in super::SHAPING_CRATES.split(", ") {
+            let (name, version) = entry.split_once(' ').expect("name version");
+            let pinned = format!("name = \"{name}\"\nversion = \"{version}\"");
+            assert!(lock.contains(&pinned), "Cargo.lock does not pin {name} {version}");
+        }
     }
 }

@@ -162,6 +162,9 @@ fn memchr_lt(bytes: &[u8]) -> Option<usize> {
     bytes.iter().position(|&b| b == b'<')
 }
 
+/// Longest tag recognised, in bytes; a `<` with no `>` within this distance is text.
+const MAX_TAG_BYTES: usize = 4096;
+
 struct Tag {
     /// Bytes of the tag, `<` to `>` inclusive.
     len: usize,
@@ -176,11 +179,7 @@ fn parse_tag(s: &str) -> Option<Tag> {
     let b = s.as_bytes();
     if let Some(body) = s.strip_prefix("<!--") {
         let len = body.find("-->").map_or(s.len(), |p| 4 + p + 3);
-        return Some(Tag {
-            len,
-            inline: true,
-            skip_content_of: None,
-        });
+        return Some(Tag { len, inline: true, skip_content_of: None });
     }
     let second = *b.get(1)?;
     let closing = second == b'/';
@@ -190,7 +189,10 @@ fn parse_tag(s: &str) -> Option<Tag> {
     if !is_decl && !first.is_ascii_alphabetic() {
         return None;
     }
-    let close = s.find('>')?;
+    // A tag ends within MAX_TAG_BYTES; looking no further keeps stripping linear in the
+    // text even when it is full of `<` that open nothing.
+    let window = &b[..b.len().min(MAX_TAG_BYTES)];
+    let close = window.iter().position(|&c| c == b'>')?;
     // A tag never spans a blank paragraph; this guards against a stray `<` in prose.
     if s[..close].contains("\n\n") {
         return None;
@@ -206,11 +208,7 @@ fn parse_tag(s: &str) -> Option<Tag> {
     } else {
         SKIP_CONTENT.iter().copied().find(|n| *n == name)
     };
-    Some(Tag {
-        len: close + 1,
-        inline,
-        skip_content_of,
-    })
+    Some(Tag { len: close + 1, inline, skip_content_of })
 }
 
 /// Byte offset just past `</name ...>` at or after `from`, matching the name
@@ -245,20 +243,14 @@ mod tests {
 
     #[test]
     fn folds_width_case_and_space() {
-        assert_eq!(
-            norm("ＡＢＣ１２３，Ｈｅｌｌｏ　World"),
-            "abc123,hello world"
-        );
+        assert_eq!(norm("ＡＢＣ１２３，Ｈｅｌｌｏ　World"), "abc123,hello world");
         assert_eq!(norm("  Straße\n\t ÉCOLE  "), "straße école");
         assert_eq!(norm("ﬁle ①"), "file 1");
     }
 
     #[test]
     fn strips_markup_and_entities() {
-        assert_eq!(
-            norm("<p>Hello&nbsp;<b>wo</b>rld</p><p>again</p>"),
-            "hello world again"
-        );
+        assert_eq!(norm("<p>Hello&nbsp;<b>wo</b>rld</p><p>again</p>"), "hello world again");
         assert_eq!(norm("a<script>var x = '<p>';</script>b"), "a b");
         assert_eq!(norm("x<STYLE type=text/css>p{}</style>y"), "x y");
         assert_eq!(norm("<!-- hidden -->shown"), "shown");
@@ -272,6 +264,19 @@ mod tests {
     }
 
     #[test]
+    fn stripping_is_linear_in_stray_angle_brackets() {
+        // 300,000 `<` that open no tag, with one `>` at the very end: each is given up after
+        // MAX_TAG_BYTES, so this takes a fraction of a second (a scan to the end for each
+        // `<` took minutes).
+        let text = format!("{}>", "if a<b then c ".repeat(300_000));
+        let out = norm(&text);
+        assert!(out.starts_with("if a<b then c if a<b"));
+        // Only the first `<` within MAX_TAG_BYTES of the `>` opens a tag (tag soup, as a
+        // browser reads it); everything before it is text.
+        assert!(out.len() >= text.len() - MAX_TAG_BYTES, "{} of {}", out.len(), text.len());
+    }
+
+    #[test]
     fn every_step_can_be_switched_off() {
         let off = Normalizer::new(NormalizeConfig {
             html: false,
@@ -282,10 +287,7 @@ mod tests {
         });
         let s = "<b>ＡＢ</b>  Ｃ";
         assert_eq!(off.normalize(s), s);
-        let width_only = Normalizer::new(NormalizeConfig {
-            width: true,
-            ..off.config().clone()
-        });
+        let width_only = Normalizer::new(NormalizeConfig { width: true, ..off.config().clone() });
         assert_eq!(width_only.normalize(s), "<b>AB</b>  C");
     }
 

@@ -46,9 +46,7 @@ pub struct Segmenter {
 
 impl std::fmt::Debug for Segmenter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Segmenter")
-            .field("hmm", &self.hmm)
-            .finish_non_exhaustive()
+        f.debug_struct("Segmenter").field("hmm", &self.hmm).finish_non_exhaustive()
     }
 }
 
@@ -56,10 +54,7 @@ impl Segmenter {
     /// Loads jieba's embedded dictionary (about 0.1-0.2 s and 33 MB); build one per job and
     /// clone it into workers. `hmm` lets jieba's HMM join characters it has no word for.
     pub fn new(hmm: bool) -> Self {
-        Segmenter {
-            jieba: Arc::new(Jieba::new()),
-            hmm,
-        }
+        Segmenter { jieba: Arc::new(Jieba::new()), hmm }
     }
 
     /// Calls `f` with each word of `text`, in order. Punctuation, symbols and whitespace are
@@ -112,18 +107,9 @@ mod tests {
     #[test]
     fn mixed_text_uses_jieba_for_han_and_uax29_for_the_rest() {
         let seg = Segmenter::new(true);
-        assert_eq!(
-            seg.words("我们 love Rust程序"),
-            vec!["我们", "love", "Rust", "程序"]
-        );
-        assert_eq!(
-            seg.words("中华人民共和国成立了"),
-            vec!["中华人民共和国", "成立", "了"]
-        );
-        assert_eq!(
-            seg.words("don't stop, 3.14!"),
-            vec!["don't", "stop", "3.14"]
-        );
+        assert_eq!(seg.words("我们 love Rust程序"), vec!["我们", "love", "Rust", "程序"]);
+        assert_eq!(seg.words("中华人民共和国成立了"), vec!["中华人民共和国", "成立", "了"]);
+        assert_eq!(seg.words("don't stop, 3.14!"), vec!["don't", "stop", "3.14"]);
         assert!(seg.words("，。！—— …").is_empty());
     }
 

@@ -151,11 +151,7 @@ pub const CHINESE: &[&str] = &[
 /// Whether `word` (normalised) is a built-in stop word.
 pub fn is_stop_word(word: &str) -> bool {
     // Both lists are short; a linear scan over the matching script beats hashing here.
-    if word.is_ascii() {
-        ENGLISH.binary_search(&word).is_ok()
-    } else {
-        CHINESE.contains(&word)
-    }
+    if word.is_ascii() { ENGLISH.binary_search(&word).is_ok() } else { CHINESE.contains(&word) }
 }
 
 #[cfg(test)]

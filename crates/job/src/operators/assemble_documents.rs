@@ -67,10 +67,7 @@ impl<'s, T: Timestamp> AssembleDocuments<'s, T> for StreamVec<'s, T, (DocId, Doc
                         let assignment = assigned.next_if(|(d, _)| *d == doc).map(|(_, a)| a);
                         session.give(row(doc, info, assignment, &sources, &mut stats));
                     }
-                    assert!(
-                        assigned.next().is_none(),
-                        "every assigned document has info"
-                    );
+                    assert!(assigned.next().is_none(), "every assigned document has info");
                 }
             },
         )
@@ -85,18 +82,12 @@ fn consolidate(mut updates: Vec<((DocId, Assignment), isize)>) -> Vec<(DocId, As
     let mut net: Vec<(DocId, Assignment)> = Vec::new();
     for group in updates.chunk_by(|x, y| x.0 == y.0) {
         let total: isize = group.iter().map(|(_, r)| r).sum();
-        assert!(
-            (0..=1).contains(&total),
-            "a cluster assignment has multiplicity {total}"
-        );
+        assert!((0..=1).contains(&total), "a cluster assignment has multiplicity {total}");
         if total == 1 {
             net.push(group[0].0.clone());
         }
     }
-    assert!(
-        net.windows(2).all(|w| w[0].0 != w[1].0),
-        "a document has two cluster assignments"
-    );
+    assert!(net.windows(2).all(|w| w[0].0 != w[1].0), "a document has two cluster assignments");
     net
 }
 
@@ -126,7 +117,7 @@ fn row(
         row.cluster_size = Some(a.cluster_size);
         if a.kept == doc {
             stats.clusters += 1;
-            stats.largest_cluster = stats.largest_cluster.max(a.cluster_size);
+            stats.record_cluster(a.cluster_size, doc, &info.id);
         } else {
             row.decision = Decision::Remove;
             row.cluster = Some(a.kept_id.clone());

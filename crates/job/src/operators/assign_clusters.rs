@@ -11,27 +11,32 @@ use neardup_core::DocId;
 use crate::config::KeepRule;
 use crate::records::{Assignment, DocInfo};
 
-/// The cluster of every document that is in some pair: `edges` are pairs `(a, b)` with
-/// `a < b`; `info` describes every accepted document.
+/// The cluster of every document that is in some pair. `exact` holds exact pairs
+/// `(representative, copy)`, `near` verified pairs `(a, b)` with `a < b` (between
+/// representatives); `info` describes every accepted document.
 ///
 /// Components come from label propagation that introduces small labels first
 /// (`propagate_at`), so a component is labelled by its smallest `DocId`. The kept document
-/// follows `keep`, ties going to the smaller `DocId`.
+/// follows `keep`, ties going to the smaller `DocId`. A member counts as verified with the
+/// kept document when their texts are identical or the representatives of their texts
+/// form a verified pair.
 pub fn assign_clusters<'s>(
-    edges: VecCollection<'s, u64, (DocId, DocId)>,
+    exact: VecCollection<'s, u64, (DocId, DocId)>,
+    near: VecCollection<'s, u64, (DocId, DocId)>,
     info: VecCollection<'s, u64, (DocId, DocInfo)>,
     keep: KeepRule,
 ) -> VecCollection<'s, u64, (DocId, Assignment)> {
-    let edges = edges.distinct();
-    let symmetric = edges.clone().concat(edges.clone().map(|(a, b)| (b, a)));
+    let exact = exact.distinct();
+    let near = near.distinct();
+    let edges = exact.clone().concat(near.clone());
+    let symmetric = edges.clone().concat(edges.map(|(a, b)| (b, a)));
     let nodes = symmetric.clone().map(|(a, _)| a).distinct().map(|n| (n, n));
     // The introduction order only speeds convergence; the record number spreads labels
     // over fewer rounds than the raw DocId, whose file bits are high.
     let labels = propagate_at(symmetric, nodes, |label: &DocId| label.record());
 
-    let members = labels
-        .clone()
-        .join_map(info.clone(), |doc, root, inf| (*root, (*doc, inf.chars)));
+    let members =
+        labels.clone().join_map(info.clone(), |doc, root, inf| (*root, (*doc, inf.chars)));
     let kept = match keep {
         KeepRule::First => members.clone().map(|(root, _)| (root, root)).distinct(),
         KeepRule::Longest => members.clone().reduce(|_root, input, output| {
@@ -51,42 +56,45 @@ pub fn assign_clusters<'s>(
             |kept, root, (id, content)| (*root, (*kept, id.clone(), *content)),
         )
         .join_map(sizes, |root, (kept, id, content), size| {
-            (
-                *root,
-                (
-                    *kept,
-                    id.clone(),
-                    *content,
-                    u64::try_from(*size).expect("positive count"),
-                ),
-            )
+            (*root, (*kept, id.clone(), *content, u64::try_from(*size).expect("positive count")))
         });
     let assigned = labels.map(|(doc, root)| (root, doc)).join_map(
         clusters,
         |_root, doc, (kept, kept_id, kept_content, cluster_size)| {
-            (
-                *doc,
-                Assignment {
-                    kept: *kept,
-                    kept_id: kept_id.clone(),
-                    kept_content: *kept_content,
-                    cluster_size: *cluster_size,
-                    verified_with_kept: false,
-                },
-            )
+            let assignment = Assignment {
+                kept: *kept,
+                kept_id: kept_id.clone(),
+                kept_content: *kept_content,
+                cluster_size: *cluster_size,
+                verified_with_kept: false,
+            };
+            (*doc, assignment)
         },
     );
-    let direct = assigned
+
+    // The representative of each clustered document's text: copies map to theirs, every
+    // other document to itself.
+    let rep_of_copy = exact.map(|(rep, copy)| (copy, rep));
+    let clustered = assigned.clone().map(|(doc, _)| (doc, ()));
+    let node_rep = clustered
         .clone()
-        .map(|(doc, a)| ((doc.min(a.kept), doc.max(a.kept)), doc))
-        .semijoin(edges)
-        .map(|(_, doc)| doc);
-    let verified = assigned
-        .clone()
-        .semijoin(direct.clone())
+        .join_map(rep_of_copy.clone(), |doc, (), rep| (*doc, *rep))
+        .concat(clustered.antijoin(rep_of_copy.map(|(copy, _)| copy)).map(|(doc, ())| (doc, doc)));
+    let both_reps = assigned
+        .join_map(node_rep.clone(), |doc, a, rep_doc| (a.kept, (*doc, a.clone(), *rep_doc)))
+        .join_map(node_rep, |_kept, (doc, a, rep_doc), rep_kept| {
+            (*doc, a.clone(), *rep_doc, *rep_kept)
+        });
+    let same_text = both_reps.clone().filter(|(_, _, rep_doc, rep_kept)| rep_doc == rep_kept);
+    let by_rep_pair = both_reps
+        .filter(|(_, _, rep_doc, rep_kept)| rep_doc != rep_kept)
+        .map(|(doc, a, x, y)| ((x.min(y), x.max(y)), (doc, a)));
+    let verified = same_text
+        .map(|(doc, a, _, _)| (doc, a))
+        .concat(by_rep_pair.clone().semijoin(near.clone()).map(|(_, doc_a)| doc_a))
         .map(|(doc, mut a)| {
             a.verified_with_kept = true;
             (doc, a)
         });
-    verified.concat(assigned.antijoin(direct))
+    verified.concat(by_rep_pair.antijoin(near).map(|(_, doc_a)| doc_a))
 }

@@ -35,7 +35,7 @@ pub trait ExactGroups<'s, T: Timestamp> {
 
 impl<'s, T: Timestamp + TotalOrder> ExactGroups<'s, T> for StreamVec<'s, T, SignedDoc> {
     fn exact_groups(self) -> StreamVec<'s, T, Grouped> {
-        let by_content = Exchange::new(|d: &SignedDoc| d.content.get());
+        let by_content = Exchange::new(|d: &SignedDoc| d.content.route());
         gather(self, by_content, "ExactGroups", |mut docs, emit| {
             docs.sort_unstable_by_key(|d| (d.content, d.doc));
             let mut docs = docs.into_iter().peekable();

@@ -55,9 +55,7 @@ impl SignatureStore {
     /// # Panics
     /// If called before the index has emitted its bucket records.
     pub fn verifier(&self) -> &Verifier {
-        self.verifier
-            .as_ref()
-            .expect("the verifier is set before any candidate exists")
+        self.verifier.as_ref().expect("the verifier is set before any candidate exists")
     }
 
     /// Frees the signatures once verification is over.
@@ -102,16 +100,11 @@ impl<'s, T: Timestamp> IndexSignatures<'s, T> for StreamVec<'s, T, SignedDoc> {
                     docs.for_each(|_cap, batch| {
                         let mut store = store.borrow_mut();
                         for d in batch.drain(..) {
-                            let signature = d
-                                .signature
-                                .expect("only signed representatives are indexed");
+                            let signature =
+                                d.signature.expect("only signed representatives are indexed");
                             store.docs.push((
                                 d.doc,
-                                StoredDoc {
-                                    id: d.id,
-                                    signature,
-                                    feature_set: d.feature_set,
-                                },
+                                StoredDoc { id: d.id, signature, feature_set: d.feature_set },
                             ));
                         }
                     });

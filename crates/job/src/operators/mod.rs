@@ -52,7 +52,7 @@ where
             move |(input, frontier), output| {
                 input.for_each_stamp(|cap, batches| {
                     let Some(cap) = cap.retain_least(output.output_index()) else {
-                        return;
+                        unreachable!("every message of this dataflow is sent at a time");
                     };
                     let slot = match pending.iter().position(|(c, _)| c.time() == cap.time()) {
                         Some(slot) => slot,

@@ -42,27 +42,22 @@ impl<'s, T: Timestamp + TotalOrder> VerifyCandidates<'s, T> for StreamVec<'s, T,
         let by_first = Exchange::new(|c: &Candidate| route_doc(c.a));
         let first_store = store.clone();
         let first_stats = stats.clone();
-        let half_pairs = gather(
-            self,
-            by_first,
-            "AttachFirst",
-            move |mut candidates, emit| {
-                candidates.sort_unstable();
-                candidates.dedup();
-                first_stats.borrow_mut().unique_candidates += candidates.len() as u64;
-                let store = first_store.borrow();
-                for Candidate { a, b } in candidates {
-                    let first = store.get(a);
-                    emit(HalfPair {
-                        a,
-                        b,
-                        id_a: first.id.clone(),
-                        signature_a: first.signature.clone(),
-                        feature_set_a: first.feature_set.clone(),
-                    });
-                }
-            },
-        );
+        let half_pairs = gather(self, by_first, "AttachFirst", move |mut candidates, emit| {
+            candidates.sort_unstable();
+            candidates.dedup();
+            first_stats.borrow_mut().unique_candidates += candidates.len() as u64;
+            let store = first_store.borrow();
+            for Candidate { a, b } in candidates {
+                let first = store.get(a);
+                emit(HalfPair {
+                    a,
+                    b,
+                    id_a: first.id.clone(),
+                    signature_a: first.signature.clone(),
+                    feature_set_a: first.feature_set.clone(),
+                });
+            }
+        });
         let by_second = Exchange::new(|h: &HalfPair| route_doc(h.b));
         half_pairs
             .unary_frontier(by_second, "VerifyPairs", move |_capability, _info| {
@@ -115,11 +110,8 @@ fn near_row(
     id_b: String,
     verdict: &neardup_core::Verdict,
 ) -> PairRow {
-    let ((doc_a, id_a), (doc_b, id_b)) = if id_a <= id_b {
-        ((a, id_a), (b, id_b))
-    } else {
-        ((b, id_b), (a, id_a))
-    };
+    let ((doc_a, id_a), (doc_b, id_b)) =
+        if id_a <= id_b { ((a, id_a), (b, id_b)) } else { ((b, id_b), (a, id_a)) };
     PairRow {
         id_a,
         id_b,
