@@ -212,6 +212,14 @@ fn print_report(s: &Summary, config: &JobConfig) -> std::io::Result<()> {
         if c.records == 0 { 0.0 } else { 100.0 * n as f64 / c.records as f64 }
     };
     writeln!(out, "records   {:>10}", c.records)?;
+    if !c.skipped_records.is_empty() {
+        let total: u64 = c.skipped_records.values().sum();
+        let mut kinds: Vec<_> = c.skipped_records.iter().collect();
+        kinds.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let kinds: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        let kinds = kinds.join(", ");
+        writeln!(out, "skipped   {total:>10}  web-archive records, not documents: {kinds}")?;
+    }
     writeln!(out, "kept      {:>10}  {:5.1}%", c.kept, pct(c.kept))?;
     for (reason, n) in &c.removed_by_reason {
         writeln!(out, "removed   {:>10}  {:5.1}%  {}", n, pct(*n), reason.as_str())?;

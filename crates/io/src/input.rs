@@ -28,6 +28,8 @@ pub enum Format {
     Jsonl(Compression),
     /// Apache Parquet.
     Parquet,
+    /// WARC or WET web archive.
+    Warc(Compression),
 }
 
 impl Format {
@@ -47,8 +49,15 @@ impl Format {
         let name = path.file_name()?.to_str()?.to_ascii_lowercase();
         let jsonl =
             |rest: &str| json_extensions.iter().any(|ext| rest.ends_with(&format!(".{ext}")));
+        let warc = |rest: &str| rest.ends_with(".warc") || rest.ends_with(".wet");
         if name.ends_with(".parquet") {
             Some(Format::Parquet)
+        } else if warc(&name) {
+            Some(Format::Warc(Compression::None))
+        } else if name.strip_suffix(".gz").is_some_and(warc) {
+            Some(Format::Warc(Compression::Gzip))
+        } else if name.strip_suffix(".zst").is_some_and(warc) {
+            Some(Format::Warc(Compression::Zstd))
         } else if let Some(rest) = name.strip_suffix(".gz") {
             jsonl(rest).then_some(Format::Jsonl(Compression::Gzip))
         } else if let Some(rest) = name.strip_suffix(".zst") {
@@ -151,6 +160,10 @@ mod tests {
         assert_eq!(Format::of(Path::new("b.JSONL.GZ")), Some(Format::Jsonl(Compression::Gzip)));
         assert_eq!(Format::of(Path::new("b.ndjson.zst")), Some(Format::Jsonl(Compression::Zstd)));
         assert_eq!(Format::of(Path::new("b.parquet")), Some(Format::Parquet));
+        assert_eq!(Format::of(Path::new("c.warc.gz")), Some(Format::Warc(Compression::Gzip)));
+        assert_eq!(Format::of(Path::new("c.warc.wet.gz")), Some(Format::Warc(Compression::Gzip)));
+        assert_eq!(Format::of(Path::new("c.warc")), Some(Format::Warc(Compression::None)));
+        assert_eq!(Format::of(Path::new("c.wet.zst")), Some(Format::Warc(Compression::Zstd)));
         assert_eq!(Format::of(Path::new("b.tar.gz")), None);
         assert_eq!(Format::of(Path::new("README.md")), None);
     }

@@ -93,7 +93,7 @@ impl JsonlRecords {
                 Reason::EmptyText,
                 format!("field \"{}\" is empty", self.fields.text),
             ),
-            Some(Value::String(text)) => Record::Doc(InputDoc { doc, id, text }),
+            Some(Value::String(text)) => Record::Doc(InputDoc { doc, id, text, meta: None }),
             None | Some(Value::Null) => {
                 reject(Some(id), Reason::MissingText, format!("no field \"{}\"", self.fields.text))
             }

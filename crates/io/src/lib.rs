@@ -1,7 +1,7 @@
 //! Reading documents and writing neardup's outputs.
 //!
-//! Inputs are JSON Lines (plain, `.gz`, `.zst`) and Parquet files, or folders of them
-//! ([`discover`]). A [`RecordReader`] turns one file into [`Record`]s: a document, or a reject
+//! Inputs are JSON Lines (plain, `.gz`, `.zst`), Parquet and WARC/WET web archives, or
+//! folders of them ([`discover`]). A [`RecordReader`] turns one file into [`Record`]s: a document, or a reject
 //! that names its position and [`Reason`] (malformed JSON, invalid UTF-8, a missing or
 //! mistyped field, empty text), so bad input never stops a run. Only a file that cannot be
 //! opened or read further is an [`Error`], unless [`OnReadError::Reject`] counts it too.
@@ -26,13 +26,16 @@
 
 use std::path::PathBuf;
 
+mod html;
 mod input;
 mod jsonl;
 mod output;
 mod parquet_in;
 mod reader;
 mod records;
+mod warc;
 
+pub use html::{decode_page, html_to_text};
 pub use input::{Compression, Format, InputFile, discover};
 pub use jsonl::JsonlRecords;
 pub use output::{
@@ -41,7 +44,8 @@ pub use output::{
 };
 pub use parquet_in::ParquetRecords;
 pub use reader::{FieldNames, OnReadError, RecordReader};
-pub use records::{Decision, InputDoc, Reason, Record, RejectedRecord};
+pub use records::{Decision, InputDoc, Reason, Record, RejectedRecord, WebMeta};
+pub use warc::{MAX_RECORD_BYTES, WarcRecords};
 
 /// Errors of reading inputs and writing outputs; each names the file.
 #[derive(Debug, thiserror::Error)]

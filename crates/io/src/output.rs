@@ -23,7 +23,7 @@ use parquet::basic::{Compression as ParquetCompression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 
-use crate::{Decision, Error, Reason, Result};
+use crate::{Decision, Error, Reason, Result, WebMeta};
 
 /// Rows per Arrow batch handed to the Parquet writer.
 const BATCH_ROWS: usize = 65_536;
@@ -101,6 +101,8 @@ pub struct DocumentRow {
     pub features: Option<u32>,
     /// Characters after normalisation; none for rejects.
     pub chars: Option<u64>,
+    /// URL, fetch date and digest of a web page.
+    pub web: Option<Box<WebMeta>>,
 }
 
 /// The schema of `pairs/`.
@@ -133,6 +135,9 @@ pub fn documents_schema() -> SchemaRef {
         Field::new("verified_with_kept", DataType::Boolean, true),
         Field::new("features", DataType::Int32, true),
         Field::new("chars", DataType::Int64, true),
+        Field::new("url", DataType::Utf8, true),
+        Field::new("date", DataType::Utf8, true),
+        Field::new("digest", DataType::Utf8, true),
     ]))
 }
 
@@ -314,6 +319,9 @@ impl DocumentsWriter {
             let mut verified = BooleanBuilder::with_capacity(n);
             let mut features = Int32Builder::with_capacity(n);
             let mut chars = Int64Builder::with_capacity(n);
+            let mut url = StringBuilder::new();
+            let mut date = StringBuilder::new();
+            let mut digest = StringBuilder::new();
             for r in chunk {
                 id.append_option(r.id.as_deref());
                 doc_id.append_value(doc_i64(r.doc));
@@ -328,6 +336,10 @@ impl DocumentsWriter {
                 verified.append_option(r.verified_with_kept);
                 features.append_option(opt_i32(r.features));
                 chars.append_option(opt_i64(r.chars));
+                let web = r.web.as_deref();
+                url.append_option(web.and_then(|w| w.url.as_deref()));
+                date.append_option(web.and_then(|w| w.date.as_deref()));
+                digest.append_option(web.and_then(|w| w.digest.as_deref()));
             }
             self.0.write_columns(vec![
                 Arc::new(id.finish()),
@@ -343,6 +355,9 @@ impl DocumentsWriter {
                 Arc::new(verified.finish()),
                 Arc::new(features.finish()),
                 Arc::new(chars.finish()),
+                Arc::new(url.finish()),
+                Arc::new(date.finish()),
+                Arc::new(digest.finish()),
             ])?;
         }
         Ok(())
@@ -445,6 +460,7 @@ pub fn read_documents(dir: &Path) -> Result<Vec<DocumentRow>> {
         let (dup, reason, detail) = (col("duplicate_of"), col("reason"), col("detail"));
         let (doc_id, size, chars) = (col("doc_id"), col("cluster_size"), col("chars"));
         let (verified, features) = (col("verified_with_kept"), col("features"));
+        let (url, date, digest) = (col("url"), col("date"), col("digest"));
         let text = |a: &ArrayRef, i: usize| {
             (!a.is_null(i)).then(|| a.as_string::<i32>().value(i).to_string())
         };
@@ -467,6 +483,14 @@ pub fn read_documents(dir: &Path) -> Result<Vec<DocumentRow>> {
                 features: (!features.is_null(i))
                     .then(|| features.as_primitive::<Int32Type>().value(i) as u32),
                 chars: int(&chars, i),
+                web: {
+                    let web = WebMeta {
+                        url: text(&url, i),
+                        date: text(&date, i),
+                        digest: text(&digest, i),
+                    };
+                    (web != WebMeta::default()).then(|| Box::new(web))
+                },
             });
         }
     })?;
@@ -496,6 +520,13 @@ mod tests {
             verified_with_kept: (decision == Decision::Remove).then_some(true),
             features: (decision != Decision::Reject).then_some(12),
             chars: (decision != Decision::Reject).then_some(40),
+            web: (record == 2).then(|| {
+                Box::new(WebMeta {
+                    url: Some("https://example.com/a".into()),
+                    date: Some("2024-05-01T00:00:00Z".into()),
+                    digest: None,
+                })
+            }),
         }
     }
 
@@ -587,6 +618,7 @@ mod tests {
                         verified_with_kept: verified,
                         features: features.map(|n| n % (i32::MAX as u32)),
                         chars,
+                        web: None,
                     }
                 },
             )

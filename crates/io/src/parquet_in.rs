@@ -125,7 +125,7 @@ impl ParquetRecords {
         if value.trim().is_empty() {
             return reject(Some(id), Reason::EmptyText, format!("column \"{name}\" is empty"));
         }
-        Record::Doc(InputDoc { doc, id, text: value })
+        Record::Doc(InputDoc { doc, id, text: value, meta: None })
     }
 }
 

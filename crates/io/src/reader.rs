@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::input::{Format, InputFile};
 use crate::jsonl::JsonlRecords;
 use crate::parquet_in::ParquetRecords;
+use crate::warc::WarcRecords;
 use crate::{Reason, Record, RejectedRecord, Result};
 
 /// Names of the id and text fields (JSONL keys or Parquet columns).
@@ -40,6 +41,8 @@ pub enum RecordReader {
     Jsonl(JsonlRecords),
     /// A Parquet file.
     Parquet(ParquetRecords),
+    /// A WARC or WET file.
+    Warc(WarcRecords),
     /// A file that could not be opened, under [`OnReadError::Reject`]: one reject.
     Unopenable(Option<Record>),
 }
@@ -55,6 +58,7 @@ impl RecordReader {
             Format::Jsonl(c) => {
                 JsonlRecords::open(file, c, fields.clone(), on_error).map(RecordReader::Jsonl)
             }
+            Format::Warc(c) => WarcRecords::open(file, c, on_error).map(RecordReader::Warc),
             Format::Parquet => {
                 ParquetRecords::open(file, fields.clone(), on_error).map(RecordReader::Parquet)
             }
@@ -68,6 +72,16 @@ impl RecordReader {
     }
 }
 
+impl RecordReader {
+    /// Records read that are not documents, by kind (web archives only).
+    pub fn skipped(&self) -> Option<&std::collections::BTreeMap<String, u64>> {
+        match self {
+            RecordReader::Warc(r) => Some(r.skipped()),
+            _ => None,
+        }
+    }
+}
+
 impl Iterator for RecordReader {
     type Item = Result<Record>;
 
@@ -75,6 +89,7 @@ impl Iterator for RecordReader {
         match self {
             RecordReader::Jsonl(r) => r.next(),
             RecordReader::Parquet(r) => r.next(),
+            RecordReader::Warc(r) => r.next(),
             RecordReader::Unopenable(r) => r.take().map(Ok),
         }
     }

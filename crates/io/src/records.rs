@@ -13,6 +13,19 @@ pub struct InputDoc {
     pub id: String,
     /// The text field.
     pub text: String,
+    /// Where a web page came from (WARC and WET input).
+    pub meta: Option<Box<WebMeta>>,
+}
+
+/// Where a web page came from, carried into `documents/`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct WebMeta {
+    /// `WARC-Target-URI`, without the `<...>` some crawlers wrap it in.
+    pub url: Option<String>,
+    /// `WARC-Date`: when the page was fetched, as the archive wrote it.
+    pub date: Option<String>,
+    /// `WARC-Payload-Digest` (or `WARC-Block-Digest`).
+    pub digest: Option<String>,
 }
 
 /// A record that could not become a document.
@@ -89,6 +102,10 @@ pub enum Reason {
     DuplicateId,
     /// The rest of a damaged file could not be read.
     Unreadable,
+    /// A web-archive record whose structure is broken (headers, length, HTTP part).
+    MalformedRecord,
+    /// A record bigger than the reader's limit.
+    TooLarge,
     /// Same normalised text as the kept document.
     ExactDuplicate,
     /// Verified near-duplicate of a document in the kept document's cluster.
@@ -99,7 +116,7 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason, in column-value order.
-    pub const ALL: [Reason; 12] = [
+    pub const ALL: [Reason; 14] = [
         Reason::MalformedJson,
         Reason::InvalidUtf8,
         Reason::MissingId,
@@ -109,6 +126,8 @@ impl Reason {
         Reason::EmptyText,
         Reason::DuplicateId,
         Reason::Unreadable,
+        Reason::MalformedRecord,
+        Reason::TooLarge,
         Reason::ExactDuplicate,
         Reason::NearDuplicate,
         Reason::TooFewFeatures,
@@ -126,6 +145,8 @@ impl Reason {
             Reason::EmptyText => "empty_text",
             Reason::DuplicateId => "duplicate_id",
             Reason::Unreadable => "unreadable",
+            Reason::MalformedRecord => "malformed_record",
+            Reason::TooLarge => "too_large",
             Reason::ExactDuplicate => "exact_duplicate",
             Reason::NearDuplicate => "near_duplicate",
             Reason::TooFewFeatures => "too_few_features",

@@ -61,7 +61,7 @@ pub use config::{
     BucketSpec, DecisionSpec, IdfSource, InputSpec, JobConfig, JobSpec, KeepRule, Method,
     MethodParams, MinHashSpec, SimHashSpec, Weighting,
 };
-pub use records::{Assignment, BucketRecord, Candidate, DocInfo, SignedDoc};
+pub use records::{Assignment, BucketRecord, Candidate, ClusterInfo, DocInfo, SignedDoc};
 pub use sign::{IdfWeights, SignScratch, Signer};
 pub use stats::WorkerStats;
 pub use summary::{
@@ -389,7 +389,8 @@ fn run_worker(
         pairs.write_pairs(sink.clone());
 
         let keep = job.spec.decision.keep;
-        let assignments = assign_clusters(exact_edges, near_edges, stamped(info.clone()), keep)
+        let cluster_info = info.clone().map(|(doc, i)| (doc, (i.id, i.chars, i.content)));
+        let assignments = assign_clusters(exact_edges, near_edges, stamped(cluster_info), keep)
             .inner
             .probe_with(&probes[4]);
         let reject_sources = sources.clone();
@@ -414,6 +415,7 @@ fn run_worker(
         let mut stats = stats.borrow_mut();
         stats.records_read = totals.records;
         stats.input_bytes = totals.bytes;
+        stats.skipped_records = totals.skipped.clone();
     }
     if read_error.is_some() {
         abort.store(true, Ordering::Relaxed);

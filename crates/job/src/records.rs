@@ -1,6 +1,7 @@
 //! Records that flow between operators (and between workers, so all are serialisable).
 
 use neardup_core::{ContentHash, DocId, Signature};
+use neardup_io::WebMeta;
 use serde::{Deserialize, Serialize};
 
 /// A document after analysis and signing.
@@ -20,6 +21,8 @@ pub struct SignedDoc {
     pub signature: Option<Signature>,
     /// Sorted distinct feature hashes, kept only for exact-Jaccard verification.
     pub feature_set: Vec<u64>,
+    /// URL, fetch date and digest of a web page.
+    pub web: Option<Box<WebMeta>>,
 }
 
 /// What the decision stage needs to know about an accepted document.
@@ -35,7 +38,12 @@ pub struct DocInfo {
     pub content: ContentHash,
     /// Whether it took part in near-duplicate matching (enough features).
     pub matched: bool,
+    /// URL, fetch date and digest of a web page.
+    pub web: Option<Box<WebMeta>>,
 }
+
+/// What clustering needs of a document: its id, normalised length and content hash.
+pub type ClusterInfo = (String, u64, ContentHash);
 
 /// One LSH bucket membership: a band (MinHash) or table (SimHash) key and a document.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

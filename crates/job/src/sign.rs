@@ -153,6 +153,7 @@ impl Signer {
             features: u32::try_from(features.len()).unwrap_or(u32::MAX),
             signature,
             feature_set,
+            web: doc.meta,
         })
     }
 }
@@ -173,7 +174,7 @@ mod tests {
     }
 
     fn input(text: &str) -> InputDoc {
-        InputDoc { doc: DocId::new(0, 1), id: "x".into(), text: text.into() }
+        InputDoc { doc: DocId::new(0, 1), id: "x".into(), text: text.into(), meta: None }
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Reading a worker's share of the input files.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use neardup_io::{Record, RecordReader};
@@ -7,12 +8,14 @@ use neardup_io::{Record, RecordReader};
 use crate::config::JobConfig;
 
 /// What a worker read.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct ReadTotals {
     /// Records read.
     pub records: u64,
     /// Bytes of the files opened.
     pub bytes: u64,
+    /// Web-archive records that are not documents, by kind.
+    pub skipped: BTreeMap<String, u64>,
 }
 
 /// Records between calls of `between_batches`, which lets the worker step its dataflow.
@@ -36,23 +39,34 @@ pub(crate) fn read_share(
         if abort.load(Ordering::Relaxed) {
             break;
         }
-        let reader = match RecordReader::open(file, &fields, job.spec.input.on_read_error) {
+        let mut reader = match RecordReader::open(file, &fields, job.spec.input.on_read_error) {
             Ok(reader) => reader,
             Err(e) => return (totals, Some(e)),
         };
         totals.bytes += file.bytes;
-        for record in reader {
+        let mut outcome = None;
+        for record in reader.by_ref() {
             match record {
                 Ok(record) => on_record(record),
-                Err(e) => return (totals, Some(e)),
+                Err(e) => {
+                    outcome = Some(Some(e));
+                    break;
+                }
             }
             totals.records += 1;
             if totals.records.is_multiple_of(BATCH) {
                 between_batches();
                 if abort.load(Ordering::Relaxed) {
-                    return (totals, None);
+                    outcome = Some(None);
+                    break;
                 }
             }
+        }
+        for (kind, n) in reader.skipped().into_iter().flatten() {
+            *totals.skipped.entry(kind.clone()).or_default() += n;
+        }
+        if let Some(error) = outcome {
+            return (totals, error);
         }
     }
     (totals, None)

@@ -15,6 +15,8 @@ pub struct WorkerStats {
     pub records_read: u64,
     /// Bytes of input files read.
     pub input_bytes: u64,
+    /// Web-archive records that are not documents, by kind.
+    pub skipped_records: BTreeMap<String, u64>,
     /// Documents analysed and signed.
     pub documents_signed: u64,
     /// Representatives with a signature, indexed for LSH.
@@ -62,6 +64,9 @@ impl WorkerStats {
     pub fn merge(&mut self, other: &WorkerStats) {
         self.records_read += other.records_read;
         self.input_bytes += other.input_bytes;
+        for (k, v) in &other.skipped_records {
+            *self.skipped_records.entry(k.clone()).or_default() += v;
+        }
         self.documents_signed += other.documents_signed;
         self.signed_representatives += other.signed_representatives;
         self.bucket_records += other.bucket_records;

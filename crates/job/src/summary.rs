@@ -82,6 +82,9 @@ impl Resolved {
 pub struct Counts {
     /// Records read (every one is in `documents/`).
     pub records: u64,
+    /// Web-archive records that are not documents (requests, metadata, revisits, pages
+    /// that are not text or not 2xx), by kind; they are not in `documents/`.
+    pub skipped_records: BTreeMap<String, u64>,
     /// Documents kept.
     pub kept: u64,
     /// Documents removed as duplicates.
@@ -196,6 +199,7 @@ impl Summary {
             workers,
             counts: Counts {
                 records: stats.records_read,
+                skipped_records: stats.skipped_records.clone(),
                 kept: stats.decided(Decision::Keep),
                 removed: stats.decided(Decision::Remove),
                 rejected: stats.decided(Decision::Reject),

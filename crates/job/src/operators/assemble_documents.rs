@@ -93,7 +93,7 @@ fn consolidate(mut updates: Vec<((DocId, Assignment), isize)>) -> Vec<(DocId, As
 
 fn row(
     doc: DocId,
-    info: DocInfo,
+    mut info: DocInfo,
     assignment: Option<Assignment>,
     sources: &[Arc<str>],
     stats: &mut WorkerStats,
@@ -112,6 +112,7 @@ fn row(
         verified_with_kept: None,
         features: Some(info.features),
         chars: Some(info.chars),
+        web: info.web.take(),
     };
     if let Some(a) = assignment {
         row.cluster_size = Some(a.cluster_size);
@@ -151,5 +152,6 @@ pub fn reject_row(r: RejectedRecord, sources: &[Arc<str>]) -> DocumentRow {
         verified_with_kept: None,
         features: None,
         chars: None,
+        web: None,
     }
 }

@@ -9,11 +9,12 @@ use differential_dataflow::algorithms::graphs::propagate::propagate_at;
 use neardup_core::DocId;
 
 use crate::config::KeepRule;
-use crate::records::{Assignment, DocInfo};
+use crate::records::{Assignment, ClusterInfo};
 
 /// The cluster of every document that is in some pair. `exact` holds exact pairs
 /// `(representative, copy)`, `near` verified pairs `(a, b)` with `a < b` (between
-/// representatives); `info` describes every accepted document.
+/// representatives); `info` holds the id, normalised length and content hash of every
+/// accepted document.
 ///
 /// Components come from label propagation that introduces small labels first
 /// (`propagate_at`), so a component is labelled by its smallest `DocId`. The kept document
@@ -23,7 +24,7 @@ use crate::records::{Assignment, DocInfo};
 pub fn assign_clusters<'s>(
     exact: VecCollection<'s, u64, (DocId, DocId)>,
     near: VecCollection<'s, u64, (DocId, DocId)>,
-    info: VecCollection<'s, u64, (DocId, DocInfo)>,
+    info: VecCollection<'s, u64, (DocId, ClusterInfo)>,
     keep: KeepRule,
 ) -> VecCollection<'s, u64, (DocId, Assignment)> {
     let exact = exact.distinct();
@@ -36,7 +37,7 @@ pub fn assign_clusters<'s>(
     let labels = propagate_at(symmetric, nodes, |label: &DocId| label.record());
 
     let members =
-        labels.clone().join_map(info.clone(), |doc, root, inf| (*root, (*doc, inf.chars)));
+        labels.clone().join_map(info.clone(), |doc, root, (_, chars, _)| (*root, (*doc, *chars)));
     let kept = match keep {
         KeepRule::First => members.clone().map(|(root, _)| (root, root)).distinct(),
         KeepRule::Longest => members.clone().reduce(|_root, input, output| {
@@ -52,7 +53,7 @@ pub fn assign_clusters<'s>(
     let clusters = kept
         .map(|(root, kept)| (kept, root))
         .join_map(
-            info.map(|(doc, inf)| (doc, (inf.id, inf.content))),
+            info.map(|(doc, (id, _, content))| (doc, (id, content))),
             |kept, root, (id, content)| (*root, (*kept, id.clone(), *content)),
         )
         .join_map(sizes, |root, (kept, id, content), size| {

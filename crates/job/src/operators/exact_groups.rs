@@ -40,11 +40,11 @@ impl<'s, T: Timestamp + TotalOrder> ExactGroups<'s, T> for StreamVec<'s, T, Sign
             docs.sort_unstable_by_key(|d| (d.content, d.doc));
             let mut docs = docs.into_iter().peekable();
             let mut representatives = 0;
-            while let Some(first) = docs.next() {
-                emit(Grouped::Info(first.doc, info(&first)));
-                while let Some(copy) = docs.next_if(|d| d.content == first.content) {
+            while let Some(mut first) = docs.next() {
+                emit(Grouped::Info(first.doc, info(&mut first)));
+                while let Some(mut copy) = docs.next_if(|d| d.content == first.content) {
                     emit(Grouped::Exact(exact_pair(&first, &copy)));
-                    emit(Grouped::Info(copy.doc, info(&copy)));
+                    emit(Grouped::Info(copy.doc, info(&mut copy)));
                 }
                 if first.signature.is_some() {
                     representatives += 1;
@@ -56,13 +56,16 @@ impl<'s, T: Timestamp + TotalOrder> ExactGroups<'s, T> for StreamVec<'s, T, Sign
     }
 }
 
-fn info(d: &SignedDoc) -> DocInfo {
+/// The decision stage's view of a document; the web metadata moves there, since no later
+/// stage of LSH needs it.
+fn info(d: &mut SignedDoc) -> DocInfo {
     DocInfo {
         id: d.id.clone(),
         chars: d.chars,
         features: d.features,
         content: d.content,
         matched: d.signature.is_some(),
+        web: d.web.take(),
     }
 }
 

@@ -1,0 +1,530 @@
+//! WARC and WET reader (ISO 28500; also the WARC/0.18 of ClueWeb).
+//!
+//! A document is a record that carries text: a `response` with an HTML or plain-text
+//! payload and a 2xx status, a `resource` of those types, or a WET `conversion`. Its id is
+//! the `WARC-Record-ID`; URL, fetch date and digest travel with it. Other records
+//! (`request`, `metadata`, `warcinfo`, `revisit`, responses that are not 2xx or not text)
+//! are counted by kind, not listed. A malformed record is a located reject and reading
+//! resumes at the next `WARC/` line; a record's number is its position in the file.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+
+use neardup_core::DocId;
+
+use crate::html::{decode_page, html_to_text};
+use crate::input::{Compression, InputFile};
+use crate::reader::{OnReadError, unreadable};
+use crate::{Error, InputDoc, Reason, Record, RejectedRecord, Result, WebMeta};
+
+/// Records with bigger blocks are rejected without being read into memory.
+pub const MAX_RECORD_BYTES: u64 = 64 << 20;
+/// HTTP payloads are inflated up to this size at most.
+const MAX_INFLATED_BYTES: u64 = 128 << 20;
+
+/// Reads records from one WARC or WET file.
+pub struct WarcRecords {
+    reader: Box<dyn BufRead + Send>,
+    file: InputFile,
+    on_error: OnReadError,
+    record: u64,
+    line: Vec<u8>,
+    /// A `WARC/` line read while resynchronising, to start the next record with.
+    pending_version: bool,
+    skipped: BTreeMap<String, u64>,
+    done: bool,
+}
+
+/// The parsed header block of one record.
+struct Headers(Vec<(String, String)>);
+
+impl Headers {
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+}
+
+enum Step {
+    Record(Record),
+    Skip(&'static str),
+}
+
+impl WarcRecords {
+    /// Opens `file`, decompressing by its extension (gzip files may have one member per
+    /// record, as crawlers write them).
+    ///
+    /// # Errors
+    /// [`Error::Open`] if the file cannot be opened or its decoder cannot start.
+    pub fn open(file: &InputFile, compression: Compression, on_error: OnReadError) -> Result<Self> {
+        let open_err = |source| Error::Open { path: file.path.clone(), source };
+        let raw = BufReader::with_capacity(1 << 16, File::open(&file.path).map_err(open_err)?);
+        let reader: Box<dyn Read + Send> = match compression {
+            Compression::None => Box::new(raw),
+            Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(raw)),
+            Compression::Zstd => {
+                Box::new(zstd::stream::read::Decoder::with_buffer(raw).map_err(open_err)?)
+            }
+        };
+        Ok(WarcRecords {
+            reader: Box::new(BufReader::with_capacity(1 << 16, reader)),
+            file: file.clone(),
+            on_error,
+            record: 0,
+            line: Vec::new(),
+            pending_version: false,
+            skipped: BTreeMap::new(),
+            done: false,
+        })
+    }
+
+    /// Records that are not documents, by kind (`request`, `response_not_text`, ...).
+    pub fn skipped(&self) -> &BTreeMap<String, u64> {
+        &self.skipped
+    }
+
+    fn read_line(&mut self) -> std::io::Result<bool> {
+        self.line.clear();
+        Ok(self.reader.read_until(b'\n', &mut self.line)? > 0)
+    }
+
+    fn reject(&self, reason: Reason, detail: String, id: Option<String>) -> Record {
+        Record::Reject(RejectedRecord {
+            doc: DocId::new(self.file.index, self.record),
+            id,
+            reason,
+            detail,
+        })
+    }
+
+    /// Reads one record; `Ok(None)` at the end of the file.
+    fn step(&mut self) -> std::io::Result<Option<Step>> {
+        // The version line, after any blank lines between records.
+        if !self.pending_version {
+            loop {
+                if !self.read_line()? {
+                    return Ok(None);
+                }
+                if !self.line.iter().all(u8::is_ascii_whitespace) {
+                    break;
+                }
+            }
+        }
+        self.pending_version = false;
+        self.record += 1;
+        if !self.line.starts_with(b"WARC/") {
+            let found = String::from_utf8_lossy(&self.line[..self.line.len().min(40)])
+                .trim_end()
+                .to_string();
+            self.resync()?;
+            let detail = format!("expected a WARC/ version line, found \"{found}\"");
+            return Ok(Some(Step::Record(self.reject(Reason::MalformedRecord, detail, None))));
+        }
+        let mut headers = Vec::new();
+        loop {
+            if !self.read_line()? {
+                let detail = "the file ends inside the record's headers".to_string();
+                return Ok(Some(Step::Record(self.reject(Reason::MalformedRecord, detail, None))));
+            }
+            let line =
+                String::from_utf8_lossy(&self.line).trim_end_matches(['\r', '\n']).to_string();
+            if line.is_empty() {
+                break;
+            }
+            match (line.starts_with([' ', '\t']), headers.last_mut(), line.split_once(':')) {
+                (true, Some((_, value)), _) => {
+                    let value: &mut String = value;
+                    value.push(' ');
+                    value.push_str(line.trim());
+                }
+                (_, _, Some((name, value))) => {
+                    headers.push((name.trim().to_string(), value.trim().to_string()))
+                }
+                _ => {}
+            }
+        }
+        let headers = Headers(headers);
+        let id = headers.get("WARC-Record-ID").map(str::to_string);
+        let Some(length) = headers.get("Content-Length").and_then(|v| v.parse::<u64>().ok()) else {
+            self.resync()?;
+            let detail = "the record has no valid Content-Length".to_string();
+            return Ok(Some(Step::Record(self.reject(Reason::MalformedRecord, detail, id))));
+        };
+        let kind = headers.get("WARC-Type").unwrap_or("").to_ascii_lowercase();
+        let wanted = matches!(kind.as_str(), "response" | "resource" | "conversion");
+        if !wanted || length > MAX_RECORD_BYTES {
+            let copied = std::io::copy(&mut (&mut self.reader).take(length), &mut std::io::sink())?;
+            if copied < length {
+                let detail = format!("the file ends {} bytes into a {length}-byte record", copied);
+                return Ok(Some(Step::Record(self.reject(Reason::MalformedRecord, detail, id))));
+            }
+            if wanted {
+                let detail =
+                    format!("the record has {length} bytes, above the limit of {MAX_RECORD_BYTES}");
+                return Ok(Some(Step::Record(self.reject(Reason::TooLarge, detail, id))));
+            }
+            return Ok(Some(Step::Skip(skip_kind(&kind))));
+        }
+        let mut block = Vec::with_capacity(length as usize);
+        (&mut self.reader).take(length).read_to_end(&mut block)?;
+        if (block.len() as u64) < length {
+            let detail = format!("the file ends {} bytes into a {length}-byte record", block.len());
+            return Ok(Some(Step::Record(self.reject(Reason::MalformedRecord, detail, id))));
+        }
+        let Some(id) = id else {
+            let detail = "the record has no WARC-Record-ID".to_string();
+            return Ok(Some(Step::Record(self.reject(Reason::MissingId, detail, None))));
+        };
+        Ok(Some(self.document(&kind, &headers, id, &block)))
+    }
+
+    /// Skips lines until the next one that starts a record.
+    fn resync(&mut self) -> std::io::Result<()> {
+        while self.read_line()? {
+            if self.line.starts_with(b"WARC/") {
+                self.pending_version = true;
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    /// The document (or skip) a wanted record's block makes.
+    fn document(&self, kind: &str, headers: &Headers, id: String, block: &[u8]) -> Step {
+        let url = headers
+            .get("WARC-Target-URI")
+            .map(|u| u.trim_start_matches('<').trim_end_matches('>').to_string());
+        let meta = WebMeta {
+            url: url.clone(),
+            date: headers.get("WARC-Date").map(str::to_string),
+            digest: headers
+                .get("WARC-Payload-Digest")
+                .or(headers.get("WARC-Block-Digest"))
+                .map(str::to_string),
+        };
+        let tld = url.as_deref().and_then(top_level_domain);
+        let text = match kind {
+            "conversion" => String::from_utf8_lossy(block).into_owned(),
+            "resource" => {
+                // Crawlers also store their own logs as resources (`metadata://...`).
+                let web = url
+                    .as_deref()
+                    .is_some_and(|u| u.starts_with("http://") || u.starts_with("https://"));
+                if !web {
+                    return Step::Skip("resource_not_web");
+                }
+                let content_type = headers.get("Content-Type").unwrap_or("");
+                match payload_text(content_type, block, tld.as_deref()) {
+                    Some(text) => text,
+                    None => return Step::Skip("resource_not_text"),
+                }
+            }
+            _ => {
+                let Some((status, http, body)) = split_http(block) else {
+                    let detail = "the response has no HTTP status line and headers".to_string();
+                    return Step::Record(self.reject(Reason::MalformedRecord, detail, Some(id)));
+                };
+                if !(200..300).contains(&status) {
+                    return Step::Skip("response_not_ok");
+                }
+                let body = match decoded_body(&http, body) {
+                    Ok(body) => body,
+                    Err(detail) => {
+                        return Step::Record(self.reject(
+                            Reason::MalformedRecord,
+                            detail,
+                            Some(id),
+                        ));
+                    }
+                };
+                let content_type = http.get("Content-Type").unwrap_or("text/html");
+                match payload_text(content_type, &body, tld.as_deref()) {
+                    Some(text) => text,
+                    None => return Step::Skip("response_not_text"),
+                }
+            }
+        };
+        if text.trim().is_empty() {
+            let detail = "the page has no readable text".to_string();
+            return Step::Record(self.reject(Reason::EmptyText, detail, Some(id)));
+        }
+        Step::Record(Record::Doc(InputDoc {
+            doc: DocId::new(self.file.index, self.record),
+            id,
+            text,
+            meta: Some(Box::new(meta)),
+        }))
+    }
+}
+
+impl Iterator for WarcRecords {
+    type Item = Result<Record>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.done {
+            if self.record >= DocId::MAX_RECORD {
+                self.done = true;
+                return Some(Err(Error::TooManyRecords { path: self.file.path.clone() }));
+            }
+            match self.step() {
+                Ok(None) => self.done = true,
+                Ok(Some(Step::Record(record))) => return Some(Ok(record)),
+                Ok(Some(Step::Skip(kind))) => {
+                    *self.skipped.entry(kind.to_string()).or_default() += 1
+                }
+                Err(source) => {
+                    self.done = true;
+                    return Some(match self.on_error {
+                        OnReadError::Fail => Err(Error::Read {
+                            path: self.file.path.clone(),
+                            record: self.record,
+                            source,
+                        }),
+                        OnReadError::Reject => {
+                            Ok(unreadable(self.file.index, self.record + 1, &source))
+                        }
+                    });
+                }
+            }
+        }
+        None
+    }
+}
+
+/// The skip counter of a record kind that never carries a document.
+fn skip_kind(kind: &str) -> &'static str {
+    match kind {
+        "request" => "request",
+        "metadata" => "metadata",
+        "warcinfo" => "warcinfo",
+        "revisit" => "revisit",
+        "continuation" => "continuation",
+        _ => "other",
+    }
+}
+
+/// The text of a payload of `content_type`, or `None` when it is not HTML or plain text.
+fn payload_text(content_type: &str, body: &[u8], tld: Option<&[u8]>) -> Option<String> {
+    let mime = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    match mime.as_str() {
+        "text/html" | "application/xhtml+xml" | "" => {
+            Some(html_to_text(&decode_page(body, Some(content_type), tld).0))
+        }
+        "text/plain" => Some(decode_page(body, Some(content_type), tld).0),
+        _ => None,
+    }
+}
+
+/// Status code, headers and body of an HTTP response block.
+fn split_http(block: &[u8]) -> Option<(u16, Headers, &[u8])> {
+    if !block.starts_with(b"HTTP/") {
+        return None;
+    }
+    let end = block
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|p| (p, p + 4))
+        .or_else(|| block.windows(2).position(|w| w == b"\n\n").map(|p| (p, p + 2)))?;
+    let head = String::from_utf8_lossy(&block[..end.0]);
+    let mut lines = head.lines();
+    let status = lines.next()?.split_whitespace().nth(1)?.parse().ok()?;
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect();
+    Some((status, Headers(headers), &block[end.1..]))
+}
+
+/// The payload with transfer and content encodings undone where the bytes show them.
+fn decoded_body(http: &Headers, body: &[u8]) -> std::result::Result<Vec<u8>, String> {
+    let mut body = body.to_vec();
+    let chunked =
+        http.get("Transfer-Encoding").is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
+    if chunked && let Some(joined) = dechunk(&body) {
+        body = joined;
+    }
+    let encoding = http.get("Content-Encoding").unwrap_or("").to_ascii_lowercase();
+    // Archives often store the payload already decoded but keep the header: inflate only
+    // when the bytes are gzip.
+    if (encoding.contains("gzip") || encoding.is_empty()) && body.starts_with(&[0x1f, 0x8b]) {
+        let mut out = Vec::new();
+        flate2::read::MultiGzDecoder::new(&body[..])
+            .take(MAX_INFLATED_BYTES)
+            .read_to_end(&mut out)
+            .map_err(|e| format!("the gzip-encoded payload cannot be inflated: {e}"))?;
+        body = out;
+    }
+    Ok(body)
+}
+
+/// Joins an HTTP chunked body, or `None` when it is not one.
+fn dechunk(body: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(body.len());
+    let mut rest = body;
+    loop {
+        let line_end = rest.windows(2).position(|w| w == b"\r\n")?;
+        let size_text = std::str::from_utf8(&rest[..line_end]).ok()?;
+        let size = usize::from_str_radix(size_text.split(';').next()?.trim(), 16).ok()?;
+        rest = &rest[line_end + 2..];
+        if size == 0 {
+            return Some(out);
+        }
+        out.extend_from_slice(rest.get(..size)?);
+        rest = rest.get(size..)?.strip_prefix(b"\r\n")?;
+    }
+}
+
+/// The top-level domain of a URL's host, for the charset detector.
+fn top_level_domain(url: &str) -> Option<Vec<u8>> {
+    let host = url.split("://").nth(1)?.split(['/', ':', '?', '#']).next()?;
+    let tld = host.rsplit('.').next()?;
+    (!tld.is_empty() && tld.bytes().all(|b| b.is_ascii_alphabetic()))
+        .then(|| tld.to_ascii_lowercase().into_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use super::*;
+    use crate::input::Format;
+
+    fn sample(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data-samples/warc").join(name)
+    }
+
+    fn read(path: &Path) -> (Vec<Record>, BTreeMap<String, u64>) {
+        let format = Format::of(path).expect("a web archive");
+        let Format::Warc(c) = format else { panic!("{format:?}") };
+        let file = InputFile { index: 0, path: path.to_path_buf(), format, bytes: 0 };
+        let mut reader = WarcRecords::open(&file, c, OnReadError::Fail).unwrap();
+        let records = reader.by_ref().map(Result::unwrap).collect();
+        (records, reader.skipped().clone())
+    }
+
+    fn docs(records: &[Record]) -> Vec<&InputDoc> {
+        records.iter().filter_map(|r| if let Record::Doc(d) = r { Some(d) } else { None }).collect()
+    }
+
+    fn counts(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
+        pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+    }
+
+    #[test]
+    fn common_crawl_warc_and_wet() {
+        let (records, skipped) = read(&sample("cc_whirlwind.warc.gz"));
+        assert_eq!(skipped, counts(&[("metadata", 1), ("request", 1), ("warcinfo", 1)]));
+        let page = docs(&records)[0];
+        assert_eq!(page.id, "<urn:uuid:2aabeff2-67f5-4608-8466-e87c6296e2b6>");
+        let meta = page.meta.as_deref().unwrap();
+        assert_eq!(meta.url.as_deref(), Some("https://an.wikipedia.org/wiki/Escopete"));
+        assert!(meta.date.is_some() && meta.digest.as_deref().unwrap().starts_with("sha1:"));
+        assert!(page.text.starts_with("Escopete - Biquipedia"), "{}", &page.text[..80]);
+        assert!(!page.text.contains("<div") && !page.text.contains("function("));
+
+        let (records, skipped) = read(&sample("cc_whirlwind.warc.wet.gz"));
+        assert_eq!(skipped, counts(&[("warcinfo", 1)]));
+        let wet = docs(&records)[0];
+        assert_eq!(
+            wet.meta.as_deref().unwrap().url.as_deref(),
+            Some("https://an.wikipedia.org/wiki/Escopete")
+        );
+        assert!(wet.text.starts_with("Escopete"));
+    }
+
+    #[test]
+    fn wrapped_uris_revisits_and_crawler_logs() {
+        let (records, skipped) = read(&sample("dolma_sample-0001.warc.gz"));
+        assert_eq!(docs(&records).len(), 15);
+        assert_eq!(
+            skipped,
+            counts(&[("metadata", 1), ("request", 15), ("resource_not_web", 2), ("warcinfo", 1)])
+        );
+        for d in docs(&records) {
+            let url = d.meta.as_deref().unwrap().url.as_deref().unwrap();
+            assert!(url.starts_with("https://"), "{url}");
+        }
+        let (records, skipped) = read(&sample("warcio_example.warc.gz"));
+        assert_eq!(skipped, counts(&[("request", 2), ("revisit", 1), ("warcinfo", 2)]));
+        assert!(docs(&records)[0].text.starts_with("Example Domain"));
+    }
+
+    #[test]
+    fn chinese_and_japanese_charsets_are_decoded() {
+        let (records, _) = read(&sample("resiliparse_warcfile.warc.gz"));
+        let by_url = |prefix: &str| {
+            docs(&records)
+                .into_iter()
+                .find(|d| d.meta.as_deref().unwrap().url.as_deref().unwrap().starts_with(prefix))
+                .unwrap()
+                .text
+                .clone()
+        };
+        // Declared gbk in a <meta> tag; gb2312 in the HTTP header; windows-1251 (Russian).
+        assert!(by_url("http://041696.com/").contains("上海特舟实业有限公司"));
+        assert!(by_url("http://0760.jxtdw.com/").contains("三乡人才市场"));
+        assert!(by_url("http://01spb.ru/").contains("О компании"));
+
+        let (records, skipped) = read(&sample("resiliparse_clueweb-quirk.warc.gz"));
+        assert_eq!(docs(&records).len(), 29, "WARC/0.18 with EUC-JP pages");
+        assert_eq!(skipped, counts(&[("warcinfo", 1)]));
+        assert!(docs(&records).iter().all(|d| d.text.contains("アイテム検索")));
+    }
+
+    #[test]
+    fn a_malformed_record_is_a_reject_and_reading_goes_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let record = |id: &str, body: &str| {
+            let block = format!("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<p>{body}</p>");
+            format!(
+                "WARC/1.1\r\nWARC-Type: response\r\nWARC-Record-ID: <{id}>\r\nWARC-Target-URI: http://x.org/{id}\r\nContent-Length: {}\r\n\r\n{block}\r\n\r\n",
+                block.len()
+            )
+        };
+        let text = [
+            record("a", "first page"),
+            "garbage that is not a record\r\nmore garbage\r\n".to_string(),
+            record("b", "second page"),
+            "WARC/1.1\r\nWARC-Type: response\r\nWARC-Record-ID: <c>\r\n\r\nno length\r\n".to_string(),
+            record("d", "third page"),
+            "WARC/1.1\r\nWARC-Type: response\r\nWARC-Record-ID: <e>\r\nContent-Length: 500\r\n\r\ncut short".to_string(),
+        ]
+        .concat();
+        let path = dir.path().join("damaged.warc");
+        std::fs::write(&path, text).unwrap();
+        let (records, _) = read(&path);
+        let summary: Vec<String> = records
+            .iter()
+            .map(|r| match r {
+                Record::Doc(d) => format!("{} {}", d.doc.record(), d.text),
+                Record::Reject(r) => format!("{} {}", r.doc.record(), r.reason.as_str()),
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                "1 first page",
+                "2 malformed_record",
+                "3 second page",
+                "4 malformed_record",
+                "5 third page",
+                "6 malformed_record"
+            ]
+        );
+    }
+
+    #[test]
+    fn http_parts_chunks_and_tlds() {
+        let (status, headers, body) =
+            split_http(b"HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\n\r\nbody").unwrap();
+        assert_eq!(
+            (status, headers.get("content-type"), body),
+            (404, Some("text/html"), &b"body"[..])
+        );
+        assert!(split_http(b"no http here").is_none());
+        assert_eq!(dechunk(b"4\r\nWiki\r\n5\r\npedia\r\n0\r\n\r\n").unwrap(), b"Wikipedia");
+        assert!(dechunk(b"<html>").is_none());
+        assert_eq!(top_level_domain("http://news.example.cn:8080/a").unwrap(), b"cn");
+        assert_eq!(top_level_domain("https://192.168.0.1/"), None);
+    }
+}
