@@ -64,9 +64,13 @@ pub enum KeepArg {
 /// Arguments of `neardup dedup`.
 #[derive(Debug, Args)]
 pub struct DedupArgs {
-    /// Input files (.jsonl, .jsonl.gz, .jsonl.zst, .parquet) or folders of them.
-    #[arg(long, short = 'i', required = true, num_args = 1..)]
+    /// Input files (.jsonl[.gz|.zst], .parquet, .warc[.gz], .wet[.gz]) or folders of them.
+    #[arg(long, short = 'i', num_args = 1.., required_unless_present = "input_list")]
     pub input: Vec<PathBuf>,
+    /// A manifest of inputs: a text file with one path per line (blank lines and lines
+    /// starting with # are ignored), as cluster schedulers hand them out.
+    #[arg(long)]
+    pub input_list: Option<PathBuf>,
     /// Output folder: pairs/, documents/, summary.json and _SUCCESS are written here.
     #[arg(long, short = 'o')]
     pub output: PathBuf,
@@ -94,9 +98,24 @@ pub struct DedupArgs {
     /// Seed of all hashing [job file: seed; default: 42].
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Worker threads; results do not depend on it [default: the number of CPUs].
+    /// Worker threads per process; results do not depend on it [default: the number of CPUs].
     #[arg(long, short = 'w')]
     pub workers: Option<usize>,
+    /// Processes of a cluster run (each started with the same arguments but --process).
+    #[arg(long, short = 'n', default_value_t = 1)]
+    pub processes: usize,
+    /// This process's index in a cluster run, 0..processes.
+    #[arg(long, short = 'p', default_value_t = 0)]
+    pub process: usize,
+    /// For a cluster run: a file with one host:port per process, in process order.
+    #[arg(long)]
+    pub hostfile: Option<PathBuf>,
+    /// A cluster run fails when a process has sent nothing for this many seconds.
+    #[arg(long, default_value_t = 600)]
+    pub watchdog: u64,
+    /// A cluster run fails when the processes have not all connected within this many seconds.
+    #[arg(long, default_value_t = 300)]
+    pub connect_timeout: u64,
     /// Print nothing but errors.
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -156,7 +175,19 @@ pub fn job_config(args: &DedupArgs) -> anyhow::Result<JobConfig> {
     if let Some(s) = args.seed {
         spec.seed = s;
     }
-    JobConfig::new(spec, &args.input, args.output.clone()).map_err(|e| {
+    let mut inputs = args.input.clone();
+    if let Some(list) = &args.input_list {
+        let text = std::fs::read_to_string(list).map_err(|e| {
+            UsageError(format!("cannot read input list \"{}\": {e}", list.display()))
+        })?;
+        inputs.extend(
+            text.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(PathBuf::from),
+        );
+    }
+    JobConfig::new(spec, &inputs, args.output.clone()).map_err(|e| {
         let detail = match &e {
             neardup_job::ConfigError::Input(source) => format!("{e}: {source}"),
             _ => e.to_string(),
@@ -175,16 +206,70 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
     }
 }
 
-fn dedup(args: &DedupArgs) -> anyhow::Result<Outcome> {
-    let config = job_config(args)?;
+/// The topology the flags describe.
+///
+/// # Errors
+/// [`UsageError`] for an inconsistent process index or an unreadable or short hostfile.
+pub fn topology(args: &DedupArgs) -> anyhow::Result<Topology> {
     let workers = args
         .workers
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
         .max(1);
+    let mut topology = Topology::local(workers);
+    topology.watchdog = std::time::Duration::from_secs(args.watchdog.max(1));
+    topology.connect_timeout = std::time::Duration::from_secs(args.connect_timeout.max(1));
+    if args.processes <= 1 {
+        return Ok(topology);
+    }
+    if args.process >= args.processes {
+        return Err(UsageError(format!(
+            "--process {} is not below --processes {}",
+            args.process, args.processes
+        ))
+        .into());
+    }
+    let Some(hostfile) = &args.hostfile else {
+        return Err(
+            UsageError("a cluster run (--processes above 1) needs --hostfile".into()).into()
+        );
+    };
+    let text = std::fs::read_to_string(hostfile)
+        .map_err(|e| UsageError(format!("cannot read hostfile \"{}\": {e}", hostfile.display())))?;
+    let addresses: Vec<String> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_string)
+        .take(args.processes)
+        .collect();
+    if addresses.len() < args.processes {
+        let message = format!(
+            "hostfile \"{}\" has {} addresses for {} processes",
+            hostfile.display(),
+            addresses.len(),
+            args.processes
+        );
+        return Err(UsageError(message).into());
+    }
+    topology.processes = args.processes;
+    topology.process = args.process;
+    topology.addresses = addresses;
+    Ok(topology)
+}
+
+fn dedup(args: &DedupArgs) -> anyhow::Result<Outcome> {
+    let config = job_config(args)?;
+    let topology = topology(args)?;
+    let workers = topology.workers;
     if !args.quiet {
         let bytes: u64 = config.inputs.iter().map(|f| f.bytes).sum();
+        let place = if topology.processes > 1 {
+            format!("process {} of {}, ", topology.process, topology.processes)
+        } else {
+            String::new()
+        };
         eprintln!(
-            "neardup: {} on {} file(s), {:.1} MB, {} worker(s) -> {}",
+            "neardup: {} on {} file(s), {:.1} MB, {place}{} worker(s) -> {}",
             config.spec.method.as_str(),
             config.inputs.len(),
             bytes as f64 / 1e6,
@@ -192,11 +277,9 @@ fn dedup(args: &DedupArgs) -> anyhow::Result<Outcome> {
             config.output.display()
         );
     }
-    let summary = neardup_job::run(&config, &Topology { workers }).map_err(|e| match e {
-        JobError::Input(_) => {
-            anyhow::Error::new(e).context("the job failed; no _SUCCESS was written")
-        }
-        other => anyhow::Error::new(other),
+    let summary = neardup_job::run(&config, &topology).map_err(|e| match e {
+        JobError::TooManyRejects { .. } => anyhow::Error::new(e),
+        other => anyhow::Error::new(other).context("the job failed; no _SUCCESS was written"),
     })?;
     if !args.quiet {
         print_report(&summary, &config).context("cannot print the report")?;

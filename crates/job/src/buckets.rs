@@ -6,7 +6,7 @@ use crate::config::BucketSpec;
 use crate::records::Candidate;
 
 /// Bucket statistics, summed over workers into the summary.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BucketStats {
     /// Buckets with at least two members.
     pub shared_buckets: u64,

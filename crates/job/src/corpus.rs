@@ -13,11 +13,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use neardup_core::CountMinSketch;
 use neardup_io::Record;
 use neardup_text::{Analysis, AnalyzeScratch, Analyzer};
-use timely::dataflow::channels::pact::Pipeline;
 use timely::dataflow::operators::core::Input;
-use timely::dataflow::operators::generic::Operator;
+use timely::dataflow::operators::probe::Handle as ProbeHandle;
 use timely::dataflow::operators::vec::Broadcast;
+use timely::dataflow::operators::{Inspect, Probe};
 
+use crate::cluster::run_workers;
 use crate::config::JobConfig;
 use crate::sign::IdfWeights;
 use crate::source::read_share;
@@ -38,26 +39,33 @@ const PIECE: usize = 1 << 16;
 pub(crate) fn document_frequencies(
     job: &Arc<JobConfig>,
     topology: &Topology,
+    fingerprint: u64,
     analyzer: &Analyzer,
 ) -> Result<IdfWeights, JobError> {
     let job = job.clone();
     let analyzer = analyzer.clone();
     let abort = Arc::new(AtomicBool::new(false));
-    let guards = timely::execute(topology.timely_config(), move |worker| {
+    let results = run_workers(topology, fingerprint, move |worker, heartbeat| {
         let (index, peers) = (worker.index(), worker.peers());
         let total = Rc::new(RefCell::new(CountMinSketch::new(SKETCH_DEPTH, SKETCH_WIDTH_BITS)));
         let documents = Rc::new(Cell::new(0u64));
+        let failure: Rc<RefCell<Option<(usize, String)>>> = Rc::new(RefCell::new(None));
+        let merged = ProbeHandle::<u64>::new();
         let mut input = worker.dataflow::<u64, _, _>(|scope| {
-            let (input, pieces) = scope.new_input::<Vec<(usize, u64, Vec<u32>)>>();
-            let (total, documents) = (total.clone(), documents.clone());
-            pieces.broadcast().sink(Pipeline, "MergeSketches", move |(input, _frontier)| {
-                input.for_each(|_cap, batch| {
-                    for (offset, docs, counts) in batch.drain(..) {
-                        total.borrow_mut().merge_counts(offset, &counts);
+            let (input, pieces) = scope.new_input::<Vec<Piece>>();
+            let (total, documents, failure) = (total.clone(), documents.clone(), failure.clone());
+            pieces
+                .broadcast()
+                .inspect(move |piece| match piece {
+                    Piece::Counts { offset, documents: docs, counts } => {
+                        total.borrow_mut().merge_counts(*offset, counts);
                         documents.set(documents.get() + docs);
                     }
-                });
-            });
+                    Piece::Failed { worker, message } => {
+                        failure.borrow_mut().get_or_insert((*worker, message.clone()));
+                    }
+                })
+                .probe_with(&merged);
             input
         });
         let mut local = CountMinSketch::new(SKETCH_DEPTH, SKETCH_WIDTH_BITS);
@@ -78,36 +86,44 @@ pub(crate) fn document_frequencies(
                     }
                 }
             },
-            || {},
+            || heartbeat.beat(),
         );
-        if error.is_some() {
+        // Every worker sends its pieces (and its failure), so no peer waits forever.
+        if let Some(e) = error {
             abort.store(true, Ordering::Relaxed);
+            input.send(Piece::Failed { worker: index, message: crate::error_chain(&e) });
         }
-        // Every worker sends its pieces, even after an error, so no peer waits forever.
         for (i, piece) in local.counts().chunks(PIECE).enumerate() {
             if piece.iter().any(|c| *c != 0) || i == 0 {
-                input.send((i * PIECE, if i == 0 { local_documents } else { 0 }, piece.to_vec()));
+                let docs = if i == 0 { local_documents } else { 0 };
+                input.send(Piece::Counts {
+                    offset: i * PIECE,
+                    documents: docs,
+                    counts: piece.to_vec(),
+                });
             }
         }
         drop(local);
         drop(input);
-        while worker.step_or_park(Some(std::time::Duration::from_millis(1))) {}
-        match error {
-            Some(e) => Err(JobError::Input(e)),
+        while !merged.done() {
+            worker.step_or_park(Some(std::time::Duration::from_millis(1)));
+            heartbeat.beat();
+        }
+        match failure.borrow_mut().take() {
+            Some((worker, message)) => Err(JobError::Input { worker, message }),
             None => Ok((total.replace(CountMinSketch::new(1, 4)), documents.get())),
         }
-    })
-    .map_err(JobError::Start)?;
-    let mut result = None;
-    for (worker, outcome) in guards.join().into_iter().enumerate() {
-        match outcome {
-            Ok(Ok(counted)) => {
-                result.get_or_insert(counted);
-            }
-            Ok(Err(e)) => return Err(e),
-            Err(message) => return Err(JobError::WorkerFailed { worker, message }),
-        }
-    }
-    let (sketch, documents) = result.expect("at least one worker");
+    })?;
+    let (sketch, documents) = results.into_iter().next().expect("at least one worker");
     Ok(IdfWeights::Corpus { sketch, documents })
+}
+
+/// What workers exchange in the corpus pass.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+enum Piece {
+    /// Counters of one worker's sketch from `offset` on, and (in the first piece) how many
+    /// documents it counted.
+    Counts { offset: usize, documents: u64, counts: Vec<u32> },
+    /// A worker could not read its input.
+    Failed { worker: usize, message: String },
 }

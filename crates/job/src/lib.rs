@@ -19,11 +19,12 @@
 //! use neardup_job::{JobConfig, JobSpec, Topology, run};
 //!
 //! let config = JobConfig::new(JobSpec::default(), &["corpus/".into()], "out".into()).unwrap();
-//! let summary = run(&config, &Topology { workers: 2 }).unwrap();
+//! let summary = run(&config, &Topology::local(2)).unwrap();
 //! println!("{} of {} documents kept", summary.counts.kept, summary.counts.records);
 //! ```
 
 mod buckets;
+mod cluster;
 mod config;
 mod corpus;
 mod operators;
@@ -54,9 +55,9 @@ use timely::dataflow::operators::vec::{Broadcast, Map, Partition};
 use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 use timely::worker::Worker;
-use timely::{CommunicationConfig, WorkerConfig};
 
 pub use buckets::{BucketStats, BucketTable};
+pub use cluster::{Topology, capture_peer_failures};
 pub use config::{
     BucketSpec, DecisionSpec, IdfSource, InputSpec, JobConfig, JobSpec, KeepRule, Method,
     MethodParams, MinHashSpec, SimHashSpec, Weighting,
@@ -68,10 +69,11 @@ pub use summary::{
     Counts, LshCounts, Resolved, StageSeconds, Summary, file_metadata, peak_memory_bytes,
 };
 
+use crate::cluster::Heartbeat;
 use crate::operators::{
-    AssembleDocuments, DedupIds, ExactGroups, Grouped, IndexSignatures, PartSink, ReduceBuckets,
-    SignDocs, SignatureStore, VerifyCandidates, WriteDocuments, WritePairs, assign_clusters,
-    reject_row,
+    AssembleDocuments, DedupIds, ExactGroups, GatherReports, Grouped, IndexSignatures, PartSink,
+    ReduceBuckets, SignDocs, SignatureStore, VerifyCandidates, WriteDocuments, WritePairs,
+    assign_clusters, reject_row,
 };
 use crate::routing::route_doc;
 use crate::source::read_share;
@@ -98,11 +100,24 @@ pub enum ConfigError {
 #[non_exhaustive]
 pub enum JobError {
     /// An input file could not be read (and `input.on_read_error` is `fail`).
-    #[error("cannot read the input")]
-    Input(#[source] neardup_io::Error),
-    /// An output could not be written.
+    #[error("worker {worker} cannot read the input: {message}")]
+    Input {
+        /// The worker that read it (global index).
+        worker: usize,
+        /// The error, with its causes.
+        message: String,
+    },
+    /// A part could not be written.
+    #[error("worker {worker} cannot write its output: {message}")]
+    Output {
+        /// The worker that wrote it.
+        worker: usize,
+        /// The error, with its causes.
+        message: String,
+    },
+    /// The output folder, summary or marker could not be written.
     #[error("cannot write the output")]
-    Output(#[source] neardup_io::Error),
+    Write(#[source] neardup_io::Error),
     /// More records were rejected than `decision.max_reject_ratio` allows.
     #[error(
         "{rejected} of {records} records were rejected (most often: {top_reason}), above max_reject_ratio {max_ratio}"
@@ -120,6 +135,56 @@ pub enum JobError {
     /// Timely could not start its workers.
     #[error("cannot start the workers: {0}")]
     Start(String),
+    /// The processes did not all connect in time.
+    #[error(
+        "the {processes} processes did not all connect within {seconds} s: check the hostfile and that every process was started"
+    )]
+    Connect {
+        /// Processes expected.
+        processes: usize,
+        /// The timeout.
+        seconds: u64,
+    },
+    /// A process stopped sending anything.
+    #[error(
+        "process {process} has sent nothing for {seconds} s, so the job cannot finish; a process cannot rejoin a running job: rerun it"
+    )]
+    PeerSilent {
+        /// The silent process.
+        process: usize,
+        /// How long it has been silent.
+        seconds: u64,
+    },
+    /// The connection to a process broke (it died, or the network failed).
+    #[error(
+        "lost the connection to process {process} ({message}); a process cannot rejoin a running job: rerun it"
+    )]
+    PeerLost {
+        /// The lost process.
+        process: usize,
+        /// What the network thread reported.
+        message: String,
+    },
+    /// A worker of this process stopped making progress (blocked in I/O, say).
+    #[error(
+        "worker {worker} of process {process} has made no progress for {seconds} s (blocked reading or writing?); the job cannot finish without it"
+    )]
+    WorkerStalled {
+        /// The worker (global index).
+        worker: usize,
+        /// Its process.
+        process: usize,
+        /// How long it has been stuck.
+        seconds: u64,
+    },
+    /// Processes were given different input files.
+    #[error(
+        "process {process} lists different input files than this process; every process must get the same inputs"
+    )]
+    InputMismatch {
+        /// A process whose list differs.
+        process: usize,
+    },
     /// A worker panicked; this is a bug.
     #[error("worker {worker} failed: {message}")]
     WorkerFailed {
@@ -130,35 +195,51 @@ pub enum JobError {
     },
 }
 
-/// How the job is spread over threads. Never changes results.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Topology {
-    /// Worker threads in this process.
-    pub workers: usize,
-}
-
-impl Topology {
-    fn timely_config(&self) -> timely::Config {
-        let communication = if self.workers > 1 {
-            CommunicationConfig::Process(self.workers)
-        } else {
-            CommunicationConfig::Thread
-        };
-        timely::Config { communication, worker: WorkerConfig::default() }
-    }
-}
-
 /// Name of the marker written last, when every output is complete.
 pub const SUCCESS_MARKER: &str = "_SUCCESS";
 /// Name of the run summary.
 pub const SUMMARY_FILE: &str = "summary.json";
 
-/// What one worker reports back, and what all of them did together.
-#[derive(Default)]
+/// Why a worker failed, carried to every other worker.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+enum Failure {
+    Input(String),
+    Output(String),
+}
+
+/// What one worker did, sent to every worker at the end; merged, what all of them did.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 struct WorkerReport {
+    worker: usize,
     stats: WorkerStats,
     seconds: StageSeconds,
     blocks: Option<u32>,
+    failure: Option<(usize, Failure)>,
+}
+
+impl WorkerReport {
+    /// The sum of all workers' reports (the first failure, by worker, wins).
+    fn merge(mut reports: Vec<WorkerReport>) -> WorkerReport {
+        reports.sort_by_key(|r| r.worker);
+        let mut total = WorkerReport::default();
+        for r in &reports {
+            total.stats.merge(&r.stats);
+            total.seconds.max(&r.seconds);
+            total.blocks = total.blocks.or(r.blocks);
+            if total.failure.is_none() {
+                total.failure.clone_from(&r.failure);
+            }
+        }
+        total
+    }
+
+    fn into_result(self) -> Result<WorkerReport, JobError> {
+        match self.failure.clone() {
+            None => Ok(self),
+            Some((worker, Failure::Input(message))) => Err(JobError::Input { worker, message }),
+            Some((worker, Failure::Output(message))) => Err(JobError::Output { worker, message }),
+        }
+    }
 }
 
 /// Runs a job to completion and writes its outputs.
@@ -166,16 +247,30 @@ struct WorkerReport {
 /// The output folder is cleared of earlier parts and markers first. On success it holds
 /// `pairs/`, `documents/`, `summary.json` and, written last, `_SUCCESS`. On failure it holds
 /// `summary.json` with the error and no `_SUCCESS`; parts are removed unless the failure is
-/// only the reject ratio, whose parts show what was rejected.
+/// only the reject ratio, whose parts show what was rejected. In a cluster, every process
+/// writes its own parts and process 0 writes the summary and the marker, once every part
+/// of every process is in place; every process returns the same outcome.
 ///
 /// # Errors
 /// [`JobError`] for unreadable input (unless rejected by configuration), unwritable output,
-/// too many rejects, or a worker failure.
+/// too many rejects, a lost or silent process, or a worker failure.
 pub fn run(config: &JobConfig, topology: &Topology) -> Result<Summary, JobError> {
     let start = Instant::now();
     prepare_output(&config.output)?;
     let outcome = execute(config, topology, start);
     finish(config, topology, outcome, start)
+}
+
+/// A fingerprint of the input list: processes that disagree on it would number documents
+/// differently.
+fn input_fingerprint(config: &JobConfig) -> u64 {
+    let mut bytes = Vec::new();
+    for f in &config.inputs {
+        bytes.extend_from_slice(f.path.display().to_string().as_bytes());
+        bytes.push(0);
+        bytes.extend_from_slice(&f.bytes.to_le_bytes());
+    }
+    neardup_core::hash::hash_bytes(&bytes, 0)
 }
 
 /// Runs the corpus pass (when needed) and the main dataflow.
@@ -191,11 +286,14 @@ fn execute(
         method = config.spec.method.as_str(),
         files = config.inputs.len(),
         workers = topology.workers,
+        processes = topology.processes,
+        process = topology.process,
         "job started"
     );
+    let fingerprint = input_fingerprint(config);
     let corpus_idf = if config.needs_corpus_idf() {
         let analyzer = Signer::analyzer_for(config, segmenter.clone());
-        let idf = corpus::document_frequencies(&job, topology, &analyzer)?;
+        let idf = corpus::document_frequencies(&job, topology, fingerprint, &analyzer)?;
         tracing::info!(
             seconds = start.elapsed().as_secs_f64(),
             "corpus document frequencies counted"
@@ -213,34 +311,16 @@ fn execute(
         .collect::<Vec<_>>()
         .into();
     let abort = Arc::new(AtomicBool::new(false));
-
-    let guards = timely::execute(topology.timely_config(), move |worker| {
-        run_worker(worker, &job, &signer, &sources, &abort, start)
-    })
-    .map_err(JobError::Start)?;
-
-    let mut totals = WorkerReport::default();
-    let mut failure = None;
-    for (worker, result) in guards.join().into_iter().enumerate() {
-        match result {
-            Ok(Ok(report)) => {
-                totals.stats.merge(&report.stats);
-                totals.seconds.max(&report.seconds);
-                totals.blocks = totals.blocks.or(report.blocks);
-            }
-            Ok(Err(e)) => {
-                failure.get_or_insert(e);
-            }
-            Err(message) => {
-                failure.get_or_insert(JobError::WorkerFailed { worker, message });
-            }
-        }
-    }
-    totals.seconds.corpus_statistics = corpus_seconds;
-    failure.map_or(Ok(totals), Err)
+    let results = cluster::run_workers(topology, fingerprint, move |worker, heartbeat| {
+        run_worker(worker, heartbeat, &job, &signer, &sources, &abort, start)
+    })?;
+    let mut total = results.into_iter().next().expect("at least one worker");
+    total.seconds.corpus_statistics = corpus_seconds;
+    total.into_result()
 }
 
-/// Checks the reject ratio and writes `summary.json` and, on success, `_SUCCESS`.
+/// Checks the reject ratio and, on process 0, writes `summary.json` and on success
+/// `_SUCCESS`.
 fn finish(
     config: &JobConfig,
     topology: &Topology,
@@ -254,12 +334,13 @@ fn finish(
     let mut seconds = totals.seconds;
     seconds.total = start.elapsed().as_secs_f64();
     let resolved = Resolved::of(config, totals.blocks);
-    let mut summary = Summary::new(config, topology.workers, &totals.stats, resolved, seconds);
+    let mut summary = Summary::new(config, topology, &totals.stats, resolved, seconds);
     let (rejected, records) = (summary.counts.rejected, summary.counts.records);
     let max_ratio = config.spec.decision.max_reject_ratio;
+    let writer = topology.process == 0;
     if failure.is_some() {
         // The job's own error matters more than a failed cleanup; report both.
-        if let Err(cleanup) = remove_parts(&config.output) {
+        if writer && let Err(cleanup) = remove_parts(&config.output) {
             tracing::error!(error = %error_chain(&cleanup), "cannot remove the parts of the failed run");
         }
     } else if records > 0 && rejected as f64 > max_ratio * records as f64 {
@@ -275,22 +356,24 @@ fn finish(
         summary.status = "failed";
         summary.error = Some(error_chain(error));
     }
-    write_atomically(
-        &config.output.join(SUMMARY_FILE),
-        &serde_json::to_vec_pretty(&summary).expect("summary serialises"),
-    )?;
-    tracing::info!(status = summary.status, seconds = summary.seconds.total, "summary written");
+    if writer {
+        let json = serde_json::to_vec_pretty(&summary).expect("summary serialises");
+        write_atomically(&config.output.join(SUMMARY_FILE), &json)?;
+        tracing::info!(status = summary.status, seconds = summary.seconds.total, "summary written");
+    }
     match failure {
         Some(error) => Err(error),
         None => {
-            write_atomically(&config.output.join(SUCCESS_MARKER), b"")?;
+            if writer {
+                write_atomically(&config.output.join(SUCCESS_MARKER), b"")?;
+            }
             Ok(summary)
         }
     }
 }
 
 /// An error and its sources on one line.
-fn error_chain(error: &dyn std::error::Error) -> String {
+pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
     let mut out = error.to_string();
     let mut source = error.source();
     while let Some(s) = source {
@@ -301,9 +384,10 @@ fn error_chain(error: &dyn std::error::Error) -> String {
     out
 }
 
-/// Builds and runs one worker's dataflow.
+/// Builds and runs one worker's dataflow; returns the merged report of all workers.
 fn run_worker(
     worker: &mut Worker,
+    heartbeat: &mut Heartbeat,
     job: &Arc<JobConfig>,
     signer: &Signer,
     sources: &Arc<[Arc<str>]>,
@@ -316,7 +400,11 @@ fn run_worker(
     let store = Rc::new(RefCell::new(SignatureStore::default()));
     let blocks: Rc<RefCell<Option<u32>>> = Rc::new(RefCell::new(None));
     let write_error = Rc::new(RefCell::new(None));
+    let read_error: Rc<RefCell<Option<String>>> = Rc::new(RefCell::new(None));
+    let stage_done: Rc<RefCell<[Option<f64>; 5]>> = Rc::new(RefCell::new([None; 5]));
+    let reports: Rc<RefCell<Vec<WorkerReport>>> = Rc::new(RefCell::new(Vec::new()));
     let probes: [ProbeHandle<u64>; 5] = Default::default();
+    let finished = ProbeHandle::<u64>::new();
     // With fewer files than workers per file, spread records so every worker signs.
     let spread = job.inputs.len() < 4 * peers;
 
@@ -332,6 +420,36 @@ fn run_worker(
         stats: stats.clone(),
         error: write_error.clone(),
         abort: abort.clone(),
+    };
+    // This worker's report, taken once its parts are written (so its counters are final).
+    let report = {
+        let (stats, blocks, stage_done) = (stats.clone(), blocks.clone(), stage_done.clone());
+        let (write_error, read_error) = (write_error.clone(), read_error.clone());
+        move || {
+            let now = start.elapsed().as_secs_f64();
+            let done = *stage_done.borrow();
+            let at = |i: usize| done[i].unwrap_or(now);
+            let failure = match (read_error.borrow().clone(), write_error.borrow().as_ref()) {
+                (Some(message), _) => Some((index, Failure::Input(message))),
+                (None, Some(e)) => Some((index, Failure::Output(error_chain(e)))),
+                (None, None) => None,
+            };
+            WorkerReport {
+                worker: index,
+                stats: stats.borrow().clone(),
+                seconds: StageSeconds {
+                    corpus_statistics: 0.0,
+                    read_and_sign: at(0),
+                    ids_and_exact: at(1),
+                    buckets: at(2),
+                    verify: at(3),
+                    cluster: at(4),
+                    total: now,
+                },
+                blocks: *blocks.borrow(),
+                failure,
+            }
+        }
     };
 
     let mut input = worker.dataflow::<u64, _, _>(|scope| {
@@ -386,7 +504,7 @@ fn run_worker(
         let exact_edges = stamped(exact_pairs.clone().map(move |p| ordered(&p)));
         let near_edges = stamped(near_pairs.clone().map(move |p| ordered(&p)));
         let pairs = exact_pairs.concat(near_pairs);
-        pairs.write_pairs(sink.clone());
+        let pairs_written = pairs.write_pairs(sink.clone());
 
         let keep = job.spec.decision.keep;
         let cluster_info = info.clone().map(|(doc, i)| (doc, (i.id, i.chars, i.content)));
@@ -395,13 +513,18 @@ fn run_worker(
             .probe_with(&probes[4]);
         let reject_sources = sources.clone();
         let rejects = rejects.map(move |r| reject_row(r, &reject_sources));
-        info.assemble_documents(assignments, sources.clone(), stats.clone())
+        let documents_written = info
+            .assemble_documents(assignments, sources.clone(), stats.clone())
             .concat(rejects)
             .write_documents(sink);
+        pairs_written
+            .concat(documents_written)
+            .gather_reports(report, reports.clone())
+            .probe_with(&finished);
         input
     });
 
-    let (totals, read_error) = read_share(
+    let (totals, error) = read_share(
         job,
         index,
         peers,
@@ -409,6 +532,7 @@ fn run_worker(
         |record| input.send(record),
         || {
             worker.step();
+            heartbeat.beat();
         },
     );
     {
@@ -417,17 +541,23 @@ fn run_worker(
         stats.input_bytes = totals.bytes;
         stats.skipped_records = totals.skipped.clone();
     }
-    if read_error.is_some() {
+    if let Some(e) = error {
+        *read_error.borrow_mut() = Some(error_chain(&e));
         abort.store(true, Ordering::Relaxed);
     }
     drop(input);
-
     tracing::debug!(worker = index, records = totals.records, bytes = totals.bytes, "input read");
+
     const STAGES: [&str; 5] =
         ["read and sign", "ids and exact duplicates", "buckets", "verify", "cluster"];
-    let mut done = [None::<f64>; 5];
-    while worker.step_or_park(Some(Duration::from_millis(1))) {
+    while !finished.done() {
+        worker.step_or_park(Some(Duration::from_millis(1)));
+        heartbeat.beat();
+        if heartbeat.aborted() {
+            return Err(JobError::Start("stopped: the job failed elsewhere".into()));
+        }
         let now = start.elapsed().as_secs_f64();
+        let mut done = stage_done.borrow_mut();
         for ((probe, slot), stage) in probes.iter().zip(done.iter_mut()).zip(STAGES) {
             if slot.is_none() && probe.done() {
                 *slot = Some(now);
@@ -437,27 +567,9 @@ fn run_worker(
             }
         }
     }
-    let now = start.elapsed().as_secs_f64();
-    let at = |i: usize| done[i].unwrap_or(now);
-    let seconds = StageSeconds {
-        corpus_statistics: 0.0,
-        read_and_sign: at(0),
-        ids_and_exact: at(1),
-        buckets: at(2),
-        verify: at(3),
-        cluster: at(4),
-        total: now,
-    };
-
-    if let Some(e) = read_error {
-        return Err(JobError::Input(e));
-    }
-    if let Some(e) = write_error.borrow_mut().take() {
-        return Err(JobError::Output(e));
-    }
-    let stats = stats.borrow().clone();
-    let blocks = *blocks.borrow();
-    Ok(WorkerReport { stats, seconds, blocks })
+    let all = std::mem::take(&mut *reports.borrow_mut());
+    assert_eq!(all.len(), peers, "every worker reports once");
+    Ok(WorkerReport::merge(all))
 }
 
 /// The position of a record, for spreading records over workers.
@@ -492,7 +604,7 @@ fn stamped<'s, T: Timestamp + TotalOrder, D: 'static>(
 /// Creates the output folder and removes what an earlier run left in it.
 fn prepare_output(output: &Path) -> Result<(), JobError> {
     let write_err = |path: &Path, source| {
-        JobError::Output(neardup_io::Error::Write { path: path.to_path_buf(), source })
+        JobError::Write(neardup_io::Error::Write { path: path.to_path_buf(), source })
     };
     std::fs::create_dir_all(output).map_err(|e| write_err(output, e))?;
     for marker in [SUCCESS_MARKER, SUMMARY_FILE] {
@@ -513,7 +625,7 @@ fn remove_parts(output: &Path) -> Result<(), JobError> {
         match std::fs::remove_dir_all(&path) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(source) => return Err(JobError::Output(neardup_io::Error::Write { path, source })),
+            Err(source) => return Err(JobError::Write(neardup_io::Error::Write { path, source })),
         }
     }
     Ok(())
@@ -522,7 +634,7 @@ fn remove_parts(output: &Path) -> Result<(), JobError> {
 /// Writes `bytes` to a hidden temporary file, syncs it and renames it to `path`.
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), JobError> {
     let write_err =
-        |source| JobError::Output(neardup_io::Error::Write { path: path.to_path_buf(), source });
+        |source| JobError::Write(neardup_io::Error::Write { path: path.to_path_buf(), source });
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("output");
     let tmp = path.with_file_name(format!(".{name}.inprogress"));
     let file = std::fs::File::create(&tmp).map_err(write_err)?;

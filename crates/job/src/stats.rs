@@ -4,12 +4,12 @@ use std::collections::BTreeMap;
 
 use neardup_core::DocId;
 use neardup_io::{Decision, DocumentRow, Reason};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::buckets::BucketStats;
 
 /// What one worker counted. Every field is a sum (or a maximum) over workers.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct WorkerStats {
     /// Records read from input files.
     pub records_read: u64,

@@ -3,13 +3,13 @@
 use std::collections::BTreeMap;
 
 use neardup_io::{Decision, Reason};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::config::{JobConfig, JobSpec, MethodParams};
 use crate::stats::WorkerStats;
 
 /// Seconds from the start of the run until each stage had finished on every worker.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct StageSeconds {
     /// The corpus pass (document frequencies), when the job needs one.
     pub corpus_statistics: f64,
@@ -158,6 +158,8 @@ pub struct Summary {
     pub input_bytes: u64,
     /// Timely workers in all processes.
     pub workers: usize,
+    /// Processes.
+    pub processes: usize,
     /// Document counts.
     pub counts: Counts,
     /// LSH counts.
@@ -173,7 +175,7 @@ impl Summary {
     /// Builds the summary of a run from the summed worker counts.
     pub fn new(
         config: &JobConfig,
-        workers: usize,
+        topology: &crate::Topology,
         stats: &WorkerStats,
         resolved: Resolved,
         seconds: StageSeconds,
@@ -196,7 +198,8 @@ impl Summary {
             resolved,
             input_files: config.inputs.len(),
             input_bytes: stats.input_bytes,
-            workers,
+            workers: topology.total_workers(),
+            processes: topology.processes,
             counts: Counts {
                 records: stats.records_read,
                 skipped_records: stats.skipped_records.clone(),

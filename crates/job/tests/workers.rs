@@ -52,7 +52,7 @@ fn run_job(
     workers: usize,
 ) -> (BTreeSet<PairKey>, BTreeMap<DocId, DocKey>) {
     let config = JobConfig::new(spec.clone(), inputs, out.clone()).unwrap();
-    let summary = run(&config, &Topology { workers }).unwrap();
+    let summary = run(&config, &Topology::local(workers)).unwrap();
     assert!(out.join("_SUCCESS").exists());
     let pairs = read_pairs(&out.join("pairs")).unwrap();
     let docs = read_documents(&out.join("documents")).unwrap();

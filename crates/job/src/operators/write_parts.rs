@@ -34,22 +34,41 @@ pub struct PartSink {
     pub abort: Arc<AtomicBool>,
 }
 
-/// Writes `pairs/` rows.
-pub trait WritePairs<T: Timestamp> {
-    /// Writes every row of this worker, sorted by `(id_a, id_b)`.
-    fn write_pairs(self, sink: PartSink);
+/// Collects a stream's rows and, once the input is complete, hands them to `write`; then
+/// emits one marker, so later stages know this worker's part is in place.
+fn collect_and_write<'s, T: Timestamp, D: 'static>(
+    stream: StreamVec<'s, T, D>,
+    name: &str,
+    mut write: impl FnMut(Vec<D>) + 'static,
+) -> StreamVec<'s, T, ()> {
+    stream
+        .unary_frontier(Pipeline, name, move |capability, _info| {
+            let mut capability = Some(capability);
+            let mut rows: Vec<D> = Vec::new();
+            move |(input, frontier), output| {
+                input.for_each(|_cap, batch| rows.append(batch));
+                if !frontier.is_empty() {
+                    return;
+                }
+                if let Some(cap) = capability.take() {
+                    write(std::mem::take(&mut rows));
+                    output.session(&cap).give(());
+                }
+            }
+        })
+        .container::<Vec<_>>()
 }
 
-impl<T: Timestamp> WritePairs<T> for StreamVec<'_, T, PairRow> {
-    fn write_pairs(self, sink: PartSink) {
-        let mut rows: Vec<PairRow> = Vec::new();
-        let mut written = false;
-        self.sink(Pipeline, "WritePairs", move |(input, frontier)| {
-            input.for_each(|_cap, batch| rows.append(batch));
-            if !frontier.is_empty() || written {
-                return;
-            }
-            written = true;
+/// Writes `pairs/` rows.
+pub trait WritePairs<'s, T: Timestamp> {
+    /// Writes every row of this worker, sorted by `(id_a, id_b)`; emits one marker when the
+    /// part is in place.
+    fn write_pairs(self, sink: PartSink) -> StreamVec<'s, T, ()>;
+}
+
+impl<'s, T: Timestamp> WritePairs<'s, T> for StreamVec<'s, T, PairRow> {
+    fn write_pairs(self, sink: PartSink) -> StreamVec<'s, T, ()> {
+        collect_and_write(self, "WritePairs", move |mut rows| {
             if sink.abort.load(Ordering::Relaxed) {
                 return;
             }
@@ -66,31 +85,24 @@ impl<T: Timestamp> WritePairs<T> for StreamVec<'_, T, PairRow> {
             let result =
                 PairsWriter::create(&sink.output.join("pairs"), sink.part, &(sink.metadata)())
                     .and_then(|mut w| w.write(&rows).and_then(|()| w.finish()));
-            rows = Vec::new();
             if let Err(e) = result {
                 sink.error.borrow_mut().get_or_insert(e);
                 sink.abort.store(true, Ordering::Relaxed);
             }
-        });
+        })
     }
 }
 
 /// Writes `documents/` rows.
-pub trait WriteDocuments<T: Timestamp> {
-    /// Writes every row of this worker, sorted by `DocId`, and counts decisions.
-    fn write_documents(self, sink: PartSink);
+pub trait WriteDocuments<'s, T: Timestamp> {
+    /// Writes every row of this worker, sorted by `DocId`, and counts decisions; emits one
+    /// marker when the part is in place.
+    fn write_documents(self, sink: PartSink) -> StreamVec<'s, T, ()>;
 }
 
-impl<T: Timestamp> WriteDocuments<T> for StreamVec<'_, T, DocumentRow> {
-    fn write_documents(self, sink: PartSink) {
-        let mut rows: Vec<DocumentRow> = Vec::new();
-        let mut written = false;
-        self.sink(Pipeline, "WriteDocuments", move |(input, frontier)| {
-            input.for_each(|_cap, batch| rows.append(batch));
-            if !frontier.is_empty() || written {
-                return;
-            }
-            written = true;
+impl<'s, T: Timestamp> WriteDocuments<'s, T> for StreamVec<'s, T, DocumentRow> {
+    fn write_documents(self, sink: PartSink) -> StreamVec<'s, T, ()> {
+        collect_and_write(self, "WriteDocuments", move |mut rows| {
             if sink.abort.load(Ordering::Relaxed) {
                 return;
             }
@@ -102,11 +114,10 @@ impl<T: Timestamp> WriteDocuments<T> for StreamVec<'_, T, DocumentRow> {
                 &(sink.metadata)(),
             )
             .and_then(|mut w| w.write(&rows).and_then(|()| w.finish()));
-            rows = Vec::new();
             if let Err(e) = result {
                 sink.error.borrow_mut().get_or_insert(e);
                 sink.abort.store(true, Ordering::Relaxed);
             }
-        });
+        })
     }
 }

@@ -1,0 +1,214 @@
+//! Cluster runs: two `neardup` processes on 127.0.0.1 give the same outputs as one; a
+//! stalled or killed process fails the job naming it; a rerun into the same folder starts
+//! clean.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use neardup_io::{read_documents, read_pairs};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A hostfile for `n` processes on free loopback ports (never timely's default 2101).
+fn hostfile(dir: &Path, n: usize) -> PathBuf {
+    let listeners: Vec<_> =
+        (0..n).map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap()).collect();
+    let text: String = listeners.iter().map(|l| format!("{}\n", l.local_addr().unwrap())).collect();
+    drop(listeners);
+    let path = dir.join("hosts.txt");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn neardup() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_neardup"))
+}
+
+/// Starts process `p` of `n` with one worker each.
+fn start(p: usize, n: usize, hosts: &Path, input: &[&Path], out: &Path, extra: &[&str]) -> Child {
+    let mut cmd = neardup();
+    cmd.args(["dedup", "-o", out.to_str().unwrap(), "-w", "1", "-q", "--log", "info"])
+        .args(["-n", &n.to_string(), "-p", &p.to_string(), "--hostfile", hosts.to_str().unwrap()])
+        .args(extra)
+        .arg("-i")
+        .args(input)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    cmd.spawn().unwrap()
+}
+
+/// Waits for a child with a deadline, so a hang fails the test instead of blocking it.
+fn wait(mut child: Child, limit: Duration) -> Output {
+    let deadline = Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!(
+                "process did not finish within {limit:?}: {:?}",
+                child.wait_with_output().unwrap()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn render(out: &Path) -> (Vec<String>, Vec<String>) {
+    let mut docs: Vec<String> = read_documents(&out.join("documents"))
+        .unwrap()
+        .iter()
+        .map(|d| {
+            format!(
+                "{:?} {:?} {:?} {:?} {:?} {:?}",
+                d.doc, d.id, d.decision, d.cluster, d.reason, d.verified_with_kept
+            )
+        })
+        .collect();
+    let mut pairs: Vec<String> = read_pairs(&out.join("pairs"))
+        .unwrap()
+        .iter()
+        .map(|p| format!("{} {} {:?} {}", p.id_a, p.id_b, p.kind, p.similarity))
+        .collect();
+    docs.sort();
+    pairs.sort();
+    (docs, pairs)
+}
+
+#[test]
+fn two_processes_give_the_same_outputs_as_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let samples = repo().join("data-samples");
+    let single = dir.path().join("single");
+    let status = neardup()
+        .args([
+            "dedup",
+            "-i",
+            samples.to_str().unwrap(),
+            "-o",
+            single.to_str().unwrap(),
+            "-w",
+            "1",
+            "-q",
+        ])
+        .status()
+        .unwrap();
+    assert!(status.success());
+
+    let hosts = hostfile(dir.path(), 2);
+    let cluster = dir.path().join("cluster");
+    let p1 = start(1, 2, &hosts, &[&samples], &cluster, &[]);
+    let p0 = start(0, 2, &hosts, &[&samples], &cluster, &[]);
+    for (p, child) in [(0, p0), (1, p1)] {
+        let out = wait(child, Duration::from_secs(120));
+        assert!(out.status.success(), "process {p}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    assert!(cluster.join("_SUCCESS").exists());
+    assert_eq!(render(&cluster), render(&single));
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(cluster.join("summary.json")).unwrap()).unwrap();
+    assert_eq!((summary["processes"].as_u64(), summary["workers"].as_u64()), (Some(2), Some(2)));
+}
+
+/// Two inputs: file 0 (read by process 0) is real, file 1 (read by process 1, the second
+/// in sorted order) is a named pipe nobody writes to, so process 1's worker blocks in
+/// `open` and stops sending heartbeats.
+fn stalling_input(dir: &Path) -> (PathBuf, PathBuf) {
+    let good = dir.join("a.jsonl");
+    std::fs::copy(repo().join("tests/fixtures/mixed.jsonl"), &good).unwrap();
+    let pipe = dir.join("b.jsonl");
+    assert!(Command::new("mkfifo").arg(&pipe).status().unwrap().success(), "mkfifo");
+    (good, pipe)
+}
+
+/// Waits until a child's stderr has a line containing `needle`; returns the lines read.
+fn wait_for_line(child: &mut Child, needle: &str) -> Vec<String> {
+    let stderr = child.stderr.as_mut().unwrap();
+    let mut lines = Vec::new();
+    for line in BufReader::new(stderr).lines() {
+        let line = line.unwrap();
+        let found = line.contains(needle);
+        lines.push(line);
+        if found {
+            return lines;
+        }
+    }
+    panic!("no line with {needle:?}: {lines:?}");
+}
+
+fn rerun_succeeds(dir: &Path, inputs: &[&Path], out: &Path) {
+    let hosts = hostfile(dir, 2);
+    let p1 = start(1, 2, &hosts, inputs, out, &[]);
+    let p0 = start(0, 2, &hosts, inputs, out, &[]);
+    for child in [p0, p1] {
+        let o = wait(child, Duration::from_secs(120));
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    assert!(out.join("_SUCCESS").exists());
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["status"], "success");
+}
+
+#[test]
+fn a_stalled_process_is_named_and_the_rerun_starts_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    let (good, pipe) = stalling_input(dir.path());
+    let out = dir.path().join("out");
+    let hosts = hostfile(dir.path(), 2);
+    let mut p1 = start(1, 2, &hosts, &[&good, &pipe], &out, &["--watchdog", "3"]);
+    let mut p0 = start(0, 2, &hosts, &[&good, &pipe], &out, &["--watchdog", "3"]);
+    // Freeze process 1 entirely once it has joined, as a hung machine would be.
+    wait_for_line(&mut p0, "all processes connected");
+    let stop = Command::new("kill").args(["-STOP", &p1.id().to_string()]).status().unwrap();
+    assert!(stop.success());
+    let o = wait(p0, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("process 1 has sent nothing"), "{stderr}");
+    assert!(!out.join("_SUCCESS").exists());
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["status"], "failed");
+    p1.kill().unwrap();
+    let _ = p1.wait();
+    assert!(!out.join("documents").exists(), "no parts of the failed run");
+
+    std::fs::remove_file(&pipe).unwrap();
+    std::fs::write(
+        &pipe,
+        "{\"id\": \"late\", \"text\": \"a record in the file that stalled before\"}\n",
+    )
+    .unwrap();
+    rerun_succeeds(dir.path(), &[&good, &pipe], &out);
+}
+
+#[test]
+fn a_killed_process_fails_the_job_and_the_rerun_starts_clean() {
+    let dir = tempfile::tempdir().unwrap();
+    let (good, pipe) = stalling_input(dir.path());
+    let out = dir.path().join("out");
+    let hosts = hostfile(dir.path(), 2);
+    let mut p1 = start(1, 2, &hosts, &[&good, &pipe], &out, &[]);
+    let mut p0 = start(0, 2, &hosts, &[&good, &pipe], &out, &[]);
+    let seen = wait_for_line(&mut p0, "all processes connected");
+    p1.kill().unwrap();
+    let _ = p1.wait();
+    let o = wait(p0, Duration::from_secs(60));
+    let stderr = format!("{}\n{}", seen.join("\n"), String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("lost the connection to process 1"), "{stderr}");
+    assert!(!out.join("_SUCCESS").exists());
+    assert!(!out.join("documents").exists(), "no parts of the failed run");
+
+    std::fs::remove_file(&pipe).unwrap();
+    std::fs::write(
+        &pipe,
+        "{\"id\": \"late\", \"text\": \"a record in the file whose reader died\"}\n",
+    )
+    .unwrap();
+    rerun_succeeds(dir.path(), &[&good, &pipe], &out);
+}

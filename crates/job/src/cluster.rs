@@ -1,0 +1,398 @@
+//! Running worker bodies on one process or a cluster of timely processes, with the failure
+//! handling timely itself does not give.
+//!
+//! Timely connects the processes of a cluster at start and never re-admits one that
+//! leaves. A peer that dies makes timely's network thread for it panic; a peer that stalls
+//! makes everyone wait forever. So:
+//!
+//! - every worker sends a heartbeat once a second to all workers (a small broadcast
+//!   dataflow) carrying a fingerprint of the input list, and the driver fails the job when a
+//!   process has been silent longer than the watchdog, or lists different input files;
+//! - a lost connection is reported with the peer's process number (from the name of
+//!   timely's `timely:recv-N` thread, see [`capture_peer_failures`]);
+//! - worker results come back through shared slots, and on failure the driver does not
+//!   join timely's network threads (joining would block on a stalled peer, or re-panic).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use timely::container::CapacityContainerBuilder;
+use timely::dataflow::InputHandle;
+use timely::dataflow::channels::pact::Pipeline;
+use timely::dataflow::operators::core::Input;
+use timely::dataflow::operators::generic::Operator;
+use timely::dataflow::operators::vec::Broadcast;
+use timely::worker::Worker;
+use timely::{CommunicationConfig, WorkerConfig};
+
+use crate::JobError;
+
+/// How the job is spread over threads and processes. Never changes results.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Topology {
+    /// Worker threads per process.
+    pub workers: usize,
+    /// Processes in the cluster (1 for a single machine).
+    pub processes: usize,
+    /// This process's index, `0..processes`.
+    pub process: usize,
+    /// `host:port` of every process, in process order (empty for one process).
+    pub addresses: Vec<String>,
+    /// A process silent for this long fails the job.
+    pub watchdog: Duration,
+    /// How long to wait for all processes to connect.
+    pub connect_timeout: Duration,
+}
+
+impl Topology {
+    /// `workers` threads in this one process.
+    pub fn local(workers: usize) -> Self {
+        Topology {
+            workers: workers.max(1),
+            processes: 1,
+            process: 0,
+            addresses: Vec::new(),
+            watchdog: Duration::from_secs(600),
+            connect_timeout: Duration::from_secs(300),
+        }
+    }
+
+    /// Workers in all processes.
+    pub fn total_workers(&self) -> usize {
+        self.workers * self.processes
+    }
+
+    fn timely_config(&self) -> timely::Config {
+        let communication = if self.processes > 1 {
+            CommunicationConfig::Cluster {
+                threads: self.workers,
+                process: self.process,
+                addresses: self.addresses.clone(),
+                report: false,
+                zerocopy: false,
+            }
+        } else if self.workers > 1 {
+            CommunicationConfig::Process(self.workers)
+        } else {
+            CommunicationConfig::Thread
+        };
+        timely::Config { communication, worker: WorkerConfig::default() }
+    }
+}
+
+/// When each process was last heard from, when each local worker was last alive, and
+/// whether a process lists other input files.
+///
+/// A worker that is blocked (in I/O, say) receives no heartbeats either, so the driver
+/// first checks its own workers and blames a peer only when they are alive.
+pub(crate) struct PeerClock {
+    start: Mutex<Instant>,
+    last_heard: Mutex<Vec<Option<Instant>>>,
+    local_alive: Mutex<Vec<Option<Instant>>>,
+    mismatch: Mutex<Option<usize>>,
+}
+
+impl PeerClock {
+    fn new(processes: usize, local_workers: usize) -> Self {
+        PeerClock {
+            start: Mutex::new(Instant::now()),
+            last_heard: Mutex::new(vec![None; processes]),
+            local_alive: Mutex::new(vec![None; local_workers]),
+            mismatch: Mutex::new(None),
+        }
+    }
+
+    fn alive(&self, local_worker: usize) {
+        if let Some(slot) = self.local_alive.lock().expect("clock lock").get_mut(local_worker) {
+            *slot = Some(Instant::now());
+        }
+    }
+
+    /// The local worker stuck the longest, if longer than `limit`.
+    fn stuck(&self, limit: Duration) -> Option<(usize, Duration)> {
+        Self::longest(
+            &self.local_alive.lock().expect("clock lock"),
+            *self.start.lock().expect("clock lock"),
+            limit,
+        )
+    }
+
+    fn longest(
+        times: &[Option<Instant>],
+        start: Instant,
+        limit: Duration,
+    ) -> Option<(usize, Duration)> {
+        let now = Instant::now();
+        times
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (i, now - t.unwrap_or(start)))
+            .filter(|(_, quiet)| *quiet > limit)
+            .max_by_key(|(_, quiet)| *quiet)
+    }
+
+    fn heard(&self, process: usize) {
+        if let Some(slot) = self.last_heard.lock().expect("clock lock").get_mut(process) {
+            *slot = Some(Instant::now());
+        }
+    }
+
+    /// The process silent the longest, if longer than `limit` (never heard counts from start).
+    fn silent(&self, limit: Duration) -> Option<(usize, Duration)> {
+        Self::longest(
+            &self.last_heard.lock().expect("clock lock"),
+            *self.start.lock().expect("clock lock"),
+            limit,
+        )
+    }
+}
+
+/// The input of the heartbeat dataflow: (process, input fingerprint).
+type BeatInput = InputHandle<u64, CapacityContainerBuilder<Vec<(usize, u64)>>>;
+
+/// What each local worker delivers: nothing yet, or its result.
+type Slots<T> = Arc<Mutex<Vec<Option<Result<T, JobError>>>>>;
+
+/// A worker's side of the heartbeat: call [`Heartbeat::beat`] often (it sends at most once
+/// a second) and [`Heartbeat::close`] when the worker's real work is done.
+pub(crate) struct Heartbeat {
+    input: Option<BeatInput>,
+    clock: Arc<PeerClock>,
+    local_worker: usize,
+    process: usize,
+    fingerprint: u64,
+    last: Option<Instant>,
+    abort: Arc<AtomicBool>,
+}
+
+impl Heartbeat {
+    fn install(
+        worker: &mut Worker,
+        local_worker: usize,
+        process: usize,
+        fingerprint: u64,
+        clock: Arc<PeerClock>,
+        abort: Arc<AtomicBool>,
+    ) -> Self {
+        let sink_clock = clock.clone();
+        let input = worker.dataflow::<u64, _, _>(|scope| {
+            let (input, beats) = scope.new_input::<Vec<(usize, u64)>>();
+            beats.broadcast().sink(Pipeline, "Heartbeat", move |(input, _frontier)| {
+                input.for_each(|_cap, batch| {
+                    for (from, theirs) in batch.drain(..) {
+                        sink_clock.heard(from);
+                        if theirs != fingerprint {
+                            sink_clock.mismatch.lock().expect("clock lock").get_or_insert(from);
+                        }
+                    }
+                });
+            });
+            input
+        });
+        let mut beat = Heartbeat {
+            input: Some(input),
+            clock,
+            local_worker,
+            process,
+            fingerprint,
+            last: None,
+            abort,
+        };
+        beat.beat();
+        beat
+    }
+
+    /// Notes that this worker is alive, and sends a heartbeat if a second has passed since
+    /// the last one.
+    pub(crate) fn beat(&mut self) {
+        self.clock.alive(self.local_worker);
+        let due = self.last.is_none_or(|t| t.elapsed() >= Duration::from_secs(1));
+        if let (true, Some(input)) = (due, self.input.as_mut()) {
+            input.send((self.process, self.fingerprint));
+            let next = *input.time() + 1;
+            input.advance_to(next);
+            self.last = Some(Instant::now());
+        }
+    }
+
+    /// Stops sending; the heartbeat dataflow ends once every worker has closed its own.
+    pub(crate) fn close(&mut self) {
+        self.input = None;
+    }
+
+    /// Whether the driver has given up on the job (a silent peer): stop working.
+    pub(crate) fn aborted(&self) -> bool {
+        self.abort.load(Ordering::Relaxed)
+    }
+}
+
+/// Losses of peer connections seen by timely's network threads, by process.
+static PEER_FAILURES: OnceLock<Mutex<Vec<(usize, String)>>> = OnceLock::new();
+
+/// Installs a panic hook that records which peer a failing `timely:recv-N` thread talked
+/// to, so a lost connection is reported with the process number. Call once, early, in a
+/// binary; the previous hook still runs.
+pub fn capture_peer_failures() {
+    let failures = PEER_FAILURES.get_or_init(|| Mutex::new(Vec::new()));
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let thread = std::thread::current();
+        let peer =
+            thread.name().and_then(|n| n.strip_prefix("timely:recv-")).and_then(|p| p.parse().ok());
+        if let Some(process) = peer {
+            let message = info
+                .payload()
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| info.payload().downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            if let Ok(mut f) = failures.lock() {
+                f.push((process, message));
+            }
+        }
+        previous(info);
+    }));
+}
+
+fn peer_failure() -> Option<(usize, String)> {
+    PEER_FAILURES.get()?.lock().ok()?.first().cloned()
+}
+
+/// Runs `body` on every worker of this process and returns their results in worker order.
+///
+/// `fingerprint` identifies the input list; processes that disagree fail the job.
+///
+/// # Errors
+/// The first worker error; [`JobError::Connect`] when the processes do not connect in
+/// time; [`JobError::PeerSilent`], [`JobError::PeerLost`] or [`JobError::InputMismatch`]
+/// for cluster failures; [`JobError::WorkerFailed`] when a worker panics.
+pub(crate) fn run_workers<T, F>(
+    topology: &Topology,
+    fingerprint: u64,
+    body: F,
+) -> Result<Vec<T>, JobError>
+where
+    T: Send + 'static,
+    F: Fn(&mut Worker, &mut Heartbeat) -> Result<T, JobError> + Send + Sync + 'static,
+{
+    let local = topology.workers;
+    let slots: Slots<T> = Arc::new(Mutex::new((0..local).map(|_| None).collect()));
+    let clock = Arc::new(PeerClock::new(topology.processes, local));
+    let abort = Arc::new(AtomicBool::new(false));
+    let process = topology.process;
+
+    let (worker_slots, worker_clock, worker_abort) = (slots.clone(), clock.clone(), abort.clone());
+    let config = topology.timely_config();
+    let (started, connected) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("neardup:connect".into())
+        .spawn(move || {
+            let guards = timely::execute(config, move |worker| {
+                let slot = worker.index() - process * local;
+                let mut heartbeat = Heartbeat::install(
+                    worker,
+                    slot,
+                    process,
+                    fingerprint,
+                    worker_clock.clone(),
+                    worker_abort.clone(),
+                );
+                let result = body(worker, &mut heartbeat);
+                heartbeat.close();
+                worker_slots.lock().expect("slots lock")[slot] = Some(result);
+            });
+            let _ = started.send(guards);
+        })
+        .map_err(|e| JobError::Start(e.to_string()))?;
+    let guards = match connected.recv_timeout(topology.connect_timeout) {
+        Ok(Ok(guards)) => guards,
+        Ok(Err(message)) => return Err(JobError::Start(message)),
+        Err(_) => {
+            return Err(JobError::Connect {
+                processes: topology.processes,
+                seconds: topology.connect_timeout.as_secs(),
+            });
+        }
+    };
+    // Silence counts from now: connecting may have taken a while.
+    *clock.start.lock().expect("clock lock") = Instant::now();
+    if topology.processes > 1 {
+        tracing::info!(
+            processes = topology.processes,
+            process = topology.process,
+            "all processes connected"
+        );
+    }
+
+    loop {
+        let filled = slots.lock().expect("slots lock").iter().all(Option::is_some);
+        let finished = guards.guards().iter().all(|g| g.is_finished());
+        if filled || finished {
+            break;
+        }
+        if topology.processes > 1 {
+            if let Some(other) = *clock.mismatch.lock().expect("clock lock") {
+                abort.store(true, Ordering::Relaxed);
+                std::mem::forget(guards);
+                return Err(JobError::InputMismatch { process: other });
+            }
+            if let Some((stuck, quiet)) = clock.stuck(topology.watchdog) {
+                abort.store(true, Ordering::Relaxed);
+                std::mem::forget(guards);
+                let worker = process * local + stuck;
+                return Err(JobError::WorkerStalled { worker, process, seconds: quiet.as_secs() });
+            }
+            if let Some((silent, quiet)) = clock.silent(topology.watchdog) {
+                abort.store(true, Ordering::Relaxed);
+                std::mem::forget(guards);
+                return Err(JobError::PeerSilent { process: silent, seconds: quiet.as_secs() });
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    let results: Vec<Option<Result<T, JobError>>> =
+        std::mem::take(&mut *slots.lock().expect("slots lock"));
+    let failed = results.iter().any(|r| !matches!(r, Some(Ok(_))));
+    if failed {
+        // Timely's network threads may be stuck on a dead or stalled peer, or have panicked:
+        // leave them, rather than join them.
+        std::mem::forget(guards);
+        for (local_index, result) in results.into_iter().enumerate() {
+            match result {
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return Err(e),
+                None => {
+                    if let Some((peer, message)) = peer_failure() {
+                        return Err(JobError::PeerLost { process: peer, message });
+                    }
+                    let worker = process * local + local_index;
+                    return Err(JobError::WorkerFailed {
+                        worker,
+                        message: "the worker stopped without a result (see the panic above)".into(),
+                    });
+                }
+            }
+        }
+        unreachable!("a failed run has a failed slot");
+    }
+    // Every worker delivered. Join the threads if they finish promptly (they do unless a peer
+    // vanished right at the end, which no longer matters for the result).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !guards.guards().iter().all(|g| g.is_finished()) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    if guards.guards().iter().all(|g| g.is_finished()) && peer_failure().is_none() {
+        drop(guards.join());
+    } else {
+        std::mem::forget(guards);
+    }
+    Ok(results
+        .into_iter()
+        .map(|r| match r {
+            Some(Ok(value)) => value,
+            _ => unreachable!("checked above: every slot holds a result"),
+        })
+        .collect())
+}
