@@ -74,6 +74,11 @@ pub struct DedupArgs {
     /// Output folder: pairs/, documents/, summary.json and _SUCCESS are written here.
     #[arg(long, short = 'o')]
     pub output: PathBuf,
+    /// Also write the deduplicated dataset here: every kept record, in its input's format
+    /// (JSONL lines and Parquet rows with all their fields; web pages as JSONL of id, url,
+    /// date, digest and text).
+    #[arg(long, value_name = "DIR")]
+    pub write_kept: Option<PathBuf>,
     /// Job file (TOML) with every setting that changes results; the flags below override it.
     #[arg(long)]
     pub job: Option<PathBuf>,
@@ -187,7 +192,7 @@ pub fn job_config(args: &DedupArgs) -> anyhow::Result<JobConfig> {
                 .map(PathBuf::from),
         );
     }
-    JobConfig::new(spec, &inputs, args.output.clone()).map_err(|e| {
+    JobConfig::with_kept(spec, &inputs, args.output.clone(), args.write_kept.clone()).map_err(|e| {
         let detail = match &e {
             neardup_job::ConfigError::Input(source) => format!("{e}: {source}"),
             _ => e.to_string(),
@@ -325,6 +330,9 @@ fn print_report(s: &Summary, config: &JobConfig) -> std::io::Result<()> {
         c.records as f64 / secs
     )?;
     writeln!(out, "output    {}", config.output.display())?;
+    if let (Some(dir), Some(n)) = (&config.write_kept, c.kept_written) {
+        writeln!(out, "kept      {n:>10}  records written to {}", dir.display())?;
+    }
     Ok(())
 }
 

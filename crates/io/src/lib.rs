@@ -29,6 +29,7 @@ use std::path::PathBuf;
 mod html;
 mod input;
 mod jsonl;
+mod kept;
 mod output;
 mod parquet_in;
 mod reader;
@@ -38,6 +39,7 @@ mod warc;
 pub use html::{decode_page, html_to_text};
 pub use input::{Compression, Format, InputFile, discover};
 pub use jsonl::JsonlRecords;
+pub use kept::{kept_file_name, kept_files, write_kept};
 pub use output::{
     DocumentRow, DocumentsWriter, PairKind, PairRow, PairsWriter, PartWriter, documents_schema,
     pairs_schema, read_documents, read_pairs,

@@ -261,6 +261,8 @@ pub struct JobConfig {
     pub output: PathBuf,
     /// Checked method parameters.
     pub params: MethodParams,
+    /// Where to write the deduplicated dataset (the kept records), if anywhere.
+    pub write_kept: Option<PathBuf>,
 }
 
 impl JobConfig {
@@ -275,10 +277,20 @@ impl JobConfig {
     ///
     /// # Errors
     /// [`ConfigError`] naming the offending setting, or the input listing error.
-    pub fn new(
+    pub fn new(spec: JobSpec, inputs: &[PathBuf], output: PathBuf) -> Result<Self, ConfigError> {
+        Self::with_kept(spec, inputs, output, None)
+    }
+
+    /// As [`JobConfig::new`], also writing the kept records (the deduplicated dataset) to
+    /// `write_kept`; that folder, like the output folder, is never read as input.
+    ///
+    /// # Errors
+    /// As [`JobConfig::new`].
+    pub fn with_kept(
         mut spec: JobSpec,
         inputs: &[PathBuf],
         output: PathBuf,
+        write_kept: Option<PathBuf>,
     ) -> Result<Self, ConfigError> {
         let invalid = |key: &'static str, message: String| ConfigError::Invalid { key, message };
         let f = &spec.features;
@@ -391,9 +403,10 @@ impl JobConfig {
                 MethodParams::Simhash { layout }
             }
         };
-        let inputs = neardup_io::discover(inputs, std::slice::from_ref(&output))
-            .map_err(ConfigError::Input)?;
-        Ok(JobConfig { spec, inputs, output, params })
+        let exclude: Vec<PathBuf> =
+            std::iter::once(output.clone()).chain(write_kept.clone()).collect();
+        let inputs = neardup_io::discover(inputs, &exclude).map_err(ConfigError::Input)?;
+        Ok(JobConfig { spec, inputs, output, params, write_kept })
     }
 }
 

@@ -72,8 +72,8 @@ pub use summary::{
 use crate::cluster::Heartbeat;
 use crate::operators::{
     AssembleDocuments, DedupIds, ExactGroups, GatherReports, Grouped, IndexSignatures, PartSink,
-    ReduceBuckets, SignDocs, SignatureStore, VerifyCandidates, WriteDocuments, WritePairs,
-    assign_clusters, reject_row,
+    ReduceBuckets, SignDocs, SignatureStore, VerifyCandidates, WriteDocuments, WriteKept,
+    WritePairs, assign_clusters, reject_row,
 };
 use crate::routing::route_doc;
 use crate::source::read_share;
@@ -257,6 +257,9 @@ impl WorkerReport {
 pub fn run(config: &JobConfig, topology: &Topology) -> Result<Summary, JobError> {
     let start = Instant::now();
     prepare_output(&config.output)?;
+    if let Some(dir) = &config.write_kept {
+        prepare_kept(dir)?;
+    }
     let outcome = execute(config, topology, start);
     finish(config, topology, outcome, start)
 }
@@ -365,6 +368,9 @@ fn finish(
         Some(error) => Err(error),
         None => {
             if writer {
+                if let Some(dir) = &config.write_kept {
+                    write_atomically(&dir.join(SUCCESS_MARKER), b"")?;
+                }
                 write_atomically(&config.output.join(SUCCESS_MARKER), b"")?;
             }
             Ok(summary)
@@ -513,10 +519,17 @@ fn run_worker(
             .probe_with(&probes[4]);
         let reject_sources = sources.clone();
         let rejects = rejects.map(move |r| reject_row(r, &reject_sources));
-        let documents_written = info
+        let kept = info
             .assemble_documents(assignments, sources.clone(), stats.clone())
             .concat(rejects)
             .write_documents(sink);
+        let documents_written = match &job.write_kept {
+            Some(dir) => {
+                let (job, stats, error) = (job.clone(), stats.clone(), write_error.clone());
+                kept.write_kept(index, peers, job, dir.clone(), stats, error)
+            }
+            None => kept.flat_map(|_| None::<()>),
+        };
         pairs_written
             .concat(documents_written)
             .gather_reports(report, reports.clone())
@@ -616,6 +629,30 @@ fn prepare_output(output: &Path) -> Result<(), JobError> {
         }
     }
     remove_parts(output)
+}
+
+/// Creates the folder for the kept records and removes what an earlier run wrote there:
+/// only files named as neardup names them (`NNNNN-name`, their hidden temporary names,
+/// `_SUCCESS`), so other files in the folder are left alone.
+fn prepare_kept(dir: &Path) -> Result<(), JobError> {
+    let write_err = |path: &Path, source| {
+        JobError::Write(neardup_io::Error::Write { path: path.to_path_buf(), source })
+    };
+    std::fs::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
+    let numbered = |n: &str| {
+        n.len() > 6 && n.as_bytes()[..5].iter().all(u8::is_ascii_digit) && n.as_bytes()[5] == b'-'
+    };
+    for entry in std::fs::read_dir(dir).map_err(|e| write_err(dir, e))? {
+        let path = entry.map_err(|e| write_err(dir, e))?.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let ours = name == SUCCESS_MARKER
+            || numbered(name)
+            || name.strip_prefix('.').is_some_and(|n| numbered(n) && n.ends_with(".inprogress"));
+        if ours && path.is_file() {
+            std::fs::remove_file(&path).map_err(|e| write_err(&path, e))?;
+        }
+    }
+    Ok(())
 }
 
 /// Removes the `pairs/` and `documents/` folders.

@@ -45,6 +45,8 @@ pub struct WorkerStats {
     pub largest_cluster: u64,
     /// The kept document of the largest cluster (ties: the earliest).
     pub largest_cluster_kept: Option<(DocId, String)>,
+    /// Records written to the deduplicated dataset (`--write-kept`).
+    pub kept_written: u64,
     /// Removed documents never compared directly with their kept document.
     pub removed_not_verified_with_kept: u64,
 }
@@ -87,6 +89,7 @@ impl WorkerStats {
             self.record_cluster(other.largest_cluster, *doc, id);
         }
         self.removed_not_verified_with_kept += other.removed_not_verified_with_kept;
+        self.kept_written += other.kept_written;
     }
 
     /// Notes a cluster of `size` documents kept as `kept`; the largest stays, ties going to

@@ -111,6 +111,9 @@ pub struct Counts {
     pub largest_cluster_id: Option<String>,
     /// Removed documents connected to their kept document only through others.
     pub removed_not_verified_with_kept: u64,
+    /// Records written to the deduplicated dataset (`--write-kept`), if it was asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kept_written: Option<u64>,
 }
 
 /// LSH work.
@@ -219,6 +222,7 @@ impl Summary {
                 largest_cluster: stats.largest_cluster,
                 largest_cluster_id: stats.largest_cluster_kept.as_ref().map(|(_, id)| id.clone()),
                 removed_not_verified_with_kept: stats.removed_not_verified_with_kept,
+                kept_written: config.write_kept.is_some().then_some(stats.kept_written),
             },
             lsh: LshCounts {
                 signed_representatives: signed,

@@ -13,6 +13,7 @@ mod index_signatures;
 mod reduce_buckets;
 mod sign_docs;
 mod verify_candidates;
+mod write_kept;
 mod write_parts;
 
 use timely::dataflow::StreamVec;
@@ -31,6 +32,7 @@ pub use index_signatures::{IndexSignatures, SignatureStore};
 pub use reduce_buckets::ReduceBuckets;
 pub use sign_docs::SignDocs;
 pub use verify_candidates::VerifyCandidates;
+pub use write_kept::WriteKept;
 pub use write_parts::{PartSink, WriteDocuments, WritePairs};
 
 /// Collects a stream's records per time and, once the input frontier has passed the time,

@@ -9,7 +9,8 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use neardup_io::{DocumentRow, DocumentsWriter, PairKind, PairRow, PairsWriter};
+use neardup_core::DocId;
+use neardup_io::{Decision, DocumentRow, DocumentsWriter, PairKind, PairRow, PairsWriter};
 use timely::dataflow::StreamVec;
 use timely::dataflow::channels::pact::Pipeline;
 use timely::dataflow::operators::generic::Operator;
@@ -34,13 +35,13 @@ pub struct PartSink {
     pub abort: Arc<AtomicBool>,
 }
 
-/// Collects a stream's rows and, once the input is complete, hands them to `write`; then
-/// emits one marker, so later stages know this worker's part is in place.
-fn collect_and_write<'s, T: Timestamp, D: 'static>(
+/// Collects a stream's rows and, once the input is complete, hands them to `write` with a
+/// function to emit output; the output is complete when this worker's part is in place.
+fn collect_and_write<'s, T: Timestamp, D: 'static, O: 'static>(
     stream: StreamVec<'s, T, D>,
     name: &str,
-    mut write: impl FnMut(Vec<D>) + 'static,
-) -> StreamVec<'s, T, ()> {
+    mut write: impl FnMut(Vec<D>, &mut dyn FnMut(O)) + 'static,
+) -> StreamVec<'s, T, O> {
     stream
         .unary_frontier(Pipeline, name, move |capability, _info| {
             let mut capability = Some(capability);
@@ -51,8 +52,8 @@ fn collect_and_write<'s, T: Timestamp, D: 'static>(
                     return;
                 }
                 if let Some(cap) = capability.take() {
-                    write(std::mem::take(&mut rows));
-                    output.session(&cap).give(());
+                    let mut session = output.session(&cap);
+                    write(std::mem::take(&mut rows), &mut |o| session.give(o));
                 }
             }
         })
@@ -68,7 +69,8 @@ pub trait WritePairs<'s, T: Timestamp> {
 
 impl<'s, T: Timestamp> WritePairs<'s, T> for StreamVec<'s, T, PairRow> {
     fn write_pairs(self, sink: PartSink) -> StreamVec<'s, T, ()> {
-        collect_and_write(self, "WritePairs", move |mut rows| {
+        collect_and_write(self, "WritePairs", move |mut rows, emit| {
+            emit(());
             if sink.abort.load(Ordering::Relaxed) {
                 return;
             }
@@ -95,19 +97,20 @@ impl<'s, T: Timestamp> WritePairs<'s, T> for StreamVec<'s, T, PairRow> {
 
 /// Writes `documents/` rows.
 pub trait WriteDocuments<'s, T: Timestamp> {
-    /// Writes every row of this worker, sorted by `DocId`, and counts decisions; emits one
-    /// marker when the part is in place.
-    fn write_documents(self, sink: PartSink) -> StreamVec<'s, T, ()>;
+    /// Writes every row of this worker, sorted by `DocId`, and counts decisions; then emits
+    /// the kept documents (for the deduplicated dataset).
+    fn write_documents(self, sink: PartSink) -> StreamVec<'s, T, DocId>;
 }
 
 impl<'s, T: Timestamp> WriteDocuments<'s, T> for StreamVec<'s, T, DocumentRow> {
-    fn write_documents(self, sink: PartSink) -> StreamVec<'s, T, ()> {
-        collect_and_write(self, "WriteDocuments", move |mut rows| {
+    fn write_documents(self, sink: PartSink) -> StreamVec<'s, T, DocId> {
+        collect_and_write(self, "WriteDocuments", move |mut rows, emit| {
             if sink.abort.load(Ordering::Relaxed) {
                 return;
             }
             rows.sort_unstable_by_key(|r| r.doc);
             sink.stats.borrow_mut().count_documents(&rows);
+            rows.iter().filter(|r| r.decision == Decision::Keep).for_each(|r| emit(r.doc));
             let result = DocumentsWriter::create(
                 &sink.output.join("documents"),
                 sink.part,

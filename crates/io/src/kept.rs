@@ -1,0 +1,249 @@
+//! The deduplicated dataset: kept records copied out of their input files, in the input's
+//! own format family, every original field preserved.
+//!
+//! JSONL lines are copied byte for byte (same compression as the input); Parquet rows keep
+//! their full schema; web-archive documents become JSON Lines with their id, URL, date,
+//! digest and extracted text. Files are written under a hidden name and renamed when
+//! complete.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+use arrow_array::{BooleanArray, RecordBatch};
+use parquet::arrow::ArrowWriter;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::basic::{Compression as ParquetCompression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+
+use crate::input::{Compression, Format, InputFile};
+use crate::reader::OnReadError;
+use crate::warc::WarcRecords;
+use crate::{Error, Record, Result};
+
+/// The name of a file's kept copy: its input position and name, so copies of
+/// equally named files in different folders do not collide.
+pub fn kept_file_name(file: &InputFile) -> String {
+    let name = file.path.file_name().and_then(|n| n.to_str()).unwrap_or("input");
+    match file.format {
+        Format::Warc(_) => format!("{:05}-{name}.jsonl.gz", file.index),
+        _ => format!("{:05}-{name}", file.index),
+    }
+}
+
+/// Copies the records of `file` whose record numbers are in `kept` (ascending) into `dir`;
+/// returns how many were written. A file with nothing kept still gets an (empty) copy, so
+/// the output lists every input.
+///
+/// # Errors
+/// [`Error::Open`], [`Error::Read`], [`Error::Parquet`] or [`Error::Write`], naming the file.
+pub fn write_kept(file: &InputFile, kept: &[u64], dir: &Path) -> Result<u64> {
+    std::fs::create_dir_all(dir)
+        .map_err(|source| Error::Write { path: dir.to_path_buf(), source })?;
+    let path = dir.join(kept_file_name(file));
+    let tmp = dir.join(format!(".{}.inprogress", kept_file_name(file)));
+    let result = match file.format {
+        Format::Jsonl(compression) => copy_jsonl(file, compression, kept, &tmp),
+        Format::Parquet => copy_parquet(file, kept, &tmp),
+        Format::Warc(compression) => copy_web_documents(file, compression, kept, &tmp),
+    };
+    match result {
+        Ok(written) => {
+            std::fs::rename(&tmp, &path)
+                .map_err(|source| Error::Write { path: path.clone(), source })?;
+            Ok(written)
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+fn create(path: &Path) -> Result<BufWriter<File>> {
+    File::create(path)
+        .map(|f| BufWriter::with_capacity(1 << 16, f))
+        .map_err(|source| Error::Write { path: path.to_path_buf(), source })
+}
+
+/// An encoder with the input's compression.
+fn encoder(path: &Path, compression: Compression) -> Result<Box<dyn Write>> {
+    let out = create(path)?;
+    Ok(match compression {
+        Compression::None => Box::new(out),
+        Compression::Gzip => {
+            Box::new(flate2::write::GzEncoder::new(out, flate2::Compression::default()))
+        }
+        Compression::Zstd => Box::new(
+            zstd::stream::write::Encoder::new(out, 3)
+                .map_err(|source| Error::Write { path: path.to_path_buf(), source })?
+                .auto_finish(),
+        ),
+    })
+}
+
+fn copy_jsonl(file: &InputFile, compression: Compression, kept: &[u64], tmp: &Path) -> Result<u64> {
+    let open_err = |source| Error::Open { path: file.path.clone(), source };
+    let raw = BufReader::new(File::open(&file.path).map_err(open_err)?);
+    let reader: Box<dyn Read> = match compression {
+        Compression::None => Box::new(raw),
+        Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(raw)),
+        Compression::Zstd => {
+            Box::new(zstd::stream::read::Decoder::with_buffer(raw).map_err(open_err)?)
+        }
+    };
+    let mut reader = BufReader::with_capacity(1 << 16, reader);
+    let mut out = encoder(tmp, compression)?;
+    let write_err = |source| Error::Write { path: tmp.to_path_buf(), source };
+    let (mut line, mut number, mut next, mut written) = (Vec::new(), 0u64, 0usize, 0u64);
+    while next < kept.len() {
+        line.clear();
+        let read = reader.read_until(b'\n', &mut line).map_err(|source| Error::Read {
+            path: file.path.clone(),
+            record: number,
+            source,
+        })?;
+        if read == 0 {
+            break;
+        }
+        number += 1;
+        if number == kept[next] {
+            out.write_all(&line).map_err(write_err)?;
+            if !line.ends_with(b"\n") {
+                out.write_all(b"\n").map_err(write_err)?;
+            }
+            written += 1;
+            next += 1;
+        }
+    }
+    out.flush().map_err(write_err)?;
+    drop(out);
+    Ok(written)
+}
+
+fn copy_parquet(file: &InputFile, kept: &[u64], tmp: &Path) -> Result<u64> {
+    let path = &file.path;
+    let parquet_err = |source| Error::Parquet { path: path.clone(), source };
+    let handle = File::open(path).map_err(|source| Error::Open { path: path.clone(), source })?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(handle).map_err(parquet_err)?;
+    let schema = builder.schema().clone();
+    let batches = builder.build().map_err(parquet_err)?;
+    let props = WriterProperties::builder()
+        .set_compression(ParquetCompression::ZSTD(ZstdLevel::try_new(3).expect("valid level")))
+        .build();
+    let out =
+        File::create(tmp).map_err(|source| Error::Write { path: tmp.to_path_buf(), source })?;
+    let mut writer = ArrowWriter::try_new(out, schema, Some(props))
+        .map_err(|source| Error::ParquetWrite { path: tmp.to_path_buf(), source })?;
+    let (mut first_row, mut next, mut written) = (1u64, 0usize, 0u64);
+    for batch in batches {
+        let batch = batch.map_err(|source| Error::Arrow {
+            path: path.clone(),
+            record: first_row,
+            source,
+        })?;
+        let rows = batch.num_rows() as u64;
+        let mask: BooleanArray = (first_row..first_row + rows)
+            .map(|row| {
+                let keep = next < kept.len() && kept[next] == row;
+                next += usize::from(keep);
+                Some(keep)
+            })
+            .collect();
+        let chosen: RecordBatch = arrow_select::filter::filter_record_batch(&batch, &mask)
+            .map_err(|source| Error::Batch { path: tmp.to_path_buf(), source })?;
+        written += chosen.num_rows() as u64;
+        writer
+            .write(&chosen)
+            .map_err(|source| Error::ParquetWrite { path: tmp.to_path_buf(), source })?;
+        first_row += rows;
+    }
+    writer.close().map_err(|source| Error::ParquetWrite { path: tmp.to_path_buf(), source })?;
+    Ok(written)
+}
+
+fn copy_web_documents(
+    file: &InputFile,
+    compression: Compression,
+    kept: &[u64],
+    tmp: &Path,
+) -> Result<u64> {
+    let mut out = encoder(tmp, Compression::Gzip)?;
+    let write_err = |source| Error::Write { path: tmp.to_path_buf(), source };
+    let (mut next, mut written) = (0usize, 0u64);
+    for record in WarcRecords::open(file, compression, OnReadError::Fail)? {
+        if next >= kept.len() {
+            break;
+        }
+        let Record::Doc(doc) = record? else { continue };
+        while next < kept.len() && kept[next] < doc.doc.record() {
+            next += 1;
+        }
+        if next < kept.len() && kept[next] == doc.doc.record() {
+            let web = doc.meta.as_deref().cloned().unwrap_or_default();
+            let line = serde_json::json!({
+                "id": doc.id,
+                "url": web.url,
+                "date": web.date,
+                "digest": web.digest,
+                "text": doc.text,
+            });
+            serde_json::to_writer(&mut out, &line)
+                .map_err(|e| write_err(std::io::Error::other(e)))?;
+            out.write_all(b"\n").map_err(write_err)?;
+            written += 1;
+            next += 1;
+        }
+    }
+    out.flush().map_err(write_err)?;
+    drop(out);
+    Ok(written)
+}
+
+/// The kept copies already in `dir`, for readers and tests.
+pub fn kept_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|source| Error::Open { path: dir.to_path_buf(), source })?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| !n.starts_with('.')))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write as _;
+
+    use super::*;
+
+    fn input(path: &Path, index: u32) -> InputFile {
+        InputFile { index, path: path.to_path_buf(), format: Format::of(path).unwrap(), bytes: 0 }
+    }
+
+    #[test]
+    fn jsonl_lines_are_copied_byte_for_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("in.jsonl.gz");
+        let body = "{\"id\":\"a\",\"text\":\"x\",\"extra\":{\"k\":[1,2]}}\n\n{\"id\":\"b\",\"text\":\"y\"}\n{\"id\":\"c\",\"text\":\"z\"}";
+        let mut enc = flate2::write::GzEncoder::new(
+            File::create(&path).unwrap(),
+            flate2::Compression::fast(),
+        );
+        enc.write_all(body.as_bytes()).unwrap();
+        enc.finish().unwrap();
+        let out = dir.path().join("kept");
+        assert_eq!(write_kept(&input(&path, 3), &[1, 4], &out).unwrap(), 2);
+        let copy = out.join("00003-in.jsonl.gz");
+        let mut text = String::new();
+        flate2::read::MultiGzDecoder::new(File::open(copy).unwrap())
+            .read_to_string(&mut text)
+            .unwrap();
+        assert_eq!(
+            text,
+            "{\"id\":\"a\",\"text\":\"x\",\"extra\":{\"k\":[1,2]}}\n{\"id\":\"c\",\"text\":\"z\"}\n"
+        );
+        assert_eq!(kept_files(&out).unwrap().len(), 1, "no temporary file left");
+    }
+}

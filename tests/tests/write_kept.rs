@@ -1,0 +1,117 @@
+//! `--write-kept`: the deduplicated dataset round-trips. Kept JSONL lines are copied byte
+//! for byte, kept Parquet rows keep every column, web pages become JSONL with their URLs,
+//! and a rerun replaces the earlier copies.
+
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::sync::Arc;
+
+use arrow_array::{Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema};
+use neardup_e2e::{neardup, repo};
+use neardup_io::{Decision, read_documents};
+use parquet::arrow::ArrowWriter;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+fn gunzip(path: &std::path::Path) -> String {
+    let mut text = String::new();
+    flate2::read::MultiGzDecoder::new(std::fs::File::open(path).unwrap())
+        .read_to_string(&mut text)
+        .unwrap();
+    text
+}
+
+#[test]
+fn kept_records_round_trip_in_their_own_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    // JSONL with extra fields (author, title, edition, truth), gzipped.
+    let poems = repo().join("data-samples/zh-tang-poems/poems.jsonl.gz");
+    std::fs::copy(&poems, input.join("poems.jsonl.gz")).unwrap();
+    // Parquet with an extra column.
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Utf8, false),
+        Field::new("text", DataType::Utf8, false),
+        Field::new("score", DataType::Int64, false),
+    ]));
+    let texts = [
+        "the same text about a harbour at dawn",
+        "the same text about a harbour at dawn",
+        "another text entirely about mountains",
+    ];
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(StringArray::from(vec!["p1", "p2", "p3"])),
+            Arc::new(StringArray::from(texts.to_vec())),
+            Arc::new(Int64Array::from(vec![10, 20, 30])),
+        ],
+    )
+    .unwrap();
+    let mut w = ArrowWriter::try_new(
+        std::fs::File::create(input.join("t.parquet")).unwrap(),
+        schema.clone(),
+        None,
+    )
+    .unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    std::fs::copy(
+        repo().join("data-samples/warc/warcio_example.warc.gz"),
+        input.join("ex.warc.gz"),
+    )
+    .unwrap();
+
+    let (out, kept) = (dir.path().join("out"), dir.path().join("kept"));
+    std::fs::create_dir(&kept).unwrap();
+    std::fs::write(kept.join("00042-stale.jsonl"), "from an earlier run\n").unwrap();
+    std::fs::write(kept.join("notes.txt"), "not ours").unwrap();
+    let args = [
+        "dedup",
+        "-i",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--write-kept",
+        kept.to_str().unwrap(),
+        "-q",
+        "-w",
+        "3",
+    ];
+    neardup(&args).unwrap();
+    assert!(kept.join("_SUCCESS").exists());
+    assert!(!kept.join("00042-stale.jsonl").exists(), "stale copies are removed");
+    assert!(kept.join("notes.txt").exists(), "other files are left alone");
+
+    let docs = read_documents(&out.join("documents")).unwrap();
+    let kept_ids: BTreeSet<String> =
+        docs.iter().filter(|d| d.decision == Decision::Keep).filter_map(|d| d.id.clone()).collect();
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["counts"]["kept_written"].as_u64().unwrap() as usize, kept_ids.len());
+
+    // Files are numbered by their position in the sorted input list.
+    let jsonl = gunzip(&kept.join("00001-poems.jsonl.gz"));
+    let all = gunzip(&poems);
+    let original: BTreeSet<&str> = all.lines().collect();
+    let mut poem_ids = BTreeSet::new();
+    for line in jsonl.lines() {
+        assert!(original.contains(line), "a kept line differs from its original: {line}");
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert!(v.get("author").is_some() && v.get("truth").is_some(), "extra fields are kept");
+        poem_ids.insert(v["id"].as_str().unwrap().to_string());
+    }
+    assert!(poem_ids.len() > 4000 && poem_ids.iter().all(|id| kept_ids.contains(id)));
+
+    let file = std::fs::File::open(kept.join("00002-t.parquet")).unwrap();
+    let reader = ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+    assert_eq!(reader.schema().fields().len(), 3, "every column is kept");
+    let rows: usize = reader.build().unwrap().map(|b| b.unwrap().num_rows()).sum();
+    assert_eq!(rows, 2, "one of the two identical texts is removed");
+
+    let web = gunzip(&kept.join("00000-ex.warc.gz.jsonl.gz"));
+    let page: serde_json::Value = serde_json::from_str(web.lines().next().unwrap()).unwrap();
+    assert_eq!(page["url"], "http://example.com/");
+    assert!(page["text"].as_str().unwrap().starts_with("Example Domain"));
+}
