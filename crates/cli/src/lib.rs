@@ -3,13 +3,18 @@
 //! This is a library with a thin `main.rs`, so tests run [`run`] in-process. Exit codes:
 //! 0 success, 1 the job failed, 2 a usage or job-file error.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use neardup_job::{JobConfig, JobError, JobSpec, KeepRule, Method, Summary, Topology};
+use neardup_job::{
+    JobConfig, JobError, JobSpec, KeepRule, Method, Progress, STAGES, Summary, Topology,
+};
 
 /// Finds near-duplicate documents with MinHash-LSH or SimHash and decides which to keep.
 #[derive(Debug, Parser)]
@@ -282,7 +287,19 @@ fn dedup(args: &DedupArgs) -> anyhow::Result<Outcome> {
             config.output.display()
         );
     }
-    let summary = neardup_job::run(&config, &topology).map_err(|e| match e {
+    let progress = Arc::new(Progress::default());
+    let stop = Arc::new(AtomicBool::new(false));
+    let reporter = (!args.quiet).then(|| {
+        let (progress, stop) = (progress.clone(), stop.clone());
+        let total: u64 = config.inputs.iter().map(|f| f.bytes).sum();
+        std::thread::spawn(move || report_progress(&progress, total, &stop))
+    });
+    let outcome = neardup_job::run_with_progress(&config, &topology, progress);
+    stop.store(true, Ordering::Relaxed);
+    if let Some(reporter) = reporter {
+        let _ = reporter.join();
+    }
+    let summary = outcome.map_err(|e| match e {
         JobError::TooManyRejects { .. } => anyhow::Error::new(e),
         other => anyhow::Error::new(other).context("the job failed; no _SUCCESS was written"),
     })?;
@@ -290,6 +307,38 @@ fn dedup(args: &DedupArgs) -> anyhow::Result<Outcome> {
         print_report(&summary, &config).context("cannot print the report")?;
     }
     Ok(Outcome::Success(Box::new(summary)))
+}
+
+/// Shows progress until `stop`: one line rewritten in place on a terminal, or a plain line
+/// every ten seconds when stderr is a file or a pipe (as under a scheduler).
+fn report_progress(progress: &Progress, total_bytes: u64, stop: &AtomicBool) {
+    let tty = std::io::stderr().is_terminal();
+    let period = if tty { Duration::from_millis(250) } else { Duration::from_secs(10) };
+    let start = Instant::now();
+    let mut last = Instant::now();
+    while !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(50));
+        if last.elapsed() < period {
+            continue;
+        }
+        last = Instant::now();
+        let records = progress.records();
+        let rate = records as f64 / start.elapsed().as_secs_f64().max(1e-3);
+        let line = format!(
+            "{records} records, {:.1} of {:.1} MB read, {rate:.0} records/s, {}",
+            progress.bytes() as f64 / 1e6,
+            total_bytes as f64 / 1e6,
+            STAGES[progress.stage()]
+        );
+        if tty {
+            eprint!("\r\x1b[2K{line}");
+        } else {
+            eprintln!("progress: {line}");
+        }
+    }
+    if tty {
+        eprint!("\r\x1b[2K");
+    }
 }
 
 /// The short human summary printed at the end of a run.

@@ -150,6 +150,32 @@ fn walk(dir: &Path, exclude: &[PathBuf], found: &mut Vec<(PathBuf, Format, u64)>
     Ok(())
 }
 
+/// A file that adds the bytes read from it to a shared counter (for progress displays).
+pub(crate) struct CountingFile {
+    file: std::fs::File,
+    counter: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+}
+
+impl CountingFile {
+    /// Opens `path`, counting into `counter` when given.
+    pub(crate) fn open(
+        path: &Path,
+        counter: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    ) -> std::io::Result<Self> {
+        Ok(CountingFile { file: std::fs::File::open(path)?, counter })
+    }
+}
+
+impl std::io::Read for CountingFile {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.file.read(buf)?;
+        if let Some(c) = &self.counter {
+            c.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        }
+        Ok(n)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

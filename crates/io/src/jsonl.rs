@@ -2,14 +2,15 @@
 //! are decoded; every other field is skipped without allocating.
 
 use std::fmt;
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 
 use neardup_core::DocId;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
-use crate::input::{Compression, InputFile};
+use crate::input::{Compression, CountingFile, InputFile};
 use crate::reader::{FieldNames, OnReadError, generated_id, unreadable};
 use crate::{Error, InputDoc, Reason, Record, RejectedRecord, Result};
 
@@ -34,9 +35,10 @@ impl JsonlRecords {
         compression: Compression,
         fields: FieldNames,
         on_error: OnReadError,
+        bytes_read: Option<Arc<AtomicU64>>,
     ) -> Result<Self> {
         let open_err = |source| Error::Open { path: file.path.clone(), source };
-        let raw = File::open(&file.path).map_err(open_err)?;
+        let raw = CountingFile::open(&file.path, bytes_read).map_err(open_err)?;
         let raw = BufReader::with_capacity(1 << 16, raw);
         let reader: Box<dyn Read + Send> = match compression {
             Compression::None => Box::new(raw),
@@ -249,6 +251,7 @@ impl<'de> Visitor<'de> for KeyMatch<'_> {
 
 #[cfg(test)]
 mod tests {
+    use std::fs::File;
     use std::io::Write;
     use std::path::Path;
 
@@ -265,7 +268,7 @@ mod tests {
     }
 
     fn read_all(path: &Path, compression: Compression, fields: FieldNames) -> Vec<Result<Record>> {
-        JsonlRecords::open(&file(path, compression), compression, fields, OnReadError::Fail)
+        JsonlRecords::open(&file(path, compression), compression, fields, OnReadError::Fail, None)
             .unwrap()
             .collect()
     }
@@ -428,10 +431,15 @@ mod tests {
         assert!(err.to_string().contains("t.jsonl.gz"), "{err}");
 
         let f = file(&gz, Compression::Gzip);
-        let records: Vec<_> =
-            JsonlRecords::open(&f, Compression::Gzip, FieldNames::default(), OnReadError::Reject)
-                .unwrap()
-                .collect();
+        let records: Vec<_> = JsonlRecords::open(
+            &f,
+            Compression::Gzip,
+            FieldNames::default(),
+            OnReadError::Reject,
+            None,
+        )
+        .unwrap()
+        .collect();
         let Ok(Record::Reject(last)) = records.last().unwrap() else { panic!("expected a reject") };
         assert_eq!(last.reason, Reason::Unreadable);
         assert_eq!(last.doc.record() as usize, records.len());

@@ -171,7 +171,7 @@ fn copy_web_documents(
     let mut out = encoder(tmp, Compression::Gzip)?;
     let write_err = |source| Error::Write { path: tmp.to_path_buf(), source };
     let (mut next, mut written) = (0usize, 0u64);
-    for record in WarcRecords::open(file, compression, OnReadError::Fail)? {
+    for record in WarcRecords::open(file, compression, OnReadError::Fail, None)? {
         if next >= kept.len() {
             break;
         }

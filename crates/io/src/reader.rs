@@ -54,11 +54,26 @@ impl RecordReader {
     /// Opening errors ([`crate::Error::Open`], [`crate::Error::Parquet`], a missing or
     /// unsupported column) under [`OnReadError::Fail`].
     pub fn open(file: &InputFile, fields: &FieldNames, on_error: OnReadError) -> Result<Self> {
+        Self::open_counting(file, fields, on_error, None)
+    }
+
+    /// As [`RecordReader::open`], adding the bytes read from the file to `bytes_read`
+    /// as reading goes (JSONL and web archives; Parquet files are not counted).
+    ///
+    /// # Errors
+    /// As [`RecordReader::open`].
+    pub fn open_counting(
+        file: &InputFile,
+        fields: &FieldNames,
+        on_error: OnReadError,
+        bytes_read: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    ) -> Result<Self> {
         let opened = match file.format {
-            Format::Jsonl(c) => {
-                JsonlRecords::open(file, c, fields.clone(), on_error).map(RecordReader::Jsonl)
+            Format::Jsonl(c) => JsonlRecords::open(file, c, fields.clone(), on_error, bytes_read)
+                .map(RecordReader::Jsonl),
+            Format::Warc(c) => {
+                WarcRecords::open(file, c, on_error, bytes_read).map(RecordReader::Warc)
             }
-            Format::Warc(c) => WarcRecords::open(file, c, on_error).map(RecordReader::Warc),
             Format::Parquet => {
                 ParquetRecords::open(file, fields.clone(), on_error).map(RecordReader::Parquet)
             }

@@ -8,13 +8,14 @@
 //! resumes at the next `WARC/` line; a record's number is its position in the file.
 
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 
 use neardup_core::DocId;
 
 use crate::html::{decode_page, html_to_text};
-use crate::input::{Compression, InputFile};
+use crate::input::{Compression, CountingFile, InputFile};
 use crate::reader::{OnReadError, unreadable};
 use crate::{Error, InputDoc, Reason, Record, RejectedRecord, Result, WebMeta};
 
@@ -56,9 +57,17 @@ impl WarcRecords {
     ///
     /// # Errors
     /// [`Error::Open`] if the file cannot be opened or its decoder cannot start.
-    pub fn open(file: &InputFile, compression: Compression, on_error: OnReadError) -> Result<Self> {
+    pub fn open(
+        file: &InputFile,
+        compression: Compression,
+        on_error: OnReadError,
+        bytes_read: Option<Arc<AtomicU64>>,
+    ) -> Result<Self> {
         let open_err = |source| Error::Open { path: file.path.clone(), source };
-        let raw = BufReader::with_capacity(1 << 16, File::open(&file.path).map_err(open_err)?);
+        let raw = BufReader::with_capacity(
+            1 << 16,
+            CountingFile::open(&file.path, bytes_read).map_err(open_err)?,
+        );
         let reader: Box<dyn Read + Send> = match compression {
             Compression::None => Box::new(raw),
             Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(raw)),
@@ -397,7 +406,7 @@ mod tests {
         let format = Format::of(path).expect("a web archive");
         let Format::Warc(c) = format else { panic!("{format:?}") };
         let file = InputFile { index: 0, path: path.to_path_buf(), format, bytes: 0 };
-        let mut reader = WarcRecords::open(&file, c, OnReadError::Fail).unwrap();
+        let mut reader = WarcRecords::open(&file, c, OnReadError::Fail, None).unwrap();
         let records = reader.by_ref().map(Result::unwrap).collect();
         (records, reader.skipped().clone())
     }

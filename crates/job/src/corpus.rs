@@ -77,6 +77,7 @@ pub(crate) fn document_frequencies(
             index,
             peers,
             &abort,
+            None,
             |record| {
                 if let Record::Doc(doc) = record {
                     analyzer.analyze_into(&doc.text, &mut scratch, &mut analysis);

@@ -28,6 +28,7 @@ mod cluster;
 mod config;
 mod corpus;
 mod operators;
+mod progress;
 mod records;
 mod routing;
 mod sign;
@@ -62,6 +63,7 @@ pub use config::{
     BucketSpec, DecisionSpec, IdfSource, InputSpec, JobConfig, JobSpec, KeepRule, Method,
     MethodParams, MinHashSpec, SimHashSpec, Weighting,
 };
+pub use progress::{Progress, STAGES};
 pub use records::{Assignment, BucketRecord, Candidate, ClusterInfo, DocInfo, SignedDoc};
 pub use sign::{IdfWeights, SignScratch, Signer};
 pub use stats::WorkerStats;
@@ -255,12 +257,24 @@ impl WorkerReport {
 /// [`JobError`] for unreadable input (unless rejected by configuration), unwritable output,
 /// too many rejects, a lost or silent process, or a worker failure.
 pub fn run(config: &JobConfig, topology: &Topology) -> Result<Summary, JobError> {
+    run_with_progress(config, topology, Arc::new(Progress::default()))
+}
+
+/// As [`run`], updating `progress` as the job goes, for a progress display.
+///
+/// # Errors
+/// As [`run`].
+pub fn run_with_progress(
+    config: &JobConfig,
+    topology: &Topology,
+    progress: Arc<Progress>,
+) -> Result<Summary, JobError> {
     let start = Instant::now();
     prepare_output(&config.output)?;
     if let Some(dir) = &config.write_kept {
         prepare_kept(dir)?;
     }
-    let outcome = execute(config, topology, start);
+    let outcome = execute(config, topology, start, progress);
     finish(config, topology, outcome, start)
 }
 
@@ -281,6 +295,7 @@ fn execute(
     config: &JobConfig,
     topology: &Topology,
     start: Instant,
+    progress: Arc<Progress>,
 ) -> Result<WorkerReport, JobError> {
     let segmenter =
         Signer::needs_segmenter(config).then(|| Segmenter::new(config.spec.features.jieba_hmm));
@@ -313,9 +328,16 @@ fn execute(
         .map(|f| Arc::from(f.path.display().to_string()))
         .collect::<Vec<_>>()
         .into();
-    let abort = Arc::new(AtomicBool::new(false));
+    let context = RunContext {
+        job,
+        signer,
+        sources,
+        abort: Arc::new(AtomicBool::new(false)),
+        progress,
+        start,
+    };
     let results = cluster::run_workers(topology, fingerprint, move |worker, heartbeat| {
-        run_worker(worker, heartbeat, &job, &signer, &sources, &abort, start)
+        run_worker(worker, heartbeat, &context)
     })?;
     let mut total = results.into_iter().next().expect("at least one worker");
     total.seconds.corpus_statistics = corpus_seconds;
@@ -390,16 +412,26 @@ pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
     out
 }
 
+/// What every worker of a run shares.
+struct RunContext {
+    job: Arc<JobConfig>,
+    signer: Signer,
+    /// Input paths by file index, for the `source` column.
+    sources: Arc<[Arc<str>]>,
+    /// Set when this process gives up, so its workers stop reading and writing.
+    abort: Arc<AtomicBool>,
+    progress: Arc<Progress>,
+    start: Instant,
+}
+
 /// Builds and runs one worker's dataflow; returns the merged report of all workers.
 fn run_worker(
     worker: &mut Worker,
     heartbeat: &mut Heartbeat,
-    job: &Arc<JobConfig>,
-    signer: &Signer,
-    sources: &Arc<[Arc<str>]>,
-    abort: &Arc<AtomicBool>,
-    start: Instant,
+    context: &RunContext,
 ) -> Result<WorkerReport, JobError> {
+    let RunContext { job, signer, sources, abort, progress, start } = context;
+    let start = *start;
     let index = worker.index();
     let peers = worker.peers();
     let stats = Rc::new(RefCell::new(WorkerStats::default()));
@@ -542,6 +574,7 @@ fn run_worker(
         index,
         peers,
         abort,
+        Some(progress),
         |record| input.send(record),
         || {
             worker.step();
@@ -561,8 +594,6 @@ fn run_worker(
     drop(input);
     tracing::debug!(worker = index, records = totals.records, bytes = totals.bytes, "input read");
 
-    const STAGES: [&str; 5] =
-        ["read and sign", "ids and exact duplicates", "buckets", "verify", "cluster"];
     while !finished.done() {
         worker.step_or_park(Some(Duration::from_millis(1)));
         heartbeat.beat();
@@ -579,10 +610,17 @@ fn run_worker(
                 }
             }
         }
+        progress.reach(done_stages(&*done));
     }
+    progress.reach(STAGES.len() - 1);
     let all = std::mem::take(&mut *reports.borrow_mut());
     assert_eq!(all.len(), peers, "every worker reports once");
     Ok(WorkerReport::merge(all))
+}
+
+/// How many of the first stages in a row are done.
+fn done_stages(done: &[Option<f64>]) -> usize {
+    done.iter().take_while(|d| d.is_some()).count()
 }
 
 /// The position of a record, for spreading records over workers.

@@ -3,9 +3,10 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use neardup_io::{Record, RecordReader};
+use neardup_io::{Format, Record, RecordReader};
 
 use crate::config::JobConfig;
+use crate::progress::Progress;
 
 /// What a worker read.
 #[derive(Clone, Debug, Default)]
@@ -30,6 +31,7 @@ pub(crate) fn read_share(
     index: usize,
     peers: usize,
     abort: &AtomicBool,
+    progress: Option<&Progress>,
     mut on_record: impl FnMut(Record),
     mut between_batches: impl FnMut(),
 ) -> (ReadTotals, Option<neardup_io::Error>) {
@@ -39,7 +41,9 @@ pub(crate) fn read_share(
         if abort.load(Ordering::Relaxed) {
             break;
         }
-        let mut reader = match RecordReader::open(file, &fields, job.spec.input.on_read_error) {
+        let counter = progress.map(Progress::byte_counter);
+        let on_error = job.spec.input.on_read_error;
+        let mut reader = match RecordReader::open_counting(file, &fields, on_error, counter) {
             Ok(reader) => reader,
             Err(e) => return (totals, Some(e)),
         };
@@ -55,6 +59,9 @@ pub(crate) fn read_share(
             }
             totals.records += 1;
             if totals.records.is_multiple_of(BATCH) {
+                if let Some(p) = progress {
+                    p.add_records(BATCH);
+                }
                 between_batches();
                 if abort.load(Ordering::Relaxed) {
                     outcome = Some(None);
@@ -62,12 +69,18 @@ pub(crate) fn read_share(
                 }
             }
         }
+        if let (Some(p), Format::Parquet) = (progress, file.format) {
+            p.add_bytes(file.bytes); // Parquet is read by random access: count it whole
+        }
         for (kind, n) in reader.skipped().into_iter().flatten() {
             *totals.skipped.entry(kind.clone()).or_default() += n;
         }
         if let Some(error) = outcome {
             return (totals, error);
         }
+    }
+    if let Some(p) = progress {
+        p.add_records(totals.records % BATCH);
     }
     (totals, None)
 }
