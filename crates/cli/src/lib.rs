@@ -126,9 +126,46 @@ pub struct DedupArgs {
     /// A cluster run fails when the processes have not all connected within this many seconds.
     #[arg(long, default_value_t = 300)]
     pub connect_timeout: u64,
+    /// Memory this process aims to stay within, e.g. 8G or 512M; grouping stages spill
+    /// sorted runs to --spill-dir past it [default: half the machine's or container's limit].
+    #[arg(long, value_parser = parse_bytes)]
+    pub memory_budget: Option<u64>,
+    /// Folder for spill files (a subfolder per worker, removed at the end) [default: the
+    /// system temporary folder].
+    #[arg(long)]
+    pub spill_dir: Option<PathBuf>,
     /// Print nothing but errors.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+}
+
+/// Parses a byte count with an optional binary suffix: `1073741824`, `512M`, `8G`, `1T`.
+///
+/// # Errors
+/// A message for clap when the text is not such a count.
+pub fn parse_bytes(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let (digits, shift) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let shift = match c.to_ascii_uppercase() {
+                'K' => 10,
+                'M' => 20,
+                'G' => 30,
+                'T' => 40,
+                'B' => 0,
+                _ => return Err(format!("unknown size suffix in \"{text}\" (use K, M, G or T)")),
+            };
+            (&t[..i], shift)
+        }
+        _ => (t, 0),
+    };
+    let n: f64 =
+        digits.trim().parse().map_err(|_| format!("\"{text}\" is not a size like 512M or 8G"))?;
+    let bytes = n * (1u64 << shift) as f64;
+    if !(1.0..1e19).contains(&bytes) {
+        return Err(format!("size \"{text}\" is out of range"));
+    }
+    Ok(bytes as u64)
 }
 
 /// How a run ended, for the exit code.
@@ -228,6 +265,12 @@ pub fn topology(args: &DedupArgs) -> anyhow::Result<Topology> {
     let mut topology = Topology::local(workers);
     topology.watchdog = std::time::Duration::from_secs(args.watchdog.max(1));
     topology.connect_timeout = std::time::Duration::from_secs(args.connect_timeout.max(1));
+    if let Some(budget) = args.memory_budget {
+        topology.memory_budget = budget;
+    }
+    if let Some(dir) = &args.spill_dir {
+        topology.spill_dir.clone_from(dir);
+    }
     if args.processes <= 1 {
         return Ok(topology);
     }
@@ -378,12 +421,23 @@ fn print_report(s: &Summary, config: &JobConfig) -> std::io::Result<()> {
         s.seconds.total,
         c.records as f64 / secs
     )?;
+    if let Some(peak) = s.peak_memory_bytes {
+        writeln!(
+            out,
+            "memory    {:>10.1} MiB peak  (budget {:.0} MiB, {:.1} MiB spilled)",
+            peak as f64 / MIB,
+            s.memory_budget_bytes as f64 / MIB,
+            s.spilled_bytes as f64 / MIB
+        )?;
+    }
     writeln!(out, "output    {}", config.output.display())?;
     if let (Some(dir), Some(n)) = (&config.write_kept, c.kept_written) {
         writeln!(out, "kept      {n:>10}  records written to {}", dir.display())?;
     }
     Ok(())
 }
+
+const MIB: f64 = 1024.0 * 1024.0;
 
 /// Entry point of the binary: parses arguments, runs, prints errors, returns the exit code.
 pub fn main_with_args<I, T>(args: I) -> ExitCode
@@ -439,5 +493,22 @@ fn hint(e: &anyhow::Error) -> Option<&'static str> {
         )
     } else {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_bytes;
+
+    #[test]
+    fn sizes_parse_with_binary_suffixes() {
+        assert_eq!(parse_bytes("1048576"), Ok(1 << 20));
+        assert_eq!(parse_bytes("512M"), Ok(512 << 20));
+        assert_eq!(parse_bytes("8g"), Ok(8 << 30));
+        assert_eq!(parse_bytes("1.5G"), Ok(3 << 29));
+        assert_eq!(parse_bytes("2T"), Ok(2 << 40));
+        assert!(parse_bytes("lots").is_err());
+        assert!(parse_bytes("5X").is_err());
+        assert!(parse_bytes("0").is_err());
     }
 }

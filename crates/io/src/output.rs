@@ -53,7 +53,7 @@ impl PairKind {
 }
 
 /// One row of `pairs/`.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PairRow {
     /// The smaller id (string order).
     pub id_a: String,

@@ -1,4 +1,5 @@
-//! Reducing LSH buckets to candidate pairs, with the cut for huge buckets.
+//! Reducing LSH buckets to candidate pairs, one sorted bucket record at a time, with the
+//! cut for huge buckets.
 
 use neardup_core::{BucketKey, DocId};
 
@@ -28,113 +29,155 @@ impl BucketStats {
     }
 }
 
-/// The bucket records of one worker, reduced to candidate pairs once all have arrived.
-#[derive(Debug, Default)]
-pub struct BucketTable {
-    records: Vec<(BucketKey, DocId)>,
+/// Turns bucket records, sorted by `(key, doc)`, into candidate pairs.
+///
+/// A bucket of at most `max_bucket_size` members gives all its pairs; a larger one gives
+/// the pairs of each member with the first `bucket_anchors` members, so its cost is linear
+/// in its size. Members are ordered by `DocId`, so neither depends on arrival order. Holds
+/// at most `max_bucket_size + 1` members.
+#[derive(Debug)]
+pub struct BucketReducer {
+    limits: BucketSpec,
+    key: Option<BucketKey>,
+    last: Option<DocId>,
+    members: Vec<DocId>,
+    size: u64,
+    cut: bool,
+    /// What was reduced so far.
+    pub stats: BucketStats,
 }
 
-impl BucketTable {
-    /// Adds one membership.
-    pub fn insert(&mut self, key: BucketKey, doc: DocId) {
-        self.records.push((key, doc));
+impl BucketReducer {
+    /// A reducer with these limits.
+    pub fn new(limits: BucketSpec) -> Self {
+        BucketReducer {
+            limits,
+            key: None,
+            last: None,
+            members: Vec::new(),
+            size: 0,
+            cut: false,
+            stats: BucketStats::default(),
+        }
     }
 
-    /// Number of memberships held.
-    pub fn len(&self) -> usize {
-        self.records.len()
-    }
-
-    /// True when no membership is held.
-    pub fn is_empty(&self) -> bool {
-        self.records.is_empty()
-    }
-
-    /// Emits every candidate pair and empties the table.
-    ///
-    /// Members of a bucket are ordered by `DocId`. A bucket of at most `max_bucket_size`
-    /// members gives all its pairs; a larger one gives the pairs of each member with the
-    /// first `bucket_anchors` members, so its cost is linear in its size. Neither depends on
-    /// the order records arrived in.
-    pub fn drain_candidates(
-        &mut self,
-        limits: &BucketSpec,
-        stats: &mut BucketStats,
-        mut emit: impl FnMut(Candidate),
-    ) {
-        self.records.sort_unstable();
-        self.records.dedup();
-        for bucket in self.records.chunk_by(|x, y| x.0 == y.0) {
-            let n = bucket.len();
-            if n < 2 {
-                continue;
+    /// Adds the next record (records must come sorted by key, then `DocId`).
+    pub fn push(&mut self, key: BucketKey, doc: DocId, emit: &mut dyn FnMut(Candidate)) {
+        if self.key != Some(key) {
+            self.finish(emit);
+            self.key = Some(key);
+        }
+        if self.last == Some(doc) {
+            return; // the same document twice in a bucket (a key collision across bands)
+        }
+        self.last = Some(doc);
+        self.size += 1;
+        if self.cut {
+            for a in &self.members {
+                self.stats.candidates += 1;
+                emit(Candidate { a: *a, b: doc });
             }
-            stats.shared_buckets += 1;
-            stats.largest_bucket = stats.largest_bucket.max(n as u64);
-            let anchors = if n > limits.max_bucket_size {
-                stats.cut_buckets += 1;
-                limits.bucket_anchors
-            } else {
-                n
-            };
-            for (i, (_, a)) in bucket.iter().enumerate().take(anchors) {
-                for (_, b) in &bucket[i + 1..] {
-                    stats.candidates += 1;
+            return;
+        }
+        self.members.push(doc);
+        if self.members.len() > self.limits.max_bucket_size {
+            // Too big: from now on members meet the first anchors only. Emit the pairs the
+            // anchors have among themselves and with the members seen so far.
+            self.cut = true;
+            self.stats.cut_buckets += 1;
+            let anchors = self.limits.bucket_anchors.min(self.members.len());
+            for i in 0..anchors {
+                for j in i + 1..self.members.len() {
+                    self.stats.candidates += 1;
+                    emit(Candidate { a: self.members[i], b: self.members[j] });
+                }
+            }
+            self.members.truncate(anchors);
+        }
+    }
+
+    /// Closes the current bucket; call once after the last record too.
+    pub fn finish(&mut self, emit: &mut dyn FnMut(Candidate)) {
+        if self.size >= 2 {
+            self.stats.shared_buckets += 1;
+            self.stats.largest_bucket = self.stats.largest_bucket.max(self.size);
+        }
+        if !self.cut {
+            for (i, a) in self.members.iter().enumerate() {
+                for b in &self.members[i + 1..] {
+                    self.stats.candidates += 1;
                     emit(Candidate { a: *a, b: *b });
                 }
             }
         }
-        self.records = Vec::new();
+        self.members.clear();
+        self.last = None;
+        self.size = 0;
+        self.cut = false;
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
-    fn doc(i: u64) -> DocId {
-        DocId::new(0, i)
+    /// The naive twin: group, sort, and apply the rule to each whole bucket.
+    fn naive(records: &[(u64, u64)], limits: &BucketSpec) -> Vec<(u64, u64)> {
+        let mut sorted = records.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let mut out = Vec::new();
+        for bucket in sorted.chunk_by(|x, y| x.0 == y.0) {
+            let n = bucket.len();
+            let anchors = if n > limits.max_bucket_size { limits.bucket_anchors } else { n };
+            for i in 0..anchors.min(n) {
+                for j in i + 1..n {
+                    out.push((bucket[i].1, bucket[j].1));
+                }
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+
+    fn streamed(records: &[(u64, u64)], limits: &BucketSpec) -> (Vec<(u64, u64)>, BucketStats) {
+        let mut sorted = records.to_vec();
+        sorted.sort_unstable();
+        let mut reducer = BucketReducer::new(limits.clone());
+        let mut out = Vec::new();
+        let mut emit = |c: Candidate| out.push((c.a.record(), c.b.record()));
+        for (k, d) in sorted {
+            reducer.push(BucketKey::new(k), DocId::new(0, d), &mut emit);
+        }
+        reducer.finish(&mut emit);
+        out.sort_unstable();
+        (out, reducer.stats)
     }
 
     #[test]
-    fn small_buckets_give_all_pairs_in_order() {
-        let mut t = BucketTable::default();
-        for (k, d) in [(7, 3), (7, 1), (9, 2), (7, 2), (7, 1)] {
-            t.insert(BucketKey::new(k), doc(d));
-        }
-        let mut out = Vec::new();
-        let mut stats = BucketStats::default();
-        t.drain_candidates(&BucketSpec::default(), &mut stats, |c| {
-            out.push((c.a.record(), c.b.record()))
-        });
-        assert_eq!(out, vec![(1, 2), (1, 3), (2, 3)]);
+    fn small_and_huge_buckets() {
+        let limits = BucketSpec { max_bucket_size: 4, bucket_anchors: 2 };
+        let records: Vec<(u64, u64)> =
+            (1..=6).map(|d| (1, d)).chain([(9, 3), (9, 1), (7, 5)]).collect();
+        let (out, stats) = streamed(&records, &limits);
+        assert_eq!(out, naive(&records, &limits));
         assert_eq!(
             stats,
-            BucketStats { shared_buckets: 1, cut_buckets: 0, largest_bucket: 3, candidates: 3 }
+            BucketStats { shared_buckets: 2, cut_buckets: 1, largest_bucket: 6, candidates: 10 }
         );
-        assert!(t.is_empty());
     }
 
-    #[test]
-    fn huge_buckets_are_compared_with_their_first_members_whatever_the_arrival_order() {
-        let limits = BucketSpec { max_bucket_size: 4, bucket_anchors: 2 };
-        let run = |order: &[u64]| {
-            let mut t = BucketTable::default();
-            for &d in order {
-                t.insert(BucketKey::new(1), doc(d));
-            }
-            let mut out = Vec::new();
-            let mut stats = BucketStats::default();
-            t.drain_candidates(&limits, &mut stats, |c| out.push((c.a.record(), c.b.record())));
-            (out, stats)
-        };
-        let (forward, stats) = run(&[1, 2, 3, 4, 5, 6]);
-        let (backward, _) = run(&[6, 5, 4, 3, 2, 1]);
-        assert_eq!(forward, backward);
-        assert_eq!(
-            forward,
-            vec![(1, 2), (1, 3), (1, 4), (1, 5), (1, 6), (2, 3), (2, 4), (2, 5), (2, 6)]
-        );
-        assert_eq!((stats.cut_buckets, stats.candidates, stats.largest_bucket), (1, 9, 6));
+    proptest! {
+        #[test]
+        fn streaming_matches_the_naive_rule(
+            records in proptest::collection::vec((0u64..6, 1u64..40), 0..200),
+            max in 2usize..8,
+            anchors in 1usize..8,
+        ) {
+            let limits = BucketSpec { max_bucket_size: max, bucket_anchors: anchors.min(max) };
+            prop_assert_eq!(streamed(&records, &limits).0, naive(&records, &limits));
+        }
     }
 }

@@ -13,6 +13,7 @@
 //! - worker results come back through shared slots, and on failure the driver does not
 //!   join timely's network threads (joining would block on a stalled peer, or re-panic).
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -43,6 +44,10 @@ pub struct Topology {
     pub watchdog: Duration,
     /// How long to wait for all processes to connect.
     pub connect_timeout: Duration,
+    /// Bytes this process aims to stay within; grouping stages spill to disk past it.
+    pub memory_budget: u64,
+    /// Where this process's spill files go (a folder per worker below it).
+    pub spill_dir: PathBuf,
 }
 
 impl Topology {
@@ -55,7 +60,25 @@ impl Topology {
             addresses: Vec::new(),
             watchdog: Duration::from_secs(600),
             connect_timeout: Duration::from_secs(300),
+            memory_budget: default_memory_budget(),
+            spill_dir: std::env::temp_dir(),
         }
+    }
+
+    /// Bytes each collecting stage of a worker may hold before spilling: an eighth of the
+    /// worker's share of the budget (a few stages collect at once, and rounds of input are
+    /// in flight alongside).
+    pub fn spill_limit(&self) -> usize {
+        usize::try_from(self.worker_budget() / 8).unwrap_or(usize::MAX).max(1 << 16)
+    }
+
+    /// Bytes of text each worker reads per round: a sixteenth of its share of the budget.
+    pub fn round_bytes(&self) -> u64 {
+        (self.worker_budget() / 16).max(1 << 16)
+    }
+
+    fn worker_budget(&self) -> u64 {
+        self.memory_budget / self.workers.max(1) as u64
     }
 
     /// Workers in all processes.
@@ -395,4 +418,28 @@ where
             _ => unreachable!("checked above: every slot holds a result"),
         })
         .collect())
+}
+
+/// Half the memory this process may use: the smallest of the machine's memory and the
+/// container's cgroup limit (v2 `memory.max`, v1 `memory.limit_in_bytes`), or 4 GiB when
+/// none can be read.
+pub fn default_memory_budget() -> u64 {
+    let read = |path: &str| std::fs::read_to_string(path).ok();
+    let mut limits = Vec::new();
+    if let Some(meminfo) = read("/proc/meminfo") {
+        let total = meminfo.lines().find_map(|l| {
+            let kib = l.strip_prefix("MemTotal:")?.trim().strip_suffix("kB")?.trim();
+            kib.parse::<u64>().ok()
+        });
+        limits.extend(total.map(|k| k * 1024));
+    }
+    for path in ["/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"] {
+        // "max" (v2) or a huge number (v1) mean no limit.
+        if let Some(limit) = read(path).and_then(|s| s.trim().parse::<u64>().ok())
+            && limit < 1 << 60
+        {
+            limits.push(limit);
+        }
+    }
+    limits.into_iter().min().map_or(4 << 30, |limit| limit / 2)
 }

@@ -86,6 +86,7 @@ pub(crate) fn document_frequencies(
                         analysis.features.hashes().iter().for_each(|h| local.add(*h));
                     }
                 }
+                false
             },
             || heartbeat.beat(),
         );

@@ -33,6 +33,7 @@ mod records;
 mod routing;
 mod sign;
 mod source;
+mod spill;
 mod stats;
 mod summary;
 
@@ -45,11 +46,11 @@ use std::time::{Duration, Instant};
 
 use differential_dataflow::{AsCollection, VecCollection};
 use neardup_core::DocId;
-use neardup_io::{PairRow, Record};
+use neardup_io::{Record, RejectedRecord};
 use neardup_text::Segmenter;
 use timely::dataflow::StreamVec;
 use timely::dataflow::channels::pact::Pipeline;
-use timely::dataflow::operators::core::{Concat, Exchange, Input, OkErr, Probe};
+use timely::dataflow::operators::core::{Concat, Exchange, Input, Probe};
 use timely::dataflow::operators::generic::Operator;
 use timely::dataflow::operators::probe::Handle as ProbeHandle;
 use timely::dataflow::operators::vec::{Broadcast, Map, Partition};
@@ -57,14 +58,14 @@ use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 use timely::worker::Worker;
 
-pub use buckets::{BucketStats, BucketTable};
-pub use cluster::{Topology, capture_peer_failures};
+pub use buckets::{BucketReducer, BucketStats};
+pub use cluster::{Topology, capture_peer_failures, default_memory_budget};
 pub use config::{
     BucketSpec, DecisionSpec, IdfSource, InputSpec, JobConfig, JobSpec, KeepRule, Method,
     MethodParams, MinHashSpec, SimHashSpec, Weighting,
 };
 pub use progress::{Progress, STAGES};
-pub use records::{Assignment, BucketRecord, Candidate, ClusterInfo, DocInfo, SignedDoc};
+pub use records::{Assignment, BucketRecord, Candidate, ClusterInfo, Membership, SignedDoc};
 pub use sign::{IdfWeights, SignScratch, Signer};
 pub use stats::WorkerStats;
 pub use summary::{
@@ -73,11 +74,12 @@ pub use summary::{
 
 use crate::cluster::Heartbeat;
 use crate::operators::{
-    AssembleDocuments, DedupIds, ExactGroups, GatherReports, Grouped, IndexSignatures, PartSink,
-    ReduceBuckets, SignDocs, SignatureStore, VerifyCandidates, WriteDocuments, WriteKept,
-    WritePairs, assign_clusters, reject_row,
+    DedupIds, DocStore, ExactGroups, GatherReports, Grouped, IdOutcome, Keyed, NameClusters, Near,
+    PartSink, ReduceBuckets, SignDocs, Spill, StoreDocs, VerifyCandidates, WriteDocuments,
+    WriteKept, WritePairs, assign_clusters, count_in, doc_in, representative_in,
 };
-use crate::routing::route_doc;
+use crate::records::{ContentKey, Edge, IdClaim, NodeInfo, Verdict};
+use crate::routing::{id_hash, route_doc, route_id};
 use crate::source::read_share;
 
 /// Errors of checking a job.
@@ -113,6 +115,16 @@ pub enum JobError {
     #[error("worker {worker} cannot write its output: {message}")]
     Output {
         /// The worker that wrote it.
+        worker: usize,
+        /// The error, with its causes.
+        message: String,
+    },
+    /// A spill file could not be written or read (is the spill folder's disk full?).
+    #[error(
+        "worker {worker} cannot spill to disk: {message}; set --spill-dir to a folder with room"
+    )]
+    Spill {
+        /// The worker.
         worker: usize,
         /// The error, with its causes.
         message: String,
@@ -207,6 +219,7 @@ pub const SUMMARY_FILE: &str = "summary.json";
 enum Failure {
     Input(String),
     Output(String),
+    Spill(String),
 }
 
 /// What one worker did, sent to every worker at the end; merged, what all of them did.
@@ -240,6 +253,7 @@ impl WorkerReport {
             None => Ok(self),
             Some((worker, Failure::Input(message))) => Err(JobError::Input { worker, message }),
             Some((worker, Failure::Output(message))) => Err(JobError::Output { worker, message }),
+            Some((worker, Failure::Spill(message))) => Err(JobError::Spill { worker, message }),
         }
     }
 }
@@ -335,6 +349,11 @@ fn execute(
         abort: Arc::new(AtomicBool::new(false)),
         progress,
         start,
+        memory: MemoryPlan {
+            dir: topology.spill_dir.clone(),
+            limit_bytes: topology.spill_limit(),
+            round_bytes: topology.round_bytes(),
+        },
     };
     let results = cluster::run_workers(topology, fingerprint, move |worker, heartbeat| {
         run_worker(worker, heartbeat, &context)
@@ -422,6 +441,17 @@ struct RunContext {
     abort: Arc<AtomicBool>,
     progress: Arc<Progress>,
     start: Instant,
+    memory: MemoryPlan,
+}
+
+/// How a worker spends its share of the memory budget.
+struct MemoryPlan {
+    /// The folder below which each worker spills.
+    dir: PathBuf,
+    /// Bytes each collecting stage holds before spilling.
+    limit_bytes: usize,
+    /// Bytes of text read per round.
+    round_bytes: u64,
 }
 
 /// Builds and runs one worker's dataflow; returns the merged report of all workers.
@@ -430,26 +460,35 @@ fn run_worker(
     heartbeat: &mut Heartbeat,
     context: &RunContext,
 ) -> Result<WorkerReport, JobError> {
-    let RunContext { job, signer, sources, abort, progress, start } = context;
+    let RunContext { job, signer, sources, abort, progress, start, memory } = context;
     let start = *start;
     let index = worker.index();
     let peers = worker.peers();
     let stats = Rc::new(RefCell::new(WorkerStats::default()));
-    let store = Rc::new(RefCell::new(SignatureStore::default()));
-    let blocks: Rc<RefCell<Option<u32>>> = Rc::new(RefCell::new(None));
+    let store = Rc::new(RefCell::new(DocStore::default()));
     let write_error = Rc::new(RefCell::new(None));
     let read_error: Rc<RefCell<Option<String>>> = Rc::new(RefCell::new(None));
+    let spill_error: Rc<RefCell<Option<String>>> = Rc::new(RefCell::new(None));
     let stage_done: Rc<RefCell<[Option<f64>; 5]>> = Rc::new(RefCell::new([None; 5]));
     let reports: Rc<RefCell<Vec<WorkerReport>>> = Rc::new(RefCell::new(Vec::new()));
     let probes: [ProbeHandle<u64>; 5] = Default::default();
     let finished = ProbeHandle::<u64>::new();
+    // The frontier of everything the source's rounds feed, for pacing the source.
+    let paced = ProbeHandle::<u64>::new();
     // With fewer files than workers per file, spread records so every worker signs.
     let spread = job.inputs.len() < 4 * peers;
+    let spill_dir = memory.dir.join(format!("neardup-spill-{}-{index}", std::process::id()));
+    let _remove_spill = RemoveDir(spill_dir.clone());
+    let spill = Spill {
+        dir: spill_dir,
+        limit_bytes: memory.limit_bytes,
+        stats: stats.clone(),
+        error: spill_error.clone(),
+    };
 
     let metadata = {
-        let job = job.clone();
-        let blocks = blocks.clone();
-        Rc::new(move || file_metadata(&job, &Resolved::of(&job, *blocks.borrow())))
+        let (job, store) = (job.clone(), store.clone());
+        Rc::new(move || file_metadata(&job, &Resolved::of(&job, store.borrow().blocks)))
     };
     let sink = PartSink {
         output: job.output.clone(),
@@ -461,8 +500,9 @@ fn run_worker(
     };
     // This worker's report, taken once its parts are written (so its counters are final).
     let report = {
-        let (stats, blocks, stage_done) = (stats.clone(), blocks.clone(), stage_done.clone());
+        let (stats, store, stage_done) = (stats.clone(), store.clone(), stage_done.clone());
         let (write_error, read_error) = (write_error.clone(), read_error.clone());
+        let spill_error = spill_error.clone();
         move || {
             let now = start.elapsed().as_secs_f64();
             let done = *stage_done.borrow();
@@ -470,11 +510,13 @@ fn run_worker(
             let failure = match (read_error.borrow().clone(), write_error.borrow().as_ref()) {
                 (Some(message), _) => Some((index, Failure::Input(message))),
                 (None, Some(e)) => Some((index, Failure::Output(error_chain(e)))),
-                (None, None) => None,
+                (None, None) => spill_error.borrow().clone().map(|m| (index, Failure::Spill(m))),
             };
+            let mut stats = stats.borrow().clone();
+            stats.peak_memory_bytes = peak_memory_bytes().unwrap_or(0);
             WorkerReport {
                 worker: index,
-                stats: stats.borrow().clone(),
+                stats,
                 seconds: StageSeconds {
                     corpus_statistics: 0.0,
                     read_and_sign: at(0),
@@ -484,7 +526,7 @@ fn run_worker(
                     cluster: at(4),
                     total: now,
                 },
-                blocks: *blocks.borrow(),
+                blocks: store.borrow().blocks,
                 failure,
             }
         }
@@ -494,67 +536,124 @@ fn run_worker(
         let (input, records) = scope.new_input::<Vec<Record>>();
         let records =
             if spread { records.exchange(|r: &Record| route_doc(record_doc(r))) } else { records };
+        let records = records.probe_with(&paced);
         let signed = records.sign_docs(signer.clone(), stats.clone()).probe_with(&probes[0]);
-        let (unique, rejects) = signed.dedup_ids(sources.clone()).ok_err(|r| r);
-        let mut grouped = unique.exact_groups().partition(4, |g| {
-            let part = match &g {
-                Grouped::Info(..) => 0,
-                Grouped::Exact(..) => 1,
-                Grouped::Representative(..) => 2,
-                Grouped::RepresentativeCount(..) => 3,
+        let mut split = signed.flat_map(split_signed).partition(3, |s| {
+            let part = match &s {
+                Signed::Claim(_) => 0,
+                Signed::Doc(_) => 1,
+                Signed::Reject(_) => 2,
             };
-            (part, g)
+            (part, s)
         });
-        let counts = grouped.pop().expect("4 parts").flat_map(|g| match g {
-            Grouped::RepresentativeCount(n) => Some(n),
+        let rejects = split.pop().expect("3 parts").flat_map(|s| match s {
+            Signed::Reject(r) => Some(Keyed { key: r.doc, value: Verdict::Rejected(r) }),
+            _ => None,
+        });
+        let docs = split.pop().expect("3 parts").flat_map(|s| match s {
+            Signed::Doc(d) => Some(doc_in(d)),
+            _ => None,
+        });
+        let claims = split.pop().expect("3 parts").flat_map(|s| match s {
+            Signed::Claim(c) => Some(c),
+            _ => None,
+        });
+        let claims = claims.exchange(|c: &IdClaim| route_id(c.id_hash)).probe_with(&paced);
+        let docs = docs.exchange(|k| route_doc(DocId::from_raw(k.key.0))).probe_with(&paced);
+        let rejects = rejects.exchange(|v| route_doc(v.key)).probe_with(&paced);
+
+        let mut ids = claims.dedup_ids(spill.clone()).partition(2, |o| match o {
+            IdOutcome::Accepted(_) => (0, o),
+            IdOutcome::Duplicate { .. } => (1, o),
+        });
+        let repeated_ids = ids.pop().expect("2 parts").flat_map(|o| match o {
+            IdOutcome::Duplicate { doc, first } => {
+                Some(Keyed { key: doc, value: Verdict::DuplicateId { first } })
+            }
+            IdOutcome::Accepted(_) => None,
+        });
+        let accepted = ids.pop().expect("2 parts").flat_map(|o| match o {
+            IdOutcome::Accepted(key) => Some(key),
+            IdOutcome::Duplicate { .. } => None,
+        });
+
+        let mut grouped =
+            accepted.exact_groups(spill.clone()).probe_with(&probes[1]).partition(4, |g| {
+                let part = match &g {
+                    Grouped::Pair(..) => 0,
+                    Grouped::Edge(..) => 1,
+                    Grouped::Representative(..) => 2,
+                    Grouped::RepresentativeCount(..) => 3,
+                };
+                (part, g)
+            });
+        let counts = grouped.pop().expect("4 parts").flat_map(move |g| match g {
+            Grouped::RepresentativeCount(n) => Some(count_in(index, n)),
             _ => None,
         });
         let representatives = grouped.pop().expect("4 parts").flat_map(|g| match g {
-            Grouped::Representative(d) => Some(d),
+            Grouped::Representative(doc) => Some(representative_in(doc)),
             _ => None,
         });
-        let exact_pairs: StreamVec<'_, u64, PairRow> =
-            grouped.pop().expect("4 parts").flat_map(|g| match g {
-                Grouped::Exact(p) => Some(p),
-                _ => None,
+        let exact_edges = grouped.pop().expect("4 parts").flat_map(|g| match g {
+            Grouped::Edge(e) => Some(e),
+            _ => None,
+        });
+        let exact_pairs = grouped.pop().expect("4 parts").flat_map(|g| match g {
+            Grouped::Pair(p) => Some(p),
+            _ => None,
+        });
+
+        let store_in = docs
+            .concat(representatives.exchange(|k| route_doc(DocId::from_raw(k.key.0))))
+            .concat(counts.broadcast());
+        let mut near = store_in
+            .store_docs(job.clone(), store.clone(), spill.clone())
+            .reduce_buckets(job.spec.buckets.clone(), spill.clone())
+            .probe_with(&probes[2])
+            .verify_candidates(store.clone(), spill.clone())
+            .probe_with(&probes[3])
+            .partition(2, |n| match n {
+                Near::Pair(_) => (0, n),
+                Near::Edge(_) => (1, n),
             });
-        let info = grouped.pop().expect("4 parts").flat_map(|g| match g {
-            Grouped::Info(doc, info) => Some((doc, info)),
-            _ => None,
+        let near_edges = near.pop().expect("2 parts").flat_map(|n| match n {
+            Near::Edge(e) => Some(e),
+            Near::Pair(_) => None,
         });
-        let info = info.probe_with(&probes[1]);
+        let near_pairs = near.pop().expect("2 parts").flat_map(|n| match n {
+            Near::Pair(p) => Some(p),
+            Near::Edge(_) => None,
+        });
+        let pairs_written = exact_pairs.concat(near_pairs).write_pairs(sink.clone(), spill.clone());
 
-        let candidates = representatives
-            .exchange(|d| route_doc(d.doc))
-            .index_signatures(
-                counts.broadcast(),
-                job.clone(),
-                store.clone(),
-                blocks.clone(),
-                stats.clone(),
-            )
-            .reduce_buckets(job.spec.buckets.clone(), stats.clone())
-            .probe_with(&probes[2]);
-        let near_pairs =
-            candidates.verify_candidates(store.clone(), stats.clone()).probe_with(&probes[3]);
-        let ordered = |p: &PairRow| (p.doc_a.min(p.doc_b), p.doc_a.max(p.doc_b));
-        // The representative of an exact group is its earliest document: (rep, copy).
-        let exact_edges = stamped(exact_pairs.clone().map(move |p| ordered(&p)));
-        let near_edges = stamped(near_pairs.clone().map(move |p| ordered(&p)));
-        let pairs = exact_pairs.concat(near_pairs);
-        let pairs_written = pairs.write_pairs(sink.clone());
+        let edges = exact_edges.clone().concat(near_edges.clone());
+        let info =
+            edges.clone().flat_map(|e: Edge| [e.a, e.b].map(|n| (n.doc, (n.chars, n.content))));
+        let names = edges.flat_map(|e: Edge| [e.a, e.b]);
+        let doc_pair = |e: Edge| (e.a.doc, e.b.doc);
+        let assignments = assign_clusters(
+            stamped(exact_edges.map(doc_pair)),
+            stamped(near_edges.map(doc_pair)),
+            stamped(info),
+            job.spec.decision.keep,
+        )
+        .consolidate()
+        .inner
+        .flat_map(|((doc, membership), _time, diff)| {
+            debug_assert_eq!(diff, 1, "one membership per clustered document");
+            (diff > 0).then_some((doc, membership))
+        })
+        .probe_with(&probes[4])
+        .name_clusters(names, spill.clone());
 
-        let keep = job.spec.decision.keep;
-        let cluster_info = info.clone().map(|(doc, i)| (doc, (i.id, i.chars, i.content)));
-        let assignments = assign_clusters(exact_edges, near_edges, stamped(cluster_info), keep)
-            .inner
-            .probe_with(&probes[4]);
-        let reject_sources = sources.clone();
-        let rejects = rejects.map(move |r| reject_row(r, &reject_sources));
-        let kept = info
-            .assemble_documents(assignments, sources.clone(), stats.clone())
-            .concat(rejects)
-            .write_documents(sink);
+        let kept = rejects.concat(repeated_ids).concat(assignments).write_documents(
+            store.clone(),
+            sink,
+            spill.clone(),
+            sources.clone(),
+            job.write_kept.is_some(),
+        );
         let documents_written = match &job.write_kept {
             Some(dir) => {
                 let (job, stats, error) = (job.clone(), stats.clone(), write_error.clone());
@@ -569,16 +668,39 @@ fn run_worker(
         input
     });
 
+    // Read in rounds of about `round_bytes` of text; before reading a round, wait until
+    // all rounds but the last one are through the first exchanges, so at most two rounds
+    // are in flight.
+    let round_bytes = memory.round_bytes;
+    let mut round: u64 = 0;
+    let input_cell = RefCell::new(&mut input);
+    let round_text = std::cell::Cell::new(0u64);
     let (totals, error) = read_share(
         job,
         index,
         peers,
         abort,
         Some(progress),
-        |record| input.send(record),
+        |record| {
+            if let Record::Doc(d) = &record {
+                round_text.set(round_text.get() + (d.text.len() + d.id.len()) as u64);
+            }
+            input_cell.borrow_mut().send(record);
+            round_text.get() >= round_bytes
+        },
         || {
             worker.step();
             heartbeat.beat();
+            if round_text.get() < round_bytes {
+                return;
+            }
+            round_text.set(0);
+            round += 1;
+            input_cell.borrow_mut().advance_to(round);
+            while paced.less_than(&(round - 1)) && !heartbeat.aborted() {
+                worker.step_or_park(Some(Duration::from_millis(1)));
+                heartbeat.beat();
+            }
         },
     );
     {
@@ -586,6 +708,7 @@ fn run_worker(
         stats.records_read = totals.records;
         stats.input_bytes = totals.bytes;
         stats.skipped_records = totals.skipped.clone();
+        stats.input_rounds = round + 1;
     }
     if let Some(e) = error {
         *read_error.borrow_mut() = Some(error_chain(&e));
@@ -616,6 +739,60 @@ fn run_worker(
     let all = std::mem::take(&mut *reports.borrow_mut());
     assert_eq!(all.len(), peers, "every worker reports once");
     Ok(WorkerReport::merge(all))
+}
+
+/// A folder removed (with what is in it) when dropped: a worker's spill folder.
+struct RemoveDir(PathBuf);
+
+impl Drop for RemoveDir {
+    fn drop(&mut self) {
+        match std::fs::remove_dir_all(&self.0) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                tracing::warn!(path = %self.0.display(), error = %e, "cannot remove the spill folder")
+            }
+        }
+    }
+}
+
+/// A signed record, split three ways.
+enum Signed {
+    /// Its claim to its id.
+    Claim(IdClaim),
+    /// The document, for its home worker.
+    Doc(SignedDoc),
+    /// A rejected record, for its `documents/` row.
+    Reject(RejectedRecord),
+}
+
+/// A signed document claims its id and goes to its home worker; a rejected record claims
+/// its id (when it has one) and gets its row.
+fn split_signed(signed: Result<SignedDoc, RejectedRecord>) -> Vec<Signed> {
+    match signed {
+        Ok(doc) => {
+            let node = NodeInfo {
+                doc: doc.doc,
+                id: doc.id.clone(),
+                chars: doc.chars,
+                content: doc.content,
+            };
+            let claim = IdClaim {
+                id_hash: id_hash(&doc.id),
+                doc: doc.doc,
+                accepted: Some(ContentKey { node, matched: doc.signature.is_some() }),
+            };
+            vec![Signed::Claim(claim), Signed::Doc(doc)]
+        }
+        Err(reject) => {
+            let claim = reject.id.as_deref().map(|id| IdClaim {
+                id_hash: id_hash(id),
+                doc: reject.doc,
+                accepted: None,
+            });
+            claim.map(Signed::Claim).into_iter().chain([Signed::Reject(reject)]).collect()
+        }
+    }
 }
 
 /// How many of the first stages in a row are done.

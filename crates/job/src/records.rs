@@ -1,8 +1,11 @@
-//! Records that flow between operators (and between workers, so all are serialisable).
+//! Records that flow between operators (and between workers, so all are serialisable),
+//! with their memory sizes for the spill limits.
 
-use neardup_core::{ContentHash, DocId, Signature};
-use neardup_io::WebMeta;
+use neardup_core::{BucketKey, ContentHash, DocId, Signature};
+use neardup_io::{RejectedRecord, WebMeta};
 use serde::{Deserialize, Serialize};
+
+use crate::spill::MemSize;
 
 /// A document after analysis and signing.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -25,9 +28,44 @@ pub struct SignedDoc {
     pub web: Option<Box<WebMeta>>,
 }
 
-/// What the decision stage needs to know about an accepted document.
+/// What clustering and pair rows need of a document.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct DocInfo {
+pub struct NodeInfo {
+    /// Position in the input.
+    pub doc: DocId,
+    /// The record's id.
+    pub id: String,
+    /// Characters after normalisation (for the `longest` keep rule).
+    pub chars: u64,
+    /// Hash of the normalised text.
+    pub content: ContentHash,
+}
+
+/// What grouping by normalised text needs of an accepted document.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContentKey {
+    /// The document.
+    pub node: NodeInfo,
+    /// Whether it has a signature (enough features).
+    pub matched: bool,
+}
+
+/// A record's claim to its id: the first claim (smallest `DocId`) owns the id. A rejected
+/// record claims its id too; an accepted document carries what grouping by text needs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IdClaim {
+    /// xxh3-128 of the id: equal ids have equal hashes, and distinct ids collide with
+    /// probability 2^-128.
+    pub id_hash: u128,
+    /// The claiming record.
+    pub doc: DocId,
+    /// For an accepted document, its grouping key; `None` for a rejected record.
+    pub accepted: Option<ContentKey>,
+}
+
+/// Everything a document's home worker keeps until the end, for its `documents/` row.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DocMeta {
     /// The record's id.
     pub id: String,
     /// Characters after normalisation.
@@ -36,20 +74,28 @@ pub struct DocInfo {
     pub features: u32,
     /// Hash of the normalised text.
     pub content: ContentHash,
-    /// Whether it took part in near-duplicate matching (enough features).
+    /// Whether it took part in near-duplicate matching.
     pub matched: bool,
     /// URL, fetch date and digest of a web page.
     pub web: Option<Box<WebMeta>>,
 }
 
-/// What clustering needs of a document: its id, normalised length and content hash.
-pub type ClusterInfo = (String, u64, ContentHash);
+/// A representative's signature, on its home worker, for verifying candidates.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SigEntry {
+    /// The document.
+    pub node: NodeInfo,
+    /// Its signature.
+    pub signature: Signature,
+    /// Its feature set (exact-Jaccard verification only).
+    pub feature_set: Vec<u64>,
+}
 
 /// One LSH bucket membership: a band (MinHash) or table (SimHash) key and a document.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct BucketRecord {
     /// The bucket.
-    pub key: neardup_core::BucketKey,
+    pub key: BucketKey,
     /// The member.
     pub doc: DocId,
 }
@@ -66,19 +112,22 @@ pub struct Candidate {
 /// A candidate with the first document's signature attached, on its way to the second.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HalfPair {
-    /// The earlier document.
-    pub a: DocId,
     /// The later document.
     pub b: DocId,
-    /// Id of `a`.
-    pub id_a: String,
-    /// Signature of `a`.
-    pub signature_a: Signature,
-    /// Feature set of `a` (exact-Jaccard verification only).
-    pub feature_set_a: Vec<u64>,
+    /// The earlier document with its signature.
+    pub first: SigEntry,
 }
 
-/// Where a removed document's cluster put it.
+/// A verified or exact pair between two documents, `a.doc < b.doc`, for clustering.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Edge {
+    /// The earlier document.
+    pub a: NodeInfo,
+    /// The later document.
+    pub b: NodeInfo,
+}
+
+/// Where a document's cluster put it.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Assignment {
     /// The cluster's kept document.
@@ -91,4 +140,181 @@ pub struct Assignment {
     pub cluster_size: u64,
     /// Whether this document and the kept one form a verified (or exact) pair.
     pub verified_with_kept: bool,
+}
+
+/// What clustering needs of a document: its normalised length and content hash.
+pub type ClusterInfo = (u64, ContentHash);
+
+/// A document's place in its cluster, as clustering computes it (fixed size: the kept
+/// document's id is attached later).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Membership {
+    /// The cluster's kept document.
+    pub kept: DocId,
+    /// Its content hash, to tell exact from near duplicates.
+    pub kept_content: ContentHash,
+    /// Documents in the cluster.
+    pub cluster_size: u64,
+    /// Whether this document and the kept one form a verified (or exact) pair.
+    pub verified_with_kept: bool,
+}
+
+impl MemSize for Membership {
+    fn mem_size(&self) -> usize {
+        std::mem::size_of::<Membership>()
+    }
+}
+
+/// What a document's home worker learns about it, besides its own record, for its row.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Verdict {
+    /// A reader or signer rejected it.
+    Rejected(RejectedRecord),
+    /// An earlier record has its id.
+    DuplicateId {
+        /// The record that owns the id.
+        first: DocId,
+    },
+    /// It is in a cluster.
+    Assigned(Assignment),
+}
+
+fn opt_web(web: &Option<Box<WebMeta>>) -> usize {
+    web.as_ref().map_or(0, |w| {
+        std::mem::size_of::<WebMeta>()
+            + [&w.url, &w.date, &w.digest]
+                .iter()
+                .map(|s| s.as_ref().map_or(0, String::capacity))
+                .sum::<usize>()
+    })
+}
+
+fn signature(s: &Option<Signature>) -> usize {
+    match s {
+        Some(Signature::MinHash(m)) => m.len() * 4,
+        _ => 0,
+    }
+}
+
+impl MemSize for NodeInfo {
+    fn mem_size(&self) -> usize {
+        std::mem::size_of::<NodeInfo>() + self.id.capacity()
+    }
+}
+
+impl MemSize for ContentKey {
+    fn mem_size(&self) -> usize {
+        self.node.mem_size() + 1
+    }
+}
+
+impl MemSize for Option<ContentKey> {
+    fn mem_size(&self) -> usize {
+        std::mem::size_of::<Option<ContentKey>>()
+            + self.as_ref().map_or(0, |c| c.node.id.capacity())
+    }
+}
+
+impl MemSize for IdClaim {
+    fn mem_size(&self) -> usize {
+        std::mem::size_of::<IdClaim>() + self.accepted.as_ref().map_or(0, |c| c.node.id.capacity())
+    }
+}
+
+impl MemSize for SignedDoc {
+    fn mem_size(&self) -> usize {
+        std::mem::size_of::<SignedDoc>()
+            + self.id.capacity()
+            + signature(&self.signature)
+            + self.feature_set.capacity() * 8
+            + opt_web(&self.web)
+    }
+}
+
+impl MemSize for DocMeta {
+    fn mem_size(&self) -> usize {
+        std::mem::size_of::<DocMeta>() + self.id.capacity() + opt_web(&self.web)
+    }
+}
+
+impl MemSize for SigEntry {
+    fn mem_size(&self) -> usize {
+        let signature = match &self.signature {
+            Signature::MinHash(m) => m.len() * 4,
+            Signature::SimHash(_) => 0,
+        };
+        self.node.mem_size()
+            + std::mem::size_of::<Signature>()
+            + signature
+            + self.feature_set.capacity() * 8
+    }
+}
+
+impl MemSize for BucketRecord {
+    fn mem_size(&self) -> usize {
+        std::mem::size_of::<BucketRecord>()
+    }
+}
+
+impl MemSize for Candidate {
+    fn mem_size(&self) -> usize {
+        std::mem::size_of::<Candidate>()
+    }
+}
+
+impl MemSize for HalfPair {
+    fn mem_size(&self) -> usize {
+        8 + self.first.mem_size()
+    }
+}
+
+impl MemSize for Verdict {
+    fn mem_size(&self) -> usize {
+        std::mem::size_of::<Verdict>()
+            + match self {
+                Verdict::Rejected(r) => {
+                    r.detail.capacity() + r.id.as_ref().map_or(0, String::capacity)
+                }
+                Verdict::DuplicateId { .. } => 0,
+                Verdict::Assigned(a) => a.kept_id.capacity(),
+            }
+    }
+}
+
+/// A `pairs/` row ordered as the part files are: by `(id_a, id_b)`, unique per pair.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PairOut(pub neardup_io::PairRow);
+
+impl PartialEq for PairOut {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == std::cmp::Ordering::Equal
+    }
+}
+impl Eq for PairOut {}
+impl PartialOrd for PairOut {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for PairOut {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (&self.0.id_a, &self.0.id_b, self.0.doc_a, self.0.doc_b).cmp(&(
+            &other.0.id_a,
+            &other.0.id_b,
+            other.0.doc_a,
+            other.0.doc_b,
+        ))
+    }
+}
+
+impl MemSize for PairOut {
+    fn mem_size(&self) -> usize {
+        self.0.mem_size()
+    }
+}
+
+impl MemSize for neardup_io::PairRow {
+    fn mem_size(&self) -> usize {
+        std::mem::size_of::<neardup_io::PairRow>() + self.id_a.capacity() + self.id_b.capacity()
+    }
 }

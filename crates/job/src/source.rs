@@ -23,7 +23,8 @@ pub(crate) struct ReadTotals {
 const BATCH: u64 = 1024;
 
 /// Reads the files of worker `index` of `peers` (file index modulo peers) in order, handing
-/// every record to `on_record` and calling `between_batches` every [`BATCH`] records. Stops
+/// every record to `on_record` and calling `between_batches` every [`BATCH`] records and
+/// whenever `on_record` returns true (a round is complete). Stops
 /// early when `abort` is set or a file cannot be read, and returns that error with what
 /// was read.
 pub(crate) fn read_share(
@@ -32,7 +33,7 @@ pub(crate) fn read_share(
     peers: usize,
     abort: &AtomicBool,
     progress: Option<&Progress>,
-    mut on_record: impl FnMut(Record),
+    mut on_record: impl FnMut(Record) -> bool,
     mut between_batches: impl FnMut(),
 ) -> (ReadTotals, Option<neardup_io::Error>) {
     let mut totals = ReadTotals::default();
@@ -49,18 +50,20 @@ pub(crate) fn read_share(
         };
         totals.bytes += file.bytes;
         let mut outcome = None;
+        let mut unreported = 0;
         for record in reader.by_ref() {
-            match record {
+            let pause = match record {
                 Ok(record) => on_record(record),
                 Err(e) => {
                     outcome = Some(Some(e));
                     break;
                 }
-            }
+            };
             totals.records += 1;
-            if totals.records.is_multiple_of(BATCH) {
+            unreported += 1;
+            if pause || totals.records.is_multiple_of(BATCH) {
                 if let Some(p) = progress {
-                    p.add_records(BATCH);
+                    p.add_records(std::mem::take(&mut unreported));
                 }
                 between_batches();
                 if abort.load(Ordering::Relaxed) {
@@ -68,6 +71,9 @@ pub(crate) fn read_share(
                     break;
                 }
             }
+        }
+        if let Some(p) = progress {
+            p.add_records(unreported);
         }
         if let (Some(p), Format::Parquet) = (progress, file.format) {
             p.add_bytes(file.bytes); // Parquet is read by random access: count it whole
@@ -78,9 +84,6 @@ pub(crate) fn read_share(
         if let Some(error) = outcome {
             return (totals, error);
         }
-    }
-    if let Some(p) = progress {
-        p.add_records(totals.records % BATCH);
     }
     (totals, None)
 }

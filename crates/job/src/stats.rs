@@ -49,6 +49,13 @@ pub struct WorkerStats {
     pub kept_written: u64,
     /// Removed documents never compared directly with their kept document.
     pub removed_not_verified_with_kept: u64,
+    /// Bytes written to spill files (sorted runs and stage files).
+    pub spilled_bytes: u64,
+    /// Peak resident memory of the process, when the worker reported (merged: the largest
+    /// process).
+    pub peak_memory_bytes: u64,
+    /// Rounds the input was read in (merged: the most of any worker).
+    pub input_rounds: u64,
 }
 
 impl WorkerStats {
@@ -90,6 +97,9 @@ impl WorkerStats {
         }
         self.removed_not_verified_with_kept += other.removed_not_verified_with_kept;
         self.kept_written += other.kept_written;
+        self.spilled_bytes += other.spilled_bytes;
+        self.peak_memory_bytes = self.peak_memory_bytes.max(other.peak_memory_bytes);
+        self.input_rounds = self.input_rounds.max(other.input_rounds);
     }
 
     /// Notes a cluster of `size` documents kept as `kept`; the largest stays, ties going to

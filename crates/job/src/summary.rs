@@ -169,9 +169,15 @@ pub struct Summary {
     pub lsh: LshCounts,
     /// Stage timings.
     pub seconds: StageSeconds,
-    /// Peak resident memory of this process, in bytes (Linux `VmHWM`).
+    /// Peak resident memory of the largest process, in bytes (Linux `VmHWM`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub peak_memory_bytes: Option<u64>,
+    /// The memory budget of each process (`--memory-budget`), in bytes.
+    pub memory_budget_bytes: u64,
+    /// Bytes written to spill files by all workers.
+    pub spilled_bytes: u64,
+    /// Rounds the input was read in (the most of any worker).
+    pub input_rounds: u64,
 }
 
 impl Summary {
@@ -240,7 +246,12 @@ impl Summary {
                 verified_pairs: stats.verified_pairs,
             },
             seconds,
-            peak_memory_bytes: peak_memory_bytes(),
+            peak_memory_bytes: peak_memory_bytes()
+                .map(|own| own.max(stats.peak_memory_bytes))
+                .or((stats.peak_memory_bytes > 0).then_some(stats.peak_memory_bytes)),
+            memory_budget_bytes: topology.memory_budget,
+            spilled_bytes: stats.spilled_bytes,
+            input_rounds: stats.input_rounds,
         }
     }
 }

@@ -51,8 +51,17 @@ fn run_job(
     out: PathBuf,
     workers: usize,
 ) -> (BTreeSet<PairKey>, BTreeMap<DocId, DocKey>) {
+    run_on(spec, inputs, out, &Topology::local(workers)).0
+}
+
+fn run_on(
+    spec: &JobSpec,
+    inputs: &[PathBuf],
+    out: PathBuf,
+    topology: &Topology,
+) -> ((BTreeSet<PairKey>, BTreeMap<DocId, DocKey>), neardup_job::Summary) {
     let config = JobConfig::new(spec.clone(), inputs, out.clone()).unwrap();
-    let summary = run(&config, &Topology::local(workers)).unwrap();
+    let summary = run(&config, topology).unwrap();
     assert!(out.join("_SUCCESS").exists());
     let pairs = read_pairs(&out.join("pairs")).unwrap();
     let docs = read_documents(&out.join("documents")).unwrap();
@@ -66,7 +75,7 @@ fn run_job(
     assert_eq!(doc_map.len(), docs.len(), "no document twice");
     let pair_set: BTreeSet<PairKey> = pairs.iter().map(pair_key).collect();
     assert_eq!(pair_set.len(), pairs.len(), "no pair twice, even when it shares several buckets");
-    (pair_set, doc_map)
+    ((pair_set, doc_map), summary)
 }
 
 fn pair_key(p: &PairRow) -> PairKey {
@@ -403,4 +412,45 @@ fn cut_buckets_follow_the_anchor_rule() {
         serde_json::from_slice(&std::fs::read(dir.path().join("out/summary.json")).unwrap())
             .unwrap();
     assert!(summary["lsh"]["cut_buckets"].as_u64().unwrap() > 0, "{}", summary["lsh"]);
+}
+
+/// A budget so small that every grouping stage spills sorted runs and the input is read in
+/// many rounds: the results are those of the reference all the same.
+fn check_spilling(spec: JobSpec, corpus_spec: &CorpusSpec) {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = corpus(dir.path(), corpus_spec, 2);
+    let expected = reference(&spec, &inputs);
+    for workers in [1, 3] {
+        let spill_dir = dir.path().join(format!("spill-{workers}"));
+        std::fs::create_dir(&spill_dir).unwrap();
+        let topology =
+            Topology { memory_budget: 1, spill_dir: spill_dir.clone(), ..Topology::local(workers) };
+        let (got, summary) =
+            run_on(&spec, &inputs, dir.path().join(format!("out-{workers}")), &topology);
+        assert!(summary.spilled_bytes > 0, "{workers} workers: nothing was spilled");
+        assert!(
+            summary.input_rounds > 2,
+            "{workers} workers: read in {} rounds",
+            summary.input_rounds
+        );
+        assert_eq!(got.0, expected.0, "{workers} workers: pairs differ when spilling");
+        assert_eq!(got.1, expected.1, "{workers} workers: documents differ when spilling");
+        let left: Vec<_> = std::fs::read_dir(&spill_dir).unwrap().collect();
+        assert!(left.is_empty(), "spill folders are removed at the end: {left:?}");
+    }
+}
+
+#[test]
+fn minhash_spilling_to_disk_gives_the_same_results() {
+    check_spilling(
+        JobSpec::default(),
+        &CorpusSpec { seed: 21, originals: 600, ..CorpusSpec::default() },
+    );
+}
+
+#[test]
+fn simhash_spilling_to_disk_gives_the_same_results() {
+    let mut spec = JobSpec { method: Method::Simhash, ..JobSpec::default() };
+    spec.simhash.max_distance = 6;
+    check_spilling(spec, &CorpusSpec { seed: 22, originals: 600, ..CorpusSpec::default() });
 }

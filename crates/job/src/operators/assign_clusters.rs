@@ -2,19 +2,23 @@
 //! and whether each member was compared with it directly.
 //!
 //! Built from differential-dataflow collections, which exchange by key themselves.
-//! Holds: arrangements of the edges, the labels of documents in some pair, and their info.
+//! Holds: arrangements of the edges and, for every document in some pair (and only those),
+//! fixed-size records (its label, length, content hash and membership, no strings): memory
+//! grows with the duplicates found, not with the corpus, about 1 KB per clustered
+//! document. Documents in no pair never enter this stage; ids are attached afterwards by a
+//! spilling stage ([`super::name_clusters`]).
 
 use differential_dataflow::VecCollection;
 use differential_dataflow::algorithms::graphs::propagate::propagate_at;
 use neardup_core::DocId;
 
 use crate::config::KeepRule;
-use crate::records::{Assignment, ClusterInfo};
+use crate::records::{ClusterInfo, Membership};
 
 /// The cluster of every document that is in some pair. `exact` holds exact pairs
 /// `(representative, copy)`, `near` verified pairs `(a, b)` with `a < b` (between
-/// representatives); `info` holds the id, normalised length and content hash of every
-/// accepted document.
+/// representatives); `info` holds the normalised length and content hash of every
+/// document in some pair (it may repeat; it is made distinct here).
 ///
 /// Components come from label propagation that introduces small labels first
 /// (`propagate_at`), so a component is labelled by its smallest `DocId`. The kept document
@@ -26,9 +30,10 @@ pub fn assign_clusters<'s>(
     near: VecCollection<'s, u64, (DocId, DocId)>,
     info: VecCollection<'s, u64, (DocId, ClusterInfo)>,
     keep: KeepRule,
-) -> VecCollection<'s, u64, (DocId, Assignment)> {
+) -> VecCollection<'s, u64, (DocId, Membership)> {
     let exact = exact.distinct();
     let near = near.distinct();
+    let info = info.distinct();
     let edges = exact.clone().concat(near.clone());
     let symmetric = edges.clone().concat(edges.map(|(a, b)| (b, a)));
     let nodes = symmetric.clone().map(|(a, _)| a).distinct().map(|n| (n, n));
@@ -37,7 +42,7 @@ pub fn assign_clusters<'s>(
     let labels = propagate_at(symmetric, nodes, |label: &DocId| label.record());
 
     let members =
-        labels.clone().join_map(info.clone(), |doc, root, (_, chars, _)| (*root, (*doc, *chars)));
+        labels.clone().join_map(info.clone(), |doc, root, (chars, _)| (*root, (*doc, *chars)));
     let kept = match keep {
         KeepRule::First => members.clone().map(|(root, _)| (root, root)).distinct(),
         KeepRule::Longest => members.clone().reduce(|_root, input, output| {
@@ -52,24 +57,22 @@ pub fn assign_clusters<'s>(
     let sizes = members.map(|(root, _)| root).count();
     let clusters = kept
         .map(|(root, kept)| (kept, root))
-        .join_map(
-            info.map(|(doc, (id, _, content))| (doc, (id, content))),
-            |kept, root, (id, content)| (*root, (*kept, id.clone(), *content)),
-        )
-        .join_map(sizes, |root, (kept, id, content), size| {
-            (*root, (*kept, id.clone(), *content, u64::try_from(*size).expect("positive count")))
+        .join_map(info.map(|(doc, (_, content))| (doc, content)), |kept, root, content| {
+            (*root, (*kept, *content))
+        })
+        .join_map(sizes, |root, (kept, content), size| {
+            (*root, (*kept, *content, u64::try_from(*size).expect("positive count")))
         });
     let assigned = labels.map(|(doc, root)| (root, doc)).join_map(
         clusters,
-        |_root, doc, (kept, kept_id, kept_content, cluster_size)| {
-            let assignment = Assignment {
+        |_root, doc, (kept, kept_content, cluster_size)| {
+            let membership = Membership {
                 kept: *kept,
-                kept_id: kept_id.clone(),
                 kept_content: *kept_content,
                 cluster_size: *cluster_size,
                 verified_with_kept: false,
             };
-            (*doc, assignment)
+            (*doc, membership)
         },
     );
 
@@ -82,10 +85,8 @@ pub fn assign_clusters<'s>(
         .join_map(rep_of_copy.clone(), |doc, (), rep| (*doc, *rep))
         .concat(clustered.antijoin(rep_of_copy.map(|(copy, _)| copy)).map(|(doc, ())| (doc, doc)));
     let both_reps = assigned
-        .join_map(node_rep.clone(), |doc, a, rep_doc| (a.kept, (*doc, a.clone(), *rep_doc)))
-        .join_map(node_rep, |_kept, (doc, a, rep_doc), rep_kept| {
-            (*doc, a.clone(), *rep_doc, *rep_kept)
-        });
+        .join_map(node_rep.clone(), |doc, a, rep_doc| (a.kept, (*doc, *a, *rep_doc)))
+        .join_map(node_rep, |_kept, (doc, a, rep_doc), rep_kept| (*doc, *a, *rep_doc, *rep_kept));
     let same_text = both_reps.clone().filter(|(_, _, rep_doc, rep_kept)| rep_doc == rep_kept);
     let by_rep_pair = both_reps
         .filter(|(_, _, rep_doc, rep_kept)| rep_doc != rep_kept)

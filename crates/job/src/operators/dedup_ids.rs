@@ -1,80 +1,71 @@
-//! Rejects records whose id repeats an earlier record's id.
+//! Finds repeated ids: the first record of an id (smallest `DocId`) owns it, even when that
+//! record is itself rejected; later documents with that id are duplicates.
 //!
-//! An id belongs to its first record (smallest `DocId`), even when that record is itself
-//! rejected: a later record with the same id is rejected as a duplicate id.
-//!
-//! Partitioning: exchanged on a hash of the id (records without an id, on their `DocId`).
-//! Emits: when the input frontier passes. Holds: every record of this worker's ids.
-
-use std::sync::Arc;
+//! Partitioning: claims arrive already exchanged on the id's hash ([`route_id`]), so the
+//! job can watch that exchange to pace its source. Emits: once the input is complete, in order,
+//! a batch per activation. Holds: at most its spill limit of claims (about 100 bytes each).
 
 use neardup_core::DocId;
-use neardup_io::{Reason, RejectedRecord};
 use timely::dataflow::StreamVec;
-use timely::dataflow::channels::pact::Exchange;
-use timely::order::TotalOrder;
+use timely::dataflow::channels::pact::Pipeline;
+use timely::dataflow::operators::vec::Map;
 use timely::progress::Timestamp;
 
-use crate::operators::gather;
-use crate::records::SignedDoc;
-use crate::routing::{route_doc, route_str};
+use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
+use crate::records::{ContentKey, IdClaim};
+#[cfg(doc)]
+use crate::routing::route_id;
+use crate::spill::SpillError;
 
-/// A signed document or a reject.
-type Signed = Result<SignedDoc, RejectedRecord>;
-
-fn id_of(r: &Signed) -> Option<&str> {
-    match r {
-        Ok(d) => Some(&d.id),
-        Err(r) => r.id.as_deref(),
-    }
+/// What a claim turns out to be.
+#[derive(Clone, Debug)]
+pub enum IdOutcome {
+    /// The first accepted document of its id, on to grouping by text.
+    Accepted(ContentKey),
+    /// A later document with an id an earlier record owns.
+    Duplicate {
+        /// The document.
+        doc: DocId,
+        /// The record that owns the id.
+        first: DocId,
+    },
 }
 
-fn doc_of(r: &Signed) -> DocId {
-    match r {
-        Ok(d) => d.doc,
-        Err(r) => r.doc,
-    }
-}
-
-/// Keeps the earliest record of each id.
+/// Finds repeated ids.
 pub trait DedupIds<'s, T: Timestamp> {
-    /// Passes the earliest record (smallest `DocId`) of each id as it is, and turns later
-    /// documents with that id into [`Reason::DuplicateId`] rejects naming where the id was
-    /// first seen (later records already rejected keep their own reason). `sources` maps
-    /// file indexes to paths.
-    fn dedup_ids(self, sources: Arc<[Arc<str>]>) -> StreamVec<'s, T, Signed>;
+    /// Resolves every claim; the input must be exchanged by [`route_id`] of its hash.
+    fn dedup_ids(self, spill: Spill) -> StreamVec<'s, T, IdOutcome>;
 }
 
-impl<'s, T: Timestamp + TotalOrder> DedupIds<'s, T> for StreamVec<'s, T, Signed> {
-    fn dedup_ids(self, sources: Arc<[Arc<str>]>) -> StreamVec<'s, T, Signed> {
-        let by_id =
-            Exchange::new(|r: &Signed| id_of(r).map_or_else(|| route_doc(doc_of(r)), route_str));
-        gather(self, by_id, "DedupIds", move |records, emit| {
-            let (mut with_id, without_id): (Vec<Signed>, Vec<Signed>) =
-                records.into_iter().partition(|r| id_of(r).is_some());
-            without_id.into_iter().for_each(&mut *emit);
-            with_id
-                .sort_unstable_by(|a, b| id_of(a).cmp(&id_of(b)).then(doc_of(a).cmp(&doc_of(b))));
-            let mut records = with_id.into_iter().peekable();
-            while let Some(first) = records.next() {
-                let first_doc = doc_of(&first);
-                while let Some(later) = records.next_if(|r| id_of(r) == id_of(&first)) {
-                    emit(match later {
-                        Ok(dup) => Err(RejectedRecord {
-                            doc: dup.doc,
-                            id: Some(dup.id),
-                            reason: Reason::DuplicateId,
-                            detail: format!(
-                                "id first seen at \"{}\" record {}",
-                                sources[first_doc.file_index() as usize],
-                                first_doc.record()
-                            ),
-                        }),
-                        already_rejected => already_rejected,
-                    });
+type Claim = Keyed<(u128, DocId), Option<ContentKey>>;
+
+struct FirstOfId {
+    current: Option<(u128, DocId)>,
+}
+
+impl Drain<Claim, IdOutcome> for FirstOfId {
+    fn item(&mut self, claim: Claim, emit: &mut dyn FnMut(IdOutcome)) -> Result<(), SpillError> {
+        let (hash, doc) = claim.key;
+        match self.current {
+            Some((owner, first)) if owner == hash => {
+                if claim.value.is_some() {
+                    emit(IdOutcome::Duplicate { doc, first });
                 }
-                emit(first);
             }
-        })
+            _ => {
+                self.current = Some((hash, doc));
+                if let Some(key) = claim.value {
+                    emit(IdOutcome::Accepted(key));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<'s, T: Timestamp> DedupIds<'s, T> for StreamVec<'s, T, IdClaim> {
+    fn dedup_ids(self, spill: Spill) -> StreamVec<'s, T, IdOutcome> {
+        let claims = self.map(|c| Keyed { key: (c.id_hash, c.doc), value: c.accepted });
+        collect_sorted(claims, Pipeline, "DedupIds", spill, || Ok(FirstOfId { current: None }))
     }
 }

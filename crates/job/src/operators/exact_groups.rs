@@ -1,76 +1,83 @@
-//! Groups documents by normalised text: the earliest of each group represents it in LSH,
-//! the others become exact pairs with it.
+//! Groups accepted documents by normalised text: the earliest of each group represents it
+//! in LSH, the others become exact pairs with it.
 //!
-//! Partitioning: exchanged on the content hash. Emits: when the input frontier passes.
-//! Holds: every signed document of this worker's content hashes.
+//! Partitioning: exchanged on the content hash. Emits: once the input is complete, in order,
+//! a batch per activation. Holds: at most its spill limit of keys (about 100 bytes each).
 
-use neardup_core::DocId;
+use neardup_core::{ContentHash, DocId};
 use neardup_io::{PairKind, PairRow};
 use timely::dataflow::StreamVec;
 use timely::dataflow::channels::pact::Exchange;
-use timely::order::TotalOrder;
+use timely::dataflow::operators::vec::Map;
 use timely::progress::Timestamp;
 
-use crate::operators::gather;
-use crate::records::{DocInfo, SignedDoc};
+use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
+use crate::records::{ContentKey, Edge, NodeInfo};
+use crate::spill::SpillError;
 
-/// What grouping by content produces.
-#[derive(Debug)]
+/// What grouping by text produces.
+#[derive(Clone, Debug)]
 pub enum Grouped {
-    /// Every document, for the decision stage.
-    Info(DocId, DocInfo),
-    /// An exact-duplicate pair (representative, copy).
-    Exact(PairRow),
-    /// A representative with a signature, for LSH.
-    Representative(SignedDoc),
-    /// How many representatives this worker emitted, once at the end.
+    /// An exact pair (representative, copy) for `pairs/`.
+    Pair(PairRow),
+    /// The same pair, for clustering.
+    Edge(Edge),
+    /// A representative with a signature, for LSH (sent to its home worker).
+    Representative(DocId),
+    /// How many representatives with signatures this worker found, once at the end.
     RepresentativeCount(u64),
 }
 
 /// Finds exact duplicates.
 pub trait ExactGroups<'s, T: Timestamp> {
     /// Groups documents by content hash.
-    fn exact_groups(self) -> StreamVec<'s, T, Grouped>;
+    fn exact_groups(self, spill: Spill) -> StreamVec<'s, T, Grouped>;
 }
 
-impl<'s, T: Timestamp + TotalOrder> ExactGroups<'s, T> for StreamVec<'s, T, SignedDoc> {
-    fn exact_groups(self) -> StreamVec<'s, T, Grouped> {
-        let by_content = Exchange::new(|d: &SignedDoc| d.content.route());
-        gather(self, by_content, "ExactGroups", |mut docs, emit| {
-            docs.sort_unstable_by_key(|d| (d.content, d.doc));
-            let mut docs = docs.into_iter().peekable();
-            let mut representatives = 0;
-            while let Some(mut first) = docs.next() {
-                emit(Grouped::Info(first.doc, info(&mut first)));
-                while let Some(mut copy) = docs.next_if(|d| d.content == first.content) {
-                    emit(Grouped::Exact(exact_pair(&first, &copy)));
-                    emit(Grouped::Info(copy.doc, info(&mut copy)));
-                }
-                if first.signature.is_some() {
-                    representatives += 1;
-                    emit(Grouped::Representative(first));
-                }
+type Key = Keyed<(ContentHash, DocId), ContentKey>;
+
+struct Groups {
+    representative: Option<ContentKey>,
+    count: u64,
+}
+
+impl Drain<Key, Grouped> for Groups {
+    fn item(&mut self, item: Key, emit: &mut dyn FnMut(Grouped)) -> Result<(), SpillError> {
+        let key = item.value;
+        match &self.representative {
+            Some(rep) if rep.node.content == key.node.content => {
+                emit(Grouped::Pair(exact_pair(&rep.node, &key.node)));
+                emit(Grouped::Edge(Edge { a: rep.node.clone(), b: key.node }));
             }
-            emit(Grouped::RepresentativeCount(representatives));
+            _ => {
+                if key.matched {
+                    self.count += 1;
+                    emit(Grouped::Representative(key.node.doc));
+                }
+                self.representative = Some(key);
+            }
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, emit: &mut dyn FnMut(Grouped)) -> Result<(), SpillError> {
+        emit(Grouped::RepresentativeCount(self.count));
+        Ok(())
+    }
+}
+
+impl<'s, T: Timestamp> ExactGroups<'s, T> for StreamVec<'s, T, ContentKey> {
+    fn exact_groups(self, spill: Spill) -> StreamVec<'s, T, Grouped> {
+        let by_content = Exchange::new(|k: &Key| k.key.0.route());
+        let keys = self.map(|k| Keyed { key: (k.node.content, k.node.doc), value: k });
+        collect_sorted(keys, by_content, "ExactGroups", spill, || {
+            Ok(Groups { representative: None, count: 0 })
         })
     }
 }
 
-/// The decision stage's view of a document; the web metadata moves there, since no later
-/// stage of LSH needs it.
-fn info(d: &mut SignedDoc) -> DocInfo {
-    DocInfo {
-        id: d.id.clone(),
-        chars: d.chars,
-        features: d.features,
-        content: d.content,
-        matched: d.signature.is_some(),
-        web: d.web.take(),
-    }
-}
-
 /// The exact pair of two documents, ordered by id as `pairs/` requires.
-fn exact_pair(x: &SignedDoc, y: &SignedDoc) -> PairRow {
+pub fn exact_pair(x: &NodeInfo, y: &NodeInfo) -> PairRow {
     let (a, b) = if x.id <= y.id { (x, y) } else { (y, x) };
     PairRow {
         id_a: a.id.clone(),

@@ -1,122 +1,192 @@
-//! Verifies candidate pairs: each pair visits the home worker of its first document (where
-//! duplicates of the pair are dropped and the first signature attached) and then that of
-//! its second, where it is compared.
+//! Verifies candidate pairs by two merge joins with the signature file of the document
+//! store: at the home worker of a pair's first document, repeated pairs are dropped and the
+//! first signature is attached; at the home worker of the second, the two are compared.
 //!
-//! Partitioning: candidates exchanged on the first `DocId`, then on the second.
-//! Emits: deduplicated candidates when the first input's frontier passes; verified pairs
-//! as they are compared. Holds: this worker's candidates (16 bytes each) until deduplicated.
+//! Partitioning: candidates exchanged on the first `DocId`, half pairs on the second.
+//! Emits: once each input is complete, in order, a batch per activation. Holds: at most its
+//! spill limit of candidates (16 bytes) or half pairs (about 600 bytes with a MinHash-128
+//! signature), and reads the signature file sequentially.
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use neardup_core::DocId;
+use neardup_core::{DocId, Verdict, Verifier};
 use neardup_io::{PairKind, PairRow};
 use timely::dataflow::StreamVec;
 use timely::dataflow::channels::pact::Exchange;
-use timely::dataflow::operators::generic::Operator;
-use timely::order::TotalOrder;
+use timely::dataflow::operators::vec::Map;
 use timely::progress::Timestamp;
 
-use crate::operators::SignatureStore;
-use crate::operators::gather;
-use crate::records::{Candidate, HalfPair};
+use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
+use crate::operators::doc_store::DocStore;
+use crate::records::{Candidate, Edge, HalfPair, SigEntry};
 use crate::routing::route_doc;
-use crate::stats::WorkerStats;
+use crate::spill::{SortedIter, SpillError};
 
-/// Verifies candidates against the signature store.
+/// A verified near-duplicate pair.
+#[derive(Clone, Debug)]
+pub enum Near {
+    /// The `pairs/` row.
+    Pair(PairRow),
+    /// The pair for clustering.
+    Edge(Edge),
+}
+
+/// Walks a sorted signature file alongside records sorted by `DocId`.
+struct Cursor {
+    rows: SortedIter<Keyed<DocId, SigEntry>>,
+    current: Option<Keyed<DocId, SigEntry>>,
+}
+
+impl Cursor {
+    fn open(store: &Rc<RefCell<DocStore>>) -> Result<Self, SpillError> {
+        let store = store.borrow();
+        let file =
+            store.signatures.as_ref().expect("the store finished before any candidate arrived");
+        Ok(Cursor { rows: file.iter()?, current: None })
+    }
+
+    /// The signature of `doc`.
+    ///
+    /// # Panics
+    /// If `doc` is not stored here: candidates go to their documents' home workers, so a
+    /// miss is a routing bug.
+    fn find(&mut self, doc: DocId) -> Result<&SigEntry, SpillError> {
+        while self.current.as_ref().is_none_or(|c| c.key < doc) {
+            match self.rows.next() {
+                Some(row) => self.current = Some(row?),
+                None => unreachable!("document {doc:?} is not stored on its home worker"),
+            }
+        }
+        let current = self.current.as_ref().expect("advanced above");
+        assert_eq!(current.key, doc, "document {doc:?} is not stored on its home worker");
+        Ok(&current.value)
+    }
+}
+
+struct AttachFirst {
+    cursor: Cursor,
+    last: Option<Candidate>,
+    unique: u64,
+    spill: Spill,
+}
+
+impl Drain<Candidate, HalfPair> for AttachFirst {
+    fn item(&mut self, c: Candidate, emit: &mut dyn FnMut(HalfPair)) -> Result<(), SpillError> {
+        if self.last == Some(c) {
+            return Ok(()); // found in several buckets: verified once
+        }
+        self.last = Some(c);
+        self.unique += 1;
+        let first = self.cursor.find(c.a)?.clone();
+        emit(HalfPair { b: c.b, first });
+        Ok(())
+    }
+
+    fn end(&mut self, _emit: &mut dyn FnMut(HalfPair)) -> Result<(), SpillError> {
+        self.spill.stats.borrow_mut().unique_candidates += self.unique;
+        Ok(())
+    }
+}
+
+struct VerifySecond {
+    cursor: Cursor,
+    verifier: Verifier,
+    store: Rc<RefCell<DocStore>>,
+    spill: Spill,
+    compared: u64,
+    verified: u64,
+}
+
+impl Drain<Keyed<(DocId, DocId), HalfPair>, Near> for VerifySecond {
+    fn item(
+        &mut self,
+        half: Keyed<(DocId, DocId), HalfPair>,
+        emit: &mut dyn FnMut(Near),
+    ) -> Result<(), SpillError> {
+        let first = half.value.first;
+        let second = self.cursor.find(half.value.b)?;
+        let verdict = self.verifier.verify(
+            &first.signature,
+            &second.signature,
+            &first.feature_set,
+            &second.feature_set,
+        );
+        self.compared += 1;
+        if verdict.is_duplicate {
+            self.verified += 1;
+            let (a, b) = (first.node, second.node.clone());
+            emit(Near::Pair(near_row(&a, &b, &verdict)));
+            emit(Near::Edge(Edge { a, b }));
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, _emit: &mut dyn FnMut(Near)) -> Result<(), SpillError> {
+        let mut stats = self.spill.stats.borrow_mut();
+        stats.compared_pairs += self.compared;
+        stats.verified_pairs += self.verified;
+        // Nothing reads the signatures any more (open readers keep their file).
+        self.store.borrow_mut().signatures = None;
+        Ok(())
+    }
+}
+
+/// Verifies candidates against the document store.
 pub trait VerifyCandidates<'s, T: Timestamp> {
     /// Emits the verified pairs among the candidates, each pair once.
     fn verify_candidates(
         self,
-        store: Rc<RefCell<SignatureStore>>,
-        stats: Rc<RefCell<WorkerStats>>,
-    ) -> StreamVec<'s, T, PairRow>;
+        store: Rc<RefCell<DocStore>>,
+        spill: Spill,
+    ) -> StreamVec<'s, T, Near>;
 }
 
-impl<'s, T: Timestamp + TotalOrder> VerifyCandidates<'s, T> for StreamVec<'s, T, Candidate> {
+impl<'s, T: Timestamp> VerifyCandidates<'s, T> for StreamVec<'s, T, Candidate> {
     fn verify_candidates(
         self,
-        store: Rc<RefCell<SignatureStore>>,
-        stats: Rc<RefCell<WorkerStats>>,
-    ) -> StreamVec<'s, T, PairRow> {
+        store: Rc<RefCell<DocStore>>,
+        spill: Spill,
+    ) -> StreamVec<'s, T, Near> {
         let by_first = Exchange::new(|c: &Candidate| route_doc(c.a));
-        let first_store = store.clone();
-        let first_stats = stats.clone();
-        let half_pairs = gather(self, by_first, "AttachFirst", move |mut candidates, emit| {
-            candidates.sort_unstable();
-            candidates.dedup();
-            first_stats.borrow_mut().unique_candidates += candidates.len() as u64;
-            let store = first_store.borrow();
-            for Candidate { a, b } in candidates {
-                let first = store.get(a);
-                emit(HalfPair {
-                    a,
-                    b,
-                    id_a: first.id.clone(),
-                    signature_a: first.signature.clone(),
-                    feature_set_a: first.feature_set.clone(),
-                });
-            }
-        });
-        let by_second = Exchange::new(|h: &HalfPair| route_doc(h.b));
-        half_pairs
-            .unary_frontier(by_second, "VerifyPairs", move |_capability, _info| {
-                let mut freed = false;
-                move |(input, frontier), output| {
-                    input.for_each_stamp(|cap, batches| {
-                        let store = store.borrow();
-                        let verifier = store.verifier();
-                        let mut session = output.session(&cap);
-                        let (mut compared, mut verified) = (0u64, 0u64);
-                        for half in batches.flat_map(|b| b.drain(..)) {
-                            let second = store.get(half.b);
-                            let verdict = verifier.verify(
-                                &half.signature_a,
-                                &second.signature,
-                                &half.feature_set_a,
-                                &second.feature_set,
-                            );
-                            compared += 1;
-                            if verdict.is_duplicate {
-                                verified += 1;
-                                session.give(near_row(
-                                    half.a,
-                                    half.id_a,
-                                    half.b,
-                                    second.id.clone(),
-                                    &verdict,
-                                ));
-                            }
-                        }
-                        let mut stats = stats.borrow_mut();
-                        stats.compared_pairs += compared;
-                        stats.verified_pairs += verified;
-                    });
-                    if frontier.is_empty() && !freed {
-                        store.borrow_mut().clear();
-                        freed = true;
-                    }
-                }
+        let (first_store, first_spill) = (store.clone(), spill.clone());
+        let halves = collect_sorted(self, by_first, "AttachFirst", spill.clone(), move || {
+            Ok(AttachFirst {
+                cursor: Cursor::open(&first_store)?,
+                last: None,
+                unique: 0,
+                spill: first_spill.clone(),
             })
-            .container::<Vec<_>>()
+        });
+        let by_second = Exchange::new(|h: &Keyed<(DocId, DocId), HalfPair>| route_doc(h.key.0));
+        let keyed = halves.map(|h| Keyed { key: (h.b, h.first.node.doc), value: h });
+        let second_spill = spill.clone();
+        collect_sorted(keyed, by_second, "VerifyPairs", spill, move || {
+            let verifier = store.borrow().verifier.clone().expect("set before any bucket record");
+            Ok(VerifySecond {
+                cursor: Cursor::open(&store)?,
+                verifier,
+                store: store.clone(),
+                spill: second_spill.clone(),
+                compared: 0,
+                verified: 0,
+            })
+        })
     }
 }
 
 /// The `pairs/` row of a verified pair, ordered by id.
 fn near_row(
-    a: DocId,
-    id_a: String,
-    b: DocId,
-    id_b: String,
-    verdict: &neardup_core::Verdict,
+    a: &crate::records::NodeInfo,
+    b: &crate::records::NodeInfo,
+    verdict: &Verdict,
 ) -> PairRow {
-    let ((doc_a, id_a), (doc_b, id_b)) =
-        if id_a <= id_b { ((a, id_a), (b, id_b)) } else { ((b, id_b), (a, id_a)) };
+    let (x, y) = if a.id <= b.id { (a, b) } else { (b, a) };
     PairRow {
-        id_a,
-        id_b,
-        doc_a,
-        doc_b,
+        id_a: x.id.clone(),
+        id_b: y.id.clone(),
+        doc_a: x.doc,
+        doc_b: y.doc,
         similarity: verdict.similarity,
         kind: PairKind::Near,
         hamming: verdict.hamming,

@@ -2,7 +2,8 @@
 //!
 //! Partitioning: kept `DocId`s exchanged on their file index, so they reach the worker
 //! that reads that file. Writes: once all kept ids have arrived, one copy per file of
-//! this worker (see `neardup_io::write_kept`). Holds: the kept ids of this worker's files.
+//! this worker (see `neardup_io::write_kept`). Holds: the record numbers of the kept
+//! records of this worker's files, 8 bytes each.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;

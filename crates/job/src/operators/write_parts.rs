@@ -1,7 +1,8 @@
-//! Writes this worker's `pairs/` and `documents/` part files.
+//! Writes this worker's `pairs/` part file.
 //!
-//! Partitioning: none (each worker writes what it holds). Writes: once the input is
-//! complete, rows sorted, to a hidden file renamed into place. Holds: this worker's rows.
+//! Partitioning: none (each worker writes the pairs it found). Writes: once the input is
+//! complete, rows in `(id_a, id_b)` order, a batch at a time, to a hidden file renamed into
+//! place. Holds: at most its spill limit of rows (about 100 bytes each) and one batch.
 
 use std::cell::RefCell;
 use std::path::PathBuf;
@@ -9,14 +10,19 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use neardup_core::DocId;
-use neardup_io::{Decision, DocumentRow, DocumentsWriter, PairKind, PairRow, PairsWriter};
+use neardup_io::{PairKind, PairRow, PairsWriter};
 use timely::dataflow::StreamVec;
 use timely::dataflow::channels::pact::Pipeline;
-use timely::dataflow::operators::generic::Operator;
+use timely::dataflow::operators::vec::Map;
 use timely::progress::Timestamp;
 
+use crate::operators::collect::{Drain, Spill, collect_sorted};
+use crate::records::PairOut;
+use crate::spill::SpillError;
 use crate::stats::WorkerStats;
+
+/// Rows handed to the Parquet writer at once.
+const ROWS_PER_BATCH: usize = 65_536;
 
 /// Where and how a worker writes its parts.
 #[derive(Clone)]
@@ -35,92 +41,89 @@ pub struct PartSink {
     pub abort: Arc<AtomicBool>,
 }
 
-/// Collects a stream's rows and, once the input is complete, hands them to `write` with a
-/// function to emit output; the output is complete when this worker's part is in place.
-fn collect_and_write<'s, T: Timestamp, D: 'static, O: 'static>(
-    stream: StreamVec<'s, T, D>,
-    name: &str,
-    mut write: impl FnMut(Vec<D>, &mut dyn FnMut(O)) + 'static,
-) -> StreamVec<'s, T, O> {
-    stream
-        .unary_frontier(Pipeline, name, move |capability, _info| {
-            let mut capability = Some(capability);
-            let mut rows: Vec<D> = Vec::new();
-            move |(input, frontier), output| {
-                input.for_each(|_cap, batch| rows.append(batch));
-                if !frontier.is_empty() {
-                    return;
-                }
-                if let Some(cap) = capability.take() {
-                    let mut session = output.session(&cap);
-                    write(std::mem::take(&mut rows), &mut |o| session.give(o));
-                }
-            }
-        })
-        .container::<Vec<_>>()
+impl PartSink {
+    /// Records a write error (the first one wins) and stops this process's writing.
+    pub fn fail(&self, error: neardup_io::Error) {
+        self.error.borrow_mut().get_or_insert(error);
+        self.abort.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether nothing more should be written.
+    pub fn stopped(&self) -> bool {
+        self.error.borrow().is_some() || self.abort.load(Ordering::Relaxed)
+    }
 }
 
 /// Writes `pairs/` rows.
 pub trait WritePairs<'s, T: Timestamp> {
     /// Writes every row of this worker, sorted by `(id_a, id_b)`; emits one marker when the
     /// part is in place.
-    fn write_pairs(self, sink: PartSink) -> StreamVec<'s, T, ()>;
+    fn write_pairs(self, sink: PartSink, spill: Spill) -> StreamVec<'s, T, ()>;
 }
 
-impl<'s, T: Timestamp> WritePairs<'s, T> for StreamVec<'s, T, PairRow> {
-    fn write_pairs(self, sink: PartSink) -> StreamVec<'s, T, ()> {
-        collect_and_write(self, "WritePairs", move |mut rows, emit| {
-            emit(());
-            if sink.abort.load(Ordering::Relaxed) {
-                return;
+struct Pairs {
+    sink: PartSink,
+    rows: Vec<PairRow>,
+    writer: Option<PairsWriter>,
+}
+
+impl Pairs {
+    fn write_rows(&mut self) {
+        let rows = std::mem::take(&mut self.rows);
+        if self.sink.stopped() {
+            return;
+        }
+        if self.writer.is_none() {
+            let dir = self.sink.output.join("pairs");
+            match PairsWriter::create(&dir, self.sink.part, &(self.sink.metadata)()) {
+                Ok(w) => self.writer = Some(w),
+                Err(e) => return self.sink.fail(e),
             }
-            rows.sort_by(|x, y| (&x.id_a, &x.id_b).cmp(&(&y.id_a, &y.id_b)));
-            {
-                let mut stats = sink.stats.borrow_mut();
-                for r in &rows {
-                    match r.kind {
-                        PairKind::Exact => stats.exact_pairs += 1,
-                        PairKind::Near => stats.near_pairs += 1,
-                    }
-                }
-            }
-            let result =
-                PairsWriter::create(&sink.output.join("pairs"), sink.part, &(sink.metadata)())
-                    .and_then(|mut w| w.write(&rows).and_then(|()| w.finish()));
-            if let Err(e) = result {
-                sink.error.borrow_mut().get_or_insert(e);
-                sink.abort.store(true, Ordering::Relaxed);
-            }
-        })
+        }
+        if let Err(e) = self.writer.as_mut().expect("created above").write(&rows) {
+            self.sink.fail(e);
+        }
     }
 }
 
-/// Writes `documents/` rows.
-pub trait WriteDocuments<'s, T: Timestamp> {
-    /// Writes every row of this worker, sorted by `DocId`, and counts decisions; then emits
-    /// the kept documents (for the deduplicated dataset).
-    fn write_documents(self, sink: PartSink) -> StreamVec<'s, T, DocId>;
+impl Drain<PairOut, ()> for Pairs {
+    fn item(&mut self, row: PairOut, _emit: &mut dyn FnMut(())) -> Result<(), SpillError> {
+        let row = row.0;
+        match row.kind {
+            PairKind::Exact => self.sink.stats.borrow_mut().exact_pairs += 1,
+            PairKind::Near => self.sink.stats.borrow_mut().near_pairs += 1,
+        }
+        self.rows.push(row);
+        if self.rows.len() >= ROWS_PER_BATCH {
+            self.write_rows();
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, emit: &mut dyn FnMut(())) -> Result<(), SpillError> {
+        self.write_rows();
+        if !self.sink.stopped() {
+            let writer = match self.writer.take() {
+                Some(w) => Ok(w),
+                None => PairsWriter::create(
+                    &self.sink.output.join("pairs"),
+                    self.sink.part,
+                    &(self.sink.metadata)(),
+                ),
+            };
+            if let Err(e) = writer.and_then(PairsWriter::finish) {
+                self.sink.fail(e);
+            }
+        }
+        emit(());
+        Ok(())
+    }
 }
 
-impl<'s, T: Timestamp> WriteDocuments<'s, T> for StreamVec<'s, T, DocumentRow> {
-    fn write_documents(self, sink: PartSink) -> StreamVec<'s, T, DocId> {
-        collect_and_write(self, "WriteDocuments", move |mut rows, emit| {
-            if sink.abort.load(Ordering::Relaxed) {
-                return;
-            }
-            rows.sort_unstable_by_key(|r| r.doc);
-            sink.stats.borrow_mut().count_documents(&rows);
-            rows.iter().filter(|r| r.decision == Decision::Keep).for_each(|r| emit(r.doc));
-            let result = DocumentsWriter::create(
-                &sink.output.join("documents"),
-                sink.part,
-                &(sink.metadata)(),
-            )
-            .and_then(|mut w| w.write(&rows).and_then(|()| w.finish()));
-            if let Err(e) = result {
-                sink.error.borrow_mut().get_or_insert(e);
-                sink.abort.store(true, Ordering::Relaxed);
-            }
+impl<'s, T: Timestamp> WritePairs<'s, T> for StreamVec<'s, T, PairRow> {
+    fn write_pairs(self, sink: PartSink, spill: Spill) -> StreamVec<'s, T, ()> {
+        collect_sorted(self.map(PairOut), Pipeline, "WritePairs", spill, move || {
+            Ok(Pairs { sink: sink.clone(), rows: Vec::new(), writer: None })
         })
     }
 }

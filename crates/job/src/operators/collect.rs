@@ -1,0 +1,211 @@
+//! Collecting a stream's records in sorted, spillable runs until the input is complete.
+//!
+//! The job's source sends input in rounds (timely times) to bound what is in flight; a
+//! group (an id, a content hash, a bucket) may get records in several rounds, so every
+//! grouping operator collects across all rounds and reduces once its input frontier is
+//! empty, holding at most its spill limit in memory.
+
+use std::cell::RefCell;
+use std::cmp::Ordering;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use timely::dataflow::StreamVec;
+use timely::dataflow::channels::pact::ParallelizationContract;
+use timely::dataflow::operators::generic::Operator;
+use timely::progress::Timestamp;
+
+use crate::spill::{MemSize, Merged, SortedRuns, SpillError};
+use crate::stats::WorkerStats;
+
+/// Where and how much one worker's stages may spill.
+#[derive(Clone)]
+pub struct Spill {
+    /// This worker's spill folder.
+    pub dir: PathBuf,
+    /// Bytes each collecting stage may hold in memory before spilling.
+    pub limit_bytes: usize,
+    /// Counts bytes spilled.
+    pub stats: Rc<RefCell<WorkerStats>>,
+    /// The first spill error of this worker.
+    pub error: Rc<RefCell<Option<String>>>,
+}
+
+impl Spill {
+    /// An empty collection under this worker's limit.
+    pub fn runs<T: Ord + Serialize + DeserializeOwned + MemSize>(&self) -> SortedRuns<T> {
+        SortedRuns::new(&self.dir, self.limit_bytes)
+    }
+
+    /// Records a spill error (the first one wins) and counts what was spilled.
+    pub fn settle<T>(&self, spilled_bytes: u64, result: Result<T, SpillError>) -> Option<T> {
+        self.stats.borrow_mut().spilled_bytes += spilled_bytes;
+        match result {
+            Ok(value) => Some(value),
+            Err(e) => {
+                self.error.borrow_mut().get_or_insert_with(|| crate::error_chain(&e));
+                None
+            }
+        }
+    }
+}
+
+/// A record ordered by a key alone. Keys are unique in every use, so sorting is
+/// deterministic.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Keyed<K, V> {
+    /// The sort key.
+    pub key: K,
+    /// The record.
+    pub value: V,
+}
+
+impl<K: Ord, V> PartialEq for Keyed<K, V> {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+impl<K: Ord, V> Eq for Keyed<K, V> {}
+impl<K: Ord, V> PartialOrd for Keyed<K, V> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<K: Ord, V> Ord for Keyed<K, V> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.key.cmp(&other.key)
+    }
+}
+impl<K, V: MemSize> MemSize for Keyed<K, V> {
+    fn mem_size(&self) -> usize {
+        std::mem::size_of::<K>() + self.value.mem_size()
+    }
+}
+
+/// Records handed over per activation when a stage drains its runs, so what it emits is
+/// in flight a batch at a time rather than all at once.
+const DRAIN_BATCH: usize = 16_384;
+
+/// What a collecting stage does with its records, in order, once its input is complete.
+pub(crate) trait Drain<D, O> {
+    /// Handles the next record.
+    ///
+    /// # Errors
+    /// Spill errors of files the stage reads alongside.
+    fn item(&mut self, item: D, emit: &mut dyn FnMut(O)) -> Result<(), SpillError>;
+
+    /// Called once after the last record.
+    ///
+    /// # Errors
+    /// As [`Drain::item`].
+    fn end(&mut self, _emit: &mut dyn FnMut(O)) -> Result<(), SpillError> {
+        Ok(())
+    }
+}
+
+enum Phase<D, S> {
+    Collecting(SortedRuns<D>),
+    Draining(Merged<D>, S),
+    Done,
+}
+
+/// Collects every record of `stream` (all rounds) in sorted runs and, once the input is
+/// complete, creates its drain with `begin` and feeds it the records in order, a batch per
+/// activation. Output is emitted at the stream's first time. A spill error is recorded and
+/// the stage emits nothing more.
+pub(crate) fn collect_sorted<'s, T, D, O, P, S, B>(
+    stream: StreamVec<'s, T, D>,
+    pact: P,
+    name: &str,
+    spill: Spill,
+    mut begin: B,
+) -> StreamVec<'s, T, O>
+where
+    T: Timestamp,
+    D: Ord + Serialize + DeserializeOwned + MemSize + 'static,
+    O: 'static,
+    P: ParallelizationContract<T, Vec<D>>,
+    S: Drain<D, O> + 'static,
+    B: FnMut() -> Result<S, SpillError> + 'static,
+{
+    let scope = stream.scope();
+    stream
+        .unary_frontier(pact, name, move |capability, info| {
+            let activator = scope.activator_for(info.address);
+            let mut capability = Some(capability);
+            let mut phase: Phase<D, S> = Phase::Collecting(spill.runs());
+            let mut failed = false;
+            move |(input, frontier), output| {
+                input.for_each(|_cap, batch| {
+                    let Phase::Collecting(runs) = &mut phase else {
+                        unreachable!("records arrive only before the input is complete")
+                    };
+                    for item in batch.drain(..) {
+                        if !failed && let Err(e) = runs.push(item) {
+                            spill.settle::<()>(0, Err(e));
+                            failed = true;
+                        }
+                    }
+                });
+                if !frontier.is_empty() || capability.is_none() {
+                    return;
+                }
+                if failed {
+                    capability = None;
+                    phase = Phase::Done;
+                    return;
+                }
+                if let Phase::Collecting(_) = phase {
+                    let Phase::Collecting(runs) = std::mem::replace(&mut phase, Phase::Done) else {
+                        unreachable!()
+                    };
+                    let spilled = runs.spilled_bytes();
+                    let started = runs.into_sorted().and_then(|merged| Ok((merged, begin()?)));
+                    match spill.settle(spilled, started) {
+                        Some((merged, drain)) => phase = Phase::Draining(merged, drain),
+                        None => {
+                            capability = None;
+                            return;
+                        }
+                    }
+                }
+                let Phase::Draining(merged, drain) = &mut phase else { return };
+                let cap = capability.as_ref().expect("held while draining");
+                let mut session = output.session(cap);
+                let mut emit = |o| session.give(o);
+                let (mut outcome, mut finished) = (Ok(()), false);
+                for _ in 0..DRAIN_BATCH {
+                    match merged.next() {
+                        Some(Ok(item)) => {
+                            if let Err(e) = drain.item(item, &mut emit) {
+                                (outcome, finished) = (Err(e), true);
+                                break;
+                            }
+                        }
+                        Some(Err(e)) => {
+                            (outcome, finished) = (Err(e), true);
+                            break;
+                        }
+                        None => {
+                            finished = true;
+                            break;
+                        }
+                    }
+                }
+                if !finished {
+                    activator.activate();
+                    return;
+                }
+                if outcome.is_ok() {
+                    outcome = drain.end(&mut emit);
+                }
+                drop(session);
+                spill.settle(0, outcome);
+                capability = None;
+                phase = Phase::Done;
+            }
+        })
+        .container::<Vec<O>>()
+}

@@ -1,0 +1,273 @@
+//! Builds and writes this worker's `documents/` part: one row per record whose home is this
+//! worker, in `DocId` order.
+//!
+//! Partitioning: verdicts (rejects, repeated ids, cluster assignments) exchanged on
+//! `DocId`; the metadata of accepted documents comes from the document store of the same
+//! worker. Emits: the kept `DocId`s (only when the deduplicated dataset is asked for).
+//! Holds: at most its spill limit of verdicts and one batch of rows; it reads the metadata
+//! file sequentially and writes rows as it goes.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use neardup_core::DocId;
+use neardup_io::{Decision, DocumentRow, DocumentsWriter, Reason, RejectedRecord};
+use timely::dataflow::StreamVec;
+use timely::dataflow::channels::pact::Exchange;
+use timely::progress::Timestamp;
+
+use crate::operators::PartSink;
+use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
+use crate::operators::doc_store::DocStore;
+use crate::records::{Assignment, DocMeta, Verdict};
+use crate::routing::route_doc;
+use crate::spill::{SortedIter, SpillError};
+use crate::stats::WorkerStats;
+
+/// Rows written per Parquet batch.
+const ROWS_PER_BATCH: usize = 65_536;
+
+/// Writes `documents/`.
+pub trait WriteDocuments<'s, T: Timestamp> {
+    /// Joins verdicts with the stored metadata into rows and writes them; emits the kept
+    /// documents when `emit_kept`.
+    fn write_documents(
+        self,
+        store: Rc<RefCell<DocStore>>,
+        sink: PartSink,
+        spill: Spill,
+        sources: Arc<[Arc<str>]>,
+        emit_kept: bool,
+    ) -> StreamVec<'s, T, DocId>;
+}
+
+struct Assemble {
+    meta: SortedIter<Keyed<DocId, DocMeta>>,
+    next_meta: Option<Keyed<DocId, DocMeta>>,
+    rows: Vec<DocumentRow>,
+    writer: Option<DocumentsWriter>,
+    sink: PartSink,
+    sources: Arc<[Arc<str>]>,
+    emit_kept: bool,
+}
+
+impl Assemble {
+    /// The stored metadata of `doc`.
+    ///
+    /// # Panics
+    /// If it is missing: every accepted document is stored on its home worker.
+    fn take_meta(
+        &mut self,
+        doc: DocId,
+        emit: &mut dyn FnMut(DocId),
+    ) -> Result<DocMeta, SpillError> {
+        self.flush_singletons_before(doc, emit)?;
+        match self.next_meta.take() {
+            Some(m) if m.key == doc => Ok(m.value),
+            _ => unreachable!("document {doc:?} has a verdict but no stored metadata"),
+        }
+    }
+
+    /// Writes the rows of stored documents before `doc` that have no verdict: they are
+    /// alone in their cluster.
+    fn flush_singletons_before(
+        &mut self,
+        doc: DocId,
+        emit: &mut dyn FnMut(DocId),
+    ) -> Result<(), SpillError> {
+        loop {
+            if self.next_meta.is_none() {
+                match self.meta.next() {
+                    Some(m) => self.next_meta = Some(m?),
+                    None => return Ok(()),
+                }
+            }
+            let m = self.next_meta.as_ref().expect("filled above");
+            if m.key >= doc {
+                return Ok(());
+            }
+            let m = self.next_meta.take().expect("present");
+            let row = accepted_row(
+                m.key,
+                m.value,
+                None,
+                &self.sources,
+                &mut self.sink.stats.borrow_mut(),
+            );
+            self.push(row, emit);
+        }
+    }
+
+    fn push(&mut self, row: DocumentRow, emit: &mut dyn FnMut(DocId)) {
+        if self.emit_kept && row.decision == Decision::Keep {
+            emit(row.doc);
+        }
+        self.rows.push(row);
+        if self.rows.len() >= ROWS_PER_BATCH {
+            self.write_rows();
+        }
+    }
+
+    fn write_rows(&mut self) {
+        let rows = std::mem::take(&mut self.rows);
+        self.sink.stats.borrow_mut().count_documents(&rows);
+        if self.sink.stopped() {
+            return;
+        }
+        if self.writer.is_none() {
+            let dir = self.sink.output.join("documents");
+            match DocumentsWriter::create(&dir, self.sink.part, &(self.sink.metadata)()) {
+                Ok(w) => self.writer = Some(w),
+                Err(e) => return self.sink.fail(e),
+            }
+        }
+        if let Err(e) = self.writer.as_mut().expect("created above").write(&rows) {
+            self.sink.fail(e);
+        }
+    }
+}
+
+impl Drain<Keyed<DocId, Verdict>, DocId> for Assemble {
+    fn item(
+        &mut self,
+        v: Keyed<DocId, Verdict>,
+        emit: &mut dyn FnMut(DocId),
+    ) -> Result<(), SpillError> {
+        let doc = v.key;
+        let row = match v.value {
+            Verdict::Rejected(r) => {
+                self.flush_singletons_before(doc, emit)?;
+                reject_row(r, &self.sources)
+            }
+            Verdict::DuplicateId { first } => {
+                let meta = self.take_meta(doc, emit)?;
+                let detail = format!(
+                    "id first seen at \"{}\" record {}",
+                    self.sources[first.file_index() as usize],
+                    first.record()
+                );
+                reject_row(
+                    RejectedRecord { doc, id: Some(meta.id), reason: Reason::DuplicateId, detail },
+                    &self.sources,
+                )
+            }
+            Verdict::Assigned(a) => {
+                let meta = self.take_meta(doc, emit)?;
+                accepted_row(doc, meta, Some(a), &self.sources, &mut self.sink.stats.borrow_mut())
+            }
+        };
+        self.push(row, emit);
+        Ok(())
+    }
+
+    fn end(&mut self, emit: &mut dyn FnMut(DocId)) -> Result<(), SpillError> {
+        self.flush_singletons_before(DocId::from_raw(u64::MAX), emit)?;
+        self.write_rows();
+        if !self.sink.stopped() {
+            let writer = match self.writer.take() {
+                Some(w) => Ok(w),
+                None => DocumentsWriter::create(
+                    &self.sink.output.join("documents"),
+                    self.sink.part,
+                    &(self.sink.metadata)(),
+                ),
+            };
+            if let Err(e) = writer.and_then(DocumentsWriter::finish) {
+                self.sink.fail(e);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<'s, T: Timestamp> WriteDocuments<'s, T> for StreamVec<'s, T, Keyed<DocId, Verdict>> {
+    fn write_documents(
+        self,
+        store: Rc<RefCell<DocStore>>,
+        sink: PartSink,
+        spill: Spill,
+        sources: Arc<[Arc<str>]>,
+        emit_kept: bool,
+    ) -> StreamVec<'s, T, DocId> {
+        let by_doc = Exchange::new(|v: &Keyed<DocId, Verdict>| route_doc(v.key));
+        collect_sorted(self, by_doc, "WriteDocuments", spill, move || {
+            let meta =
+                store.borrow_mut().meta.take().expect("the store finished before the clusters");
+            Ok(Assemble {
+                meta: meta.iter()?,
+                next_meta: None,
+                rows: Vec::new(),
+                writer: None,
+                sink: sink.clone(),
+                sources: sources.clone(),
+                emit_kept,
+            })
+        })
+    }
+}
+
+fn accepted_row(
+    doc: DocId,
+    meta: DocMeta,
+    assignment: Option<Assignment>,
+    sources: &[Arc<str>],
+    stats: &mut WorkerStats,
+) -> DocumentRow {
+    let unmatched = (!meta.matched).then_some(Reason::TooFewFeatures);
+    let mut row = DocumentRow {
+        doc,
+        id: Some(meta.id.clone()),
+        source: sources[doc.file_index() as usize].clone(),
+        decision: Decision::Keep,
+        cluster: Some(meta.id.clone()),
+        cluster_size: Some(1),
+        duplicate_of: None,
+        reason: unmatched,
+        detail: None,
+        verified_with_kept: None,
+        features: Some(meta.features),
+        chars: Some(meta.chars),
+        web: meta.web,
+    };
+    if let Some(a) = assignment {
+        row.cluster_size = Some(a.cluster_size);
+        if a.kept == doc {
+            stats.clusters += 1;
+            stats.record_cluster(a.cluster_size, doc, &meta.id);
+        } else {
+            row.decision = Decision::Remove;
+            row.cluster = Some(a.kept_id.clone());
+            row.duplicate_of = Some(a.kept_id);
+            row.reason = Some(if meta.content == a.kept_content {
+                Reason::ExactDuplicate
+            } else {
+                Reason::NearDuplicate
+            });
+            row.verified_with_kept = Some(a.verified_with_kept);
+            if !a.verified_with_kept {
+                stats.removed_not_verified_with_kept += 1;
+            }
+        }
+    }
+    row
+}
+
+/// The `documents/` row of a rejected record.
+pub fn reject_row(r: RejectedRecord, sources: &[Arc<str>]) -> DocumentRow {
+    DocumentRow {
+        doc: r.doc,
+        id: r.id,
+        source: sources[r.doc.file_index() as usize].clone(),
+        decision: Decision::Reject,
+        cluster: None,
+        cluster_size: None,
+        duplicate_of: None,
+        reason: Some(r.reason),
+        detail: Some(r.detail),
+        verified_with_kept: None,
+        features: None,
+        chars: None,
+        web: None,
+    }
+}

@@ -1,0 +1,352 @@
+//! Bounded-memory sorting: records are kept in memory up to a byte limit, then written to
+//! disk as sorted runs, and read back merged in order.
+//!
+//! Every grouping stage of the dataflow collects its records in a [`SortedRuns`], so a
+//! stage holds at most its limit in memory whatever the corpus size; what does not fit
+//! goes to files under the job's spill folder (bincode, buffered), removed when read.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// Approximate memory a record holds, heap included, for the spill limit.
+pub trait MemSize {
+    /// Bytes held by this value.
+    fn mem_size(&self) -> usize;
+}
+
+impl MemSize for String {
+    fn mem_size(&self) -> usize {
+        std::mem::size_of::<String>() + self.capacity()
+    }
+}
+
+impl<T: Copy> MemSize for Vec<T> {
+    fn mem_size(&self) -> usize {
+        std::mem::size_of::<Vec<T>>() + self.capacity() * std::mem::size_of::<T>()
+    }
+}
+
+/// A unique file name in a spill folder (shared by every spiller of a process).
+fn run_path(dir: &Path) -> PathBuf {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, AtomicOrdering::Relaxed);
+    dir.join(format!("run-{}-{n:08}.bin", std::process::id()))
+}
+
+/// Records sorted by `Ord`, held in memory up to `limit_bytes` and spilled beyond.
+pub struct SortedRuns<T> {
+    memory: Vec<T>,
+    memory_bytes: usize,
+    limit_bytes: usize,
+    dir: PathBuf,
+    runs: Vec<PathBuf>,
+    spilled_bytes: u64,
+}
+
+/// An error of the spill files, naming the file.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot use spill file \"{}\"", .path.display())]
+pub struct SpillError {
+    /// The file.
+    pub path: PathBuf,
+    /// What failed.
+    #[source]
+    pub source: std::io::Error,
+}
+
+impl<T: Ord + Serialize + DeserializeOwned + MemSize> SortedRuns<T> {
+    /// An empty collection that spills to `dir` above `limit_bytes` held in memory.
+    pub fn new(dir: &Path, limit_bytes: usize) -> Self {
+        SortedRuns {
+            memory: Vec::new(),
+            memory_bytes: 0,
+            limit_bytes: limit_bytes.max(1 << 16),
+            dir: dir.to_path_buf(),
+            runs: Vec::new(),
+            spilled_bytes: 0,
+        }
+    }
+
+    /// Adds a record, spilling a sorted run when memory is over the limit.
+    ///
+    /// # Errors
+    /// When the run cannot be written.
+    pub fn push(&mut self, item: T) -> Result<(), SpillError> {
+        self.memory_bytes += item.mem_size();
+        self.memory.push(item);
+        if self.memory_bytes > self.limit_bytes {
+            self.spill()?;
+        }
+        Ok(())
+    }
+
+    /// Bytes written to spill files so far.
+    pub fn spilled_bytes(&self) -> u64 {
+        self.spilled_bytes
+    }
+
+    fn spill(&mut self) -> Result<(), SpillError> {
+        self.memory.sort_unstable();
+        let path = run_path(&self.dir);
+        let err = |source| SpillError { path: path.clone(), source };
+        std::fs::create_dir_all(&self.dir).map_err(err)?;
+        let mut out = BufWriter::with_capacity(1 << 16, File::create(&path).map_err(err)?);
+        for item in self.memory.drain(..) {
+            bincode::serialize_into(&mut out, &item).map_err(|e| err(std::io::Error::other(e)))?;
+        }
+        out.flush().map_err(err)?;
+        self.spilled_bytes += std::fs::metadata(&path).map_err(err)?.len();
+        self.runs.push(path);
+        self.memory_bytes = 0;
+        self.memory = Vec::new();
+        Ok(())
+    }
+
+    /// All records in order: the in-memory ones merged with every spilled run. Run files
+    /// are removed once opened (they stay readable until the iterator is dropped).
+    ///
+    /// # Errors
+    /// When a run cannot be opened; errors while reading are yielded by the iterator.
+    pub fn into_sorted(mut self) -> Result<Merged<T>, SpillError> {
+        self.memory.sort_unstable();
+        let mut sources: Vec<Source<T>> = Vec::with_capacity(self.runs.len() + 1);
+        for path in std::mem::take(&mut self.runs) {
+            let file =
+                File::open(&path).map_err(|source| SpillError { path: path.clone(), source })?;
+            let _ = std::fs::remove_file(&path);
+            sources.push(Source::Run { reader: BufReader::with_capacity(1 << 16, file), path });
+        }
+        sources.push(Source::Memory(std::mem::take(&mut self.memory).into_iter()));
+        let mut merged = Merged { sources, heap: BinaryHeap::new() };
+        for i in 0..merged.sources.len() {
+            merged.refill(i)?;
+        }
+        Ok(merged)
+    }
+}
+
+impl<T> Drop for SortedRuns<T> {
+    fn drop(&mut self) {
+        for path in &self.runs {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+enum Source<T> {
+    Memory(std::vec::IntoIter<T>),
+    Run { reader: BufReader<File>, path: PathBuf },
+}
+
+/// The next record of one source, ordered for a min-heap (ties: lower source first, so the
+/// merge is stable and deterministic).
+struct Head<T> {
+    item: T,
+    source: usize,
+}
+
+impl<T: Ord> PartialEq for Head<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl<T: Ord> Eq for Head<T> {}
+impl<T: Ord> PartialOrd for Head<T> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<T: Ord> Ord for Head<T> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.item.cmp(&self.item).then(other.source.cmp(&self.source))
+    }
+}
+
+/// A k-way merge of sorted sources.
+pub struct Merged<T> {
+    sources: Vec<Source<T>>,
+    heap: BinaryHeap<Head<T>>,
+}
+
+impl<T: Ord + DeserializeOwned> Merged<T> {
+    fn refill(&mut self, source: usize) -> Result<(), SpillError> {
+        let next = match &mut self.sources[source] {
+            Source::Memory(items) => items.next(),
+            Source::Run { reader, path } => match bincode::deserialize_from(&mut *reader) {
+                Ok(item) => Some(item),
+                Err(e) => match *e {
+                    bincode::ErrorKind::Io(ref io)
+                        if io.kind() == std::io::ErrorKind::UnexpectedEof =>
+                    {
+                        None
+                    }
+                    other => {
+                        let source = std::io::Error::other(other.to_string());
+                        return Err(SpillError { path: path.clone(), source });
+                    }
+                },
+            },
+        };
+        if let Some(item) = next {
+            self.heap.push(Head { item, source });
+        }
+        Ok(())
+    }
+}
+
+impl<T: Ord + DeserializeOwned> Iterator for Merged<T> {
+    type Item = Result<T, SpillError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let Head { item, source } = self.heap.pop()?;
+        match self.refill(source) {
+            Ok(()) => Some(Ok(item)),
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+/// Sorted records that can be read more than once: kept in memory when they fit, else in
+/// one merged file, removed when the last reader is done.
+pub struct SortedFile<T> {
+    memory: Arc<Vec<T>>,
+    file: Option<Arc<RemoveOnDrop>>,
+}
+
+/// A file removed when dropped.
+struct RemoveOnDrop(PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+impl<T: Ord + Serialize + DeserializeOwned + MemSize + Clone> SortedRuns<T> {
+    /// Finishes collecting into a [`SortedFile`].
+    ///
+    /// # Errors
+    /// When the runs cannot be merged into one file.
+    pub fn into_file(mut self) -> Result<SortedFile<T>, SpillError> {
+        if self.runs.is_empty() {
+            self.memory.sort_unstable();
+            return Ok(SortedFile {
+                memory: Arc::new(std::mem::take(&mut self.memory)),
+                file: None,
+            });
+        }
+        let path = run_path(&self.dir);
+        let guard = Arc::new(RemoveOnDrop(path.clone()));
+        let err = |source| SpillError { path: path.clone(), source };
+        let mut out = BufWriter::with_capacity(1 << 16, File::create(&path).map_err(err)?);
+        for item in self.into_sorted()? {
+            bincode::serialize_into(&mut out, &item?).map_err(|e| err(std::io::Error::other(e)))?;
+        }
+        out.flush().map_err(err)?;
+        Ok(SortedFile { memory: Arc::new(Vec::new()), file: Some(guard) })
+    }
+}
+
+/// An owning iterator over a [`SortedFile`].
+pub type SortedIter<T> = Box<dyn Iterator<Item = Result<T, SpillError>>>;
+
+impl<T: DeserializeOwned + Clone + 'static> SortedFile<T> {
+    /// The records in order; the iterator keeps the file alive.
+    ///
+    /// # Errors
+    /// When the file cannot be opened; read errors are yielded by the iterator.
+    pub fn iter(&self) -> Result<SortedIter<T>, SpillError> {
+        let Some(guard) = self.file.clone() else {
+            let memory = self.memory.clone();
+            return Ok(Box::new((0..memory.len()).map(move |i| Ok(memory[i].clone()))));
+        };
+        let path = guard.0.clone();
+        let file = File::open(&path).map_err(|source| SpillError { path: path.clone(), source })?;
+        let mut reader = BufReader::with_capacity(1 << 16, file);
+        Ok(Box::new(std::iter::from_fn(move || {
+            let _keep = &guard;
+            match bincode::deserialize_from(&mut reader) {
+                Ok(item) => Some(Ok(item)),
+                Err(e) => match *e {
+                    bincode::ErrorKind::Io(ref io)
+                        if io.kind() == std::io::ErrorKind::UnexpectedEof =>
+                    {
+                        None
+                    }
+                    other => Some(Err(SpillError {
+                        path: path.clone(),
+                        source: std::io::Error::other(other.to_string()),
+                    })),
+                },
+            }
+        })))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    #[derive(
+        Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+    )]
+    struct Item(u64, String);
+
+    impl MemSize for Item {
+        fn mem_size(&self) -> usize {
+            std::mem::size_of::<Item>() + self.1.capacity()
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn merged_runs_equal_a_plain_sort(
+            items in proptest::collection::vec((0u64..50, "[a-c]{0,3}"), 0..400),
+            limit in 64usize..4096,
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let mut runs = SortedRuns::new(dir.path(), 0);
+            runs.limit_bytes = limit; // below the floor, to force many runs
+            let mut expected: Vec<Item> = items.iter().map(|(n, s)| Item(*n, s.clone())).collect();
+            let total: usize = expected.iter().map(MemSize::mem_size).sum();
+            for item in expected.clone() {
+                runs.push(item).unwrap();
+            }
+            let spilled = runs.spilled_bytes();
+            let merged: Vec<Item> = runs.into_sorted().unwrap().map(Result::unwrap).collect();
+            expected.sort();
+            prop_assert_eq!(merged, expected.clone());
+            prop_assert_eq!(spilled > 0, total > limit, "spills exactly when over the limit");
+            prop_assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "run files are removed");
+        }
+
+        #[test]
+        fn a_sorted_file_reads_the_same_twice(items in proptest::collection::vec(0u64..1000, 0..300), limit in 64usize..2048) {
+            let dir = tempfile::tempdir().unwrap();
+            let mut runs = SortedRuns::new(dir.path(), 0);
+            runs.limit_bytes = limit;
+            for n in &items {
+                runs.push(Item(*n, String::new())).unwrap();
+            }
+            let file = runs.into_file().unwrap();
+            let first: Vec<Item> = file.iter().unwrap().map(Result::unwrap).collect();
+            let second: Vec<Item> = file.iter().unwrap().map(Result::unwrap).collect();
+            let mut expected: Vec<u64> = items.clone();
+            expected.sort();
+            prop_assert_eq!(first.iter().map(|i| i.0).collect::<Vec<_>>(), expected);
+            prop_assert_eq!(first, second);
+            drop(file);
+            prop_assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "the file is removed");
+        }
+    }
+}
