@@ -3,17 +3,22 @@
 //! [`run`] executes a checked [`JobConfig`] on timely workers:
 //!
 //! ```text
-//! read (each worker its share of files) -> spread over workers -> normalise and sign
-//!   -> repeated ids (by id) -> exact duplicates (by content hash)
-//!   -> representatives to their home worker -> one record per band or block table
-//!   -> exchange by bucket key -> candidate pairs -> dedup and verify at both home workers
+//! read in rounds (each worker its share of files) -> spread over workers -> normalise, sign
+//!   -> repeated ids (by id hash) -> exact duplicates (by content hash)
+//!   -> documents and representatives to their home worker (the document store)
+//!   -> one record per band or block table -> exchange by bucket key -> candidate pairs
+//!   -> merge joins with the stored signatures at both home workers -> verified pairs
 //!   -> verified + exact pairs -> connected components (differential) -> keep/remove
 //!   -> pairs/ and documents/ Parquet parts, summary.json, _SUCCESS
 //! ```
 //!
-//! Nothing depends on how records are spread over workers: documents are numbered by
-//! input position, every group is ordered by `DocId` before it is reduced, and rows are
-//! sorted before they are written, so 1, 2 or 8 workers give the same outputs.
+//! Memory is bounded by [`Topology::memory_budget`]: the source reads in rounds paced by a
+//! probe, and every grouping stage collects in sorted runs that spill to disk and merges
+//! them once its input is complete (see `ARCHITECTURE.md`).
+//!
+//! Nothing depends on how records are spread over workers or on the budget: documents are
+//! numbered by input position, every group is ordered by `DocId` before it is reduced, and
+//! rows are written in a fixed order, so 1, 2 or 8 workers give the same outputs.
 //!
 //! ```no_run
 //! use neardup_job::{JobConfig, JobSpec, Topology, run};
