@@ -489,6 +489,7 @@ fn run_worker(
         limit_bytes: memory.limit_bytes,
         stats: stats.clone(),
         error: spill_error.clone(),
+        abort: abort.clone(),
     };
 
     let metadata = {
@@ -751,9 +752,11 @@ struct RemoveDir(PathBuf);
 
 impl Drop for RemoveDir {
     fn drop(&mut self) {
+        use std::io::ErrorKind;
         match std::fs::remove_dir_all(&self.0) {
             Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            // Never created (nothing spilled, or the spill folder is unusable).
+            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {}
             Err(e) => {
                 tracing::warn!(path = %self.0.display(), error = %e, "cannot remove the spill folder")
             }

@@ -9,6 +9,8 @@ use std::cell::RefCell;
 use std::cmp::Ordering;
 use std::path::PathBuf;
 use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -31,6 +33,8 @@ pub struct Spill {
     pub stats: Rc<RefCell<WorkerStats>>,
     /// The first spill error of this worker.
     pub error: Rc<RefCell<Option<String>>>,
+    /// Set on a spill error, so this process stops reading and writing.
+    pub abort: Arc<AtomicBool>,
 }
 
 impl Spill {
@@ -46,9 +50,16 @@ impl Spill {
             Ok(value) => Some(value),
             Err(e) => {
                 self.error.borrow_mut().get_or_insert_with(|| crate::error_chain(&e));
+                self.abort.store(true, AtomicOrdering::Relaxed);
                 None
             }
         }
+    }
+
+    /// Whether a stage of this worker has failed: later stages then emit nothing, as the
+    /// state they would read may be missing.
+    pub fn failed(&self) -> bool {
+        self.error.borrow().is_some()
     }
 }
 
@@ -152,7 +163,7 @@ where
                 if !frontier.is_empty() || capability.is_none() {
                     return;
                 }
-                if failed {
+                if failed || (matches!(phase, Phase::Collecting(_)) && spill.failed()) {
                     capability = None;
                     phase = Phase::Done;
                     return;
