@@ -10,6 +10,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+pub mod eval;
+pub mod tune;
+
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use neardup_job::{
@@ -46,6 +49,94 @@ pub enum LogLevel {
 pub enum Command {
     /// Find duplicates: write verified pairs, clusters and a keep/remove decision per document.
     Dedup(DedupArgs),
+    /// Score a run against labelled truth: pair precision, recall, F1, adjusted Rand index,
+    /// recall by similarity, and the false positives.
+    Eval(EvalArgs),
+    /// Show what LSH parameters do (candidate probability by similarity, error rates,
+    /// cost), or, with --truth, try a grid of settings on labelled data and pick the best F1.
+    Tune(TuneArgs),
+}
+
+/// Arguments of `neardup tune`.
+#[derive(Debug, Args)]
+pub struct TuneArgs {
+    /// Method to tune [default: the job file's, else minhash].
+    #[arg(long, value_enum)]
+    pub method: Option<MethodArg>,
+    /// Job file to start from.
+    #[arg(long)]
+    pub job: Option<PathBuf>,
+    /// MinHash Jaccard threshold (bands and rows are chosen from it unless given).
+    #[arg(long)]
+    pub threshold: Option<f64>,
+    /// MinHash bands (with --rows).
+    #[arg(long, requires = "rows")]
+    pub bands: Option<u32>,
+    /// MinHash rows per band (with --bands).
+    #[arg(long, requires = "bands")]
+    pub rows: Option<u32>,
+    /// SimHash maximum Hamming distance.
+    #[arg(long)]
+    pub max_distance: Option<u32>,
+    /// SimHash blocks [default: chosen from --documents].
+    #[arg(long)]
+    pub blocks: Option<u32>,
+    /// Corpus size, for SimHash block choice and chance candidates.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub documents: u64,
+    /// Labelled documents (a cluster label per document): try a grid of settings on them.
+    #[arg(long)]
+    pub truth: Option<PathBuf>,
+    /// The documents to run on, with text [default: the --truth file].
+    #[arg(long, short = 'i')]
+    pub input: Vec<PathBuf>,
+    /// Settings to try: thresholds (MinHash) or distances (SimHash), comma-separated
+    /// [default: 0.5 to 0.95 by 0.05, or 1 to 8].
+    #[arg(long, value_delimiter = ',')]
+    pub grid: Vec<f64>,
+    /// Id field of the documents and the truth.
+    #[arg(long, default_value = "id")]
+    pub id_field: String,
+    /// Text field of the documents.
+    #[arg(long, default_value = "text")]
+    pub text_field: String,
+    /// Cluster label field of the truth.
+    #[arg(long, default_value = "truth")]
+    pub label_field: String,
+    /// Worker threads for the trial runs [default: the number of CPUs].
+    #[arg(long, short = 'w')]
+    pub workers: Option<usize>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `neardup eval`.
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// Truth as a cluster label per document, in any input format (JSONL, Parquet; plain
+    /// or compressed); documents with equal labels are duplicates.
+    #[arg(long, required_unless_present = "truth_pairs", conflicts_with = "truth_pairs")]
+    pub truth: Option<PathBuf>,
+    /// Truth as labelled pairs: JSON Lines with `id_a`, `id_b` and `duplicate` (true or
+    /// false; true when absent).
+    #[arg(long)]
+    pub truth_pairs: Option<PathBuf>,
+    /// The output folder of the run to score.
+    #[arg(long)]
+    pub run: PathBuf,
+    /// The truth's id field.
+    #[arg(long, default_value = "id")]
+    pub id_field: String,
+    /// The truth's cluster label field.
+    #[arg(long, default_value = "truth")]
+    pub label_field: String,
+    /// False-positive pairs to list.
+    #[arg(long, default_value_t = 20)]
+    pub show: usize,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Signature method on the command line.
@@ -173,6 +264,10 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
 pub enum Outcome {
     /// The job succeeded.
     Success(Box<Summary>),
+    /// An evaluation was printed.
+    Evaluated(Box<eval::Report>),
+    /// Parameters were shown or tried.
+    Tuned(Vec<tune::Trial>),
 }
 
 /// A usage or job-file error (exit code 2), as opposed to a failed job (exit code 1).
@@ -186,20 +281,11 @@ pub struct UsageError(String);
 /// [`UsageError`] when the job file cannot be read or parsed, or a setting is invalid.
 pub fn job_config(args: &DedupArgs) -> anyhow::Result<JobConfig> {
     let mut spec = match &args.job {
-        Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| {
-                UsageError(format!("cannot read job file \"{}\": {e}", path.display()))
-            })?;
-            toml::from_str::<JobSpec>(&text)
-                .map_err(|e| UsageError(format!("invalid job file \"{}\": {e}", path.display())))?
-        }
+        Some(path) => read_job_file(path)?,
         None => JobSpec::default(),
     };
     if let Some(m) = args.method {
-        spec.method = match m {
-            MethodArg::Minhash => Method::Minhash,
-            MethodArg::Simhash => Method::Simhash,
-        };
+        spec.method = method(m);
     }
     if let Some(t) = args.threshold {
         spec.minhash.threshold = t;
@@ -250,7 +336,222 @@ pub fn job_config(args: &DedupArgs) -> anyhow::Result<JobConfig> {
 pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
     match cli.command {
         Command::Dedup(args) => dedup(&args),
+        Command::Eval(args) => evaluate(&args),
+        Command::Tune(args) => tune(&args),
     }
+}
+
+/// Runs `neardup eval` and prints its report.
+fn evaluate(args: &EvalArgs) -> anyhow::Result<Outcome> {
+    let summary_path = args.run.join(neardup_job::SUMMARY_FILE);
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&summary_path).with_context(|| {
+            format!("cannot read \"{}\": is it a neardup run?", summary_path.display())
+        })?)
+        .with_context(|| format!("\"{}\" is not JSON", summary_path.display()))?;
+    let spec: JobSpec = serde_json::from_value(summary["config"].clone()).with_context(|| {
+        format!("\"{}\" has no job settings this version reads", summary_path.display())
+    })?;
+    let docs = neardup_io::read_documents(&args.run.join("documents"))?;
+    let pairs = neardup_io::read_pairs(&args.run.join("pairs"))?;
+    let truth = match (&args.truth, &args.truth_pairs) {
+        (Some(path), _) => eval::Truth::read_clusters(path, &args.id_field, &args.label_field)?,
+        (None, Some(path)) => eval::Truth::read_pairs(path)?,
+        (None, None) => return Err(UsageError("give --truth or --truth-pairs".into()).into()),
+    };
+    let ids: std::collections::HashSet<&str> = match &truth {
+        eval::Truth::Clusters(labels) => labels.keys().map(String::as_str).collect(),
+        eval::Truth::Pairs(labelled) => labelled
+            .iter()
+            .filter(|(_, dup)| **dup)
+            .flat_map(|((a, b), _)| [a.as_str(), b.as_str()])
+            .collect(),
+    };
+    // The similarity bands need the texts; without them the other scores still stand.
+    let texts = match eval::read_texts(&docs, &spec, &ids) {
+        Ok(texts) => Some(texts),
+        Err(e) => {
+            eprintln!("note: no recall by similarity, the inputs cannot be read again: {e:#}");
+            None
+        }
+    };
+    let analyzer = eval::analyzer(&spec);
+    let report =
+        eval::evaluate(&truth, &docs, &pairs, texts.as_ref().map(|t| (t, &analyzer)), args.show);
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+    } else {
+        print_eval(&mut out, &report)?;
+    }
+    Ok(Outcome::Evaluated(Box::new(report)))
+}
+
+/// Runs `neardup tune`.
+fn tune(args: &TuneArgs) -> anyhow::Result<Outcome> {
+    let mut spec = match &args.job {
+        Some(path) => read_job_file(path)?,
+        None => JobSpec::default(),
+    };
+    if let Some(m) = args.method {
+        spec.method = method(m);
+    }
+    spec.input.id_field.clone_from(&args.id_field);
+    spec.input.text_field.clone_from(&args.text_field);
+    let minhash = spec.method == Method::Minhash;
+    let mut out = std::io::stdout().lock();
+    let Some(truth_path) = &args.truth else {
+        if minhash {
+            let threshold = args.threshold.unwrap_or(spec.minhash.threshold);
+            let m = &spec.minhash;
+            let lsh = match (args.bands, args.rows) {
+                (Some(b), Some(r)) => neardup_core::LshParams::try_new(b, r),
+                _ => neardup_core::LshParams::choose(
+                    threshold,
+                    m.num_perm,
+                    m.false_positive_weight,
+                    m.false_negative_weight,
+                ),
+            }
+            .map_err(|e| UsageError(e.to_string()))?;
+            let curve = tune::MinHashCurve::of(lsh, threshold);
+            if args.json {
+                serde_json::to_writer_pretty(&mut out, &curve)?;
+                writeln!(out)?;
+            } else {
+                tune::print_minhash(&mut out, &curve)?;
+            }
+        } else {
+            let k = args.max_distance.unwrap_or(spec.simhash.max_distance);
+            let layout = match args.blocks.or(spec.simhash.blocks) {
+                Some(blocks) => neardup_core::BlockLayout::try_new(blocks, k),
+                None => neardup_core::BlockLayout::choose(k, args.documents),
+            }
+            .map_err(|e| UsageError(e.to_string()))?;
+            let curve = tune::SimHashCurve::of(&layout, args.documents);
+            if args.json {
+                serde_json::to_writer_pretty(&mut out, &curve)?;
+                writeln!(out)?;
+            } else {
+                tune::print_simhash(&mut out, &curve)?;
+            }
+        }
+        return Ok(Outcome::Tuned(Vec::new()));
+    };
+    let truth = eval::Truth::read_clusters(truth_path, &args.id_field, &args.label_field)?;
+    let inputs = if args.input.is_empty() { vec![truth_path.clone()] } else { args.input.clone() };
+    let grid = if args.grid.is_empty() { tune::default_grid(minhash) } else { args.grid.clone() };
+    let workers =
+        args.workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    let scratch = tune::Scratch::new().context("cannot create a folder for the trial runs")?;
+    let mut trials = Vec::new();
+    for (i, &setting) in grid.iter().enumerate() {
+        let mut trial_spec = spec.clone();
+        if minhash {
+            trial_spec.minhash.threshold = setting;
+            trial_spec.minhash.bands = None;
+            trial_spec.minhash.rows = None;
+        } else {
+            if setting.fract() != 0.0 || setting < 0.0 {
+                return Err(UsageError(format!(
+                    "SimHash distances are whole numbers, got {setting}"
+                ))
+                .into());
+            }
+            trial_spec.simhash.max_distance = setting as u32;
+        }
+        let config = JobConfig::new(trial_spec, &inputs, scratch.trial(i))
+            .map_err(|e| UsageError(e.to_string()))?;
+        let summary = neardup_job::run(&config, &Topology::local(workers))
+            .map_err(|e| anyhow::Error::new(e).context(format!("the trial at {setting} failed")))?;
+        let docs = neardup_io::read_documents(&config.output.join("documents"))?;
+        let report = eval::evaluate(&truth, &docs, &[], None, 0);
+        let r = &summary.resolved;
+        let resolved = match (r.bands, r.rows, r.blocks) {
+            (Some(b), Some(rows), _) => format!("{b} x {rows}"),
+            (_, _, Some(blocks)) => format!("{blocks} blocks"),
+            _ => String::new(),
+        };
+        trials.push(tune::Trial {
+            setting,
+            resolved,
+            precision: report.precision,
+            recall: report.recall,
+            f1: report.f1,
+            pairs: summary.counts.pairs,
+            candidates_per_document: summary.lsh.candidates_per_document,
+        });
+    }
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &trials)?;
+        writeln!(out)?;
+    } else {
+        let label = if minhash { "threshold" } else { "distance" };
+        tune::print_trials(&mut out, label, &trials)?;
+    }
+    Ok(Outcome::Tuned(trials))
+}
+
+/// A job file.
+fn read_job_file(path: &std::path::Path) -> anyhow::Result<JobSpec> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| UsageError(format!("cannot read job file \"{}\": {e}", path.display())))?;
+    Ok(toml::from_str::<JobSpec>(&text)
+        .map_err(|e| UsageError(format!("invalid job file \"{}\": {e}", path.display())))?)
+}
+
+fn method(m: MethodArg) -> Method {
+    match m {
+        MethodArg::Minhash => Method::Minhash,
+        MethodArg::Simhash => Method::Simhash,
+    }
+}
+
+/// The human form of an evaluation report.
+fn print_eval(out: &mut dyn Write, r: &eval::Report) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "documents  {:>10}  ({} of the truth not in the run)",
+        r.documents, r.missing_from_run
+    )?;
+    writeln!(
+        out,
+        "pairs      {:>10} true, {} predicted, {} both",
+        r.true_pairs, r.predicted_pairs, r.true_positives
+    )?;
+    write!(
+        out,
+        "precision  {:>10.4}\nrecall     {:>10.4}\nF1         {:>10.4}\n",
+        r.precision, r.recall, r.f1
+    )?;
+    if let Some(ari) = r.adjusted_rand_index {
+        writeln!(out, "ARI        {ari:>10.4}")?;
+    }
+    if !r.recall_by_similarity.is_empty() {
+        writeln!(out, "\nrecall by feature Jaccard of the true pairs")?;
+        for b in r.recall_by_similarity.iter().filter(|b| b.pairs > 0) {
+            let range = if b.from >= 1.0 {
+                "1.0 (same features)".to_string()
+            } else {
+                format!("{:.1} - {:.1}", b.from, b.to)
+            };
+            writeln!(
+                out,
+                "  {range:<20} {:>8} pairs  {:>6.1}% found",
+                b.pairs,
+                100.0 * b.found as f64 / b.pairs as f64
+            )?;
+        }
+    }
+    writeln!(out, "\nfalse positives: {} predicted pairs", r.false_positive_count)?;
+    if !r.false_positive_pairs.is_empty() {
+        writeln!(out, "  verified pairs the truth rejects, most similar first:")?;
+        for p in &r.false_positive_pairs {
+            writeln!(out, "  {:.3} {:<5} {}  {}", p.similarity, p.kind, p.id_a, p.id_b)?;
+        }
+    }
+    Ok(())
 }
 
 /// The topology the flags describe.
@@ -465,7 +766,7 @@ where
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
     match run(cli) {
-        Ok(Outcome::Success(_)) => ExitCode::SUCCESS,
+        Ok(Outcome::Success(_) | Outcome::Evaluated(_) | Outcome::Tuned(_)) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             if let Some(hint) = hint(&e) {

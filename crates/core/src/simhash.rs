@@ -227,6 +227,39 @@ impl BlockLayout {
         })
     }
 
+    /// Probability that two fingerprints `distance` bits apart share a table, when the
+    /// differing bits are spread uniformly at random: the probability that they fall into
+    /// at most `max_distance` blocks. It is 1 up to `max_distance` (the pigeonhole
+    /// principle); beyond it, it is the share of pairs that become candidates only to fail
+    /// verification.
+    pub fn candidate_probability(&self, distance: u32) -> f64 {
+        if distance <= self.max_distance {
+            return 1.0;
+        }
+        if distance > SIMHASH_BITS {
+            return 0.0;
+        }
+        let d = distance as usize;
+        let k = self.max_distance as usize;
+        // ways[j][m]: ways to place m differing bits in the blocks so far, touching j blocks.
+        let mut ways = vec![vec![0.0f64; d + 1]; k + 1];
+        ways[0][0] = 1.0;
+        for mask in block_masks(self.blocks) {
+            let width = mask.count_ones();
+            let mut next = ways.clone();
+            for j in 1..=k {
+                for m in 1..=d {
+                    next[j][m] += (1..=m.min(width as usize))
+                        .map(|c| choose_f64(width, c as u32) * ways[j - 1][m - c])
+                        .sum::<f64>();
+                }
+            }
+            ways = next;
+        }
+        let touching_few: f64 = ways.iter().map(|row| row[d]).sum();
+        touching_few / choose_f64(SIMHASH_BITS, distance)
+    }
+
     /// Tables on which two fingerprints have equal keys.
     pub fn shared_tables(&self, a: SimHash, b: SimHash) -> usize {
         let diff = a.bits() ^ b.bits();
@@ -270,6 +303,13 @@ fn combinations(n: usize, k: usize, f: &mut impl FnMut(&[usize])) {
 }
 
 /// `C(n, k)`, or `None` on overflow.
+fn choose_f64(n: u32, k: u32) -> f64 {
+    if k > n {
+        return 0.0;
+    }
+    (0..k.min(n - k)).fold(1.0, |acc, i| acc * f64::from(n - i) / f64::from(i + 1))
+}
+
 fn binomial(n: u32, k: u32) -> Option<u64> {
     let k = k.min(n - k);
     let mut acc: u64 = 1;
@@ -286,6 +326,29 @@ mod tests {
     use rand_core::{RngCore, SeedableRng};
 
     use super::*;
+
+    #[test]
+    fn candidate_probability_matches_sampling() {
+        let layout = BlockLayout::try_new(6, 3).unwrap();
+        assert_eq!(layout.candidate_probability(3), 1.0);
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        for distance in [4u32, 6, 10] {
+            let trials = 20_000;
+            let mut shared = 0;
+            for _ in 0..trials {
+                let mut diff = 0u64;
+                while diff.count_ones() < distance {
+                    diff |= 1 << (rng.next_u64() % 64);
+                }
+                let a = SimHash::from_bits(rng.next_u64());
+                let b = SimHash::from_bits(a.bits() ^ diff);
+                shared += usize::from(layout.shared_tables(a, b) > 0);
+            }
+            let sampled = shared as f64 / f64::from(trials);
+            let exact = layout.candidate_probability(distance);
+            assert!((sampled - exact).abs() < 0.015, "d={distance}: {sampled} vs {exact}");
+        }
+    }
 
     /// The naive twin: bit by bit, the weight of features voting 1 against the weight of
     /// those voting 0, summed in feature order.

@@ -1,0 +1,448 @@
+//! `neardup eval`: how a run's clusters compare with labelled truth.
+//!
+//! Truth is either a cluster label per document (documents with equal labels are
+//! duplicates of each other), read with the same readers as the job's input (JSONL, plain
+//! or compressed, or Parquet), or labelled pairs (`id_a`, `id_b`, `duplicate`) as JSON
+//! Lines. The run is read from its `documents/` and `pairs/` parts.
+//!
+//! Pair scores count pairs of documents that share a cluster. They and the adjusted Rand
+//! index come from the contingency table of predicted and true clusters, so they cost
+//! linear time however large the clusters are. Recall by similarity band needs the texts
+//! of the true pairs: they are read again from the run's inputs and compared by the
+//! Jaccard similarity of their features under the run's settings.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use neardup_io::{Decision, DocumentRow, OnReadError, Record, RecordReader};
+use neardup_job::JobSpec;
+use neardup_text::{Analysis, AnalyzeScratch, Analyzer, Segmenter};
+use serde::Serialize;
+
+/// True pairs compared by similarity at most (the rest are left out of the bands).
+const MAX_BAND_PAIRS: usize = 200_000;
+/// Lower edges of the similarity bands.
+const BANDS: [f64; 7] = [0.0, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0];
+
+/// Scores of a run against truth.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Report {
+    /// Documents in both the truth and the run.
+    pub documents: u64,
+    /// Documents of the truth that the run does not list (labelled pairs: pairs with a
+    /// document the run does not list).
+    pub missing_from_run: u64,
+    /// Pairs the truth calls duplicates (among evaluated documents).
+    pub true_pairs: u64,
+    /// Pairs the run puts in one cluster.
+    pub predicted_pairs: u64,
+    /// Pairs in both.
+    pub true_positives: u64,
+    /// `true_positives / predicted_pairs`.
+    pub precision: f64,
+    /// `true_positives / true_pairs`.
+    pub recall: f64,
+    /// Harmonic mean of precision and recall.
+    pub f1: f64,
+    /// Adjusted Rand index of the clusters (cluster truth only).
+    pub adjusted_rand_index: Option<f64>,
+    /// Recall of true pairs by the Jaccard similarity of their features.
+    pub recall_by_similarity: Vec<Band>,
+    /// Verified pairs of `pairs/` that the truth says are not duplicates, most similar first.
+    pub false_positive_pairs: Vec<FalsePositive>,
+    /// Predicted pairs that are false, counting those joined only through a cluster.
+    pub false_positive_count: u64,
+}
+
+/// Recall within one similarity band.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Band {
+    /// Lowest similarity of the band.
+    pub from: f64,
+    /// Highest similarity (exclusive, except for the last band, which is exactly 1).
+    pub to: f64,
+    /// True pairs in the band.
+    pub pairs: u64,
+    /// Of those, found by the run.
+    pub found: u64,
+}
+
+/// A wrong pair of `pairs/`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FalsePositive {
+    /// One document.
+    pub id_a: String,
+    /// The other.
+    pub id_b: String,
+    /// The similarity the run computed.
+    pub similarity: f64,
+    /// `exact` or `near`.
+    pub kind: &'static str,
+}
+
+/// What the truth says.
+pub enum Truth {
+    /// A cluster label per document id.
+    Clusters(HashMap<String, String>),
+    /// Labelled pairs: `(id_a, id_b) -> duplicate`, ids ordered.
+    Pairs(HashMap<(String, String), bool>),
+}
+
+fn ordered(a: &str, b: &str) -> (String, String) {
+    if a <= b { (a.to_string(), b.to_string()) } else { (b.to_string(), a.to_string()) }
+}
+
+fn choose2(n: u64) -> u64 {
+    n * n.saturating_sub(1) / 2
+}
+
+impl Truth {
+    /// Reads a cluster label per document from `path` (any input format of the job) with
+    /// the given fields.
+    ///
+    /// # Errors
+    /// When the file cannot be read, or a record lacks its id or label.
+    pub fn read_clusters(path: &Path, id_field: &str, label_field: &str) -> anyhow::Result<Self> {
+        let files = neardup_io::discover(&[path.to_path_buf()], &[])
+            .with_context(|| format!("cannot list the truth \"{}\"", path.display()))?;
+        let fields = neardup_io::FieldNames {
+            id: Some(id_field.to_string()),
+            text: label_field.to_string(),
+        };
+        let mut labels = HashMap::new();
+        for file in &files {
+            let reader = RecordReader::open(file, &fields, OnReadError::Fail)
+                .with_context(|| format!("cannot read the truth \"{}\"", file.path.display()))?;
+            for record in reader {
+                match record? {
+                    Record::Doc(d) => {
+                        labels.insert(d.id, d.text);
+                    }
+                    Record::Reject(r) => bail!(
+                        "truth \"{}\" record {}: {} ({}); every record needs `{id_field}` and a string `{label_field}`",
+                        file.path.display(),
+                        r.doc.record(),
+                        r.reason.as_str(),
+                        r.detail
+                    ),
+                }
+            }
+        }
+        Ok(Truth::Clusters(labels))
+    }
+
+    /// Reads labelled pairs: JSON Lines with `id_a`, `id_b` and an optional boolean
+    /// `duplicate` (true when absent).
+    ///
+    /// # Errors
+    /// When the file cannot be read or a line is not such a pair.
+    pub fn read_pairs(path: &Path) -> anyhow::Result<Self> {
+        let file = std::fs::File::open(path)
+            .with_context(|| format!("cannot open the truth \"{}\"", path.display()))?;
+        let mut pairs = HashMap::new();
+        for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
+            let line = line.with_context(|| format!("cannot read \"{}\"", path.display()))?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let at = || format!("truth \"{}\" line {}", path.display(), n + 1);
+            let value: serde_json::Value =
+                serde_json::from_str(&line).with_context(|| format!("{}: not JSON", at()))?;
+            let field = |k: &str| value.get(k).and_then(serde_json::Value::as_str);
+            let (Some(a), Some(b)) = (field("id_a"), field("id_b")) else {
+                bail!("{}: needs string fields `id_a` and `id_b`", at());
+            };
+            let duplicate = match value.get("duplicate") {
+                None => true,
+                Some(serde_json::Value::Bool(d)) => *d,
+                Some(_) => bail!("{}: `duplicate` must be true or false", at()),
+            };
+            pairs.insert(ordered(a, b), duplicate);
+        }
+        Ok(Truth::Pairs(pairs))
+    }
+}
+
+/// The predicted cluster of each listed document: its `cluster` column, or its own id for
+/// a rejected record (alone).
+fn predicted(docs: &[DocumentRow]) -> HashMap<&str, String> {
+    docs.iter()
+        .filter_map(|d| {
+            let id = d.id.as_deref()?;
+            let cluster = match (d.decision, &d.cluster) {
+                (Decision::Reject, _) | (_, None) => format!("\u{0}{id}"),
+                (_, Some(c)) => c.clone(),
+            };
+            Some((id, cluster))
+        })
+        .collect()
+}
+
+/// Scores `docs` (and the verified `pairs`) against `truth`. `texts` gives the texts and
+/// analyser for the similarity bands, when they could be read.
+pub fn evaluate(
+    truth: &Truth,
+    docs: &[DocumentRow],
+    pairs: &[neardup_io::PairRow],
+    texts: Option<(&HashMap<String, String>, &Analyzer)>,
+    show: usize,
+) -> Report {
+    let predicted = predicted(docs);
+    let mut report = Report::default();
+    let mut true_pair_list: Vec<(String, String)> = Vec::new();
+    let is_false = |a: &str, b: &str| -> Option<bool> {
+        match truth {
+            Truth::Clusters(labels) => Some(labels.get(a)? != labels.get(b)?),
+            Truth::Pairs(labelled) => labelled.get(&ordered(a, b)).map(|dup| !dup),
+        }
+    };
+    match truth {
+        Truth::Clusters(labels) => {
+            let mut cells: HashMap<(&str, &str), u64> = HashMap::new();
+            let mut by_predicted: HashMap<&str, u64> = HashMap::new();
+            let mut by_true: HashMap<&str, Vec<&str>> = HashMap::new();
+            for (id, label) in labels {
+                let Some(cluster) = predicted.get(id.as_str()) else {
+                    report.missing_from_run += 1;
+                    continue;
+                };
+                report.documents += 1;
+                *cells.entry((cluster.as_str(), label.as_str())).or_default() += 1;
+                *by_predicted.entry(cluster.as_str()).or_default() += 1;
+                by_true.entry(label.as_str()).or_default().push(id.as_str());
+            }
+            let index: u64 = cells.values().map(|&n| choose2(n)).sum();
+            let pred: u64 = by_predicted.values().map(|&n| choose2(n)).sum();
+            let truth_pairs: u64 = by_true.values().map(|m| choose2(m.len() as u64)).sum();
+            report.true_positives = index;
+            report.predicted_pairs = pred;
+            report.true_pairs = truth_pairs;
+            report.false_positive_count = pred - index;
+            let all = choose2(report.documents) as f64;
+            let expected = if all > 0.0 { pred as f64 * truth_pairs as f64 / all } else { 0.0 };
+            let max = (pred + truth_pairs) as f64 / 2.0;
+            report.adjusted_rand_index = Some(if (max - expected).abs() < f64::EPSILON {
+                1.0
+            } else {
+                (index as f64 - expected) / (max - expected)
+            });
+            let mut groups: Vec<Vec<&str>> =
+                by_true.into_values().filter(|m| m.len() > 1).collect();
+            groups.iter_mut().for_each(|m| m.sort_unstable());
+            groups.sort_unstable();
+            'groups: for members in groups {
+                for (i, a) in members.iter().enumerate() {
+                    for b in &members[i + 1..] {
+                        if true_pair_list.len() == MAX_BAND_PAIRS {
+                            break 'groups;
+                        }
+                        true_pair_list.push(((*a).to_string(), (*b).to_string()));
+                    }
+                }
+            }
+        }
+        Truth::Pairs(labelled) => {
+            let mut sorted: Vec<(&(String, String), &bool)> = labelled.iter().collect();
+            sorted.sort_unstable();
+            let mut seen: HashSet<&str> = HashSet::new();
+            for ((a, b), duplicate) in sorted {
+                let (Some(ca), Some(cb)) = (predicted.get(a.as_str()), predicted.get(b.as_str()))
+                else {
+                    report.missing_from_run += 1;
+                    continue;
+                };
+                for id in [a, b] {
+                    report.documents += u64::from(seen.insert(id.as_str()));
+                }
+                let same = ca == cb;
+                report.true_pairs += u64::from(*duplicate);
+                report.predicted_pairs += u64::from(same);
+                report.true_positives += u64::from(same && *duplicate);
+                report.false_positive_count += u64::from(same && !*duplicate);
+                if *duplicate && true_pair_list.len() < MAX_BAND_PAIRS {
+                    true_pair_list.push((a.clone(), b.clone()));
+                }
+            }
+        }
+    }
+    let ratio = |x: u64, y: u64| if y == 0 { 1.0 } else { x as f64 / y as f64 };
+    report.precision = ratio(report.true_positives, report.predicted_pairs);
+    report.recall = ratio(report.true_positives, report.true_pairs);
+    report.f1 = if report.precision + report.recall > 0.0 {
+        2.0 * report.precision * report.recall / (report.precision + report.recall)
+    } else {
+        0.0
+    };
+    if let Some((texts, analyzer)) = texts {
+        report.recall_by_similarity = bands(&true_pair_list, &predicted, texts, analyzer);
+    }
+    let mut wrong: Vec<FalsePositive> = pairs
+        .iter()
+        .filter(|p| is_false(&p.id_a, &p.id_b) == Some(true))
+        .map(|p| FalsePositive {
+            id_a: p.id_a.clone(),
+            id_b: p.id_b.clone(),
+            similarity: p.similarity,
+            kind: p.kind.as_str(),
+        })
+        .collect();
+    wrong.sort_by(|x, y| {
+        y.similarity
+            .total_cmp(&x.similarity)
+            .then_with(|| (&x.id_a, &x.id_b).cmp(&(&y.id_a, &y.id_b)))
+    });
+    wrong.truncate(show);
+    report.false_positive_pairs = wrong;
+    report
+}
+
+/// Recall of `true_pairs` by the Jaccard similarity of their features.
+fn bands(
+    true_pairs: &[(String, String)],
+    predicted: &HashMap<&str, String>,
+    texts: &HashMap<String, String>,
+    analyzer: &Analyzer,
+) -> Vec<Band> {
+    let mut features: HashMap<String, Vec<u64>> = HashMap::new();
+    let (mut scratch, mut analysis) = (AnalyzeScratch::default(), Analysis::default());
+    let mut feature_set = |id: &str, features: &mut HashMap<String, Vec<u64>>| {
+        if !features.contains_key(id) {
+            let Some(text) = texts.get(id) else { return };
+            analyzer.analyze_into(text, &mut scratch, &mut analysis);
+            let mut set = analysis.features.hashes().to_vec();
+            set.sort_unstable();
+            set.dedup();
+            features.insert(id.to_string(), set);
+        }
+    };
+    let mut out: Vec<Band> = BANDS
+        .iter()
+        .enumerate()
+        .map(|(i, &from)| Band {
+            from,
+            to: BANDS.get(i + 1).copied().unwrap_or(1.0),
+            pairs: 0,
+            found: 0,
+        })
+        .collect();
+    for (a, b) in true_pairs {
+        feature_set(a, &mut features);
+        feature_set(b, &mut features);
+        let (Some(x), Some(y)) = (features.get(a.as_str()), features.get(b.as_str())) else {
+            continue;
+        };
+        let similarity = neardup_core::jaccard_sorted(x, y);
+        let band = BANDS.iter().rposition(|&from| similarity >= from).unwrap_or(0);
+        out[band].pairs += 1;
+        out[band].found += u64::from(predicted.get(a.as_str()) == predicted.get(b.as_str()));
+    }
+    out
+}
+
+/// Reads the texts of `ids` from the run's inputs, with the run's fields.
+///
+/// # Errors
+/// When an input cannot be read.
+pub fn read_texts(
+    docs: &[DocumentRow],
+    spec: &JobSpec,
+    ids: &HashSet<&str>,
+) -> anyhow::Result<HashMap<String, String>> {
+    let sources: BTreeMap<&str, ()> = docs
+        .iter()
+        .filter(|d| d.id.as_deref().is_some_and(|id| ids.contains(id)))
+        .map(|d| (&*d.source, ()))
+        .collect();
+    let fields = spec.input.field_names();
+    let mut texts = HashMap::new();
+    for source in sources.keys() {
+        let path = PathBuf::from(source);
+        let files = neardup_io::discover(std::slice::from_ref(&path), &[])
+            .with_context(|| format!("cannot find the input \"{source}\" again"))?;
+        for file in &files {
+            for record in RecordReader::open(file, &fields, OnReadError::Fail)? {
+                if let Record::Doc(d) = record?
+                    && ids.contains(d.id.as_str())
+                {
+                    texts.entry(d.id).or_insert(d.text);
+                }
+            }
+        }
+    }
+    Ok(texts)
+}
+
+/// An analyser with the run's normalisation and features.
+pub fn analyzer(spec: &JobSpec) -> Analyzer {
+    let segmenter = neardup_text::FeatureExtractor::needs_segmenter(&spec.features)
+        .then(|| Segmenter::new(spec.features.jieba_hmm));
+    Analyzer::new(spec.normalize.clone(), spec.features.clone(), spec.seed, segmenter)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+    }
+
+    fn doc(id: &str, cluster: &str) -> DocumentRow {
+        DocumentRow {
+            doc: neardup_core::DocId::new(0, 1),
+            id: Some(id.into()),
+            source: "x".into(),
+            decision: if id == cluster { Decision::Keep } else { Decision::Remove },
+            cluster: Some(cluster.into()),
+            cluster_size: None,
+            duplicate_of: None,
+            reason: None,
+            detail: None,
+            verified_with_kept: None,
+            features: None,
+            chars: None,
+            web: None,
+        }
+    }
+
+    #[test]
+    fn perfect_clusters_score_one() {
+        let truth = Truth::Clusters(labels(&[("a", "1"), ("b", "1"), ("c", "2"), ("d", "3")]));
+        let docs = [doc("a", "a"), doc("b", "a"), doc("c", "c"), doc("d", "d")];
+        let r = evaluate(&truth, &docs, &[], None, 10);
+        assert_eq!((r.true_pairs, r.predicted_pairs, r.true_positives), (1, 1, 1));
+        assert_eq!((r.precision, r.recall, r.f1), (1.0, 1.0, 1.0));
+        assert_eq!(r.adjusted_rand_index, Some(1.0));
+    }
+
+    #[test]
+    fn scores_follow_the_contingency_table() {
+        // Truth {a,b,c} {d,e}; predicted {a,b} {c,d,e}.
+        let truth =
+            Truth::Clusters(labels(&[("a", "1"), ("b", "1"), ("c", "1"), ("d", "2"), ("e", "2")]));
+        let docs = [doc("a", "a"), doc("b", "a"), doc("c", "c"), doc("d", "c"), doc("e", "c")];
+        let r = evaluate(&truth, &docs, &[], None, 10);
+        // True pairs: ab ac bc de = 4; predicted: ab cd ce de = 4; both: ab de = 2.
+        assert_eq!((r.true_pairs, r.predicted_pairs, r.true_positives), (4, 4, 2));
+        assert_eq!(r.false_positive_count, 2);
+        assert!((r.f1 - 0.5).abs() < 1e-12);
+        // ARI: index 2, expected 4 * 4 / 10 = 1.6, max 4: (2 - 1.6) / (4 - 1.6).
+        let ari = r.adjusted_rand_index.unwrap();
+        assert!((ari - 0.4 / 2.4).abs() < 1e-12, "{ari}");
+    }
+
+    #[test]
+    fn labelled_pairs_count_only_what_is_labelled() {
+        let mut labelled = HashMap::new();
+        labelled.insert(ordered("a", "b"), true);
+        labelled.insert(ordered("c", "d"), false);
+        labelled.insert(ordered("a", "c"), true);
+        let docs = [doc("a", "a"), doc("b", "a"), doc("c", "c"), doc("d", "c")];
+        let r = evaluate(&Truth::Pairs(labelled), &docs, &[], None, 10);
+        assert_eq!((r.true_pairs, r.predicted_pairs, r.true_positives), (2, 2, 1));
+        assert_eq!(r.false_positive_count, 1);
+        assert_eq!(r.adjusted_rand_index, None);
+    }
+}

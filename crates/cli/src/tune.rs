@@ -1,0 +1,304 @@
+//! `neardup tune`: what LSH parameters do, and which ones suit labelled data.
+//!
+//! Without labels it shows, for MinHash bands and rows (given, or chosen from a
+//! threshold), the probability of becoming a candidate as a function of Jaccard
+//! similarity, the expected false-positive and false-negative rates around the threshold,
+//! and the cost in bucket records per document; for SimHash blocks and distance, the
+//! probability by Hamming distance and the tables per document. With labels it runs the job
+//! over a grid of thresholds (or distances) and reports precision, recall and F1 of each,
+//! marking the best.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use neardup_core::{BlockLayout, LshParams};
+use serde::Serialize;
+
+/// One point of a candidate-probability curve.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CurvePoint {
+    /// Jaccard similarity (MinHash) or Hamming distance (SimHash).
+    pub x: f64,
+    /// Probability of becoming a candidate.
+    pub probability: f64,
+}
+
+/// What a MinHash setting does.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MinHashCurve {
+    /// Bands.
+    pub bands: u32,
+    /// Rows per band.
+    pub rows: u32,
+    /// The verification threshold.
+    pub threshold: f64,
+    /// Where the curve is steepest.
+    pub knee: f64,
+    /// Mean candidate probability of pairs below the threshold (uniform similarity).
+    pub false_positive_rate: f64,
+    /// Mean miss probability of pairs at or above the threshold (uniform similarity).
+    pub false_negative_rate: f64,
+    /// Bucket records per document.
+    pub records_per_document: u32,
+    /// The curve.
+    pub curve: Vec<CurvePoint>,
+}
+
+impl MinHashCurve {
+    /// The curve of `lsh` verified at `threshold`.
+    pub fn of(lsh: LshParams, threshold: f64) -> Self {
+        let curve = (0..=20)
+            .map(|i| f64::from(i) / 20.0)
+            .map(|s| CurvePoint { x: s, probability: lsh.candidate_probability(s) })
+            .collect();
+        MinHashCurve {
+            bands: lsh.bands(),
+            rows: lsh.rows(),
+            threshold,
+            knee: lsh.knee(),
+            false_positive_rate: lsh.false_positive_area(threshold) / threshold,
+            false_negative_rate: lsh.false_negative_area(threshold) / (1.0 - threshold),
+            records_per_document: lsh.bands(),
+            curve,
+        }
+    }
+}
+
+/// What a SimHash setting does.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SimHashCurve {
+    /// Blocks of the fingerprint.
+    pub blocks: u32,
+    /// The Hamming distance found exhaustively.
+    pub max_distance: u32,
+    /// Tables, which is bucket records per document.
+    pub records_per_document: usize,
+    /// Expected chance candidates per document in a corpus of `documents`.
+    pub random_candidates_per_document: f64,
+    /// The corpus size assumed.
+    pub documents: u64,
+    /// The curve by Hamming distance.
+    pub curve: Vec<CurvePoint>,
+}
+
+impl SimHashCurve {
+    /// The curve of `layout` for a corpus of `documents`.
+    pub fn of(layout: &BlockLayout, documents: u64) -> Self {
+        let curve = (0..=2 * layout.max_distance() + 6)
+            .map(|d| CurvePoint { x: f64::from(d), probability: layout.candidate_probability(d) })
+            .collect();
+        SimHashCurve {
+            blocks: layout.blocks(),
+            max_distance: layout.max_distance(),
+            records_per_document: layout.tables(),
+            random_candidates_per_document: layout.random_candidates_per_doc(documents),
+            documents,
+            curve,
+        }
+    }
+}
+
+fn bar(p: f64) -> String {
+    let width = (p * 40.0).round() as usize;
+    "#".repeat(width)
+}
+
+/// Prints a MinHash curve.
+///
+/// # Errors
+/// When `out` fails.
+pub fn print_minhash(out: &mut dyn Write, c: &MinHashCurve) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "MinHash {} bands x {} rows ({} permutations used), verified at Jaccard {}",
+        c.bands,
+        c.rows,
+        c.bands * c.rows,
+        c.threshold
+    )?;
+    writeln!(out, "cost             {} bucket records per document", c.records_per_document)?;
+    writeln!(out, "knee             {:.3} (candidate probability 1/2 near here)", c.knee)?;
+    writeln!(
+        out,
+        "false positives  {:.2}% of pairs below the threshold become candidates (then fail verification)",
+        100.0 * c.false_positive_rate
+    )?;
+    writeln!(
+        out,
+        "false negatives  {:.2}% of pairs at or above the threshold are missed",
+        100.0 * c.false_negative_rate
+    )?;
+    writeln!(out, "\n Jaccard  P(candidate)")?;
+    for p in &c.curve {
+        let mark = if (p.x - c.threshold).abs() < 0.025 { "<- threshold" } else { "" };
+        writeln!(out, "  {:5.2}   {:8.4}  {:<40} {mark}", p.x, p.probability, bar(p.probability))?;
+    }
+    Ok(())
+}
+
+/// Prints a SimHash curve.
+///
+/// # Errors
+/// When `out` fails.
+pub fn print_simhash(out: &mut dyn Write, c: &SimHashCurve) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "SimHash 64 bits in {} blocks, pairs within Hamming distance {} are all found",
+        c.blocks, c.max_distance
+    )?;
+    writeln!(
+        out,
+        "cost             {} tables = bucket records per document",
+        c.records_per_document
+    )?;
+    writeln!(
+        out,
+        "chance          {:.2} unrelated candidates per document in {} documents",
+        c.random_candidates_per_document, c.documents
+    )?;
+    writeln!(out, "\n distance  P(candidate)")?;
+    for p in &c.curve {
+        let mark = if p.x <= f64::from(c.max_distance) { "verified" } else { "fails verification" };
+        writeln!(out, "  {:5}    {:8.4}  {:<40} {mark}", p.x, p.probability, bar(p.probability))?;
+    }
+    Ok(())
+}
+
+/// One setting tried on labelled data.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Trial {
+    /// The threshold (MinHash) or distance (SimHash).
+    pub setting: f64,
+    /// Bands x rows or blocks, as resolved.
+    pub resolved: String,
+    /// Pair precision.
+    pub precision: f64,
+    /// Pair recall.
+    pub recall: f64,
+    /// F1.
+    pub f1: f64,
+    /// Verified and exact pairs found.
+    pub pairs: u64,
+    /// Unique candidates per document.
+    pub candidates_per_document: f64,
+}
+
+/// A scratch folder for the trial runs, removed when dropped.
+pub struct Scratch(pub PathBuf);
+
+impl Scratch {
+    /// A new folder under the system temporary folder.
+    ///
+    /// # Errors
+    /// When it cannot be created.
+    pub fn new() -> std::io::Result<Self> {
+        let dir = std::env::temp_dir().join(format!("neardup-tune-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        Ok(Scratch(dir))
+    }
+
+    /// The folder for trial `i`.
+    pub fn trial(&self, i: usize) -> PathBuf {
+        self.0.join(format!("trial-{i}"))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Prints trials, marking the best F1 (ties: the earlier, that is the stricter setting).
+///
+/// # Errors
+/// When `out` fails.
+pub fn print_trials(out: &mut dyn Write, label: &str, trials: &[Trial]) -> std::io::Result<()> {
+    let best = best(trials);
+    writeln!(
+        out,
+        "{label:>9}  {:<10} {:>9} {:>7} {:>7} {:>9} {:>15}",
+        "resolved", "precision", "recall", "F1", "pairs", "candidates/doc"
+    )?;
+    for (i, t) in trials.iter().enumerate() {
+        writeln!(
+            out,
+            "{:>9}  {:<10} {:>9.4} {:>7.4} {:>7.4} {:>9} {:>15.2}{}",
+            t.setting,
+            t.resolved,
+            t.precision,
+            t.recall,
+            t.f1,
+            t.pairs,
+            t.candidates_per_document,
+            if Some(i) == best { "  <- best F1" } else { "" }
+        )?;
+    }
+    if trials.len() > 1 && (best == Some(0) || best == Some(trials.len() - 1)) {
+        writeln!(out, "the best F1 is at the edge of the grid: try settings beyond it (--grid)")?;
+    }
+    Ok(())
+}
+
+/// The index of the trial with the best F1.
+pub fn best(trials: &[Trial]) -> Option<usize> {
+    let mut best: Option<usize> = None;
+    for (i, t) in trials.iter().enumerate() {
+        if best.is_none_or(|b| t.f1 > trials[b].f1) {
+            best = Some(i);
+        }
+    }
+    best
+}
+
+/// The settings tried by default: thresholds 0.5 to 0.95 (MinHash), distances 1 to 8
+/// (SimHash).
+pub fn default_grid(minhash: bool) -> Vec<f64> {
+    if minhash {
+        (10..=19).map(|i| f64::from(i) * 0.05).collect()
+    } else {
+        (1..=8).map(f64::from).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn minhash_curve_rates_match_the_areas() {
+        let lsh = LshParams::try_new(9, 13).unwrap();
+        let c = MinHashCurve::of(lsh, 0.8);
+        assert_eq!(c.records_per_document, 9);
+        assert!(c.false_positive_rate > 0.0 && c.false_positive_rate < 0.1);
+        assert!(c.false_negative_rate > 0.0 && c.false_negative_rate < 0.2);
+        assert_eq!(c.curve.first().unwrap().probability, 0.0);
+        assert_eq!(c.curve.last().unwrap().probability, 1.0);
+        assert!(c.curve.windows(2).all(|w| w[0].probability <= w[1].probability));
+    }
+
+    #[test]
+    fn simhash_curve_is_one_within_the_distance_and_falls_after() {
+        let layout = BlockLayout::try_new(6, 3).unwrap();
+        let c = SimHashCurve::of(&layout, 1_000_000);
+        assert_eq!(c.records_per_document, 20);
+        assert!(c.curve.iter().take(4).all(|p| p.probability == 1.0));
+        assert!(c.curve[4].probability < 1.0);
+        assert!(c.curve.windows(2).all(|w| w[0].probability >= w[1].probability));
+    }
+
+    #[test]
+    fn the_best_trial_is_the_first_with_the_highest_f1() {
+        let t = |f1| Trial {
+            setting: 0.0,
+            resolved: String::new(),
+            precision: 0.0,
+            recall: 0.0,
+            f1,
+            pairs: 0,
+            candidates_per_document: 0.0,
+        };
+        assert_eq!(best(&[t(0.2), t(0.5), t(0.5), t(0.1)]), Some(1));
+        assert_eq!(best(&[]), None);
+    }
+}

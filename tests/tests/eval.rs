@@ -1,0 +1,168 @@
+//! `neardup eval` scores a run against labels: its pair counts agree with a brute-force
+//! count over explicit pairs, the similarity bands cover every true pair, labelled pairs
+//! work as truth, and a bad truth record is named.
+
+use neardup_cli::Outcome;
+use neardup_cli::eval::Report;
+use neardup_e2e::{cluster_scores, neardup, repo, truth};
+use neardup_io::read_documents;
+
+fn eval(args: &[&str]) -> Report {
+    match neardup(args).unwrap() {
+        Outcome::Evaluated(report) => *report,
+        _ => panic!("eval prints a report"),
+    }
+}
+
+fn dedup_poems(out: &std::path::Path) -> std::path::PathBuf {
+    let input = repo().join("data-samples/zh-tang-poems/poems.jsonl.gz");
+    neardup(&[
+        "dedup",
+        "-i",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "-q",
+        "-w",
+        "2",
+    ])
+    .unwrap();
+    input
+}
+
+#[test]
+fn scores_agree_with_a_brute_force_pair_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let input = dedup_poems(&out);
+    let report = eval(&[
+        "eval",
+        "--truth",
+        input.to_str().unwrap(),
+        "--run",
+        out.to_str().unwrap(),
+        "--show",
+        "1000",
+    ]);
+    let labels = truth(&input);
+    let docs = read_documents(&out.join("documents")).unwrap();
+    let expected = cluster_scores(&docs, &labels);
+    assert_eq!(report.documents, 5000);
+    assert_eq!(report.missing_from_run, 0);
+    assert!((report.precision - expected.precision).abs() < 1e-12, "{report:?} vs {expected:?}");
+    assert!((report.recall - expected.recall).abs() < 1e-12, "{report:?} vs {expected:?}");
+    assert!((report.f1 - expected.f1).abs() < 1e-12);
+    let ari = report.adjusted_rand_index.unwrap();
+    assert!(ari > 0.3 && ari < 1.0, "ARI {ari}");
+    // Every true pair falls in one band; identical feature sets are always found.
+    let banded: u64 = report.recall_by_similarity.iter().map(|b| b.pairs).sum();
+    assert_eq!(banded, report.true_pairs);
+    let same = report.recall_by_similarity.last().unwrap();
+    assert!(same.pairs > 0 && same.found == same.pairs, "{same:?}");
+    let low = &report.recall_by_similarity[0];
+    assert_eq!(low.found, 0, "pairs below 0.5 Jaccard are not found at threshold 0.8");
+    // Every listed false positive is a verified pair whose labels differ.
+    assert_eq!(
+        report.false_positive_pairs.len() as u64,
+        report.false_positive_count,
+        "the poems' clusters are pairs, so every wrong pair is a verified pair"
+    );
+    for p in &report.false_positive_pairs {
+        assert_ne!(labels[&p.id_a], labels[&p.id_b]);
+    }
+}
+
+#[test]
+fn labelled_pairs_are_truth_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let input = dedup_poems(&out);
+    let docs = read_documents(&out.join("documents")).unwrap();
+    let cluster =
+        |id: &str| docs.iter().find(|d| d.id.as_deref() == Some(id)).unwrap().cluster.clone();
+    let labels = truth(&input);
+    // Three labelled pairs: a found duplicate, a missed one, and a found non-duplicate.
+    let mut by_label: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+    for (id, label) in &labels {
+        by_label.entry(label).or_default().push(id);
+    }
+    let true_pairs: Vec<(&str, &str)> =
+        by_label.values().filter(|m| m.len() == 2).map(|m| (m[0], m[1])).collect();
+    let found = true_pairs.iter().find(|(a, b)| cluster(a) == cluster(b)).unwrap();
+    let missed = true_pairs.iter().find(|(a, b)| cluster(a) != cluster(b)).unwrap();
+    let lines = [
+        format!(r#"{{"id_a": "{}", "id_b": "{}"}}"#, found.0, found.1),
+        format!(r#"{{"id_a": "{}", "id_b": "{}", "duplicate": true}}"#, missed.0, missed.1),
+        format!(r#"{{"id_a": "{}", "id_b": "{}", "duplicate": false}}"#, found.1, found.0),
+    ];
+    let pairs = dir.path().join("pairs.jsonl");
+    std::fs::write(&pairs, lines.join("\n")).unwrap();
+    let report =
+        eval(&["eval", "--truth-pairs", pairs.to_str().unwrap(), "--run", out.to_str().unwrap()]);
+    // The third line relabels the first pair (same ids, either order): the last label wins.
+    assert_eq!((report.true_pairs, report.predicted_pairs, report.true_positives), (1, 1, 0));
+    assert_eq!(report.false_positive_count, 1);
+    assert_eq!(report.recall, 0.0);
+}
+
+#[test]
+fn a_truth_record_without_a_label_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    dedup_poems(&out);
+    let bad = dir.path().join("truth.jsonl");
+    std::fs::write(&bad, "{\"id\": \"a\", \"truth\": \"1\"}\n{\"id\": \"b\"}\n").unwrap();
+    let error =
+        neardup(&["eval", "--truth", bad.to_str().unwrap(), "--run", out.to_str().unwrap()])
+            .unwrap_err();
+    let message = format!("{error:#}");
+    assert!(message.contains(bad.to_str().unwrap()) && message.contains("record 2"), "{message}");
+}
+
+#[test]
+fn tune_tries_a_grid_on_labels_and_agrees_with_eval() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let input = dedup_poems(&out);
+    let at_default =
+        eval(&["eval", "--truth", input.to_str().unwrap(), "--run", out.to_str().unwrap()]);
+    let trials = match neardup(&[
+        "tune",
+        "--truth",
+        input.to_str().unwrap(),
+        "--grid",
+        "0.5,0.8",
+        "-w",
+        "2",
+    ])
+    .unwrap()
+    {
+        neardup_cli::Outcome::Tuned(trials) => trials,
+        _ => panic!("tune reports trials"),
+    };
+    assert_eq!(trials.len(), 2);
+    assert_eq!(trials[1].resolved, "9 x 13");
+    assert!((trials[1].f1 - at_default.f1).abs() < 1e-12, "{trials:?} vs {at_default:?}");
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(trials[1].pairs, summary["counts"]["pairs"].as_u64().unwrap());
+    // The poems' editions differ in many characters: a lower threshold finds more of them.
+    assert!(trials[0].recall > trials[1].recall && trials[0].f1 > trials[1].f1, "{trials:?}");
+    assert_eq!(neardup_cli::tune::best(&trials), Some(0));
+}
+
+#[test]
+fn tune_without_labels_describes_the_parameters() {
+    // Shown, not run: nothing to check but that it succeeds for both methods and rejects
+    // impossible settings as usage errors.
+    for args in [
+        &["tune"][..],
+        &["tune", "--bands", "20", "--rows", "5", "--threshold", "0.6"],
+        &["tune", "--method", "simhash", "--max-distance", "4", "--documents", "1000"],
+    ] {
+        assert!(matches!(neardup(args).unwrap(), neardup_cli::Outcome::Tuned(t) if t.is_empty()));
+    }
+    let error = neardup(&["tune", "--method", "simhash", "--max-distance", "4", "--blocks", "3"])
+        .unwrap_err();
+    assert!(error.downcast_ref::<neardup_cli::UsageError>().is_some(), "{error:#}");
+}
