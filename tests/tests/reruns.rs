@@ -38,7 +38,7 @@ fn a_rerun_with_fewer_workers_leaves_no_stale_parts() {
     assert_eq!(parts(&out.join("documents")), ["part-00000.parquet"]);
     assert_eq!(parts(&out.join("pairs")), ["part-00000.parquet"]);
     assert_eq!((render_documents(&out), render_pairs(&out)), (docs8, pairs8));
-    assert_eq!(parts(&out), ["_SUCCESS", "documents", "pairs", "summary.json"]);
+    assert_eq!(parts(&out), ["_SUCCESS", "documents", "pairs", "report.html", "summary.json"]);
 }
 
 #[test]

@@ -35,6 +35,7 @@ mod corpus;
 mod operators;
 mod progress;
 mod records;
+mod report;
 mod routing;
 mod sign;
 mod source;
@@ -218,6 +219,7 @@ pub enum JobError {
 pub const SUCCESS_MARKER: &str = "_SUCCESS";
 /// Name of the run summary.
 pub const SUMMARY_FILE: &str = "summary.json";
+pub use report::REPORT_FILE;
 
 /// Why a worker failed, carried to every other worker.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
@@ -404,6 +406,12 @@ fn finish(
     if let Some(error) = &failure {
         summary.status = "failed";
         summary.error = Some(error_chain(error));
+    }
+    let parts_written =
+        failure.is_none() || matches!(failure, Some(JobError::TooManyRejects { .. }));
+    if writer && parts_written {
+        let page = report::render(config, &summary, &totals.stats);
+        write_atomically(&config.output.join(REPORT_FILE), page.as_bytes())?;
     }
     if writer {
         let json = serde_json::to_vec_pretty(&summary).expect("summary serialises");
@@ -843,7 +851,7 @@ fn prepare_output(output: &Path) -> Result<(), JobError> {
         JobError::Write(neardup_io::Error::Write { path: path.to_path_buf(), source })
     };
     std::fs::create_dir_all(output).map_err(|e| write_err(output, e))?;
-    for marker in [SUCCESS_MARKER, SUMMARY_FILE] {
+    for marker in [SUCCESS_MARKER, SUMMARY_FILE, REPORT_FILE] {
         let path = output.join(marker);
         match std::fs::remove_file(&path) {
             Ok(()) => {}

@@ -56,6 +56,39 @@ pub struct WorkerStats {
     pub peak_memory_bytes: u64,
     /// Rounds the input was read in (merged: the most of any worker).
     pub input_rounds: u64,
+    /// Near pairs by similarity, in [`SIMILARITY_BINS`] equal bins over `[0, 1]`.
+    pub similarity_bins: Vec<u64>,
+    /// Clusters (of two or more documents) by size.
+    pub cluster_sizes: BTreeMap<u64, u64>,
+    /// The largest clusters (at most [`TOP_CLUSTERS`]), with their first members.
+    pub top_clusters: Vec<TopCluster>,
+}
+
+/// Bins of the similarity histogram.
+pub const SIMILARITY_BINS: usize = 50;
+/// Clusters listed in the report.
+pub const TOP_CLUSTERS: usize = 10;
+/// Members listed per cluster, besides the kept document.
+pub const TOP_CLUSTER_MEMBERS: usize = 3;
+
+/// One of the largest clusters.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TopCluster {
+    /// Documents in it.
+    pub size: u64,
+    /// Its kept document.
+    pub kept: DocId,
+    /// The kept document's id.
+    pub kept_id: String,
+    /// Its earliest removed members (position, id), at most [`TOP_CLUSTER_MEMBERS`].
+    pub members: Vec<(DocId, String)>,
+}
+
+impl TopCluster {
+    /// Larger first; ties by the earlier kept document.
+    fn rank(&self) -> (std::cmp::Reverse<u64>, DocId) {
+        (std::cmp::Reverse(self.size), self.kept)
+    }
 }
 
 impl WorkerStats {
@@ -93,18 +126,81 @@ impl WorkerStats {
         }
         self.clusters += other.clusters;
         if let Some((doc, id)) = &other.largest_cluster_kept {
-            self.record_cluster(other.largest_cluster, *doc, id);
+            self.note_largest(other.largest_cluster, *doc, id);
         }
         self.removed_not_verified_with_kept += other.removed_not_verified_with_kept;
         self.kept_written += other.kept_written;
         self.spilled_bytes += other.spilled_bytes;
         self.peak_memory_bytes = self.peak_memory_bytes.max(other.peak_memory_bytes);
         self.input_rounds = self.input_rounds.max(other.input_rounds);
+        if self.similarity_bins.len() < other.similarity_bins.len() {
+            self.similarity_bins.resize(other.similarity_bins.len(), 0);
+        }
+        for (mine, theirs) in self.similarity_bins.iter_mut().zip(&other.similarity_bins) {
+            *mine += theirs;
+        }
+        for (size, n) in &other.cluster_sizes {
+            *self.cluster_sizes.entry(*size).or_default() += n;
+        }
+        for c in &other.top_clusters {
+            self.note_cluster(c.size, c.kept, &c.kept_id);
+            for (doc, id) in &c.members {
+                self.note_member(c.size, c.kept, &c.kept_id, *doc, id);
+            }
+        }
+    }
+
+    /// Counts a near pair's similarity.
+    pub fn count_similarity(&mut self, similarity: f64) {
+        if self.similarity_bins.is_empty() {
+            self.similarity_bins = vec![0; SIMILARITY_BINS];
+        }
+        let bin = ((similarity.clamp(0.0, 1.0) * SIMILARITY_BINS as f64) as usize)
+            .min(SIMILARITY_BINS - 1);
+        self.similarity_bins[bin] += 1;
+    }
+
+    /// Notes a cluster among the largest, if it is; returns its slot.
+    fn note_cluster(&mut self, size: u64, kept: DocId, kept_id: &str) -> Option<usize> {
+        let candidate =
+            TopCluster { size, kept, kept_id: kept_id.to_string(), members: Vec::new() };
+        if let Some(i) = self.top_clusters.iter().position(|c| c.kept == kept) {
+            return Some(i);
+        }
+        if self.top_clusters.len() == TOP_CLUSTERS
+            && self.top_clusters.last().is_some_and(|last| last.rank() <= candidate.rank())
+        {
+            return None;
+        }
+        let at = self.top_clusters.partition_point(|c| c.rank() < candidate.rank());
+        self.top_clusters.insert(at, candidate);
+        self.top_clusters.truncate(TOP_CLUSTERS);
+        self.top_clusters.iter().position(|c| c.kept == kept)
+    }
+
+    /// Notes a removed member of a cluster among the largest (the earliest are listed).
+    pub fn note_member(&mut self, size: u64, kept: DocId, kept_id: &str, doc: DocId, id: &str) {
+        let Some(i) = self.note_cluster(size, kept, kept_id) else { return };
+        let members = &mut self.top_clusters[i].members;
+        if members.iter().any(|(d, _)| *d == doc) {
+            return;
+        }
+        let at = members.partition_point(|(d, _)| *d < doc);
+        if at < TOP_CLUSTER_MEMBERS {
+            members.insert(at, (doc, id.to_string()));
+            members.truncate(TOP_CLUSTER_MEMBERS);
+        }
     }
 
     /// Notes a cluster of `size` documents kept as `kept`; the largest stays, ties going to
     /// the earliest kept document, so the result is the same however work was split.
     pub fn record_cluster(&mut self, size: u64, kept: DocId, kept_id: &str) {
+        *self.cluster_sizes.entry(size).or_default() += 1;
+        self.note_cluster(size, kept, kept_id);
+        self.note_largest(size, kept, kept_id);
+    }
+
+    fn note_largest(&mut self, size: u64, kept: DocId, kept_id: &str) {
         let better = match &self.largest_cluster_kept {
             None => true,
             Some((doc, _)) => {

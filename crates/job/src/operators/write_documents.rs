@@ -245,6 +245,8 @@ fn accepted_row(
                 Reason::NearDuplicate
             });
             row.verified_with_kept = Some(a.verified_with_kept);
+            let kept_id = row.cluster.as_deref().unwrap_or_default();
+            stats.note_member(a.cluster_size, a.kept, kept_id, doc, &meta.id);
             if !a.verified_with_kept {
                 stats.removed_not_verified_with_kept += 1;
             }

@@ -91,7 +91,11 @@ impl Drain<PairOut, ()> for Pairs {
         let row = row.0;
         match row.kind {
             PairKind::Exact => self.sink.stats.borrow_mut().exact_pairs += 1,
-            PairKind::Near => self.sink.stats.borrow_mut().near_pairs += 1,
+            PairKind::Near => {
+                let mut stats = self.sink.stats.borrow_mut();
+                stats.near_pairs += 1;
+                stats.count_similarity(row.similarity);
+            }
         }
         self.rows.push(row);
         if self.rows.len() >= ROWS_PER_BATCH {

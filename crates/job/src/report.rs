@@ -1,0 +1,418 @@
+//! `report.html`: a self-contained page about a run, written next to `summary.json`.
+//!
+//! The page has no external resources: styles are inline and the plots are inline SVG
+//! drawn here. It shows the counts, the similarity distribution of verified near pairs,
+//! the cluster sizes, the candidate probability of the parameters used, the reject
+//! reasons, and the largest clusters with excerpts of their documents, read again from the
+//! inputs (a few dozen records). A small inline script marks the page once the browser has
+//! laid out every plot, so a headless browser can check that it renders.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use neardup_core::{BlockLayout, DocId, LshParams};
+use neardup_io::{OnReadError, Record, RecordReader};
+
+use crate::config::{JobConfig, Method};
+use crate::stats::{SIMILARITY_BINS, WorkerStats};
+use crate::summary::Summary;
+
+/// Name of the report file.
+pub const REPORT_FILE: &str = "report.html";
+
+/// Characters of each excerpt.
+const EXCERPT_CHARS: usize = 240;
+
+/// Escapes text for HTML.
+fn esc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const WIDTH: f64 = 640.0;
+const HEIGHT: f64 = 220.0;
+const LEFT: f64 = 56.0;
+const BOTTOM: f64 = 36.0;
+const TOP: f64 = 12.0;
+
+/// The frame of a plot: axes, the y maximum and a note when there is nothing to show.
+fn frame(svg: &mut String, y_max: f64, y_label: &str, empty: Option<&str>) {
+    let (x0, y0, y1) = (LEFT, HEIGHT - BOTTOM, TOP);
+    let _ = write!(
+        svg,
+        r##"<line x1="{x0}" y1="{y0}" x2="{}" y2="{y0}" stroke="#444"/><line x1="{x0}" y1="{y0}" x2="{x0}" y2="{y1}" stroke="#444"/>"##,
+        WIDTH - 8.0
+    );
+    let _ = write!(
+        svg,
+        r##"<text x="{}" y="{}" font-size="11" text-anchor="end">{}</text><text x="{}" y="{y0}" font-size="11" text-anchor="end">0</text>"##,
+        x0 - 4.0,
+        y1 + 10.0,
+        esc(&short_number(y_max)),
+        x0 - 4.0
+    );
+    let _ = write!(
+        svg,
+        r##"<text x="12" y="{}" font-size="11" transform="rotate(-90 12 {})" text-anchor="middle">{}</text>"##,
+        (y0 + y1) / 2.0,
+        (y0 + y1) / 2.0,
+        esc(y_label)
+    );
+    if let Some(note) = empty {
+        let _ = write!(
+            svg,
+            r##"<text x="{}" y="{}" font-size="14" fill="#777" text-anchor="middle">{}</text>"##,
+            (LEFT + WIDTH) / 2.0,
+            (y0 + y1) / 2.0,
+            esc(note)
+        );
+    }
+}
+
+fn short_number(x: f64) -> String {
+    if x >= 1e6 {
+        format!("{:.1}M", x / 1e6)
+    } else if x >= 1e4 {
+        format!("{:.0}k", x / 1e3)
+    } else if x.fract() == 0.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+/// A bar chart of `values`, labelled below every `label_every` bars.
+fn bars(
+    title: &str,
+    y_label: &str,
+    labels: &[String],
+    values: &[f64],
+    label_every: usize,
+) -> String {
+    let mut svg = format!(
+        r#"<figure><figcaption>{}</figcaption><svg class="plot" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" role="img" aria-label="{}">"#,
+        esc(title),
+        esc(title)
+    );
+    let y_max = values.iter().copied().fold(0.0, f64::max);
+    frame(&mut svg, y_max, y_label, (y_max == 0.0).then_some("nothing to show"));
+    let n = values.len().max(1) as f64;
+    let slot = (WIDTH - 8.0 - LEFT) / n;
+    let plot_height = HEIGHT - BOTTOM - TOP;
+    for (i, v) in values.iter().enumerate() {
+        let x = LEFT + slot * i as f64;
+        if *v > 0.0 {
+            let h = (v / y_max * plot_height).max(1.0);
+            let _ = write!(
+                svg,
+                r##"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{h:.1}" fill="#3b6ea8"><title>{}: {}</title></rect>"##,
+                x + slot * 0.1,
+                HEIGHT - BOTTOM - h,
+                slot * 0.8,
+                esc(&labels[i]),
+                short_number(*v)
+            );
+        }
+        if label_every > 0 && i % label_every == 0 {
+            let _ = write!(
+                svg,
+                r#"<text x="{:.1}" y="{}" font-size="11" text-anchor="middle">{}</text>"#,
+                x + slot / 2.0,
+                HEIGHT - BOTTOM + 14.0,
+                esc(&labels[i])
+            );
+        }
+    }
+    svg.push_str("</svg></figure>\n");
+    svg
+}
+
+/// A line through `(x, y)` points with `x` in `[x_min, x_max]` and `y` in `[0, 1]`, with a
+/// vertical marker at `mark`.
+fn curve(title: &str, x_label: &str, points: &[(f64, f64)], x_max: f64, mark: f64) -> String {
+    let mut svg = format!(
+        r#"<figure><figcaption>{}</figcaption><svg class="plot" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" role="img" aria-label="{}">"#,
+        esc(title),
+        esc(title)
+    );
+    frame(&mut svg, 1.0, "P(candidate)", None);
+    let plot_width = WIDTH - 8.0 - LEFT;
+    let plot_height = HEIGHT - BOTTOM - TOP;
+    let px = |x: f64| LEFT + x / x_max * plot_width;
+    let py = |y: f64| HEIGHT - BOTTOM - y * plot_height;
+    let path: Vec<String> =
+        points.iter().map(|(x, y)| format!("{:.1},{:.1}", px(*x), py(*y))).collect();
+    let _ = write!(
+        svg,
+        r##"<polyline points="{}" fill="none" stroke="#3b6ea8" stroke-width="2"/>"##,
+        path.join(" ")
+    );
+    let _ = write!(
+        svg,
+        r##"<line x1="{0:.1}" y1="{1}" x2="{0:.1}" y2="{2}" stroke="#c0392b" stroke-dasharray="4 3"/><text x="{0:.1}" y="{3}" font-size="11" fill="#c0392b" text-anchor="middle">{4}</text>"##,
+        px(mark),
+        HEIGHT - BOTTOM,
+        TOP,
+        TOP + 10.0,
+        esc(&short_number(mark))
+    );
+    for i in 0..=4 {
+        let x = x_max * f64::from(i) / 4.0;
+        let _ = write!(
+            svg,
+            r#"<text x="{:.1}" y="{}" font-size="11" text-anchor="middle">{}</text>"#,
+            px(x),
+            HEIGHT - BOTTOM + 14.0,
+            esc(&short_number(x))
+        );
+    }
+    let _ = write!(
+        svg,
+        r#"<text x="{:.1}" y="{}" font-size="11" text-anchor="middle">{}</text>"#,
+        LEFT + plot_width / 2.0,
+        HEIGHT - 4.0,
+        esc(x_label)
+    );
+    svg.push_str("</svg></figure>\n");
+    svg
+}
+
+/// Cluster-size classes for the histogram.
+const SIZE_CLASSES: [(u64, u64, &str); 9] = [
+    (2, 2, "2"),
+    (3, 3, "3"),
+    (4, 4, "4"),
+    (5, 5, "5"),
+    (6, 10, "6-10"),
+    (11, 20, "11-20"),
+    (21, 50, "21-50"),
+    (51, 100, "51-100"),
+    (101, u64::MAX, ">100"),
+];
+
+/// Excerpts of the documents `wanted`, read again from the inputs.
+fn excerpts(config: &JobConfig, wanted: &BTreeSet<DocId>) -> BTreeMap<DocId, String> {
+    let mut found = BTreeMap::new();
+    let fields = config.spec.input.field_names();
+    let mut by_file: BTreeMap<u32, u64> = BTreeMap::new();
+    for doc in wanted {
+        let last = by_file.entry(doc.file_index()).or_default();
+        *last = (*last).max(doc.record());
+    }
+    for (file_index, last) in by_file {
+        let Some(file) = config.inputs.get(file_index as usize) else { continue };
+        let Ok(reader) = RecordReader::open(file, &fields, OnReadError::Reject) else { continue };
+        for record in reader {
+            let Ok(Record::Doc(d)) = record else { continue };
+            if wanted.contains(&d.doc) {
+                let text: String = d.text.split_whitespace().collect::<Vec<_>>().join(" ");
+                let mut excerpt: String = text.chars().take(EXCERPT_CHARS).collect();
+                if text.chars().count() > EXCERPT_CHARS {
+                    excerpt.push('…');
+                }
+                found.insert(d.doc, excerpt);
+            }
+            if d.doc.record() >= last {
+                break;
+            }
+        }
+    }
+    found
+}
+
+/// The page for a finished run.
+pub fn render(config: &JobConfig, summary: &Summary, stats: &WorkerStats) -> String {
+    let c = &summary.counts;
+    let mut html = String::from(
+        r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>neardup report</title>
+<style>
+body{font-family:system-ui,sans-serif;margin:24px auto;max-width:1000px;color:#222}
+table{border-collapse:collapse;margin:8px 0 16px}td,th{padding:3px 10px;border-bottom:1px solid #ddd;text-align:left}
+td.n{text-align:right;font-variant-numeric:tabular-nums}figure{margin:12px 0 20px}figcaption{font-weight:600;margin-bottom:4px}
+.grid{display:flex;flex-wrap:wrap;gap:8px}.ex{color:#555;font-size:13px}code{font-size:12px}
+</style>
+<script>
+window.addEventListener("error", function (e) { document.body.dataset.error = String(e.message); });
+window.addEventListener("load", function () {
+  var plots = document.querySelectorAll("svg.plot"), drawn = 0;
+  for (var i = 0; i < plots.length; i++) {
+    var box = plots[i].getBBox();
+    if (box.width > 0 && box.height > 0 && plots[i].childElementCount > 3) drawn++;
+  }
+  document.body.dataset.plots = String(plots.length);
+  document.body.dataset.rendered = String(drawn);
+});
+</script></head><body>
+"#,
+    );
+    let method = config.spec.method.as_str();
+    let _ = write!(
+        html,
+        "<h1>neardup report</h1><p>{} on {} input file(s), {} records, {:.1} s, neardup {}</p>",
+        esc(method),
+        summary.input_files,
+        c.records,
+        summary.seconds.total,
+        esc(summary.neardup_version)
+    );
+    html.push_str("<table><tr><th>documents</th><th class=n>count</th><th class=n>share</th></tr>");
+    let pct = |n: u64| if c.records == 0 { 0.0 } else { 100.0 * n as f64 / c.records as f64 };
+    let mut row = |label: String, n: u64| {
+        let _ = write!(
+            html,
+            "<tr><td>{}</td><td class=n>{n}</td><td class=n>{:.1}%</td></tr>",
+            esc(&label),
+            pct(n)
+        );
+    };
+    row("kept".into(), c.kept);
+    for (reason, n) in &c.removed_by_reason {
+        row(format!("removed: {}", reason.as_str()), *n);
+    }
+    for (reason, n) in &c.rejected_by_reason {
+        row(format!("rejected: {}", reason.as_str()), *n);
+    }
+    let _ = write!(
+        html,
+        "</table><p>{} pairs ({} exact, {} near), {} clusters, largest {} documents; {:.2} candidates per signed document.</p>",
+        c.pairs,
+        c.exact_pairs,
+        c.near_pairs,
+        c.clusters,
+        c.largest_cluster,
+        summary.lsh.candidates_per_document
+    );
+
+    html.push_str("<div class=grid>");
+    let bins = if stats.similarity_bins.is_empty() {
+        vec![0; SIMILARITY_BINS]
+    } else {
+        stats.similarity_bins.clone()
+    };
+    let labels: Vec<String> =
+        (0..bins.len()).map(|i| format!("{:.1}", i as f64 / bins.len() as f64)).collect();
+    let values: Vec<f64> = bins.iter().map(|&n| n as f64).collect();
+    html.push_str(&bars(
+        "Similarity of verified near pairs",
+        "pairs",
+        &labels,
+        &values,
+        bins.len() / 5,
+    ));
+
+    let sizes: Vec<f64> = SIZE_CLASSES
+        .iter()
+        .map(|(lo, hi, _)| stats.cluster_sizes.range(lo..=hi).map(|(_, n)| *n as f64).sum())
+        .collect();
+    let labels: Vec<String> = SIZE_CLASSES.iter().map(|(_, _, l)| (*l).to_string()).collect();
+    html.push_str(&bars("Cluster sizes (documents per cluster)", "clusters", &labels, &sizes, 1));
+
+    let r = &summary.resolved;
+    match (config.spec.method, r.bands, r.rows, r.blocks) {
+        (Method::Minhash, Some(b), Some(rows), _) => {
+            if let Ok(lsh) = LshParams::try_new(b, rows) {
+                let points: Vec<(f64, f64)> = (0..=100)
+                    .map(|i| f64::from(i) / 100.0)
+                    .map(|s| (s, lsh.candidate_probability(s)))
+                    .collect();
+                let title =
+                    format!("Candidate probability, {b} bands x {rows} rows (threshold marked)");
+                html.push_str(&curve(
+                    &title,
+                    "Jaccard similarity",
+                    &points,
+                    1.0,
+                    config.spec.minhash.threshold,
+                ));
+            }
+        }
+        (Method::Simhash, _, _, Some(blocks)) => {
+            let k = config.spec.simhash.max_distance;
+            if let Ok(layout) = BlockLayout::try_new(blocks, k) {
+                let x_max = f64::from(2 * k + 6);
+                let points: Vec<(f64, f64)> = (0..=2 * k + 6)
+                    .map(|d| (f64::from(d), layout.candidate_probability(d)))
+                    .collect();
+                let title =
+                    format!("Candidate probability, {blocks} blocks, distance {k} (marked)");
+                html.push_str(&curve(&title, "Hamming distance", &points, x_max, f64::from(k)));
+            }
+        }
+        _ => {}
+    }
+
+    let rejects: Vec<(String, f64)> =
+        c.rejected_by_reason.iter().map(|(r, n)| (r.as_str().to_string(), *n as f64)).collect();
+    let labels: Vec<String> = rejects.iter().map(|(l, _)| l.clone()).collect();
+    let values: Vec<f64> = rejects.iter().map(|(_, v)| *v).collect();
+    html.push_str(&bars("Rejected records by reason", "records", &labels, &values, 1));
+    html.push_str("</div>");
+
+    html.push_str("<h2>Largest clusters</h2>");
+    if stats.top_clusters.is_empty() {
+        html.push_str("<p>No clusters.</p>");
+    } else {
+        let wanted: BTreeSet<DocId> = stats
+            .top_clusters
+            .iter()
+            .flat_map(|t| std::iter::once(t.kept).chain(t.members.iter().map(|(d, _)| *d)))
+            .collect();
+        let texts = excerpts(config, &wanted);
+        html.push_str(
+            "<table><tr><th class=n>size</th><th>kept document and first removed members</th></tr>",
+        );
+        for t in &stats.top_clusters {
+            let _ = write!(html, "<tr><td class=n>{}</td><td>", t.size);
+            for (i, (doc, id)) in std::iter::once((t.kept, t.kept_id.clone()))
+                .chain(t.members.iter().cloned())
+                .enumerate()
+            {
+                let role = if i == 0 { "kept" } else { "removed" };
+                let text = texts.get(&doc).map_or("", String::as_str);
+                let _ = write!(
+                    html,
+                    "<div><code>{role}: {}</code><div class=ex>{}</div></div>",
+                    esc(&id),
+                    esc(text)
+                );
+            }
+            html.push_str("</td></tr>");
+        }
+        html.push_str("</table>");
+    }
+    let _ = writeln!(
+        html,
+        "<p class=ex>Settings: <code>{}</code></p></body></html>",
+        esc(&serde_json::to_string(&config.spec).unwrap_or_default())
+    );
+    html
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaping_covers_markup() {
+        assert_eq!(esc(r#"<a href="x">&'"#), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+    }
+
+    #[test]
+    fn bars_scale_to_the_largest_value() {
+        let svg = bars("t", "n", &["a".into(), "b".into()], &[1.0, 4.0], 1);
+        assert_eq!(svg.matches("<rect").count(), 2);
+        assert!(svg.contains(&format!("height=\"{:.1}\"", HEIGHT - BOTTOM - TOP)));
+        let empty = bars("t", "n", &["a".into()], &[0.0], 1);
+        assert!(empty.contains("nothing to show") && !empty.contains("<rect"));
+    }
+}

@@ -1,0 +1,67 @@
+//! Every run writes `report.html`: a self-contained page whose plots render in a real
+//! headless browser without errors. Where `NEARDUP_REQUIRE_BROWSER` is set (CI), a missing
+//! browser fails the test.
+
+use std::path::Path;
+use std::process::Command;
+
+use neardup_e2e::{neardup, repo};
+
+/// The headless browser, if installed.
+fn browser() -> Option<&'static str> {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|name| Command::new(name).arg("--version").output().is_ok_and(|o| o.status.success()))
+}
+
+/// The `<body ...>` tag of the page after the browser has loaded it and run its scripts.
+fn rendered_body(browser: &str, page: &Path) -> String {
+    let profile = tempfile::tempdir().unwrap();
+    let output = Command::new(browser)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=5000"])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("run the browser");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let dom = String::from_utf8(output.stdout).unwrap();
+    let start = dom.find("<body").expect("a body");
+    dom[start..start + dom[start..].find('>').unwrap() + 1].to_string()
+}
+
+#[test]
+fn the_report_is_self_contained_and_renders() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, args) in
+        [("minhash", &["--method", "minhash"][..]), ("simhash", &["--method", "simhash"][..])]
+    {
+        let out = dir.path().join(name);
+        let input = repo().join("data-samples");
+        let mut argv =
+            vec!["dedup", "-i", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "-q"];
+        argv.extend(args);
+        neardup(&argv).unwrap();
+        let page = out.join("report.html");
+        let html = std::fs::read_to_string(&page).unwrap();
+        for external in ["<link", "<img", "<script src", "@import", "url("] {
+            assert!(!html.contains(external), "{name}: the page loads nothing ({external})");
+        }
+        assert_eq!(html.matches("<svg class=\"plot\"").count(), 4, "{name}: four plots");
+        assert!(html.contains("Largest clusters") && html.contains("kept: "), "{name}");
+        match browser() {
+            Some(browser) => {
+                let body = rendered_body(browser, &page);
+                assert!(!body.contains("data-error"), "{name}: script error: {body}");
+                assert!(
+                    body.contains("data-plots=\"4\"") && body.contains("data-rendered=\"4\""),
+                    "{name}: not every plot rendered: {body}"
+                );
+            }
+            None if std::env::var_os("NEARDUP_REQUIRE_BROWSER").is_some() => {
+                panic!("no headless browser (chromium) found, and NEARDUP_REQUIRE_BROWSER is set")
+            }
+            None => eprintln!("no headless browser here: checked the page's text only"),
+        }
+    }
+}
