@@ -166,3 +166,59 @@ fn tune_without_labels_describes_the_parameters() {
         .unwrap_err();
     assert!(error.downcast_ref::<neardup_cli::UsageError>().is_some(), "{error:#}");
 }
+
+fn explained(args: &[&str]) -> neardup_cli::explain::Explanation {
+    match neardup(args).unwrap() {
+        Outcome::Explained(e) => *e,
+        _ => panic!("explain explains"),
+    }
+}
+
+#[test]
+fn explain_agrees_with_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    dedup_poems(&out);
+    let docs = read_documents(&out.join("documents")).unwrap();
+    let pairs = neardup_io::read_pairs(&out.join("pairs")).unwrap();
+    let near =
+        pairs.iter().find(|p| p.kind == neardup_io::PairKind::Near && p.similarity < 1.0).unwrap();
+    let run = out.to_str().unwrap();
+    let e = explained(&["explain", "--run", run, &near.id_a, &near.id_b]);
+    use neardup_cli::explain::MethodView;
+    let MethodView::Minhash { estimate, candidate, verified, agreeing_bands, .. } = &e.method
+    else {
+        panic!("a MinHash run")
+    };
+    assert!(*candidate && *verified && !agreeing_bands.is_empty());
+    assert!((estimate - near.similarity).abs() < 1e-9, "the run's similarity is the estimate");
+    // Two documents of different clusters are not verified.
+    let kept: Vec<&str> = docs
+        .iter()
+        .filter(|d| d.decision == neardup_io::Decision::Keep)
+        .filter_map(|d| d.id.as_deref())
+        .take(2)
+        .collect();
+    let apart = explained(&["explain", "--run", run, kept[0], kept[1], "--json"]);
+    let MethodView::Minhash { verified, .. } = &apart.method else { panic!("MinHash") };
+    assert!(!verified && apart.jaccard < 0.8);
+    let missing = neardup(&["explain", "--run", run, kept[0], "no-such-id"]).unwrap_err();
+    assert!(format!("{missing:#}").contains("no-such-id"));
+}
+
+#[test]
+fn explain_takes_two_text_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.txt"), dir.path().join("b.txt"));
+    let base =
+        "Oil prices rose on Tuesday as traders weighed supply cuts. Analysts expect further gains.";
+    std::fs::write(&a, format!("{base}\nViews: 1,234")).unwrap();
+    std::fs::write(&b, format!("{base}\nViews: 98,765")).unwrap();
+    let e =
+        explained(&["explain", a.to_str().unwrap(), b.to_str().unwrap(), "--method", "simhash"]);
+    assert!(!e.identical_normalized && e.jaccard > 0.7, "{e:?}");
+    assert!(matches!(e.method, neardup_cli::explain::MethodView::Simhash { .. }));
+    assert_eq!(e.differences.len(), 1, "only the counter line differs: {:?}", e.differences);
+    let error = neardup(&["explain", a.to_str().unwrap(), "missing.txt"]).unwrap_err();
+    assert!(error.downcast_ref::<neardup_cli::UsageError>().is_some());
+}

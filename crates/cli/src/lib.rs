@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 pub mod eval;
+pub mod explain;
 pub mod tune;
 
 use anyhow::Context;
@@ -55,6 +56,31 @@ pub enum Command {
     /// Show what LSH parameters do (candidate probability by similarity, error rates,
     /// cost), or, with --truth, try a grid of settings on labelled data and pick the best F1.
     Tune(TuneArgs),
+    /// Explain why two documents were or were not matched: similarity, shared bands or
+    /// tables, shared and differing features, and the differing passages side by side.
+    Explain(ExplainArgs),
+}
+
+/// Arguments of `neardup explain`.
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// A run's output folder: A and B are document ids of that run, explained under its
+    /// settings. Without it, A and B are text files, explained under --job or the defaults.
+    #[arg(long)]
+    pub run: Option<PathBuf>,
+    /// The first document.
+    pub a: String,
+    /// The second document.
+    pub b: String,
+    /// Job file (without --run).
+    #[arg(long, conflicts_with = "run")]
+    pub job: Option<PathBuf>,
+    /// Method (without --run).
+    #[arg(long, value_enum, conflicts_with = "run")]
+    pub method: Option<MethodArg>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Arguments of `neardup tune`.
@@ -268,6 +294,8 @@ pub enum Outcome {
     Evaluated(Box<eval::Report>),
     /// Parameters were shown or tried.
     Tuned(Vec<tune::Trial>),
+    /// A pair was explained.
+    Explained(Box<explain::Explanation>),
 }
 
 /// A usage or job-file error (exit code 2), as opposed to a failed job (exit code 1).
@@ -338,6 +366,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Dedup(args) => dedup(&args),
         Command::Eval(args) => evaluate(&args),
         Command::Tune(args) => tune(&args),
+        Command::Explain(args) => explain(&args),
     }
 }
 
@@ -386,6 +415,107 @@ fn evaluate(args: &EvalArgs) -> anyhow::Result<Outcome> {
         print_eval(&mut out, &report)?;
     }
     Ok(Outcome::Evaluated(Box::new(report)))
+}
+
+/// Runs `neardup explain`.
+fn explain(args: &ExplainArgs) -> anyhow::Result<Outcome> {
+    let mut out = std::io::stdout().lock();
+    let explanation = match &args.run {
+        Some(run) => {
+            let summary = read_run_summary(run)?;
+            let spec: JobSpec = serde_json::from_value(summary["config"].clone())
+                .context("the run's summary.json has no job settings this version reads")?;
+            let resolved = &summary["resolved"];
+            let number = |k: &str| resolved[k].as_u64().and_then(|n| u32::try_from(n).ok());
+            let docs = neardup_io::read_documents(&run.join("documents"))?;
+            let ids: std::collections::HashSet<&str> = [args.a.as_str(), args.b.as_str()].into();
+            let rows: Vec<&neardup_io::DocumentRow> = docs
+                .iter()
+                .filter(|d| d.id.as_deref().is_some_and(|id| ids.contains(id)))
+                .collect();
+            let mut texts = eval::read_texts(&docs, &spec, &ids)?;
+            let mut take = |id: &str| -> anyhow::Result<explain::Doc> {
+                let text = texts.remove(id).ok_or_else(|| {
+                    UsageError(format!("no document with id \"{id}\" in the run's inputs"))
+                })?;
+                Ok(explain::Doc { id: id.to_string(), text })
+            };
+            let (a, b) = (take(&args.a)?, take(&args.b)?);
+            let e = explain::explain(
+                &spec,
+                number("bands").zip(number("rows")),
+                number("blocks"),
+                &a,
+                &b,
+            )?;
+            if !args.json {
+                for row in rows {
+                    let id = row.id.as_deref().unwrap_or_default();
+                    writeln!(
+                        out,
+                        "run: {id}: {}{}{}",
+                        row.decision.as_str(),
+                        row.duplicate_of
+                            .as_ref()
+                            .map(|d| format!(" as a duplicate of {d}"))
+                            .unwrap_or_default(),
+                        row.cluster
+                            .as_ref()
+                            .map(|c| format!(", cluster {c} of {}", row.cluster_size.unwrap_or(1)))
+                            .unwrap_or_default()
+                    )?;
+                }
+                let pairs = neardup_io::read_pairs(&run.join("pairs"))?;
+                let (x, y) = if args.a <= args.b { (&args.a, &args.b) } else { (&args.b, &args.a) };
+                match pairs.iter().find(|p| &p.id_a == x && &p.id_b == y) {
+                    Some(p) => writeln!(
+                        out,
+                        "run: a {} pair, similarity {:.4}\n",
+                        p.kind.as_str(),
+                        p.similarity
+                    )?,
+                    None => writeln!(
+                        out,
+                        "run: not a pair in pairs/ (a shared cluster comes through other documents)\n"
+                    )?,
+                }
+            }
+            e
+        }
+        None => {
+            let mut spec = match &args.job {
+                Some(path) => read_job_file(path)?,
+                None => JobSpec::default(),
+            };
+            if let Some(m) = args.method {
+                spec.method = method(m);
+            }
+            let read = |name: &str| -> anyhow::Result<explain::Doc> {
+                let text = std::fs::read_to_string(name).map_err(|e| {
+                    UsageError(format!(
+                        "cannot read \"{name}\": {e} (without --run, give two text files)"
+                    ))
+                })?;
+                Ok(explain::Doc { id: name.to_string(), text })
+            };
+            explain::explain(&spec, None, None, &read(&args.a)?, &read(&args.b)?)?
+        }
+    };
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &explanation)?;
+        writeln!(out)?;
+    } else {
+        explain::print(&mut out, &explanation)?;
+    }
+    Ok(Outcome::Explained(Box::new(explanation)))
+}
+
+/// A run's `summary.json`.
+fn read_run_summary(run: &std::path::Path) -> anyhow::Result<serde_json::Value> {
+    let path = run.join(neardup_job::SUMMARY_FILE);
+    let bytes = std::fs::read(&path)
+        .with_context(|| format!("cannot read \"{}\": is it a neardup run?", path.display()))?;
+    serde_json::from_slice(&bytes).with_context(|| format!("\"{}\" is not JSON", path.display()))
 }
 
 /// Runs `neardup tune`.
@@ -766,7 +896,7 @@ where
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
     match run(cli) {
-        Ok(Outcome::Success(_) | Outcome::Evaluated(_) | Outcome::Tuned(_)) => ExitCode::SUCCESS,
+        Ok(_) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             if let Some(hint) = hint(&e) {

@@ -56,11 +56,11 @@ pub struct WorkerStats {
     pub peak_memory_bytes: u64,
     /// Rounds the input was read in (merged: the most of any worker).
     pub input_rounds: u64,
-    /// Near pairs by similarity, in [`SIMILARITY_BINS`] equal bins over `[0, 1]`.
+    /// Near pairs by similarity, in `SIMILARITY_BINS` (50) equal bins over `[0, 1]`.
     pub similarity_bins: Vec<u64>,
     /// Clusters (of two or more documents) by size.
     pub cluster_sizes: BTreeMap<u64, u64>,
-    /// The largest clusters (at most [`TOP_CLUSTERS`]), with their first members.
+    /// The largest clusters (at most `TOP_CLUSTERS`, 10), with their first members.
     pub top_clusters: Vec<TopCluster>,
 }
 
@@ -80,7 +80,7 @@ pub struct TopCluster {
     pub kept: DocId,
     /// The kept document's id.
     pub kept_id: String,
-    /// Its earliest removed members (position, id), at most [`TOP_CLUSTER_MEMBERS`].
+    /// Its earliest removed members (position, id), at most `TOP_CLUSTER_MEMBERS`.
     pub members: Vec<(DocId, String)>,
 }
 

@@ -202,6 +202,50 @@ impl FeatureExtractor {
     }
 }
 
+impl FeatureExtractor {
+    /// The distinct features of `feature_text` with a readable label each (the n-gram, the
+    /// word, or the shingle's words joined by spaces), sorted by hash: the same hashes as
+    /// [`FeatureExtractor::extract`], for explaining a match.
+    pub fn labelled(&self, feature_text: &str) -> Vec<(u64, String)> {
+        let mut out: Vec<(u64, String)> = Vec::new();
+        match self.config.kind {
+            FeatureKind::CharNgrams => {
+                let n = self.config.ngram_chars;
+                let mut offsets: Vec<usize> = feature_text.char_indices().map(|(i, _)| i).collect();
+                offsets.push(feature_text.len());
+                if offsets.len() > n {
+                    for w in offsets.windows(n + 1) {
+                        let gram = &feature_text[w[0]..w[n]];
+                        out.push((hash_bytes(gram.as_bytes(), self.seed), gram.to_string()));
+                    }
+                }
+            }
+            FeatureKind::Words | FeatureKind::WordShingles => {
+                let segmenter = self.segmenter.as_ref().expect("checked in new");
+                let mut words: Vec<(u64, &str)> = Vec::new();
+                segmenter.for_each_word(feature_text, |w| {
+                    if !(self.config.stop_words && is_stop_word(w)) {
+                        words.push((hash_bytes(w.as_bytes(), self.seed), w));
+                    }
+                });
+                if self.config.kind == FeatureKind::Words {
+                    out.extend(words.iter().map(|(h, w)| (*h, (*w).to_string())));
+                } else {
+                    let k = self.config.shingle_words;
+                    for window in words.windows(k) {
+                        let hashes: Vec<u64> = window.iter().map(|(h, _)| *h).collect();
+                        let label: Vec<&str> = window.iter().map(|(_, w)| *w).collect();
+                        out.push((hash_u64s(&hashes, self.shingle_seed), label.join(" ")));
+                    }
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup_by_key(|(h, _)| *h);
+        out
+    }
+}
+
 /// Builds the text features are taken from: whitespace runs become one space, no space is
 /// kept next to Han, Hiragana or Katakana, where spacing carries no meaning, and with
 /// `drop_punctuation` punctuation and symbols become word breaks too (`你好，世界` and
@@ -292,6 +336,21 @@ mod tests {
         assert_eq!(extract(words.clone(), "我们的程序").len(), 1, "我们 and 的 are stop words");
         let shingles = FeatureConfig { kind: FeatureKind::WordShingles, shingle_words: 2, ..words };
         assert_eq!(extract(shingles, "red green blue red green").len(), 3);
+    }
+
+    #[test]
+    fn labelled_features_have_the_extracted_hashes() {
+        for kind in [FeatureKind::CharNgrams, FeatureKind::Words, FeatureKind::WordShingles] {
+            let config = FeatureConfig { kind, shingle_words: 2, ..Default::default() };
+            let seg = FeatureExtractor::needs_segmenter(&config).then(|| Segmenter::new(true));
+            let ex = FeatureExtractor::new(config, 7, seg);
+            let text =
+                feature_text("The red fox jumps over the lazy dog. 我们的程序很快，程序员很开心。");
+            let mut features = Features::default();
+            ex.extract(&text, &mut features, &mut FeatureScratch::default());
+            let labelled: Vec<u64> = ex.labelled(&text).into_iter().map(|(h, _)| h).collect();
+            assert_eq!(labelled, features.hashes(), "{kind:?}");
+        }
     }
 
     proptest! {

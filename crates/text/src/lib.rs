@@ -113,6 +113,15 @@ impl Analyzer {
         out
     }
 
+    /// The normalised text and the feature text (what features are taken from) of `text`.
+    pub fn texts(&self, text: &str) -> (String, String) {
+        let (mut normalized, mut feature_text) = (String::new(), String::new());
+        self.normalizer.normalize_into(text, &mut normalized, &mut NormalizeScratch::default());
+        let drop_punctuation = self.extractor.config().drop_punctuation;
+        feature_text_into(&normalized, drop_punctuation, &mut feature_text);
+        (normalized, feature_text)
+    }
+
     /// Analyses one document into `out`, reusing its buffers.
     pub fn analyze_into(&self, text: &str, scratch: &mut AnalyzeScratch, out: &mut Analysis) {
         self.normalizer.normalize_into(text, &mut scratch.normalized, &mut scratch.normalize);

@@ -1,0 +1,480 @@
+//! `neardup explain`: why two documents were, or were not, matched.
+//!
+//! Both documents go through the run's normalisation, features and signature; the
+//! explanation gives their similarity, the bands (MinHash) or tables (SimHash) they share,
+//! whether that makes them candidates and whether verification passes, samples of the
+//! features they share and do not share, and the differing passages side by side.
+
+use std::io::Write;
+
+use neardup_core::{BlockLayout, JaccardMode, LshParams, MinHasher, Signature, SimHash, Verifier};
+use neardup_job::{JobSpec, Method};
+use serde::Serialize;
+
+use crate::eval;
+
+/// Features listed per sample.
+const SAMPLE: usize = 12;
+/// Text units compared at most per document by the side-by-side diff.
+const MAX_DIFF_UNITS: usize = 4000;
+/// Width of each column of the side-by-side diff.
+const COLUMN: usize = 56;
+
+/// A document to explain.
+#[derive(Clone, Debug)]
+pub struct Doc {
+    /// Its id (or file name).
+    pub id: String,
+    /// Its text.
+    pub text: String,
+}
+
+/// Why two documents were or were not matched.
+#[derive(Clone, Debug, Serialize)]
+pub struct Explanation {
+    /// The two ids.
+    pub ids: [String; 2],
+    /// Characters after normalisation.
+    pub normalized_chars: [usize; 2],
+    /// Equal after normalisation (exact duplicates).
+    pub identical_normalized: bool,
+    /// Distinct features.
+    pub features: [usize; 2],
+    /// Features both have.
+    pub shared_features: usize,
+    /// Jaccard similarity of the feature sets.
+    pub jaccard: f64,
+    /// Whether each has enough features to be matched at all.
+    pub matchable: [bool; 2],
+    /// Samples of shared features, and of those only in the first and only in the second.
+    pub samples: [Vec<String>; 3],
+    /// The method's view.
+    pub method: MethodView,
+    /// Differing passages: `(first's, second's)`.
+    pub differences: Vec<(Vec<String>, Vec<String>)>,
+}
+
+/// What the LSH method makes of the pair.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "method", rename_all = "snake_case")]
+pub enum MethodView {
+    /// MinHash with bands.
+    Minhash {
+        /// Bands.
+        bands: u32,
+        /// Rows per band.
+        rows: u32,
+        /// Signature estimate of Jaccard.
+        estimate: f64,
+        /// Bands (numbered from 0) on which the signatures agree.
+        agreeing_bands: Vec<u32>,
+        /// Threshold of verification.
+        threshold: f64,
+        /// Whether verification uses the exact Jaccard.
+        exact: bool,
+        /// Candidates: sharing at least one band.
+        candidate: bool,
+        /// Passes verification.
+        verified: bool,
+    },
+    /// SimHash with block tables.
+    Simhash {
+        /// Blocks.
+        blocks: u32,
+        /// Tables.
+        tables: usize,
+        /// The fingerprints, in hex.
+        fingerprints: [String; 2],
+        /// Hamming distance.
+        hamming: u32,
+        /// Tables on which the keys agree.
+        shared_tables: usize,
+        /// Maximum distance of verification.
+        max_distance: u32,
+        /// Candidates: sharing at least one table.
+        candidate: bool,
+        /// Passes verification.
+        verified: bool,
+        /// A note on the weights, when they differ from the run's.
+        note: Option<String>,
+    },
+}
+
+/// Explains `a` and `b` under `spec`; `bands_rows` or `blocks` are the run's resolved
+/// parameters when known.
+pub fn explain(
+    spec: &JobSpec,
+    bands_rows: Option<(u32, u32)>,
+    blocks: Option<u32>,
+    a: &Doc,
+    b: &Doc,
+) -> anyhow::Result<Explanation> {
+    let analyzer = eval::analyzer(spec);
+    let (norm_a, feat_a) = analyzer.texts(&a.text);
+    let (norm_b, feat_b) = analyzer.texts(&b.text);
+    let la = analyzer.extractor().labelled(&feat_a);
+    let lb = analyzer.extractor().labelled(&feat_b);
+    let mut scratch = neardup_text::AnalyzeScratch::default();
+    let fa = analyzer.analyze(&a.text, &mut scratch).features;
+    let fb = analyzer.analyze(&b.text, &mut scratch).features;
+    let (mut shared, mut only_a, mut only_b) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut i, mut j) = (0, 0);
+    while i < la.len() || j < lb.len() {
+        match (la.get(i), lb.get(j)) {
+            (Some(x), Some(y)) if x.0 == y.0 => {
+                shared.push(x.1.clone());
+                i += 1;
+                j += 1;
+            }
+            (Some(x), Some(y)) if x.0 < y.0 => {
+                only_a.push(x.1.clone());
+                i += 1;
+            }
+            (Some(_), Some(y)) | (None, Some(y)) => {
+                only_b.push(y.1.clone());
+                j += 1;
+            }
+            (Some(x), None) => {
+                only_a.push(x.1.clone());
+                i += 1;
+            }
+            (None, None) => unreachable!("the loop condition"),
+        }
+    }
+    let shared_features = shared.len();
+    let union = la.len() + lb.len() - shared_features;
+    let jaccard = if union == 0 { 1.0 } else { shared_features as f64 / union as f64 };
+    let sample = |mut v: Vec<String>| {
+        v.sort_unstable();
+        v.truncate(SAMPLE);
+        v
+    };
+    let min_features = spec.features.min_features.max(1);
+    let method = match spec.method {
+        Method::Minhash => {
+            let m = &spec.minhash;
+            let lsh = match bands_rows.or(m.bands.zip(m.rows)) {
+                Some((b, r)) => LshParams::try_new(b, r)?,
+                None => LshParams::choose(
+                    m.threshold,
+                    m.num_perm,
+                    m.false_positive_weight,
+                    m.false_negative_weight,
+                )?,
+            };
+            let hasher = MinHasher::try_new(m.num_perm, spec.seed)?;
+            let (sa, sb) = (hasher.sign(fa.hashes()), hasher.sign(fb.hashes()));
+            let keys_a: Vec<_> = lsh.band_keys(&sa, spec.seed).collect();
+            let keys_b: Vec<_> = lsh.band_keys(&sb, spec.seed).collect();
+            let agreeing_bands: Vec<u32> =
+                (0..lsh.bands()).filter(|&i| keys_a[i as usize] == keys_b[i as usize]).collect();
+            let verifier = Verifier::MinHash { threshold: m.threshold, lsh, mode: m.verify };
+            let verdict = verifier.verify(
+                &Signature::MinHash(sa.clone()),
+                &Signature::MinHash(sb.clone()),
+                fa.hashes(),
+                fb.hashes(),
+            );
+            MethodView::Minhash {
+                bands: lsh.bands(),
+                rows: lsh.rows(),
+                estimate: sa.jaccard_estimate(&sb),
+                candidate: !agreeing_bands.is_empty(),
+                agreeing_bands,
+                threshold: m.threshold,
+                exact: m.verify == JaccardMode::Exact,
+                verified: verdict.is_duplicate,
+            }
+        }
+        Method::Simhash => {
+            let k = spec.simhash.max_distance;
+            let layout = match blocks.or(spec.simhash.blocks) {
+                Some(blocks) => BlockLayout::try_new(blocks, k)?,
+                None => BlockLayout::choose(k, 1_000_000)?,
+            };
+            let tf_idf = spec.simhash.weighting == neardup_job::Weighting::TfIdf;
+            let fingerprint = |f: &neardup_text::Features| {
+                SimHash::from_weighted(
+                    f.hashes().iter().zip(f.counts()).map(|(h, c)| (*h, f64::from(*c))),
+                )
+            };
+            let (x, y) = (fingerprint(&fa), fingerprint(&fb));
+            let shared_tables = layout.shared_tables(x, y);
+            let hamming = x.hamming(y);
+            MethodView::Simhash {
+                blocks: layout.blocks(),
+                tables: layout.tables(),
+                fingerprints: [format!("{:016x}", x.bits()), format!("{:016x}", y.bits())],
+                hamming,
+                shared_tables,
+                max_distance: k,
+                candidate: shared_tables > 0,
+                verified: hamming <= k,
+                note: tf_idf.then(|| {
+                    "weighted by term frequency only: the run's TF-IDF weights are not recomputed here".to_string()
+                }),
+            }
+        }
+    };
+    Ok(Explanation {
+        ids: [a.id.clone(), b.id.clone()],
+        normalized_chars: [norm_a.chars().count(), norm_b.chars().count()],
+        identical_normalized: norm_a == norm_b,
+        features: [la.len(), lb.len()],
+        shared_features,
+        jaccard,
+        matchable: [la.len() >= min_features, lb.len() >= min_features],
+        samples: [sample(shared), sample(only_a), sample(only_b)],
+        method,
+        differences: differences(&a.text, &b.text),
+    })
+}
+
+/// Splits text into lines, or sentences when it is one long line.
+fn units(text: &str) -> Vec<String> {
+    let lines: Vec<String> = text
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|l| !l.is_empty())
+        .collect();
+    if lines.len() > 3 {
+        return lines;
+    }
+    let mut out = Vec::new();
+    for line in lines {
+        let mut current = String::new();
+        for c in line.chars() {
+            current.push(c);
+            if matches!(c, '.' | '!' | '?' | '。' | '！' | '？' | '；') {
+                out.push(std::mem::take(&mut current).trim().to_string());
+            }
+        }
+        if !current.trim().is_empty() {
+            out.push(current.trim().to_string());
+        }
+    }
+    out.retain(|u| !u.is_empty());
+    out
+}
+
+/// The passages that differ, by a longest-common-subsequence alignment of text units.
+fn differences(a: &str, b: &str) -> Vec<(Vec<String>, Vec<String>)> {
+    let (x, y) = (units(a), units(b));
+    if x.len() > MAX_DIFF_UNITS || y.len() > MAX_DIFF_UNITS {
+        return vec![(vec!["(too long to align)".into()], vec!["(too long to align)".into()])];
+    }
+    let (n, m) = (x.len(), y.len());
+    let mut lcs = vec![vec![0u32; m + 1]; n + 1];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lcs[i][j] =
+                if x[i] == y[j] { lcs[i + 1][j + 1] + 1 } else { lcs[i + 1][j].max(lcs[i][j + 1]) };
+        }
+    }
+    let (mut i, mut j) = (0, 0);
+    let mut hunks = Vec::new();
+    let mut hunk: (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
+    while i < n || j < m {
+        if i < n && j < m && x[i] == y[j] {
+            if !hunk.0.is_empty() || !hunk.1.is_empty() {
+                hunks.push(std::mem::take(&mut hunk));
+            }
+            i += 1;
+            j += 1;
+        } else if j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j]) {
+            hunk.1.push(y[j].clone());
+            j += 1;
+        } else {
+            hunk.0.push(x[i].clone());
+            i += 1;
+        }
+    }
+    if !hunk.0.is_empty() || !hunk.1.is_empty() {
+        hunks.push(hunk);
+    }
+    hunks
+}
+
+/// Display width: East Asian wide characters take two columns.
+fn width(c: char) -> usize {
+    if matches!(c as u32, 0x1100..=0x115F | 0x2E80..=0xA4CF | 0xAC00..=0xD7A3 | 0xF900..=0xFAFF | 0xFE30..=0xFE4F | 0xFF00..=0xFF60 | 0xFFE0..=0xFFE6 | 0x20000..=0x3FFFD)
+    {
+        2
+    } else {
+        1
+    }
+}
+
+/// Wraps text into lines of at most `COLUMN` display columns.
+fn wrap(text: &str) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    let mut used = 0;
+    for c in text.chars() {
+        if used + width(c) > COLUMN {
+            lines.push(String::new());
+            used = 0;
+        }
+        lines.last_mut().expect("one line at least").push(c);
+        used += width(c);
+    }
+    lines
+}
+
+fn pad(line: &str) -> String {
+    let used: usize = line.chars().map(width).sum();
+    format!("{line}{}", " ".repeat(COLUMN.saturating_sub(used)))
+}
+
+/// Prints an explanation for people.
+///
+/// # Errors
+/// When `out` fails.
+pub fn print(out: &mut dyn Write, e: &Explanation) -> std::io::Result<()> {
+    writeln!(out, "A  {}\nB  {}", e.ids[0], e.ids[1])?;
+    writeln!(
+        out,
+        "normalised       {} and {} characters{}",
+        e.normalized_chars[0],
+        e.normalized_chars[1],
+        if e.identical_normalized { ", identical: exact duplicates" } else { "" }
+    )?;
+    writeln!(
+        out,
+        "features         {} and {}, {} shared: Jaccard {:.4}",
+        e.features[0], e.features[1], e.shared_features, e.jaccard
+    )?;
+    for (i, ok) in e.matchable.iter().enumerate() {
+        if !ok {
+            writeln!(
+                out,
+                "                 {} has too few features to be matched (only exact duplicates)",
+                ["A", "B"][i]
+            )?;
+        }
+    }
+    match &e.method {
+        MethodView::Minhash {
+            bands,
+            rows,
+            estimate,
+            agreeing_bands,
+            threshold,
+            exact,
+            candidate,
+            verified,
+        } => {
+            writeln!(
+                out,
+                "MinHash          estimated Jaccard {estimate:.4} ({} permutations)",
+                bands * rows
+            )?;
+            writeln!(
+                out,
+                "bands            {} of {bands} agree {:?} ({rows} rows each): {}",
+                agreeing_bands.len(),
+                agreeing_bands,
+                if *candidate { "a candidate pair" } else { "not a candidate" }
+            )?;
+            let measure = if *exact { "exact Jaccard" } else { "estimate" };
+            writeln!(
+                out,
+                "verification     {measure} >= {threshold}: {}",
+                if *verified { "passes" } else { "fails" }
+            )?;
+        }
+        MethodView::Simhash {
+            blocks,
+            tables,
+            fingerprints,
+            hamming,
+            shared_tables,
+            max_distance,
+            candidate,
+            verified,
+            note,
+        } => {
+            writeln!(
+                out,
+                "SimHash          {} vs {}: Hamming distance {hamming}",
+                fingerprints[0], fingerprints[1]
+            )?;
+            writeln!(
+                out,
+                "tables           {shared_tables} of {tables} agree ({blocks} blocks): {}",
+                if *candidate { "a candidate pair" } else { "not a candidate" }
+            )?;
+            writeln!(
+                out,
+                "verification     distance <= {max_distance}: {}",
+                if *verified { "passes" } else { "fails" }
+            )?;
+            if let Some(note) = note {
+                writeln!(out, "note             {note}")?;
+            }
+        }
+    }
+    for (title, sample) in ["shared features", "only in A", "only in B"].iter().zip(&e.samples) {
+        let shown: Vec<String> = sample.iter().map(|f| format!("{f:?}")).collect();
+        writeln!(out, "{title:<16} {}", shown.join(" "))?;
+    }
+    if e.differences.is_empty() {
+        writeln!(out, "\nno differing passages")?;
+    } else {
+        writeln!(out, "\ndiffering passages ({}):", e.differences.len())?;
+        writeln!(out, "{} | B", pad("A"))?;
+        for (left, right) in &e.differences {
+            writeln!(out, "{}-+-{}", "-".repeat(COLUMN), "-".repeat(COLUMN))?;
+            let l: Vec<String> = left.iter().flat_map(|u| wrap(u)).collect();
+            let r: Vec<String> = right.iter().flat_map(|u| wrap(u)).collect();
+            for k in 0..l.len().max(r.len()) {
+                let a = l.get(k).map_or("", String::as_str);
+                let b = r.get(k).map_or("", String::as_str);
+                writeln!(out, "{} | {b}", pad(a))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn differences_align_units() {
+        let a = "One. Two. Three. Four.";
+        let b = "One. Two changed. Three. Four. Five.";
+        let d = differences(a, b);
+        assert_eq!(
+            d,
+            vec![
+                (vec!["Two.".to_string()], vec!["Two changed.".to_string()]),
+                (vec![], vec!["Five.".to_string()])
+            ]
+        );
+        assert!(differences(a, a).is_empty());
+    }
+
+    #[test]
+    fn wide_characters_wrap_at_the_column() {
+        let lines = wrap(&"字".repeat(40));
+        assert_eq!(lines[0].chars().count(), COLUMN / 2);
+    }
+
+    #[test]
+    fn an_edited_copy_is_explained_as_a_near_duplicate() {
+        let base = "The quick brown fox jumps over the lazy dog near the river bank every morning at dawn.";
+        let a = Doc { id: "a".into(), text: format!("{base} It was a sunny day.") };
+        let b = Doc { id: "b".into(), text: format!("{base} It was a rainy day.") };
+        let spec = JobSpec::default();
+        let e = explain(&spec, None, None, &a, &b).unwrap();
+        assert!(!e.identical_normalized);
+        assert!(e.jaccard > 0.7 && e.jaccard < 1.0, "{}", e.jaccard);
+        assert!(e.samples[1].iter().any(|f| f.contains("sunn")), "{:?}", e.samples[1]);
+        assert!(matches!(e.method, MethodView::Minhash { bands: 9, rows: 13, .. }));
+        assert_eq!(e.differences.len(), 1);
+        let same = explain(&spec, None, None, &a, &a).unwrap();
+        assert!(same.identical_normalized && same.jaccard == 1.0);
+        assert!(matches!(same.method, MethodView::Minhash { candidate: true, verified: true, .. }));
+    }
+}
