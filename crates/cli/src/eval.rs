@@ -165,14 +165,16 @@ impl Truth {
     }
 }
 
-/// The predicted cluster of each listed document: its `cluster` column, or its own id for
-/// a rejected record (alone).
+/// The predicted cluster of each listed document, as the decisions have it: its `cluster`
+/// column, or its own id for a rejected record or a member kept unverified (alone).
 fn predicted(docs: &[DocumentRow]) -> HashMap<&str, String> {
     docs.iter()
         .filter_map(|d| {
             let id = d.id.as_deref()?;
-            let cluster = match (d.decision, &d.cluster) {
-                (Decision::Reject, _) | (_, None) => format!("\u{0}{id}"),
+            let alone = d.decision == Decision::Reject
+                || d.reason == Some(neardup_io::Reason::UnverifiedInCluster);
+            let cluster = match (alone, &d.cluster) {
+                (true, _) | (_, None) => format!("\u{0}{id}"),
                 (_, Some(c)) => c.clone(),
             };
             Some((id, cluster))

@@ -174,6 +174,15 @@ pub enum MethodArg {
     Simhash,
 }
 
+/// Removal rule on the command line.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum RemovalArg {
+    /// Every member of a cluster but the kept document.
+    Connected,
+    /// Only members verified against the kept document.
+    Verified,
+}
+
 /// Keep rule on the command line.
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum KeepArg {
@@ -216,6 +225,10 @@ pub struct DedupArgs {
     /// Which document of a cluster to keep [job file: decision.keep; default: first].
     #[arg(long, value_enum)]
     pub keep: Option<KeepArg>,
+    /// Which cluster members are removed: all (connected) or only those verified against
+    /// the kept document (verified) [job file: decision.removal; default: connected].
+    #[arg(long, value_enum)]
+    pub removal: Option<RemovalArg>,
     /// Field holding the document id; "" numbers records as path:record [job file: input.id_field; default: id].
     #[arg(long)]
     pub id_field: Option<String>,
@@ -325,6 +338,12 @@ pub fn job_config(args: &DedupArgs) -> anyhow::Result<JobConfig> {
         spec.decision.keep = match k {
             KeepArg::First => KeepRule::First,
             KeepArg::Longest => KeepRule::Longest,
+        };
+    }
+    if let Some(r) = args.removal {
+        spec.decision.removal = match r {
+            RemovalArg::Connected => neardup_job::Removal::Connected,
+            RemovalArg::Verified => neardup_job::Removal::Verified,
         };
     }
     if let Some(f) = &args.id_field {
@@ -832,6 +851,10 @@ fn print_report(s: &Summary, config: &JobConfig) -> std::io::Result<()> {
         writeln!(out, "skipped   {total:>10}  web-archive records, not documents: {kinds}")?;
     }
     writeln!(out, "kept      {:>10}  {:5.1}%", c.kept, pct(c.kept))?;
+    if c.kept_unverified_in_cluster > 0 {
+        let n = c.kept_unverified_in_cluster;
+        writeln!(out, "  of them {n:>10}  {:5.1}%  unverified_in_cluster", pct(n))?;
+    }
     for (reason, n) in &c.removed_by_reason {
         writeln!(out, "removed   {:>10}  {:5.1}%  {}", n, pct(*n), reason.as_str())?;
     }
@@ -844,6 +867,16 @@ fn print_report(s: &Summary, config: &JobConfig) -> std::io::Result<()> {
             writeln!(out, "clusters  {:>10}  (largest {}: {id})", c.clusters, c.largest_cluster)?
         }
         None => writeln!(out, "clusters  {:>10}", c.clusters)?,
+    }
+    if c.clusters_by_radius.keys().any(|r| *r > 1) {
+        let radii: Vec<String> =
+            c.clusters_by_radius.iter().map(|(r, n)| format!("{n} of radius {r}")).collect();
+        writeln!(
+            out,
+            "          {:>10}  pair hops from the kept document: {}",
+            "",
+            radii.join(", ")
+        )?;
     }
     let secs = s.seconds.total.max(1e-9);
     writeln!(

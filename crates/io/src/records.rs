@@ -112,11 +112,14 @@ pub enum Reason {
     NearDuplicate,
     /// Kept without near-duplicate matching: fewer than `min_features` features.
     TooFewFeatures,
+    /// Kept although in a cluster: never verified against the kept document, and
+    /// `decision.removal` is `verified`.
+    UnverifiedInCluster,
 }
 
 impl Reason {
     /// Every reason, in column-value order.
-    pub const ALL: [Reason; 14] = [
+    pub const ALL: [Reason; 15] = [
         Reason::MalformedJson,
         Reason::InvalidUtf8,
         Reason::MissingId,
@@ -131,6 +134,7 @@ impl Reason {
         Reason::ExactDuplicate,
         Reason::NearDuplicate,
         Reason::TooFewFeatures,
+        Reason::UnverifiedInCluster,
     ];
 
     /// The column value.
@@ -150,6 +154,7 @@ impl Reason {
             Reason::ExactDuplicate => "exact_duplicate",
             Reason::NearDuplicate => "near_duplicate",
             Reason::TooFewFeatures => "too_few_features",
+            Reason::UnverifiedInCluster => "unverified_in_cluster",
         }
     }
 

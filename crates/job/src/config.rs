@@ -42,6 +42,18 @@ pub enum KeepRule {
     Longest,
 }
 
+/// Which members of a cluster are removed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Removal {
+    /// Every member but the kept document: connected components, most recall.
+    #[default]
+    Connected,
+    /// Only members verified against the kept document (identical text, or a verified
+    /// pair between the two texts); the others are kept as `unverified_in_cluster`.
+    Verified,
+}
+
 /// SimHash feature weights.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -181,13 +193,15 @@ impl Default for BucketSpec {
 pub struct DecisionSpec {
     /// Which document of a cluster is kept.
     pub keep: KeepRule,
+    /// Which members of a cluster are removed.
+    pub removal: Removal,
     /// The job fails (no `_SUCCESS`) when more than this fraction of records is rejected.
     pub max_reject_ratio: f64,
 }
 
 impl Default for DecisionSpec {
     fn default() -> Self {
-        DecisionSpec { keep: KeepRule::First, max_reject_ratio: 0.5 }
+        DecisionSpec { keep: KeepRule::First, removal: Removal::Connected, max_reject_ratio: 0.5 }
     }
 }
 

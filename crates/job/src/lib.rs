@@ -68,7 +68,7 @@ pub use buckets::{BucketReducer, BucketStats};
 pub use cluster::{Topology, capture_peer_failures, default_memory_budget};
 pub use config::{
     BucketSpec, DecisionSpec, IdfSource, InputSpec, JobConfig, JobSpec, KeepRule, Method,
-    MethodParams, MinHashSpec, SimHashSpec, Weighting,
+    MethodParams, MinHashSpec, Removal, SimHashSpec, Weighting,
 };
 pub use progress::{Progress, STAGES};
 pub use records::{Assignment, BucketRecord, Candidate, ClusterInfo, Membership, SignedDoc};
@@ -667,6 +667,7 @@ fn run_worker(
             spill.clone(),
             sources.clone(),
             job.write_kept.is_some(),
+            job.spec.decision.removal,
         );
         let documents_written = match &job.write_kept {
             Some(dir) => {

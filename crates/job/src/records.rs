@@ -138,6 +138,8 @@ pub struct Assignment {
     pub kept_content: ContentHash,
     /// Documents in the cluster.
     pub cluster_size: u64,
+    /// Most pair hops from the kept document to a member.
+    pub radius: u32,
     /// Whether this document and the kept one form a verified (or exact) pair.
     pub verified_with_kept: bool,
 }
@@ -155,6 +157,8 @@ pub struct Membership {
     pub kept_content: ContentHash,
     /// Documents in the cluster.
     pub cluster_size: u64,
+    /// Most pair hops from the kept document to a member.
+    pub radius: u32,
     /// Whether this document and the kept one form a verified (or exact) pair.
     pub verified_with_kept: bool,
 }

@@ -358,6 +358,15 @@ window.addEventListener("load", function () {
     html.push_str(&bars("Rejected records by reason", "records", &labels, &values, 1));
     html.push_str("</div>");
 
+    if !stats.cluster_radii.is_empty() {
+        html.push_str(
+            "<h2>Clusters by radius</h2><p class=ex>Radius: the most pair hops from a cluster's kept document to a member. Radius 1: every member was compared with the kept document and passed (or has its text); a larger radius means members joined through others, and the cluster may chain documents that differ more than the threshold allows (decision.removal = \"verified\" removes only the directly verified ones).</p><table><tr><th class=n>radius</th><th class=n>clusters</th></tr>",
+        );
+        for (radius, n) in &stats.cluster_radii {
+            let _ = write!(html, "<tr><td class=n>{radius}</td><td class=n>{n}</td></tr>");
+        }
+        html.push_str("</table>");
+    }
     html.push_str("<h2>Largest clusters</h2>");
     if stats.top_clusters.is_empty() {
         html.push_str("<p>No clusters.</p>");

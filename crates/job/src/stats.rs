@@ -60,6 +60,8 @@ pub struct WorkerStats {
     pub similarity_bins: Vec<u64>,
     /// Clusters (of two or more documents) by size.
     pub cluster_sizes: BTreeMap<u64, u64>,
+    /// Clusters by radius: the most pair hops from the kept document to a member.
+    pub cluster_radii: BTreeMap<u32, u64>,
     /// The largest clusters (at most `TOP_CLUSTERS`, 10), with their first members.
     pub top_clusters: Vec<TopCluster>,
 }
@@ -141,6 +143,9 @@ impl WorkerStats {
         }
         for (size, n) in &other.cluster_sizes {
             *self.cluster_sizes.entry(*size).or_default() += n;
+        }
+        for (radius, n) in &other.cluster_radii {
+            *self.cluster_radii.entry(*radius).or_default() += n;
         }
         for c in &other.top_clusters {
             self.note_cluster(c.size, c.kept, &c.kept_id);

@@ -97,6 +97,13 @@ pub struct Counts {
     pub removed_by_reason: BTreeMap<Reason, u64>,
     /// Kept documents not near-duplicate matched (too few features).
     pub kept_unmatched: u64,
+    /// Clusters by radius: the most pair hops from the kept document to a member (1: every
+    /// member is in a verified or exact pair with the kept document; the cluster's pair
+    /// graph has a diameter of at most twice its radius).
+    pub clusters_by_radius: BTreeMap<u32, u64>,
+    /// Kept documents in a cluster but never verified against its kept document
+    /// (`decision.removal = "verified"`).
+    pub kept_unverified_in_cluster: u64,
     /// Pairs written.
     pub pairs: u64,
     /// Exact pairs.
@@ -219,6 +226,11 @@ impl Summary {
                 removed_by_reason: by(Decision::Remove),
                 kept_unmatched: by(Decision::Keep)
                     .get(&Reason::TooFewFeatures)
+                    .copied()
+                    .unwrap_or(0),
+                clusters_by_radius: stats.cluster_radii.clone(),
+                kept_unverified_in_cluster: by(Decision::Keep)
+                    .get(&Reason::UnverifiedInCluster)
                     .copied()
                     .unwrap_or(0),
                 pairs: stats.exact_pairs + stats.near_pairs,

@@ -333,11 +333,20 @@ fn check_workers_and_reference(spec: JobSpec, corpus_spec: &CorpusSpec, files: u
     assert!(expected.0.iter().any(|p| p.2 == PairKind::Exact), "the corpus has exact pairs");
     assert!(expected.1.values().any(|d| d.6 == Some(false)), "some removals are chained");
     assert!(expected.1.values().any(|d| d.5 == Some(Reason::DuplicateId)), "ids repeat");
+    let mut counts = Vec::new();
     for workers in [1, 2, 8] {
-        let got = run_job(&spec, &inputs, dir.path().join(format!("out-{workers}")), workers);
+        let out = dir.path().join(format!("out-{workers}"));
+        let (got, summary) = run_on(&spec, &inputs, out, &Topology::local(workers));
         assert_eq!(got.0, expected.0, "{workers} workers: pairs differ from the reference");
         assert_eq!(got.1, expected.1, "{workers} workers: documents differ from the reference");
+        counts.push(serde_json::to_value(&summary.counts).unwrap());
     }
+    assert!(
+        counts.windows(2).all(|w| w[0] == w[1]),
+        "summary counts depend on workers: {counts:?}"
+    );
+    let radii = counts[0]["clusters_by_radius"].as_object().unwrap();
+    assert!(radii.keys().any(|r| r != "1"), "chained clusters have a radius above 1: {radii:?}");
 }
 
 #[test]

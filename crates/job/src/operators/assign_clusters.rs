@@ -9,6 +9,7 @@
 //! spilling stage ([`super::name_clusters`]).
 
 use differential_dataflow::VecCollection;
+use differential_dataflow::algorithms::graphs::bfs::bfs;
 use differential_dataflow::algorithms::graphs::propagate::propagate_at;
 use neardup_core::DocId;
 
@@ -39,7 +40,7 @@ pub fn assign_clusters<'s>(
     let nodes = symmetric.clone().map(|(a, _)| a).distinct().map(|n| (n, n));
     // The introduction order only speeds convergence; the record number spreads labels
     // over fewer rounds than the raw DocId, whose file bits are high.
-    let labels = propagate_at(symmetric, nodes, |label: &DocId| label.record());
+    let labels = propagate_at(symmetric.clone(), nodes, |label: &DocId| label.record());
 
     let members =
         labels.clone().join_map(info.clone(), |doc, root, (chars, _)| (*root, (*doc, *chars)));
@@ -55,6 +56,15 @@ pub fn assign_clusters<'s>(
         }),
     };
     let sizes = members.map(|(root, _)| root).count();
+    // The radius: the most pair hops from the kept document to a member (the diameter
+    // of the cluster's pair graph is at most twice that).
+    let hops = bfs(symmetric, kept.clone().map(|(_root, kept)| kept));
+    let radius = labels.clone().join_map(hops, |_doc, root, hops| (*root, *hops)).reduce(
+        |_root, input, output| {
+            let most = input.iter().map(|(hops, _)| **hops).max().expect("a cluster has members");
+            output.push((most, 1isize));
+        },
+    );
     let clusters = kept
         .map(|(root, kept)| (kept, root))
         .join_map(info.map(|(doc, (_, content))| (doc, content)), |kept, root, content| {
@@ -62,14 +72,18 @@ pub fn assign_clusters<'s>(
         })
         .join_map(sizes, |root, (kept, content), size| {
             (*root, (*kept, *content, u64::try_from(*size).expect("positive count")))
+        })
+        .join_map(radius, |root, (kept, content, size), radius| {
+            (*root, (*kept, *content, *size, *radius))
         });
     let assigned = labels.map(|(doc, root)| (root, doc)).join_map(
         clusters,
-        |_root, doc, (kept, kept_content, cluster_size)| {
+        |_root, doc, (kept, kept_content, cluster_size, radius)| {
             let membership = Membership {
                 kept: *kept,
                 kept_content: *kept_content,
                 cluster_size: *cluster_size,
+                radius: *radius,
                 verified_with_kept: false,
             };
             (*doc, membership)

@@ -79,6 +79,7 @@ impl Drain<NameKey, Keyed<DocId, Verdict>> for Naming {
                     kept_id: kept_id.clone(),
                     kept_content: m.kept_content,
                     cluster_size: m.cluster_size,
+                    radius: m.radius,
                     verified_with_kept: m.verified_with_kept,
                 };
                 emit(Keyed { key: doc, value: Verdict::Assigned(assignment) });

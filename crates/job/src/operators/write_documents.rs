@@ -17,6 +17,7 @@ use timely::dataflow::StreamVec;
 use timely::dataflow::channels::pact::Exchange;
 use timely::progress::Timestamp;
 
+use crate::config::Removal;
 use crate::operators::PartSink;
 use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
 use crate::operators::doc_store::DocStore;
@@ -39,6 +40,7 @@ pub trait WriteDocuments<'s, T: Timestamp> {
         spill: Spill,
         sources: Arc<[Arc<str>]>,
         emit_kept: bool,
+        removal: Removal,
     ) -> StreamVec<'s, T, DocId>;
 }
 
@@ -50,6 +52,7 @@ struct Assemble {
     sink: PartSink,
     sources: Arc<[Arc<str>]>,
     emit_kept: bool,
+    removal: Removal,
 }
 
 impl Assemble {
@@ -92,6 +95,7 @@ impl Assemble {
                 m.key,
                 m.value,
                 None,
+                self.removal,
                 &self.sources,
                 &mut self.sink.stats.borrow_mut(),
             );
@@ -154,7 +158,14 @@ impl Drain<Keyed<DocId, Verdict>, DocId> for Assemble {
             }
             Verdict::Assigned(a) => {
                 let meta = self.take_meta(doc, emit)?;
-                accepted_row(doc, meta, Some(a), &self.sources, &mut self.sink.stats.borrow_mut())
+                accepted_row(
+                    doc,
+                    meta,
+                    Some(a),
+                    self.removal,
+                    &self.sources,
+                    &mut self.sink.stats.borrow_mut(),
+                )
             }
         };
         self.push(row, emit);
@@ -189,6 +200,7 @@ impl<'s, T: Timestamp> WriteDocuments<'s, T> for StreamVec<'s, T, Keyed<DocId, V
         spill: Spill,
         sources: Arc<[Arc<str>]>,
         emit_kept: bool,
+        removal: Removal,
     ) -> StreamVec<'s, T, DocId> {
         let by_doc = Exchange::new(|v: &Keyed<DocId, Verdict>| route_doc(v.key));
         collect_sorted(self, by_doc, "WriteDocuments", spill, move || {
@@ -202,6 +214,7 @@ impl<'s, T: Timestamp> WriteDocuments<'s, T> for StreamVec<'s, T, Keyed<DocId, V
                 sink: sink.clone(),
                 sources: sources.clone(),
                 emit_kept,
+                removal,
             })
         })
     }
@@ -211,6 +224,7 @@ fn accepted_row(
     doc: DocId,
     meta: DocMeta,
     assignment: Option<Assignment>,
+    removal: Removal,
     sources: &[Arc<str>],
     stats: &mut WorkerStats,
 ) -> DocumentRow {
@@ -235,6 +249,12 @@ fn accepted_row(
         if a.kept == doc {
             stats.clusters += 1;
             stats.record_cluster(a.cluster_size, doc, &meta.id);
+            *stats.cluster_radii.entry(a.radius).or_default() += 1;
+        } else if removal == Removal::Verified && !a.verified_with_kept {
+            // Safety over recall: in the cluster, but never compared with its kept document.
+            row.cluster = Some(a.kept_id);
+            row.reason = Some(Reason::UnverifiedInCluster);
+            row.verified_with_kept = Some(false);
         } else {
             row.decision = Decision::Remove;
             row.cluster = Some(a.kept_id.clone());

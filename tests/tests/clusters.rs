@@ -1,0 +1,51 @@
+//! `decision.removal = "verified"` removes only documents verified against their kept
+//! document: exactly the connected-components decisions minus the unverified removals,
+//! which stay kept in their cluster, the same with any number of workers.
+
+use neardup_e2e::{neardup, render_documents, repo};
+use neardup_io::{Decision, Reason, read_documents};
+
+#[test]
+fn verified_removal_keeps_exactly_the_unverified_members() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = repo().join("data-samples/zh-court-openings");
+    let run = |removal: &str, workers: &str| {
+        let out = dir.path().join(format!("{removal}-{workers}"));
+        neardup(&[
+            "dedup",
+            "-i",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "-q",
+            "-w",
+            workers,
+            "--removal",
+            removal,
+        ])
+        .unwrap();
+        out
+    };
+    let connected = read_documents(&run("connected", "2").join("documents")).unwrap();
+    let verified_out = run("verified", "2");
+    let verified = read_documents(&verified_out.join("documents")).unwrap();
+    assert_eq!(render_documents(&verified_out), render_documents(&run("verified", "1")));
+    assert_eq!(connected.len(), verified.len());
+    let mut unverified = 0;
+    for (c, v) in connected.iter().zip(&verified) {
+        assert_eq!((c.doc, &c.cluster, c.cluster_size), (v.doc, &v.cluster, v.cluster_size));
+        if c.decision == Decision::Remove && c.verified_with_kept == Some(false) {
+            unverified += 1;
+            assert_eq!(v.decision, Decision::Keep);
+            assert_eq!(v.reason, Some(Reason::UnverifiedInCluster));
+            assert_eq!(v.duplicate_of, None);
+        } else {
+            assert_eq!(c, v);
+        }
+    }
+    assert!(unverified > 10, "the templated openings chain: {unverified}");
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(verified_out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["counts"]["kept_unverified_in_cluster"], unverified);
+    assert_eq!(summary["counts"]["removed_not_verified_with_kept"], 0);
+}
