@@ -27,6 +27,17 @@ pub fn neardup(args: &[&str]) -> anyhow::Result<Outcome> {
     neardup_cli::run(cli)
 }
 
+/// Runs `neardup dedup -i INPUT -o OUT -q EXTRA...` in-process.
+///
+/// # Errors
+/// What the CLI reports.
+pub fn dedup(input: &Path, out: &Path, extra: &[&str]) -> anyhow::Result<Outcome> {
+    let (input, out) = (input.to_str().expect("UTF-8 path"), out.to_str().expect("UTF-8 path"));
+    let mut args = vec!["dedup", "-i", input, "-o", out, "-q"];
+    args.extend_from_slice(extra);
+    neardup(&args)
+}
+
 /// Runs `neardup ARGS` in-process and returns its exit code.
 pub fn exit_code(args: &[&str]) -> ExitCode {
     neardup_cli::main_with_args(std::iter::once("neardup").chain(args.iter().copied()))

@@ -2,7 +2,7 @@
 //! document: exactly the connected-components decisions minus the unverified removals,
 //! which stay kept in their cluster, the same with any number of workers.
 
-use neardup_e2e::{neardup, render_documents, repo};
+use neardup_e2e::{dedup, render_documents, repo};
 use neardup_io::{Decision, Reason, read_documents};
 
 #[test]
@@ -11,19 +11,7 @@ fn verified_removal_keeps_exactly_the_unverified_members() {
     let input = repo().join("data-samples/zh-court-openings");
     let run = |removal: &str, workers: &str| {
         let out = dir.path().join(format!("{removal}-{workers}"));
-        neardup(&[
-            "dedup",
-            "-i",
-            input.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-            "-q",
-            "-w",
-            workers,
-            "--removal",
-            removal,
-        ])
-        .unwrap();
+        dedup(&input, &out, &["-w", workers, "--removal", removal]).unwrap();
         out
     };
     let connected = read_documents(&run("connected", "2").join("documents")).unwrap();

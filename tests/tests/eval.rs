@@ -4,7 +4,7 @@
 
 use neardup_cli::Outcome;
 use neardup_cli::eval::Report;
-use neardup_e2e::{cluster_scores, neardup, repo, truth};
+use neardup_e2e::{cluster_scores, dedup, neardup, repo, truth};
 use neardup_io::read_documents;
 
 fn eval(args: &[&str]) -> Report {
@@ -16,17 +16,7 @@ fn eval(args: &[&str]) -> Report {
 
 fn dedup_poems(out: &std::path::Path) -> std::path::PathBuf {
     let input = repo().join("data-samples/zh-tang-poems/poems.jsonl.gz");
-    neardup(&[
-        "dedup",
-        "-i",
-        input.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "-q",
-        "-w",
-        "2",
-    ])
-    .unwrap();
+    dedup(&input, out, &["-w", "2"]).unwrap();
     input
 }
 

@@ -1,7 +1,7 @@
 //! A small memory budget makes the job read in rounds and spill to disk, with the same
 //! outputs; a spill folder that cannot be used fails the job with a clear error.
 
-use neardup_e2e::{neardup, render_documents, render_pairs, repo};
+use neardup_e2e::{dedup, render_documents, render_pairs, repo};
 
 fn summary(out: &std::path::Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap()
@@ -14,22 +14,11 @@ fn a_tiny_budget_spills_and_changes_nothing() {
     let spill = dir.path().join("spill");
     std::fs::create_dir(&spill).unwrap();
     let run = |out: &std::path::Path, budget: Option<&str>| {
-        let mut args = vec![
-            "dedup",
-            "-i",
-            input.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-            "-q",
-            "-w",
-            "2",
-            "--spill-dir",
-            spill.to_str().unwrap(),
-        ];
+        let mut args = vec!["-w", "2", "--spill-dir", spill.to_str().unwrap()];
         if let Some(b) = budget {
             args.extend(["--memory-budget", b]);
         }
-        neardup(&args).unwrap();
+        dedup(&input, out, &args).unwrap();
     };
     let (small, large) = (dir.path().join("small"), dir.path().join("large"));
     run(&small, Some("1M"));
@@ -53,18 +42,11 @@ fn an_unusable_spill_folder_fails_the_job_and_names_it() {
     let not_a_folder = dir.path().join("file");
     std::fs::write(&not_a_folder, "").unwrap();
     let input = repo().join("data-samples/zh-tang-poems");
-    let error = neardup(&[
-        "dedup",
-        "-i",
-        input.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "-q",
-        "--memory-budget",
-        "1M",
-        "--spill-dir",
-        not_a_folder.to_str().unwrap(),
-    ])
+    let error = dedup(
+        &input,
+        &out,
+        &["--memory-budget", "1M", "--spill-dir", not_a_folder.to_str().unwrap()],
+    )
     .unwrap_err();
     let message = format!("{error:#}");
     assert!(message.contains("cannot spill to disk"), "{message}");

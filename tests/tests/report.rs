@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use neardup_e2e::{neardup, repo};
+use neardup_e2e::{dedup, repo};
 
 /// The headless browser, if installed.
 fn browser() -> Option<&'static str> {
@@ -37,11 +37,7 @@ fn the_report_is_self_contained_and_renders() {
         [("minhash", &["--method", "minhash"][..]), ("simhash", &["--method", "simhash"][..])]
     {
         let out = dir.path().join(name);
-        let input = repo().join("data-samples");
-        let mut argv =
-            vec!["dedup", "-i", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "-q"];
-        argv.extend(args);
-        neardup(&argv).unwrap();
+        dedup(&repo().join("data-samples"), &out, args).unwrap();
         let page = out.join("report.html");
         let html = std::fs::read_to_string(&page).unwrap();
         for external in ["<link", "<img", "<script src", "@import", "url("] {

@@ -1,7 +1,7 @@
 //! WARC and WET input end to end: documents keep their URL, date and digest, records that
 //! are not documents are counted by kind, and a page equals its WET conversion.
 
-use neardup_e2e::{neardup, repo};
+use neardup_e2e::{dedup, repo};
 use neardup_io::{Decision, Reason, read_documents, read_pairs};
 
 #[test]
@@ -9,17 +9,7 @@ fn web_archives_become_documents_with_their_urls() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let input = repo().join("data-samples/warc");
-    neardup(&[
-        "dedup",
-        "-i",
-        input.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "-q",
-        "-w",
-        "2",
-    ])
-    .unwrap();
+    dedup(&input, &out, &["-w", "2"]).unwrap();
     let docs = read_documents(&out.join("documents")).unwrap();
     let summary: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();

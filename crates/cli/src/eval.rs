@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use neardup_io::{Decision, DocumentRow, OnReadError, Record, RecordReader};
 use neardup_job::JobSpec;
-use neardup_text::{Analysis, AnalyzeScratch, Analyzer, Segmenter};
+use neardup_text::{Analysis, AnalyzeScratch, Analyzer};
 use serde::Serialize;
 
 /// True pairs compared by similarity at most (the rest are left out of the bands).
@@ -374,13 +374,6 @@ pub fn read_texts(
         }
     }
     Ok(texts)
-}
-
-/// An analyser with the run's normalisation and features.
-pub fn analyzer(spec: &JobSpec) -> Analyzer {
-    let segmenter = neardup_text::FeatureExtractor::needs_segmenter(&spec.features)
-        .then(|| Segmenter::new(spec.features.jieba_hmm));
-    Analyzer::new(spec.normalize.clone(), spec.features.clone(), spec.seed, segmenter)
 }
 
 #[cfg(test)]

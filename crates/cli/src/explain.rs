@@ -11,8 +11,6 @@ use neardup_core::{BlockLayout, JaccardMode, LshParams, MinHasher, Signature, Si
 use neardup_job::{JobSpec, Method};
 use serde::Serialize;
 
-use crate::eval;
-
 /// Features listed per sample.
 const SAMPLE: usize = 12;
 /// Text units compared at most per document by the side-by-side diff.
@@ -109,14 +107,16 @@ pub fn explain(
     a: &Doc,
     b: &Doc,
 ) -> anyhow::Result<Explanation> {
-    let analyzer = eval::analyzer(spec);
+    let analyzer = neardup_job::Signer::spec_analyzer(spec);
     let (norm_a, feat_a) = analyzer.texts(&a.text);
     let (norm_b, feat_b) = analyzer.texts(&b.text);
     let la = analyzer.extractor().labelled(&feat_a);
     let lb = analyzer.extractor().labelled(&feat_b);
-    let mut scratch = neardup_text::AnalyzeScratch::default();
-    let fa = analyzer.analyze(&a.text, &mut scratch).features;
-    let fb = analyzer.analyze(&b.text, &mut scratch).features;
+    // Hashes with their capped counts (SimHash weights), from the feature texts above.
+    let mut scratch = neardup_text::FeatureScratch::default();
+    let (mut fa, mut fb) = (neardup_text::Features::default(), neardup_text::Features::default());
+    analyzer.extractor().extract(&feat_a, &mut fa, &mut scratch);
+    analyzer.extractor().extract(&feat_b, &mut fb, &mut scratch);
     let (mut shared, mut only_a, mut only_b) = (Vec::new(), Vec::new(), Vec::new());
     let (mut i, mut j) = (0, 0);
     while i < la.len() || j < lb.len() {

@@ -391,15 +391,9 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
 
 /// Runs `neardup eval` and prints its report.
 fn evaluate(args: &EvalArgs) -> anyhow::Result<Outcome> {
-    let summary_path = args.run.join(neardup_job::SUMMARY_FILE);
-    let summary: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&summary_path).with_context(|| {
-            format!("cannot read \"{}\": is it a neardup run?", summary_path.display())
-        })?)
-        .with_context(|| format!("\"{}\" is not JSON", summary_path.display()))?;
-    let spec: JobSpec = serde_json::from_value(summary["config"].clone()).with_context(|| {
-        format!("\"{}\" has no job settings this version reads", summary_path.display())
-    })?;
+    let summary = read_run_summary(&args.run)?;
+    let spec: JobSpec = serde_json::from_value(summary["config"].clone())
+        .context("the run's summary.json has no job settings this version reads")?;
     let docs = neardup_io::read_documents(&args.run.join("documents"))?;
     let pairs = neardup_io::read_pairs(&args.run.join("pairs"))?;
     let truth = match (&args.truth, &args.truth_pairs) {
@@ -423,7 +417,7 @@ fn evaluate(args: &EvalArgs) -> anyhow::Result<Outcome> {
             None
         }
     };
-    let analyzer = eval::analyzer(&spec);
+    let analyzer = neardup_job::Signer::spec_analyzer(&spec);
     let report =
         eval::evaluate(&truth, &docs, &pairs, texts.as_ref().map(|t| (t, &analyzer)), args.show);
     let mut out = std::io::stdout().lock();

@@ -255,7 +255,7 @@ pub fn best(trials: &[Trial]) -> Option<usize> {
 /// (SimHash).
 pub fn default_grid(minhash: bool) -> Vec<f64> {
     if minhash {
-        (10..=19).map(|i| f64::from(i) * 0.05).collect()
+        (10..=19).map(|i| f64::from(i) / 20.0).collect()
     } else {
         (1..=8).map(f64::from).collect()
     }

@@ -6,7 +6,7 @@ use neardup_core::{CountMinSketch, MinHasher, Signature, SimHash};
 use neardup_io::{InputDoc, Reason, RejectedRecord};
 use neardup_text::{Analysis, AnalyzeScratch, Analyzer, FeatureExtractor, Segmenter, WordIdf};
 
-use crate::config::{IdfSource, JobConfig, MethodParams, Weighting};
+use crate::config::{IdfSource, JobConfig, JobSpec, MethodParams, Weighting};
 use crate::records::SignedDoc;
 
 /// Inverse document frequencies for SimHash `tf_idf` weights.
@@ -100,7 +100,17 @@ impl Signer {
 
     /// The analyser (normalisation and features) of `config`.
     pub fn analyzer_for(config: &JobConfig, segmenter: Option<Segmenter>) -> Analyzer {
-        let spec = &config.spec;
+        Self::analyzer_for_spec(&config.spec, segmenter)
+    }
+
+    /// The analyser of a job's settings, building the segmenter when the features need it.
+    pub fn spec_analyzer(spec: &JobSpec) -> Analyzer {
+        let segmenter = FeatureExtractor::needs_segmenter(&spec.features)
+            .then(|| Segmenter::new(spec.features.jieba_hmm));
+        Self::analyzer_for_spec(spec, segmenter)
+    }
+
+    fn analyzer_for_spec(spec: &JobSpec, segmenter: Option<Segmenter>) -> Analyzer {
         Analyzer::new(spec.normalize.clone(), spec.features.clone(), spec.seed, segmenter)
     }
 

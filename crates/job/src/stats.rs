@@ -41,10 +41,6 @@ pub struct WorkerStats {
     pub reasons: BTreeMap<(Decision, Reason), u64>,
     /// Clusters of two or more documents.
     pub clusters: u64,
-    /// Documents in the largest cluster.
-    pub largest_cluster: u64,
-    /// The kept document of the largest cluster (ties: the earliest).
-    pub largest_cluster_kept: Option<(DocId, String)>,
     /// Records written to the deduplicated dataset (`--write-kept`).
     pub kept_written: u64,
     /// Removed documents never compared directly with their kept document.
@@ -127,9 +123,6 @@ impl WorkerStats {
             *self.reasons.entry(*k).or_default() += v;
         }
         self.clusters += other.clusters;
-        if let Some((doc, id)) = &other.largest_cluster_kept {
-            self.note_largest(other.largest_cluster, *doc, id);
-        }
         self.removed_not_verified_with_kept += other.removed_not_verified_with_kept;
         self.kept_written += other.kept_written;
         self.spilled_bytes += other.spilled_bytes;
@@ -197,25 +190,16 @@ impl WorkerStats {
         }
     }
 
-    /// Notes a cluster of `size` documents kept as `kept`; the largest stays, ties going to
-    /// the earliest kept document, so the result is the same however work was split.
+    /// Counts a cluster of `size` documents kept as `kept` and notes it among the largest.
     pub fn record_cluster(&mut self, size: u64, kept: DocId, kept_id: &str) {
         *self.cluster_sizes.entry(size).or_default() += 1;
         self.note_cluster(size, kept, kept_id);
-        self.note_largest(size, kept, kept_id);
     }
 
-    fn note_largest(&mut self, size: u64, kept: DocId, kept_id: &str) {
-        let better = match &self.largest_cluster_kept {
-            None => true,
-            Some((doc, _)) => {
-                (size, std::cmp::Reverse(kept)) > (self.largest_cluster, std::cmp::Reverse(*doc))
-            }
-        };
-        if better {
-            self.largest_cluster = size;
-            self.largest_cluster_kept = Some((kept, kept_id.to_string()));
-        }
+    /// The largest cluster (ties: the earliest kept document), the same however work was
+    /// split.
+    pub fn largest_cluster(&self) -> Option<&TopCluster> {
+        self.top_clusters.first()
     }
 
     /// Documents with `decision`.
