@@ -17,8 +17,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use neardup_io::{Decision, DocumentRow, OnReadError, Record, RecordReader};
-use neardup_job::JobSpec;
+use neardup_job::{JobSpec, page_text};
 use neardup_text::{Analysis, AnalyzeScratch, Analyzer};
+use neardup_text::{Boilerplate, LineScratch};
 use serde::Serialize;
 
 /// True pairs compared by similarity at most (the rest are left out of the bands).
@@ -54,6 +55,37 @@ pub struct Report {
     pub false_positive_pairs: Vec<FalsePositive>,
     /// Predicted pairs that are false, counting those joined only through a cluster.
     pub false_positive_count: u64,
+    /// Documents removed as duplicates (cluster truth only)...
+    pub removed: u64,
+    /// ...of which the truth says they differ from the document kept for them.
+    pub removed_wrongly: u64,
+    /// Scores of the pairs that involve each group's documents (`--by`).
+    pub by_group: Vec<GroupScore>,
+}
+
+/// Scores of the pairs with at least one document of a group, and its removed documents.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct GroupScore {
+    /// The group's value.
+    pub group: String,
+    /// Its documents in both the truth and the run.
+    pub documents: u64,
+    /// True pairs with at least one of its documents.
+    pub true_pairs: u64,
+    /// Predicted pairs with at least one of its documents.
+    pub predicted_pairs: u64,
+    /// Pairs in both.
+    pub true_positives: u64,
+    /// `true_positives / predicted_pairs`, when something was predicted.
+    pub precision: Option<f64>,
+    /// `true_positives / true_pairs`, when the truth has pairs.
+    pub recall: Option<f64>,
+    /// Harmonic mean of precision and recall, when both exist.
+    pub f1: Option<f64>,
+    /// Its documents removed as duplicates.
+    pub removed: u64,
+    /// Of those, removed for a document the truth says differs.
+    pub removed_wrongly: u64,
 }
 
 /// Recall within one similarity band.
@@ -105,32 +137,7 @@ impl Truth {
     /// # Errors
     /// When the file cannot be read, or a record lacks its id or label.
     pub fn read_clusters(path: &Path, id_field: &str, label_field: &str) -> anyhow::Result<Self> {
-        let files = neardup_io::discover(&[path.to_path_buf()], &[])
-            .with_context(|| format!("cannot list the truth \"{}\"", path.display()))?;
-        let fields = neardup_io::FieldNames {
-            id: Some(id_field.to_string()),
-            text: label_field.to_string(),
-        };
-        let mut labels = HashMap::new();
-        for file in &files {
-            let reader = RecordReader::open(file, &fields, OnReadError::Fail)
-                .with_context(|| format!("cannot read the truth \"{}\"", file.path.display()))?;
-            for record in reader {
-                match record? {
-                    Record::Doc(d) => {
-                        labels.insert(d.id, d.text);
-                    }
-                    Record::Reject(r) => bail!(
-                        "truth \"{}\" record {}: {} ({}); every record needs `{id_field}` and a string `{label_field}`",
-                        file.path.display(),
-                        r.doc.record(),
-                        r.reason.as_str(),
-                        r.detail
-                    ),
-                }
-            }
-        }
-        Ok(Truth::Clusters(labels))
+        read_labels(path, id_field, label_field).map(Truth::Clusters)
     }
 
     /// Reads labelled pairs: JSON Lines with `id_a`, `id_b` and an optional boolean
@@ -165,6 +172,42 @@ impl Truth {
     }
 }
 
+/// A label per document id: `field` of every record of `path` (any input format of the
+/// job), keyed by `id_field`.
+///
+/// # Errors
+/// When the file cannot be read, or a record lacks its id or label.
+pub fn read_labels(
+    path: &Path,
+    id_field: &str,
+    label_field: &str,
+) -> anyhow::Result<HashMap<String, String>> {
+    let files = neardup_io::discover(&[path.to_path_buf()], &[])
+        .with_context(|| format!("cannot list the truth \"{}\"", path.display()))?;
+    let fields =
+        neardup_io::FieldNames { id: Some(id_field.to_string()), text: label_field.to_string() };
+    let mut labels = HashMap::new();
+    for file in &files {
+        let reader = RecordReader::open(file, &fields, OnReadError::Fail)
+            .with_context(|| format!("cannot read the truth \"{}\"", file.path.display()))?;
+        for record in reader {
+            match record? {
+                Record::Doc(d) => {
+                    labels.insert(d.id, d.text);
+                }
+                Record::Reject(r) => bail!(
+                    "truth \"{}\" record {}: {} ({}); every record needs `{id_field}` and a string `{label_field}`",
+                    file.path.display(),
+                    r.doc.record(),
+                    r.reason.as_str(),
+                    r.detail
+                ),
+            }
+        }
+    }
+    Ok(labels)
+}
+
 /// The predicted cluster of each listed document, as the decisions have it: its `cluster`
 /// column, or its own id for a rejected record or a member kept unverified (alone).
 fn predicted(docs: &[DocumentRow]) -> HashMap<&str, String> {
@@ -182,17 +225,101 @@ fn predicted(docs: &[DocumentRow]) -> HashMap<&str, String> {
         .collect()
 }
 
+/// Pairs of `n` documents with at least one of `k` given ones.
+fn pairs_touching(n: u64, k: u64) -> u64 {
+    choose2(n) - choose2(n - k)
+}
+
+/// Harmonic mean, 0 when both are 0.
+fn harmonic(p: f64, r: f64) -> f64 {
+    if p + r > 0.0 { 2.0 * p * r / (p + r) } else { 0.0 }
+}
+
+/// Per-group scores: pairs counted from the contingency table of (predicted cluster, true
+/// label), keeping per cell how many documents belong to the group.
+fn group_scores(
+    labels: &HashMap<String, String>,
+    predicted: &HashMap<&str, String>,
+    docs: &[DocumentRow],
+    groups: &HashMap<String, String>,
+) -> Vec<GroupScore> {
+    let mut names: Vec<&str> = groups.values().map(String::as_str).collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+        .into_iter()
+        .map(|group| {
+            let mut score = GroupScore { group: group.to_string(), ..GroupScore::default() };
+            // (total, in group) per cell, predicted cluster and true label.
+            let mut cells: HashMap<(&str, &str), (u64, u64)> = HashMap::new();
+            let mut by_predicted: HashMap<&str, (u64, u64)> = HashMap::new();
+            let mut by_true: HashMap<&str, (u64, u64)> = HashMap::new();
+            for (id, label) in labels {
+                let Some(cluster) = predicted.get(id.as_str()) else { continue };
+                let member = u64::from(groups.get(id).is_some_and(|g| g == group));
+                score.documents += member;
+                for counts in [
+                    cells.entry((cluster.as_str(), label.as_str())).or_default(),
+                    by_predicted.entry(cluster.as_str()).or_default(),
+                    by_true.entry(label.as_str()).or_default(),
+                ] {
+                    counts.0 += 1;
+                    counts.1 += member;
+                }
+            }
+            let touching = |counts: &mut dyn Iterator<Item = &(u64, u64)>| -> u64 {
+                counts.map(|&(n, k)| pairs_touching(n, k)).sum()
+            };
+            score.true_positives = touching(&mut cells.values());
+            score.predicted_pairs = touching(&mut by_predicted.values());
+            score.true_pairs = touching(&mut by_true.values());
+            let ratio = |x: u64, y: u64| (y > 0).then(|| x as f64 / y as f64);
+            score.precision = ratio(score.true_positives, score.predicted_pairs);
+            score.recall = ratio(score.true_positives, score.true_pairs);
+            score.f1 = score.precision.zip(score.recall).map(|(p, r)| harmonic(p, r));
+            for d in docs.iter().filter(|d| d.decision == Decision::Remove) {
+                let Some(id) = d.id.as_deref() else { continue };
+                if groups.get(id).is_some_and(|g| g == group) {
+                    score.removed += 1;
+                    score.removed_wrongly += u64::from(removed_wrongly(labels, d));
+                }
+            }
+            score
+        })
+        .collect()
+}
+
+/// Whether a removed document's truth label differs from its kept document's.
+fn removed_wrongly(labels: &HashMap<String, String>, d: &DocumentRow) -> bool {
+    let label = |id: Option<&str>| id.and_then(|id| labels.get(id));
+    match (label(d.id.as_deref()), label(d.duplicate_of.as_deref())) {
+        (Some(a), Some(b)) => a != b,
+        _ => false,
+    }
+}
+
 /// Scores `docs` (and the verified `pairs`) against `truth`. `texts` gives the texts and
-/// analyser for the similarity bands, when they could be read.
+/// analyser for the similarity bands, when they could be read; `groups` a group per
+/// document for per-group scores (cluster truth only).
 pub fn evaluate(
     truth: &Truth,
     docs: &[DocumentRow],
     pairs: &[neardup_io::PairRow],
     texts: Option<(&HashMap<String, String>, &Analyzer)>,
+    groups: Option<&HashMap<String, String>>,
     show: usize,
 ) -> Report {
     let predicted = predicted(docs);
     let mut report = Report::default();
+    if let Truth::Clusters(labels) = truth {
+        for d in docs.iter().filter(|d| d.decision == Decision::Remove) {
+            report.removed += 1;
+            report.removed_wrongly += u64::from(removed_wrongly(labels, d));
+        }
+        if let Some(groups) = groups {
+            report.by_group = group_scores(labels, &predicted, docs, groups);
+        }
+    }
     let mut true_pair_list: Vec<(String, String)> = Vec::new();
     let is_false = |a: &str, b: &str| -> Option<bool> {
         match truth {
@@ -272,11 +399,7 @@ pub fn evaluate(
     let ratio = |x: u64, y: u64| if y == 0 { 1.0 } else { x as f64 / y as f64 };
     report.precision = ratio(report.true_positives, report.predicted_pairs);
     report.recall = ratio(report.true_positives, report.true_pairs);
-    report.f1 = if report.precision + report.recall > 0.0 {
-        2.0 * report.precision * report.recall / (report.precision + report.recall)
-    } else {
-        0.0
-    };
+    report.f1 = harmonic(report.precision, report.recall);
     if let Some((texts, analyzer)) = texts {
         report.recall_by_similarity = bands(&true_pair_list, &predicted, texts, analyzer);
     }
@@ -351,7 +474,9 @@ pub fn read_texts(
     docs: &[DocumentRow],
     spec: &JobSpec,
     ids: &HashSet<&str>,
+    boilerplate: Option<&Boilerplate>,
 ) -> anyhow::Result<HashMap<String, String>> {
+    let (mut lines, mut content) = (LineScratch::default(), String::new());
     let sources: BTreeMap<&str, ()> = docs
         .iter()
         .filter(|d| d.id.as_deref().is_some_and(|id| ids.contains(id)))
@@ -367,8 +492,10 @@ pub fn read_texts(
             for record in RecordReader::open(file, &fields, OnReadError::Fail)? {
                 if let Record::Doc(d) = record?
                     && ids.contains(d.id.as_str())
+                    && !texts.contains_key(&d.id)
                 {
-                    texts.entry(d.id).or_insert(d.text);
+                    let (text, _) = page_text(boilerplate, &d, &mut lines, &mut content);
+                    texts.insert(d.id.clone(), text.to_string());
                 }
             }
         }
@@ -406,7 +533,7 @@ mod tests {
     fn perfect_clusters_score_one() {
         let truth = Truth::Clusters(labels(&[("a", "1"), ("b", "1"), ("c", "2"), ("d", "3")]));
         let docs = [doc("a", "a"), doc("b", "a"), doc("c", "c"), doc("d", "d")];
-        let r = evaluate(&truth, &docs, &[], None, 10);
+        let r = evaluate(&truth, &docs, &[], None, None, 10);
         assert_eq!((r.true_pairs, r.predicted_pairs, r.true_positives), (1, 1, 1));
         assert_eq!((r.precision, r.recall, r.f1), (1.0, 1.0, 1.0));
         assert_eq!(r.adjusted_rand_index, Some(1.0));
@@ -418,7 +545,7 @@ mod tests {
         let truth =
             Truth::Clusters(labels(&[("a", "1"), ("b", "1"), ("c", "1"), ("d", "2"), ("e", "2")]));
         let docs = [doc("a", "a"), doc("b", "a"), doc("c", "c"), doc("d", "c"), doc("e", "c")];
-        let r = evaluate(&truth, &docs, &[], None, 10);
+        let r = evaluate(&truth, &docs, &[], None, None, 10);
         // True pairs: ab ac bc de = 4; predicted: ab cd ce de = 4; both: ab de = 2.
         assert_eq!((r.true_pairs, r.predicted_pairs, r.true_positives), (4, 4, 2));
         assert_eq!(r.false_positive_count, 2);
@@ -429,13 +556,38 @@ mod tests {
     }
 
     #[test]
+    fn group_scores_count_the_pairs_touching_the_group() {
+        // Truth {a,b,c} {d,e}; predicted {a,b} {c,d,e}; group x = {c, d}, y = the rest.
+        let truth =
+            Truth::Clusters(labels(&[("a", "1"), ("b", "1"), ("c", "1"), ("d", "2"), ("e", "2")]));
+        let mut docs = [doc("a", "a"), doc("b", "a"), doc("c", "c"), doc("d", "c"), doc("e", "c")];
+        for d in &mut docs {
+            if d.decision == Decision::Remove {
+                d.duplicate_of = d.cluster.clone();
+            }
+        }
+        let groups = labels(&[("a", "y"), ("b", "y"), ("c", "x"), ("d", "x"), ("e", "y")]);
+        let r = evaluate(&truth, &docs, &[], None, Some(&groups), 10);
+        let x = &r.by_group[0];
+        assert_eq!(x.group, "x");
+        // True pairs with c or d: ac bc de = 3; predicted: cd ce de = 3; both: de = 1.
+        assert_eq!((x.documents, x.true_pairs, x.predicted_pairs, x.true_positives), (2, 3, 3, 1));
+        assert_eq!((x.precision, x.recall), (Some(1.0 / 3.0), Some(1.0 / 3.0)));
+        // d and e are removed for c, which the truth puts elsewhere; b rightly for a.
+        assert_eq!((x.removed, x.removed_wrongly), (1, 1));
+        let y = &r.by_group[1];
+        assert_eq!((y.removed, y.removed_wrongly), (2, 1));
+        assert_eq!((r.removed, r.removed_wrongly), (3, 2));
+    }
+
+    #[test]
     fn labelled_pairs_count_only_what_is_labelled() {
         let mut labelled = HashMap::new();
         labelled.insert(ordered("a", "b"), true);
         labelled.insert(ordered("c", "d"), false);
         labelled.insert(ordered("a", "c"), true);
         let docs = [doc("a", "a"), doc("b", "a"), doc("c", "c"), doc("d", "c")];
-        let r = evaluate(&Truth::Pairs(labelled), &docs, &[], None, 10);
+        let r = evaluate(&Truth::Pairs(labelled), &docs, &[], None, None, 10);
         assert_eq!((r.true_pairs, r.predicted_pairs, r.true_positives), (2, 2, 1));
         assert_eq!(r.false_positive_count, 1);
         assert_eq!(r.adjusted_rand_index, None);

@@ -157,6 +157,11 @@ pub struct EvalArgs {
     /// The truth's cluster label field.
     #[arg(long, default_value = "truth")]
     pub label_field: String,
+    /// A field of the truth that groups documents (such as the transformation that made
+    /// them): scores are also given per group, over the pairs with a document of the
+    /// group (--truth only).
+    #[arg(long, conflicts_with = "truth_pairs")]
+    pub by: Option<String>,
     /// False-positive pairs to list.
     #[arg(long, default_value_t = 20)]
     pub show: usize,
@@ -410,16 +415,21 @@ fn evaluate(args: &EvalArgs) -> anyhow::Result<Outcome> {
             .collect(),
     };
     // The similarity bands need the texts; without them the other scores still stand.
-    let texts = match eval::read_texts(&docs, &spec, &ids) {
+    let boilerplate = neardup_job::read_boilerplate(&args.run, &spec)?;
+    let texts = match eval::read_texts(&docs, &spec, &ids, boilerplate.as_ref()) {
         Ok(texts) => Some(texts),
         Err(e) => {
             eprintln!("note: no recall by similarity, the inputs cannot be read again: {e:#}");
             None
         }
     };
+    let groups = match (&args.by, &args.truth) {
+        (Some(field), Some(path)) => Some(eval::read_labels(path, &args.id_field, field)?),
+        _ => None,
+    };
     let analyzer = neardup_job::Signer::spec_analyzer(&spec);
-    let report =
-        eval::evaluate(&truth, &docs, &pairs, texts.as_ref().map(|t| (t, &analyzer)), args.show);
+    let texts = texts.as_ref().map(|t| (t, &analyzer));
+    let report = eval::evaluate(&truth, &docs, &pairs, texts, groups.as_ref(), args.show);
     let mut out = std::io::stdout().lock();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &report)?;
@@ -446,7 +456,8 @@ fn explain(args: &ExplainArgs) -> anyhow::Result<Outcome> {
                 .iter()
                 .filter(|d| d.id.as_deref().is_some_and(|id| ids.contains(id)))
                 .collect();
-            let mut texts = eval::read_texts(&docs, &spec, &ids)?;
+            let boilerplate = neardup_job::read_boilerplate(run, &spec)?;
+            let mut texts = eval::read_texts(&docs, &spec, &ids, boilerplate.as_ref())?;
             let mut take = |id: &str| -> anyhow::Result<explain::Doc> {
                 let text = texts.remove(id).ok_or_else(|| {
                     UsageError(format!("no document with id \"{id}\" in the run's inputs"))
@@ -609,7 +620,7 @@ fn tune(args: &TuneArgs) -> anyhow::Result<Outcome> {
         let summary = neardup_job::run(&config, &Topology::local(workers))
             .map_err(|e| anyhow::Error::new(e).context(format!("the trial at {setting} failed")))?;
         let docs = neardup_io::read_documents(&config.output.join("documents"))?;
-        let report = eval::evaluate(&truth, &docs, &[], None, 0);
+        let report = eval::evaluate(&truth, &docs, &[], None, None, 0);
         let r = &summary.resolved;
         let resolved = match (r.bands, r.rows, r.blocks) {
             (Some(b), Some(rows), _) => format!("{b} x {rows}"),
@@ -684,6 +695,36 @@ fn print_eval(out: &mut dyn Write, r: &eval::Report) -> std::io::Result<()> {
                 "  {range:<20} {:>8} pairs  {:>6.1}% found",
                 b.pairs,
                 100.0 * b.found as f64 / b.pairs as f64
+            )?;
+        }
+    }
+    if r.removed > 0 {
+        writeln!(
+            out,
+            "removed    {:>10}  ({} for a document the truth says differs)",
+            r.removed, r.removed_wrongly
+        )?;
+    }
+    if !r.by_group.is_empty() {
+        let cell = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.3}"));
+        writeln!(
+            out,
+            "\n{:<16} {:>6} {:>8} {:>9} {:>6} {:>6} {:>6} {:>8} {:>7}",
+            "group", "docs", "true", "predicted", "P", "R", "F1", "removed", "wrongly"
+        )?;
+        for g in &r.by_group {
+            writeln!(
+                out,
+                "{:<16} {:>6} {:>8} {:>9} {:>6} {:>6} {:>6} {:>8} {:>7}",
+                g.group,
+                g.documents,
+                g.true_pairs,
+                g.predicted_pairs,
+                cell(g.precision),
+                cell(g.recall),
+                cell(g.f1),
+                g.removed,
+                g.removed_wrongly
             )?;
         }
     }
@@ -870,6 +911,17 @@ fn print_report(s: &Summary, config: &JobConfig) -> std::io::Result<()> {
             "          {:>10}  pair hops from the kept document: {}",
             "",
             radii.join(", ")
+        )?;
+    }
+    if let Some(b) = &s.boilerplate {
+        writeln!(
+            out,
+            "boilerplate {:>8}  lines learned from {} pages; {} lines ({} chars) left out of {} pages",
+            b.learned_lines,
+            b.learned_from_pages,
+            b.lines_removed,
+            b.chars_removed,
+            b.pages_stripped
         )?;
     }
     let secs = s.seconds.total.max(1e-9);

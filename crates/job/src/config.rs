@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use neardup_core::{BlockLayout, JaccardMode, LshParams, MAX_NUM_PERM, SIMHASH_BITS};
 use neardup_io::{FieldNames, InputFile, OnReadError};
-use neardup_text::{FeatureConfig, NormalizeConfig};
+use neardup_text::{BoilerplateRule, FeatureConfig, NormalizeConfig};
 use serde::{Deserialize, Serialize};
 
 use crate::ConfigError;
@@ -228,6 +228,8 @@ pub struct JobSpec {
     pub buckets: BucketSpec,
     /// Decision rules.
     pub decision: DecisionSpec,
+    /// Boilerplate of web pages, learned from the corpus and left out of features.
+    pub boilerplate: BoilerplateRule,
 }
 
 impl Default for JobSpec {
@@ -242,6 +244,7 @@ impl Default for JobSpec {
             simhash: SimHashSpec::default(),
             buckets: BucketSpec::default(),
             decision: DecisionSpec::default(),
+            boilerplate: BoilerplateRule::default(),
         }
     }
 }
@@ -280,7 +283,14 @@ pub struct JobConfig {
 }
 
 impl JobConfig {
-    /// Whether the job needs corpus document frequencies before signing.
+    /// Whether the job learns boilerplate before signing: it is enabled and some input is a
+    /// web archive (pages with URLs).
+    pub fn needs_boilerplate(&self) -> bool {
+        self.spec.boilerplate.enabled
+            && self.inputs.iter().any(|f| matches!(f.format, neardup_io::Format::Warc(_)))
+    }
+
+    /// Whether signing needs corpus document frequencies.
     pub fn needs_corpus_idf(&self) -> bool {
         self.spec.method == Method::Simhash
             && self.spec.simhash.weighting == Weighting::TfIdf
@@ -348,6 +358,21 @@ impl JobConfig {
                 "decision.max_reject_ratio",
                 format!("must be within 0..=1, got {ratio}"),
             ));
+        }
+        let bp = &spec.boilerplate;
+        if !(0.0..=1.0).contains(&bp.min_share) {
+            return Err(invalid(
+                "boilerplate.min_share",
+                format!("must be within 0..=1, got {}", bp.min_share),
+            ));
+        }
+        if bp.min_urls < 2 || bp.corpus_min_hosts < 2 {
+            let (key, value) = if bp.min_urls < 2 {
+                ("boilerplate.min_urls", bp.min_urls)
+            } else {
+                ("boilerplate.corpus_min_hosts", bp.corpus_min_hosts)
+            };
+            return Err(invalid(key, format!("must be at least 2, got {value}")));
         }
         let params = match spec.method {
             Method::Minhash => {

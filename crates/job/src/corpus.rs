@@ -1,9 +1,16 @@
-//! The corpus pass: statistics over every document, gathered before signing.
+//! The corpus passes: statistics over every document, gathered before signing.
 //!
-//! Today it counts document frequencies of features for SimHash `tf_idf` weights. Each
-//! worker counts its share of the input into a count-min sketch; the sketches are
-//! broadcast in pieces and summed, so every worker ends with the same corpus sketch
-//! whatever the number of workers. Holds: two sketches per worker (16 MiB each).
+//! [`document_frequencies`] counts document frequencies of features for SimHash `tf_idf`
+//! weights. Each worker counts its share of the input into a count-min sketch; the
+//! sketches are broadcast in pieces and summed, so every worker ends with the same corpus
+//! sketch whatever the number of workers. Holds: two sketches per worker (16 MiB each).
+//!
+//! [`learn_boilerplate`] learns the boilerplate lines of web pages: every page sends its
+//! line occurrences (see [`neardup_text::occurrences`]), exchanged by host (corpus-wide
+//! ones by line), to a stage that collects them in sorted runs spilling past the worker's
+//! limit and reads them once in order ([`Learner`]); the learned entries are broadcast, so
+//! every worker ends with the same set. Holds: the spill limit, and 8 bytes per learned
+//! entry per worker.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -18,10 +25,16 @@ use timely::dataflow::operators::probe::Handle as ProbeHandle;
 use timely::dataflow::operators::vec::Broadcast;
 use timely::dataflow::operators::{Inspect, Probe};
 
+use neardup_text::{Boilerplate, Learner, LineScratch, Occurrence};
+use timely::dataflow::channels::pact::Exchange;
+
 use crate::cluster::run_workers;
 use crate::config::JobConfig;
+use crate::operators::collect::{Drain, Spill, collect_sorted};
 use crate::sign::IdfWeights;
 use crate::source::read_share;
+use crate::spill::SpillError;
+use crate::stats::WorkerStats;
 use crate::{JobError, Topology};
 
 /// Rows of the document-frequency sketch.
@@ -126,6 +139,149 @@ enum Piece {
     /// Counters of one worker's sketch from `offset` on, and (in the first piece) how many
     /// documents it counted.
     Counts { offset: usize, documents: u64, counts: Vec<u32> },
+    /// A worker could not read its input.
+    Failed { worker: usize, message: String },
+}
+
+/// Reads occurrences in order and emits learned entries.
+struct LearnDrain(Learner);
+
+impl Drain<Occurrence, u64> for LearnDrain {
+    fn item(&mut self, item: Occurrence, emit: &mut dyn FnMut(u64)) -> Result<(), SpillError> {
+        self.0.push(item, &mut |e| emit(e));
+        Ok(())
+    }
+
+    fn end(&mut self, emit: &mut dyn FnMut(u64)) -> Result<(), SpillError> {
+        self.0.finish(&mut |e| emit(e));
+        Ok(())
+    }
+}
+
+/// What [`learn_boilerplate`] found.
+pub(crate) struct Learned {
+    /// The boilerplate set.
+    pub boilerplate: Boilerplate,
+    /// Pages (documents with a host) it was learned from.
+    pub pages: u64,
+    /// Bytes spilled by the pass, all workers of this process.
+    pub spilled_bytes: u64,
+}
+
+/// Learns the boilerplate lines of the corpus's web pages.
+///
+/// # Errors
+/// [`JobError::Input`] when a file cannot be read, [`JobError::Spill`] when a worker cannot
+/// spill, [`JobError::Start`] or [`JobError::WorkerFailed`] when timely fails.
+pub(crate) fn learn_boilerplate(
+    job: &Arc<JobConfig>,
+    topology: &Topology,
+    fingerprint: u64,
+) -> Result<Learned, JobError> {
+    let (config_rule, seed) = (job.spec.boilerplate.clone(), job.spec.seed);
+    let rule = config_rule.clone();
+    let job = job.clone();
+    let (spill_root, limit_bytes) = (topology.spill_dir.clone(), topology.spill_limit());
+    let abort = Arc::new(AtomicBool::new(false));
+    let results = run_workers(topology, fingerprint, move |worker, heartbeat| {
+        let (index, peers) = (worker.index(), worker.peers());
+        let rule = rule.clone();
+        let dir = spill_root.join(format!("neardup-boilerplate-{}-{index}", std::process::id()));
+        let _remove = crate::RemoveDir(dir.clone());
+        let stats = Rc::new(RefCell::new(WorkerStats::default()));
+        let spill = Spill {
+            dir,
+            limit_bytes,
+            stats: stats.clone(),
+            error: Rc::new(RefCell::new(None)),
+            abort: abort.clone(),
+        };
+        let learned = Rc::new(RefCell::new(Vec::<u64>::new()));
+        let pages = Rc::new(Cell::new(0u64));
+        let failure: Rc<RefCell<Option<(usize, String)>>> = Rc::new(RefCell::new(None));
+        let done = ProbeHandle::<u64>::new();
+        let (mut occurrences, mut notes) = worker.dataflow::<u64, _, _>(|scope| {
+            let (occurrences, stream) = scope.new_input::<Vec<Occurrence>>();
+            let (notes, note_stream) = scope.new_input::<Vec<Note>>();
+            // A host's occurrences meet on one worker; corpus-wide ones spread by line.
+            let by_scope = Exchange::new(|o: &Occurrence| {
+                neardup_core::hash::route(if o.0 == neardup_text::CORPUS_SCOPE { o.1 } else { o.0 })
+            });
+            let rule = rule.clone();
+            let entries =
+                collect_sorted(stream, by_scope, "LearnBoilerplate", spill.clone(), move || {
+                    Ok(LearnDrain(Learner::new(rule.clone())))
+                });
+            let learned = learned.clone();
+            entries.broadcast().inspect(move |e| learned.borrow_mut().push(*e)).probe_with(&done);
+            let (pages, failure) = (pages.clone(), failure.clone());
+            note_stream
+                .broadcast()
+                .inspect(move |note| match note {
+                    Note::Pages(n) => pages.set(pages.get() + n),
+                    Note::Failed { worker, message } => {
+                        failure.borrow_mut().get_or_insert((*worker, message.clone()));
+                    }
+                })
+                .probe_with(&done);
+            (occurrences, notes)
+        });
+        let (mut scratch, mut one) = (LineScratch::default(), Vec::new());
+        let mut local_pages = 0u64;
+        let (_totals, error) = read_share(
+            &job,
+            index,
+            peers,
+            &abort,
+            None,
+            |record| {
+                if let Record::Doc(doc) = record
+                    && let Some(url) = doc.meta.as_deref().and_then(|m| m.url.as_deref())
+                {
+                    neardup_text::occurrences(&doc.text, url, &rule, seed, &mut scratch, &mut one);
+                    if !one.is_empty() {
+                        local_pages += 1;
+                        one.drain(..).for_each(|o| occurrences.send(o));
+                    }
+                }
+                false
+            },
+            || {
+                worker.step();
+                heartbeat.beat();
+            },
+        );
+        if let Some(e) = error {
+            abort.store(true, Ordering::Relaxed);
+            notes.send(Note::Failed { worker: index, message: crate::error_chain(&e) });
+        }
+        notes.send(Note::Pages(local_pages));
+        drop((occurrences, notes));
+        while !done.done() {
+            worker.step_or_park(Some(std::time::Duration::from_millis(1)));
+            heartbeat.beat();
+        }
+        if let Some((worker, message)) = failure.borrow_mut().take() {
+            return Err(JobError::Input { worker, message });
+        }
+        if let Some(message) = spill.error.borrow_mut().take() {
+            return Err(JobError::Spill { worker: index, message });
+        }
+        let entries = learned.replace(Vec::new());
+        let spilled = stats.borrow().spilled_bytes;
+        Ok((entries, pages.get(), spilled))
+    })?;
+    let spilled_bytes = results.iter().map(|r| r.2).sum();
+    let (entries, pages, _) = results.into_iter().next().expect("at least one worker");
+    let boilerplate = Boilerplate::new(entries, &config_rule, seed);
+    Ok(Learned { boilerplate, pages, spilled_bytes })
+}
+
+/// What workers tell each other in the boilerplate pass.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+enum Note {
+    /// Pages a worker read.
+    Pages(u64),
     /// A worker could not read its input.
     Failed { worker: usize, message: String },
 }

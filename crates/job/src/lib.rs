@@ -72,8 +72,8 @@ pub use config::{
 };
 pub use progress::{Progress, STAGES};
 pub use records::{Assignment, BucketRecord, Candidate, ClusterInfo, Membership, SignedDoc};
-pub use sign::{IdfWeights, SignScratch, Signer};
-pub use stats::WorkerStats;
+pub use sign::{IdfWeights, SignScratch, Signer, page_text};
+pub use stats::{BoilerplateStats, WorkerStats};
 pub use summary::{
     Counts, LshCounts, Resolved, StageSeconds, Summary, file_metadata, peak_memory_bytes,
 };
@@ -219,6 +219,9 @@ pub enum JobError {
 pub const SUCCESS_MARKER: &str = "_SUCCESS";
 /// Name of the run summary.
 pub const SUMMARY_FILE: &str = "summary.json";
+/// The learned boilerplate set (little-endian `u64` entries), read back by `eval` and
+/// `explain` to analyse pages as the run did.
+pub const BOILERPLATE_FILE: &str = "boilerplate.bin";
 pub use report::REPORT_FILE;
 
 /// Why a worker failed, carried to every other worker.
@@ -299,6 +302,26 @@ pub fn run_with_progress(
     finish(config, topology, outcome, start)
 }
 
+/// The boilerplate a run in `output` learned and left out of its pages under `spec`, or
+/// `None` when it learned none.
+///
+/// # Errors
+/// When the file exists but cannot be read.
+pub fn read_boilerplate(
+    output: &Path,
+    spec: &JobSpec,
+) -> Result<Option<neardup_text::Boilerplate>, neardup_io::Error> {
+    let path = output.join(BOILERPLATE_FILE);
+    let bytes = match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(neardup_io::Error::Open { path, source }),
+    };
+    let entries =
+        bytes.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes"))).collect();
+    Ok(Some(neardup_text::Boilerplate::new(entries, &spec.boilerplate, spec.seed)))
+}
+
 /// A fingerprint of the input list: processes that disagree on it would number documents
 /// differently.
 fn input_fingerprint(config: &JobConfig) -> u64 {
@@ -341,8 +364,31 @@ fn execute(
     } else {
         None
     };
-    let corpus_seconds = if corpus_idf.is_some() { start.elapsed().as_secs_f64() } else { 0.0 };
-    let signer = Signer::new(config, segmenter, corpus_idf);
+    let mut signer = Signer::new(config, segmenter, corpus_idf);
+    let mut learned = LearnedPass { local_workers: topology.workers, ..LearnedPass::default() };
+    if config.needs_boilerplate() {
+        let pass = corpus::learn_boilerplate(&job, topology, fingerprint)?;
+        tracing::info!(
+            seconds = start.elapsed().as_secs_f64(),
+            pages = pass.pages,
+            lines = pass.boilerplate.len(),
+            "boilerplate learned"
+        );
+        learned.stats.learned_from_pages = pass.pages;
+        learned.stats.learned_lines = pass.boilerplate.len() as u64;
+        learned.spilled_bytes = pass.spilled_bytes;
+        if topology.process == 0 {
+            let bytes: Vec<u8> =
+                pass.boilerplate.entries().iter().flat_map(|e| e.to_le_bytes()).collect();
+            write_atomically(&config.output.join(BOILERPLATE_FILE), &bytes)?;
+        }
+        signer = signer.with_boilerplate(pass.boilerplate);
+    }
+    let corpus_seconds = if config.needs_corpus_idf() || config.needs_boilerplate() {
+        start.elapsed().as_secs_f64()
+    } else {
+        0.0
+    };
     let sources: Arc<[Arc<str>]> = config
         .inputs
         .iter()
@@ -356,6 +402,7 @@ fn execute(
         abort: Arc::new(AtomicBool::new(false)),
         progress,
         start,
+        learned,
         memory: MemoryPlan {
             dir: topology.spill_dir.clone(),
             limit_bytes: topology.spill_limit(),
@@ -454,7 +501,19 @@ struct RunContext {
     abort: Arc<AtomicBool>,
     progress: Arc<Progress>,
     start: Instant,
+    learned: LearnedPass,
     memory: MemoryPlan,
+}
+
+/// What the boilerplate pass learned, counted once in the run's statistics.
+#[derive(Default)]
+struct LearnedPass {
+    /// What was learned (counted by worker 0).
+    stats: BoilerplateStats,
+    /// Bytes this process spilled in the pass (counted by its first worker).
+    spilled_bytes: u64,
+    /// Workers per process.
+    local_workers: usize,
 }
 
 /// How a worker spends its share of the memory budget.
@@ -473,11 +532,18 @@ fn run_worker(
     heartbeat: &mut Heartbeat,
     context: &RunContext,
 ) -> Result<WorkerReport, JobError> {
-    let RunContext { job, signer, sources, abort, progress, start, memory } = context;
+    let RunContext { job, signer, sources, abort, progress, start, learned, memory } = context;
     let start = *start;
     let index = worker.index();
     let peers = worker.peers();
-    let stats = Rc::new(RefCell::new(WorkerStats::default()));
+    let mut own = WorkerStats::default();
+    if index == 0 {
+        own.boilerplate = learned.stats.clone();
+    }
+    if index.is_multiple_of(learned.local_workers.max(1)) {
+        own.spilled_bytes = learned.spilled_bytes;
+    }
+    let stats = Rc::new(RefCell::new(own));
     let store = Rc::new(RefCell::new(DocStore::default()));
     let write_error = Rc::new(RefCell::new(None));
     let read_error: Rc<RefCell<Option<String>>> = Rc::new(RefCell::new(None));
@@ -757,7 +823,7 @@ fn run_worker(
 }
 
 /// A folder removed (with what is in it) when dropped: a worker's spill folder.
-struct RemoveDir(PathBuf);
+pub(crate) struct RemoveDir(pub(crate) PathBuf);
 
 impl Drop for RemoveDir {
     fn drop(&mut self) {
@@ -852,7 +918,7 @@ fn prepare_output(output: &Path) -> Result<(), JobError> {
         JobError::Write(neardup_io::Error::Write { path: path.to_path_buf(), source })
     };
     std::fs::create_dir_all(output).map_err(|e| write_err(output, e))?;
-    for marker in [SUCCESS_MARKER, SUMMARY_FILE, REPORT_FILE] {
+    for marker in [SUCCESS_MARKER, SUMMARY_FILE, REPORT_FILE, BOILERPLATE_FILE] {
         let path = output.join(marker);
         match std::fs::remove_file(&path) {
             Ok(()) => {}

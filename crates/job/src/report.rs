@@ -292,6 +292,18 @@ window.addEventListener("load", function () {
         c.largest_cluster,
         summary.lsh.candidates_per_document
     );
+    if let Some(b) = &summary.boilerplate {
+        let _ = write!(
+            html,
+            "<p>Boilerplate: {} lines learned from {} web pages (repeated on a host's pages, or              short and on many hosts); {} lines ({} characters) left out of {} pages before              analysis, {} pages all boilerplate and analysed whole.</p>",
+            b.learned_lines,
+            b.learned_from_pages,
+            b.lines_removed,
+            b.chars_removed,
+            b.pages_stripped,
+            b.pages_all_boilerplate
+        );
+    }
 
     html.push_str("<div class=grid>");
     let bins = if stats.similarity_bins.is_empty() {

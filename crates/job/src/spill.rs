@@ -34,6 +34,12 @@ impl<T: Copy> MemSize for Vec<T> {
     }
 }
 
+impl MemSize for (u64, u64, u64) {
+    fn mem_size(&self) -> usize {
+        std::mem::size_of::<Self>()
+    }
+}
+
 /// A unique file name in a spill folder (shared by every spiller of a process).
 fn run_path(dir: &Path) -> PathBuf {
     static NEXT: AtomicU64 = AtomicU64::new(0);

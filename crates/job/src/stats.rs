@@ -60,6 +60,45 @@ pub struct WorkerStats {
     pub cluster_radii: BTreeMap<u32, u64>,
     /// The largest clusters (at most `TOP_CLUSTERS`, 10), with their first members.
     pub top_clusters: Vec<TopCluster>,
+    /// Boilerplate learned and left out.
+    pub boilerplate: BoilerplateStats,
+}
+
+/// Boilerplate learned from web pages and left out of their features.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BoilerplateStats {
+    /// Pages (documents with a URL) the boilerplate was learned from.
+    pub learned_from_pages: u64,
+    /// (host, line) and corpus-wide entries learned.
+    pub learned_lines: u64,
+    /// Pages with some lines left out.
+    pub pages_stripped: u64,
+    /// Lines left out, over all pages.
+    pub lines_removed: u64,
+    /// Characters left out, over all pages.
+    pub chars_removed: u64,
+    /// Pages whose every line was boilerplate, analysed whole.
+    pub pages_all_boilerplate: u64,
+}
+
+impl BoilerplateStats {
+    /// Counts what was left out of one page.
+    pub fn count(&mut self, stripped: &neardup_text::Stripped) {
+        self.pages_stripped += u64::from(stripped.lines > 0);
+        self.lines_removed += u64::from(stripped.lines);
+        self.chars_removed += stripped.chars;
+        self.pages_all_boilerplate += u64::from(stripped.whole);
+    }
+
+    /// Adds another worker's counts.
+    pub fn merge(&mut self, other: &BoilerplateStats) {
+        self.learned_from_pages += other.learned_from_pages;
+        self.learned_lines += other.learned_lines;
+        self.pages_stripped += other.pages_stripped;
+        self.lines_removed += other.lines_removed;
+        self.chars_removed += other.chars_removed;
+        self.pages_all_boilerplate += other.pages_all_boilerplate;
+    }
 }
 
 /// Bins of the similarity histogram.
@@ -128,6 +167,7 @@ impl WorkerStats {
         self.spilled_bytes += other.spilled_bytes;
         self.peak_memory_bytes = self.peak_memory_bytes.max(other.peak_memory_bytes);
         self.input_rounds = self.input_rounds.max(other.input_rounds);
+        self.boilerplate.merge(&other.boilerplate);
         if self.similarity_bins.len() < other.similarity_bins.len() {
             self.similarity_bins.resize(other.similarity_bins.len(), 0);
         }

@@ -185,6 +185,9 @@ pub struct Summary {
     pub spilled_bytes: u64,
     /// Rounds the input was read in (the most of any worker).
     pub input_rounds: u64,
+    /// Boilerplate learned from web pages and left out, when the job learned it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub boilerplate: Option<crate::stats::BoilerplateStats>,
 }
 
 impl Summary {
@@ -264,6 +267,7 @@ impl Summary {
             memory_budget_bytes: topology.memory_budget,
             spilled_bytes: stats.spilled_bytes,
             input_rounds: stats.input_rounds,
+            boilerplate: config.needs_boilerplate().then(|| stats.boilerplate.clone()),
         }
     }
 }

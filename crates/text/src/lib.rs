@@ -18,6 +18,7 @@
 //! assert_eq!(a.features.len(), 7); // 5-grams of "hello world"
 //! ```
 
+mod boilerplate;
 mod features;
 mod idf;
 mod normalize;
@@ -26,6 +27,10 @@ mod stopwords;
 
 use neardup_core::ContentHash;
 
+pub use boilerplate::{
+    Boilerplate, BoilerplateRule, CORPUS_SCOPE, Learner, LineKey, LineScratch, Occurrence,
+    Stripped, URL_MARKER, entry, host_key, line_key, occurrences, url_key,
+};
 pub use features::{
     FeatureConfig, FeatureExtractor, FeatureKind, FeatureScratch, Features, feature_text_into,
 };

@@ -50,7 +50,9 @@ impl<'s, T: Timestamp> SignDocs<'s, T> for StreamVec<'s, T, Record> {
                             }
                         }
                     }
-                    stats.borrow_mut().documents_signed += signed;
+                    let mut stats = stats.borrow_mut();
+                    stats.documents_signed += signed;
+                    stats.boilerplate.merge(&scratch.take_boilerplate());
                 });
             }
         })

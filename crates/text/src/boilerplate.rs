@@ -1,0 +1,468 @@
+//! Boilerplate lines of web pages: learned from the corpus, left out before analysis.
+//!
+//! Pages of one site share navigation, bylines, "most read" boxes, footers and licence
+//! notices. A line (one block of the page: the WARC reader turns HTML into one line per
+//! paragraph, heading, list item or table cell) is boilerplate for a host when it appears
+//! on many distinct URLs of that host, and boilerplate everywhere when it is short and
+//! appears on many hosts. Lines are compared in a canonical form (case folded, whitespace collapsed,
+//! every number one `#`), so "Views: 1,024" and "Views: 17" are one line.
+//!
+//! Learning takes the corpus as [`Occurrence`]s sorted by `(scope, line, distinct)` and
+//! reads it once ([`Learner`]); the result is a sorted set of (scope, line) entries
+//! ([`Boilerplate`]), which [`Boilerplate::strip`] uses to drop a page's boilerplate
+//! lines. Counting distinct URLs rather than documents means a page crawled again (same
+//! URL, changed counters) never makes its own article look like boilerplate.
+
+use neardup_core::hash::{hash_bytes, hash_u64s};
+use serde::{Deserialize, Serialize};
+
+/// The scope of corpus-wide entries (hosts are never 0).
+pub const CORPUS_SCOPE: u64 = 0;
+
+/// The line of an occurrence that counts a host's URLs (line keys are never 0).
+pub const URL_MARKER: u64 = 0;
+
+/// When a line is boilerplate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BoilerplateRule {
+    /// Learn boilerplate from web pages (documents with a URL) and leave it out.
+    pub enabled: bool,
+    /// A line is boilerplate for a host when it is on at least this many distinct URLs of
+    /// the host...
+    pub min_urls: u32,
+    /// ...and on at least this share of the host's distinct URLs.
+    pub min_share: f64,
+    /// A line of at most `corpus_max_chars` characters is boilerplate everywhere when it is
+    /// on at least this many hosts.
+    pub corpus_min_hosts: u32,
+    /// The longest line (in canonical characters) the corpus-wide rule applies to, so an
+    /// article copied to many sites keeps its text.
+    pub corpus_max_chars: u32,
+}
+
+impl Default for BoilerplateRule {
+    fn default() -> Self {
+        BoilerplateRule {
+            enabled: true,
+            min_urls: 3,
+            min_share: 0.1,
+            corpus_min_hosts: 10,
+            corpus_max_chars: 40,
+        }
+    }
+}
+
+impl BoilerplateRule {
+    /// Whether a line on `urls` distinct URLs of a host with `host_urls` URLs is
+    /// boilerplate.
+    pub fn host_line(&self, urls: u32, host_urls: u32) -> bool {
+        let by_share = (self.min_share * f64::from(host_urls)).ceil();
+        urls >= self.min_urls && f64::from(urls) >= by_share
+    }
+
+    /// Whether a short line on `hosts` distinct hosts is boilerplate.
+    pub fn corpus_line(&self, hosts: u32) -> bool {
+        hosts >= self.corpus_min_hosts
+    }
+}
+
+/// The key of a URL's host: lowercased, without scheme, user, port and a leading `www.`.
+/// `None` when the URL has no host.
+pub fn host_key(url: &str, seed: u64) -> Option<u64> {
+    let rest = url.trim().split_once("://").map_or(url.trim(), |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next()?,
+        None => host.split(':').next()?,
+    };
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    let host = host.strip_prefix("www.").unwrap_or(&host);
+    (!host.is_empty()).then(|| hash_bytes(host.as_bytes(), seed).max(1))
+}
+
+/// The key of a URL (without its fragment): what distinct URLs are counted by.
+pub fn url_key(url: &str, seed: u64) -> u64 {
+    let url = url.trim();
+    let url = url.split_once('#').map_or(url, |(u, _)| u);
+    hash_bytes(url.as_bytes(), seed)
+}
+
+/// A line in canonical form, with its key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LineKey {
+    /// The key (never [`URL_MARKER`]).
+    pub key: u64,
+    /// Characters of the canonical form.
+    pub chars: u32,
+}
+
+/// Reusable buffer for [`line_key`].
+#[derive(Debug, Default)]
+pub struct LineScratch(String);
+
+/// The key of one line, or `None` when it has no letter or digit (nothing to learn).
+pub fn line_key(line: &str, seed: u64, scratch: &mut LineScratch) -> Option<LineKey> {
+    let canonical = &mut scratch.0;
+    canonical.clear();
+    let (mut chars, mut alphanumeric) = (0u32, false);
+    let mut last = ' ';
+    let mut input = line.chars().peekable();
+    while let Some(c) = input.next() {
+        // "1,024" and "3.5" are one number.
+        if last == '#' && matches!(c, ',' | '.') && input.peek().is_some_and(|n| n.is_numeric()) {
+            continue;
+        }
+        let c = if c.is_whitespace() {
+            ' '
+        } else if c.is_numeric() {
+            alphanumeric = true;
+            '#'
+        } else {
+            alphanumeric |= c.is_alphabetic();
+            c
+        };
+        if (c == ' ' || c == '#') && c == last {
+            continue;
+        }
+        last = c;
+        if c == ' ' && canonical.is_empty() {
+            continue;
+        }
+        for lower in c.to_lowercase() {
+            canonical.push(lower);
+            chars += 1;
+        }
+    }
+    if canonical.ends_with(' ') {
+        canonical.pop();
+        chars -= 1;
+    }
+    alphanumeric.then(|| LineKey { key: hash_bytes(canonical.as_bytes(), seed).max(1), chars })
+}
+
+/// The entry of a line in a scope (a host key or [`CORPUS_SCOPE`]).
+pub fn entry(scope: u64, line: u64) -> u64 {
+    hash_u64s(&[scope, line], 0x626f_696c_6572_706c)
+}
+
+/// One fact for learning: `line` of a page at `scope`, with what distinct ones count.
+/// Per host: `(host, line, url)` and `(host, URL_MARKER, url)` once per page; corpus
+/// wide: `(CORPUS_SCOPE, line, host)` for short lines.
+pub type Occurrence = (u64, u64, u64);
+
+/// The occurrences of one page's lines, distinct and sorted. `url` is the page's URL.
+pub fn occurrences(
+    text: &str,
+    url: &str,
+    rule: &BoilerplateRule,
+    seed: u64,
+    scratch: &mut LineScratch,
+    out: &mut Vec<Occurrence>,
+) {
+    out.clear();
+    let Some(host) = host_key(url, seed) else { return };
+    let page = url_key(url, seed);
+    out.push((host, URL_MARKER, page));
+    for line in text.lines() {
+        if let Some(key) = line_key(line, seed, scratch) {
+            out.push((host, key.key, page));
+            if key.chars <= rule.corpus_max_chars {
+                out.push((CORPUS_SCOPE, key.key, host));
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+}
+
+/// Reads occurrences sorted by `(scope, line, distinct)` and emits the entries of
+/// boilerplate lines. Holds one group's counters.
+#[derive(Debug)]
+pub struct Learner {
+    rule: BoilerplateRule,
+    group: Option<(u64, u64)>,
+    last: Option<Occurrence>,
+    distinct: u32,
+    host_urls: u32,
+}
+
+impl Learner {
+    /// A learner for `rule`.
+    pub fn new(rule: BoilerplateRule) -> Self {
+        Learner { rule, group: None, last: None, distinct: 0, host_urls: 0 }
+    }
+
+    /// The next occurrence, in sorted order (repeats are ignored).
+    pub fn push(&mut self, item: Occurrence, emit: &mut impl FnMut(u64)) {
+        if self.last == Some(item) {
+            return;
+        }
+        debug_assert!(self.last.is_none_or(|last| last < item), "occurrences out of order");
+        self.last = Some(item);
+        let (scope, line, _) = item;
+        if self.group != Some((scope, line)) {
+            self.close(emit);
+            if self.group.is_none_or(|(s, _)| s != scope) {
+                self.host_urls = 0;
+            }
+            self.group = Some((scope, line));
+            self.distinct = 0;
+        }
+        self.distinct += 1;
+    }
+
+    /// Ends the input.
+    pub fn finish(&mut self, emit: &mut impl FnMut(u64)) {
+        self.close(emit);
+        self.group = None;
+    }
+
+    fn close(&mut self, emit: &mut impl FnMut(u64)) {
+        let Some((scope, line)) = self.group else { return };
+        if scope == CORPUS_SCOPE {
+            if self.rule.corpus_line(self.distinct) {
+                emit(entry(scope, line));
+            }
+        } else if line == URL_MARKER {
+            self.host_urls = self.distinct;
+        } else if self.rule.host_line(self.distinct, self.host_urls) {
+            emit(entry(scope, line));
+        }
+    }
+}
+
+/// What [`Boilerplate::strip`] did to one page.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stripped {
+    /// Lines left out.
+    pub lines: u32,
+    /// Characters left out.
+    pub chars: u64,
+    /// Every line was boilerplate, so the page is analysed whole (a page that is all
+    /// template, such as an empty listing or a soft 404, still matches its likes).
+    pub whole: bool,
+}
+
+/// The learned boilerplate: a sorted set of entries. Holds 8 bytes per entry.
+#[derive(Clone, Debug, Default)]
+pub struct Boilerplate {
+    entries: Vec<u64>,
+    corpus_max_chars: u32,
+    seed: u64,
+}
+
+impl Boilerplate {
+    /// The set of `entries` (any order, repeats allowed) learned under `rule` with `seed`.
+    pub fn new(mut entries: Vec<u64>, rule: &BoilerplateRule, seed: u64) -> Self {
+        entries.sort_unstable();
+        entries.dedup();
+        entries.shrink_to_fit();
+        Boilerplate { entries, corpus_max_chars: rule.corpus_max_chars, seed }
+    }
+
+    /// The entries, sorted.
+    pub fn entries(&self) -> &[u64] {
+        &self.entries
+    }
+
+    /// Entries learned.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether nothing was learned.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    fn contains(&self, scope: u64, line: u64) -> bool {
+        self.entries.binary_search(&entry(scope, line)).is_ok()
+    }
+
+    /// Whether `line` of a page of `host` is boilerplate.
+    pub fn is_boilerplate(&self, line: LineKey, host: u64) -> bool {
+        self.contains(host, line.key)
+            || (line.chars <= self.corpus_max_chars && self.contains(CORPUS_SCOPE, line.key))
+    }
+
+    /// Writes the lines of `text` (a page at `url`) that are not boilerplate into `out`,
+    /// one per line, and says what was left out. A page without a host is copied whole.
+    pub fn strip(
+        &self,
+        text: &str,
+        url: &str,
+        scratch: &mut LineScratch,
+        out: &mut String,
+    ) -> Stripped {
+        out.clear();
+        let mut stripped = Stripped::default();
+        let Some(host) = host_key(url, self.seed).filter(|_| !self.is_empty()) else {
+            out.push_str(text);
+            return stripped;
+        };
+        let mut content = false;
+        for line in text.lines() {
+            match line_key(line, self.seed, scratch) {
+                Some(key) if self.is_boilerplate(key, host) => {
+                    stripped.lines += 1;
+                    stripped.chars += line.chars().count() as u64;
+                }
+                key => {
+                    content |= key.is_some();
+                    out.push_str(line);
+                    out.push('\n');
+                }
+            }
+        }
+        if !content && stripped.lines > 0 {
+            out.clear();
+            out.push_str(text);
+            return Stripped { whole: true, ..Stripped::default() };
+        }
+        stripped
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SEED: u64 = 7;
+
+    fn key(line: &str) -> Option<LineKey> {
+        line_key(line, SEED, &mut LineScratch::default())
+    }
+
+    #[test]
+    fn lines_compare_in_canonical_form() {
+        assert_eq!(key("Views: 1,024  today"), key("  views: 17 TODAY "));
+        assert_eq!(key("阅读 １２３ 次"), key("阅读 9 次"));
+        assert_ne!(key("Home | News"), key("Home | Sport"));
+        assert_eq!(key("| » |"), None);
+        assert_eq!(key("Views: 17").unwrap().chars, "views: #".chars().count() as u32);
+    }
+
+    #[test]
+    fn hosts_ignore_scheme_case_port_and_www() {
+        let h = |u| host_key(u, SEED);
+        assert_eq!(h("https://www.Example.com:8080/a?b#c"), h("http://example.com/"));
+        assert_ne!(h("http://example.com/"), h("http://example.org/"));
+        assert_eq!(h("http://user@[::1]:80/x"), h("http://[::1]/"));
+        assert_eq!(h("http:///path"), None);
+        assert_eq!(url_key("http://a/b#top", SEED), url_key("http://a/b", SEED));
+    }
+
+    fn learn(pages: &[(&str, &str)], rule: &BoilerplateRule) -> Boilerplate {
+        let (mut all, mut one) = (Vec::new(), Vec::new());
+        let mut scratch = LineScratch::default();
+        for (url, text) in pages {
+            occurrences(text, url, rule, SEED, &mut scratch, &mut one);
+            all.extend_from_slice(&one);
+        }
+        all.sort_unstable();
+        let mut learned = Vec::new();
+        let mut learner = Learner::new(rule.clone());
+        for item in all {
+            learner.push(item, &mut |e| learned.push(e));
+        }
+        learner.finish(&mut |e| learned.push(e));
+        Boilerplate::new(learned, rule, SEED)
+    }
+
+    fn page(article: &str, views: u32) -> String {
+        format!("Home | News | Sport\nViews: {views}\n{article}\nMost read: a headline\n© Site")
+    }
+
+    #[test]
+    fn template_lines_of_a_host_are_learned_and_left_out() {
+        let rule = BoilerplateRule::default();
+        let pages: Vec<(String, String)> = (0..10)
+            .map(|i| {
+                (
+                    format!("https://site.example/a/{i}"),
+                    page(&format!("Article {} body.", "x".repeat(i as usize + 1)), i * 7),
+                )
+            })
+            .collect();
+        let pages: Vec<(&str, &str)> =
+            pages.iter().map(|(u, t)| (u.as_str(), t.as_str())).collect();
+        let learned = learn(&pages, &rule);
+        let mut out = String::new();
+        let s = learned.strip(pages[3].1, pages[3].0, &mut LineScratch::default(), &mut out);
+        assert_eq!(out, "Article xxxx body.\n");
+        assert_eq!((s.lines, s.whole), (4, false));
+        // Another host's page keeps everything.
+        let other = page("Other body.", 1);
+        learned.strip(&other, "http://elsewhere.example/", &mut LineScratch::default(), &mut out);
+        assert_eq!(out.trim_end(), other);
+    }
+
+    #[test]
+    fn recrawls_of_one_url_do_not_make_their_article_boilerplate() {
+        let rule = BoilerplateRule::default();
+        let mut pages = Vec::new();
+        for crawl in 0..5 {
+            pages.push(("https://s.example/story".to_string(), page("The story itself.", crawl)));
+        }
+        pages.push(("https://s.example/other".to_string(), page("Other story.", 9)));
+        let pages: Vec<(&str, &str)> =
+            pages.iter().map(|(u, t)| (u.as_str(), t.as_str())).collect();
+        let learned = learn(&pages, &rule);
+        // Two URLs only: below min_urls, nothing is learned.
+        assert!(learned.is_empty());
+    }
+
+    #[test]
+    fn short_lines_on_many_hosts_are_boilerplate_everywhere_long_ones_are_not() {
+        let rule = BoilerplateRule { corpus_min_hosts: 3, ..BoilerplateRule::default() };
+        let long = "A long sentence of a copied article that many mirror sites carry in full.";
+        let texts: Vec<(String, String)> = (0..4)
+            .map(|i| {
+                (
+                    format!("http://mirror{i}.example/x"),
+                    format!("Share this page\n{long}\nOwn line {}", "z".repeat(i + 1)),
+                )
+            })
+            .collect();
+        let pages: Vec<(&str, &str)> =
+            texts.iter().map(|(u, t)| (u.as_str(), t.as_str())).collect();
+        let learned = learn(&pages, &rule);
+        assert_eq!(learned.len(), 1);
+        let mut out = String::new();
+        learned.strip(
+            "Share this page\nnew text",
+            "http://new.example/",
+            &mut LineScratch::default(),
+            &mut out,
+        );
+        assert_eq!(out, "new text\n");
+    }
+
+    #[test]
+    fn a_page_that_is_all_boilerplate_is_kept_whole() {
+        let rule = BoilerplateRule::default();
+        let texts: Vec<(String, String)> = (0..4)
+            .map(|i| {
+                (format!("http://s.example/{i}"), page(&format!("Body {}", "y".repeat(i + 1)), 1))
+            })
+            .collect();
+        let pages: Vec<(&str, &str)> =
+            texts.iter().map(|(u, t)| (u.as_str(), t.as_str())).collect();
+        let learned = learn(&pages, &rule);
+        let empty = "Home | News | Sport\nViews: 3\n© Site";
+        let mut out = String::new();
+        let s = learned.strip(empty, "http://s.example/404", &mut LineScratch::default(), &mut out);
+        assert_eq!((out.as_str(), s.whole, s.lines), (empty, true, 0));
+    }
+
+    #[test]
+    fn share_of_a_host_decides_on_big_hosts() {
+        let rule = BoilerplateRule::default();
+        assert!(rule.host_line(3, 10));
+        assert!(!rule.host_line(2, 10));
+        assert!(!rule.host_line(9, 100));
+        assert!(rule.host_line(10, 100));
+    }
+}

@@ -1,0 +1,112 @@
+//! Templated web pages (`data-samples/web-templated`, made by `bench/make_webset.py`):
+//! with the boilerplate it learns by default, neardup finds the same article on other
+//! sites, re-crawled, edited, with ads, truncated or reordered, and keeps different
+//! articles of one site apart; without it, the templates swamp the articles. The learned
+//! set depends neither on the number of workers nor on the memory budget.
+
+use std::path::{Path, PathBuf};
+
+use neardup_cli::Outcome;
+use neardup_cli::eval::{GroupScore, Report};
+use neardup_e2e::{dedup, neardup, render_documents, repo};
+
+fn pages() -> PathBuf {
+    repo().join("data-samples/web-templated")
+}
+
+fn evaluate(run: &Path) -> Report {
+    let truth = pages().join("truth.json");
+    let args = ["eval", "--truth", truth.to_str().unwrap(), "--run", run.to_str().unwrap()];
+    match neardup(&[&args[..], &["--by", "kind", "--show", "0"]].concat()).unwrap() {
+        Outcome::Evaluated(report) => *report,
+        _ => panic!("eval prints a report"),
+    }
+}
+
+fn group<'a>(report: &'a Report, kind: &str) -> &'a GroupScore {
+    report.by_group.iter().find(|g| g.group == kind).unwrap_or_else(|| panic!("no group {kind}"))
+}
+
+fn summary(run: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(run.join("summary.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn minhash_finds_articles_across_templates_and_keeps_template_siblings_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("out");
+    dedup(&pages(), &run, &["-w", "2"]).unwrap();
+    let r = evaluate(&run);
+    assert_eq!((r.documents, r.missing_from_run), (492, 0));
+    assert!(r.precision >= 0.85 && r.recall >= 0.65 && r.f1 >= 0.75, "{r:#?}");
+    // Different articles of one site are never joined; the court pages (one legal formula,
+    // different parties) are the hard negatives that remain.
+    let original = group(&r, "original");
+    assert_eq!(original.precision, Some(1.0), "{original:?}");
+    assert!(group(&r, "mirror").recall.unwrap() >= 0.8, "{r:#?}");
+    assert!(group(&r, "recrawl").recall.unwrap() >= 0.9, "{r:#?}");
+    for kind in ["ads", "edit", "truncate", "reorder"] {
+        let g = group(&r, kind);
+        assert!(g.recall.unwrap() >= 0.3 && g.precision == Some(1.0), "{g:?}");
+    }
+    // The similarity bands are measured on the texts the run analysed (boilerplate out),
+    // so nothing below the threshold's reach is found.
+    let low: u64 = r.recall_by_similarity.iter().filter(|b| b.to <= 0.7).map(|b| b.found).sum();
+    assert_eq!(low, 0, "{:?}", r.recall_by_similarity);
+
+    let s = summary(&run);
+    let b = &s["boilerplate"];
+    assert_eq!(b["learned_from_pages"], 492);
+    assert!(b["learned_lines"].as_u64().unwrap() > 50, "{b}");
+    assert_eq!(b["pages_stripped"], 492, "every page carries its site's template");
+    assert!(run.join("boilerplate.bin").is_file());
+}
+
+#[test]
+fn without_boilerplate_templates_swamp_the_articles() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("job.toml");
+    std::fs::write(&job, "[boilerplate]\nenabled = false\n").unwrap();
+    let run = dir.path().join("out");
+    dedup(&pages(), &run, &["--job", job.to_str().unwrap()]).unwrap();
+    let r = evaluate(&run);
+    assert!(r.f1 < 0.45, "{r:#?}");
+    assert!(group(&r, "mirror").recall.unwrap() < 0.2, "{r:#?}");
+    assert!(group(&r, "court").precision.unwrap() < 0.5, "{r:#?}");
+    assert!(summary(&run).get("boilerplate").is_none());
+    assert!(!run.join("boilerplate.bin").exists());
+}
+
+#[test]
+fn simhash_is_precise_on_templated_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("out");
+    dedup(&pages(), &run, &["--method", "simhash"]).unwrap();
+    let r = evaluate(&run);
+    assert!(r.precision >= 0.95 && r.f1 >= 0.45, "{r:#?}");
+    assert!(group(&r, "recrawl").recall.unwrap() >= 0.6, "{r:#?}");
+}
+
+#[test]
+fn learned_boilerplate_is_the_same_for_any_workers_and_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs: Vec<PathBuf> =
+        [&["-w", "1"][..], &["-w", "3"], &["-w", "2", "--memory-budget", "1M"]]
+            .iter()
+            .enumerate()
+            .map(|(i, args)| {
+                let run = dir.path().join(format!("out{i}"));
+                dedup(&pages(), &run, args).unwrap();
+                run
+            })
+            .collect();
+    let first = std::fs::read(runs[0].join("boilerplate.bin")).unwrap();
+    assert!(!first.is_empty());
+    let spilled = summary(&runs[2])["spilled_bytes"].as_u64().unwrap();
+    assert!(spilled > 0, "a 1M budget spills");
+    for run in &runs[1..] {
+        assert_eq!(std::fs::read(run.join("boilerplate.bin")).unwrap(), first);
+        assert_eq!(render_documents(run), render_documents(&runs[0]));
+        assert_eq!(summary(run)["boilerplate"], summary(&runs[0])["boilerplate"]);
+    }
+}
