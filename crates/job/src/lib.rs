@@ -918,7 +918,7 @@ fn prepare_output(output: &Path) -> Result<(), JobError> {
         JobError::Write(neardup_io::Error::Write { path: path.to_path_buf(), source })
     };
     std::fs::create_dir_all(output).map_err(|e| write_err(output, e))?;
-    for marker in [SUCCESS_MARKER, SUMMARY_FILE, REPORT_FILE, BOILERPLATE_FILE] {
+    for marker in [SUCCESS_MARKER, SUMMARY_FILE, REPORT_FILE] {
         let path = output.join(marker);
         match std::fs::remove_file(&path) {
             Ok(()) => {}
@@ -953,7 +953,7 @@ fn prepare_kept(dir: &Path) -> Result<(), JobError> {
     Ok(())
 }
 
-/// Removes the `pairs/` and `documents/` folders.
+/// Removes the `pairs/` and `documents/` folders and the learned boilerplate.
 fn remove_parts(output: &Path) -> Result<(), JobError> {
     for dir in ["pairs", "documents"] {
         let path: PathBuf = output.join(dir);
@@ -963,7 +963,12 @@ fn remove_parts(output: &Path) -> Result<(), JobError> {
             Err(source) => return Err(JobError::Write(neardup_io::Error::Write { path, source })),
         }
     }
-    Ok(())
+    let path = output.join(BOILERPLATE_FILE);
+    match std::fs::remove_file(&path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(source) => Err(JobError::Write(neardup_io::Error::Write { path, source })),
+    }
 }
 
 /// Writes `bytes` to a hidden temporary file, syncs it and renames it to `path`.
