@@ -87,6 +87,15 @@ fn simhash_is_precise_on_templated_pages() {
     assert!(group(&r, "recrawl").recall.unwrap() >= 0.6, "{r:#?}");
 }
 
+/// A run's boilerplate counts without what depends on the memory budget.
+fn boilerplate_counts(run: &Path) -> serde_json::Value {
+    let mut b = summary(run)["boilerplate"].clone();
+    b.as_object_mut().expect("a boilerplate object").remove("spilled_bytes");
+    b
+}
+
+/// With one input file one worker reads the pass's input, but the occurrences are
+/// exchanged by host, so 3 workers learn the set between them.
 #[test]
 fn learned_boilerplate_is_the_same_for_any_workers_and_budget() {
     let dir = tempfile::tempdir().unwrap();
@@ -102,11 +111,52 @@ fn learned_boilerplate_is_the_same_for_any_workers_and_budget() {
             .collect();
     let first = std::fs::read(runs[0].join("boilerplate.bin")).unwrap();
     assert!(!first.is_empty());
-    let spilled = summary(&runs[2])["spilled_bytes"].as_u64().unwrap();
-    assert!(spilled > 0, "a 1M budget spills");
+    let spilled = summary(&runs[2])["boilerplate"]["spilled_bytes"].as_u64().unwrap();
+    assert!(spilled > 0, "the learning pass spills under a 1M budget");
+    assert_eq!(summary(&runs[0])["boilerplate"]["spilled_bytes"], 0);
     for run in &runs[1..] {
         assert_eq!(std::fs::read(run.join("boilerplate.bin")).unwrap(), first);
         assert_eq!(render_documents(run), render_documents(&runs[0]));
-        assert_eq!(summary(run)["boilerplate"], summary(&runs[0])["boilerplate"]);
+        assert_eq!(boilerplate_counts(run), boilerplate_counts(&runs[0]));
     }
+}
+
+#[test]
+fn a_failed_run_leaves_no_learned_boilerplate() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = dir.path().join("in");
+    std::fs::create_dir(&inputs).unwrap();
+    std::fs::copy(pages().join("pages.warc.gz"), inputs.join("a.warc.gz")).unwrap();
+    let run = dir.path().join("out");
+    dedup(&inputs, &run, &[]).unwrap();
+    assert!(run.join("boilerplate.bin").is_file());
+
+    // The second archive is unreadable: the boilerplate pass fails, and the output folder
+    // keeps nothing of either run that could pass for a result.
+    std::fs::write(inputs.join("b.warc.gz"), b"not a gzip stream").unwrap();
+    let err = dedup(&inputs, &run, &["-w", "2"]).unwrap_err();
+    assert!(format!("{err:#}").contains("b.warc.gz"), "{err:#}");
+    assert!(!run.join("boilerplate.bin").exists());
+    assert!(!run.join("_SUCCESS").exists());
+    assert_eq!(summary(&run)["status"], "failed");
+}
+
+#[test]
+fn eval_refuses_a_run_whose_boilerplate_is_missing_or_damaged() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("out");
+    dedup(&pages(), &run, &[]).unwrap();
+    let truth = pages().join("truth.json");
+    let eval = || {
+        let args = ["eval", "--truth", truth.to_str().unwrap(), "--run", run.to_str().unwrap()];
+        neardup(&args).map(|_| ()).map_err(|e| format!("{e:#}"))
+    };
+    let file = run.join("boilerplate.bin");
+    let bytes = std::fs::read(&file).unwrap();
+    std::fs::write(&file, &bytes[..bytes.len() - 3]).unwrap();
+    let err = eval().unwrap_err();
+    assert!(err.contains("boilerplate.bin") && err.contains("damaged"), "{err}");
+    std::fs::remove_file(&file).unwrap();
+    let err = eval().unwrap_err();
+    assert!(err.contains("boilerplate.bin"), "{err}");
 }

@@ -415,7 +415,8 @@ fn evaluate(args: &EvalArgs) -> anyhow::Result<Outcome> {
             .collect(),
     };
     // The similarity bands need the texts; without them the other scores still stand.
-    let boilerplate = neardup_job::read_boilerplate(&args.run, &spec)?;
+    let learned = !summary["boilerplate"].is_null();
+    let boilerplate = neardup_job::read_boilerplate(&args.run, &spec, learned)?;
     let texts = match eval::read_texts(&docs, &spec, &ids, boilerplate.as_ref()) {
         Ok(texts) => Some(texts),
         Err(e) => {
@@ -456,7 +457,8 @@ fn explain(args: &ExplainArgs) -> anyhow::Result<Outcome> {
                 .iter()
                 .filter(|d| d.id.as_deref().is_some_and(|id| ids.contains(id)))
                 .collect();
-            let boilerplate = neardup_job::read_boilerplate(run, &spec)?;
+            let learned = !summary["boilerplate"].is_null();
+            let boilerplate = neardup_job::read_boilerplate(run, &spec, learned)?;
             let mut texts = eval::read_texts(&docs, &spec, &ids, boilerplate.as_ref())?;
             let mut take = |id: &str| -> anyhow::Result<explain::Doc> {
                 let text = texts.remove(id).ok_or_else(|| {

@@ -71,6 +71,22 @@ pub enum Error {
         /// What the decoder reported.
         source: std::io::Error,
     },
+    /// A whole file could not be read.
+    #[error("cannot read \"{}\"", .path.display())]
+    ReadFile {
+        /// The file.
+        path: PathBuf,
+        /// What the system reported.
+        source: std::io::Error,
+    },
+    /// A file a run wrote is not what the run wrote (cut short or overwritten).
+    #[error("\"{}\" is damaged: {detail}", .path.display())]
+    Damaged {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        detail: String,
+    },
     /// A file named on the command line has an unsupported format.
     #[error("unsupported input format \"{}\": expected .jsonl, .jsonl.gz, .jsonl.zst or .parquet", .path.display())]
     UnsupportedFormat {

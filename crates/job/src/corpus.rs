@@ -9,8 +9,9 @@
 //! line occurrences (see [`neardup_text::occurrences`]), exchanged by host (corpus-wide
 //! ones by line), to a stage that collects them in sorted runs spilling past the worker's
 //! limit and reads them once in order ([`Learner`]); the learned entries are broadcast, so
-//! every worker ends with the same set. Holds: the spill limit, and 8 bytes per learned
-//! entry per worker.
+//! every process ends with the same set (kept by its first worker). A worker that cannot
+//! read or spill tells every other, so all processes fail with the same error. Holds: the
+//! spill limit, and 8 bytes per learned entry per process.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -31,7 +32,7 @@ use timely::dataflow::channels::pact::Exchange;
 use crate::cluster::run_workers;
 use crate::config::JobConfig;
 use crate::operators::collect::{Drain, Spill, collect_sorted};
-use crate::sign::IdfWeights;
+use crate::sign::{IdfWeights, page_text};
 use crate::source::read_share;
 use crate::spill::SpillError;
 use crate::stats::WorkerStats;
@@ -44,7 +45,8 @@ const SKETCH_WIDTH_BITS: u32 = 20;
 /// Counters per exchanged piece.
 const PIECE: usize = 1 << 16;
 
-/// Counts, for every feature, the documents that contain it.
+/// Counts, for every feature, the documents that contain it: in the text the job analyses,
+/// so web pages without their `boilerplate` lines.
 ///
 /// # Errors
 /// [`JobError::Input`] when a file cannot be read, [`JobError::Start`] or
@@ -54,6 +56,7 @@ pub(crate) fn document_frequencies(
     topology: &Topology,
     fingerprint: u64,
     analyzer: &Analyzer,
+    boilerplate: Option<Arc<Boilerplate>>,
 ) -> Result<IdfWeights, JobError> {
     let job = job.clone();
     let analyzer = analyzer.clone();
@@ -85,6 +88,7 @@ pub(crate) fn document_frequencies(
         let mut local_documents = 0u64;
         let mut scratch = AnalyzeScratch::default();
         let mut analysis = Analysis::default();
+        let (mut lines, mut content) = (LineScratch::default(), String::new());
         let (_totals, error) = read_share(
             &job,
             index,
@@ -93,7 +97,9 @@ pub(crate) fn document_frequencies(
             None,
             |record| {
                 if let Record::Doc(doc) = record {
-                    analyzer.analyze_into(&doc.text, &mut scratch, &mut analysis);
+                    let (text, _) =
+                        page_text(boilerplate.as_deref(), &doc, &mut lines, &mut content);
+                    analyzer.analyze_into(text, &mut scratch, &mut analysis);
                     if !analysis.features.is_empty() {
                         local_documents += 1;
                         analysis.features.hashes().iter().for_each(|h| local.add(*h));
@@ -182,9 +188,12 @@ pub(crate) fn learn_boilerplate(
     let rule = config_rule.clone();
     let job = job.clone();
     let (spill_root, limit_bytes) = (topology.spill_dir.clone(), topology.spill_limit());
+    let local_workers = topology.workers.max(1);
     let abort = Arc::new(AtomicBool::new(false));
     let results = run_workers(topology, fingerprint, move |worker, heartbeat| {
         let (index, peers) = (worker.index(), worker.peers());
+        // One copy of the learned set per process: its first worker keeps it.
+        let keeps_entries = index.is_multiple_of(local_workers);
         let rule = rule.clone();
         let dir = spill_root.join(format!("neardup-boilerplate-{}-{index}", std::process::id()));
         let _remove = crate::RemoveDir(dir.clone());
@@ -198,7 +207,7 @@ pub(crate) fn learn_boilerplate(
         };
         let learned = Rc::new(RefCell::new(Vec::<u64>::new()));
         let pages = Rc::new(Cell::new(0u64));
-        let failure: Rc<RefCell<Option<(usize, String)>>> = Rc::new(RefCell::new(None));
+        let failure: Rc<RefCell<Option<JobError>>> = Rc::new(RefCell::new(None));
         let done = ProbeHandle::<u64>::new();
         let (mut occurrences, mut notes) = worker.dataflow::<u64, _, _>(|scope| {
             let (occurrences, stream) = scope.new_input::<Vec<Occurrence>>();
@@ -213,15 +222,32 @@ pub(crate) fn learn_boilerplate(
                     Ok(LearnDrain(Learner::new(rule.clone())))
                 });
             let learned = learned.clone();
-            entries.broadcast().inspect(move |e| learned.borrow_mut().push(*e)).probe_with(&done);
+            entries
+                .broadcast()
+                .inspect(move |e| {
+                    if keeps_entries {
+                        learned.borrow_mut().push(*e);
+                    }
+                })
+                .probe_with(&done);
             let (pages, failure) = (pages.clone(), failure.clone());
             note_stream
                 .broadcast()
-                .inspect(move |note| match note {
-                    Note::Pages(n) => pages.set(pages.get() + n),
-                    Note::Failed { worker, message } => {
-                        failure.borrow_mut().get_or_insert((*worker, message.clone()));
-                    }
+                .inspect(move |note| {
+                    let error = match note {
+                        Note::Pages(n) => {
+                            pages.set(pages.get() + n);
+                            return;
+                        }
+                        Note::ReadFailed { worker, message } => {
+                            JobError::Input { worker: *worker, message: message.clone() }
+                        }
+                        Note::SpillFailed { worker, message } => {
+                            JobError::Spill { worker: *worker, message: message.clone() }
+                        }
+                    };
+                    // Input errors (time 0) arrive before spill errors (time 1).
+                    failure.borrow_mut().get_or_insert(error);
                 })
                 .probe_with(&done);
             (occurrences, notes)
@@ -253,19 +279,28 @@ pub(crate) fn learn_boilerplate(
         );
         if let Some(e) = error {
             abort.store(true, Ordering::Relaxed);
-            notes.send(Note::Failed { worker: index, message: crate::error_chain(&e) });
+            notes.send(Note::ReadFailed { worker: index, message: crate::error_chain(&e) });
         }
         notes.send(Note::Pages(local_pages));
-        drop((occurrences, notes));
+        drop(occurrences);
+        // Once everything of time 0 is learned, each worker tells the others whether it
+        // could spill, so a spill error fails every process, not only this one.
+        notes.advance_to(1);
+        while done.less_equal(&0) {
+            worker.step_or_park(Some(std::time::Duration::from_millis(1)));
+            heartbeat.beat();
+        }
+        if let Some(message) = spill.error.borrow().clone() {
+            let message = format!("boilerplate pass: {message}");
+            notes.send(Note::SpillFailed { worker: index, message });
+        }
+        drop(notes);
         while !done.done() {
             worker.step_or_park(Some(std::time::Duration::from_millis(1)));
             heartbeat.beat();
         }
-        if let Some((worker, message)) = failure.borrow_mut().take() {
-            return Err(JobError::Input { worker, message });
-        }
-        if let Some(message) = spill.error.borrow_mut().take() {
-            return Err(JobError::Spill { worker: index, message });
+        if let Some(error) = failure.borrow_mut().take() {
+            return Err(error);
         }
         let entries = learned.replace(Vec::new());
         let spilled = stats.borrow().spilled_bytes;
@@ -283,5 +318,7 @@ enum Note {
     /// Pages a worker read.
     Pages(u64),
     /// A worker could not read its input.
-    Failed { worker: usize, message: String },
+    ReadFailed { worker: usize, message: String },
+    /// A worker could not spill its occurrences.
+    SpillFailed { worker: usize, message: String },
 }

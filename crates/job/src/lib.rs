@@ -298,25 +298,33 @@ pub fn run_with_progress(
     if let Some(dir) = &config.write_kept {
         prepare_kept(dir)?;
     }
-    let outcome = execute(config, topology, start, progress);
-    finish(config, topology, outcome, start)
+    let mut boilerplate = None;
+    let outcome = execute(config, topology, start, progress, &mut boilerplate);
+    finish(config, topology, outcome, boilerplate.as_deref(), start)
 }
 
 /// The boilerplate a run in `output` learned and left out of its pages under `spec`, or
-/// `None` when it learned none.
+/// `None` when it learned none. `learned` says whether the run's summary reports a
+/// boilerplate pass, in which case the file must be there.
 ///
 /// # Errors
-/// When the file exists but cannot be read.
+/// When the file is missing although `learned`, cannot be read, or is not a whole number
+/// of entries.
 pub fn read_boilerplate(
     output: &Path,
     spec: &JobSpec,
+    learned: bool,
 ) -> Result<Option<neardup_text::Boilerplate>, neardup_io::Error> {
     let path = output.join(BOILERPLATE_FILE);
     let bytes = match std::fs::read(&path) {
         Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => return Err(neardup_io::Error::Open { path, source }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !learned => return Ok(None),
+        Err(source) => return Err(neardup_io::Error::ReadFile { path, source }),
     };
+    if !bytes.len().is_multiple_of(8) {
+        let detail = format!("{} bytes is not a whole number of 8-byte entries", bytes.len());
+        return Err(neardup_io::Error::Damaged { path, detail });
+    }
     let entries =
         bytes.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes"))).collect();
     Ok(Some(neardup_text::Boilerplate::new(entries, &spec.boilerplate, spec.seed)))
@@ -334,12 +342,14 @@ fn input_fingerprint(config: &JobConfig) -> u64 {
     neardup_core::hash::hash_bytes(&bytes, 0)
 }
 
-/// Runs the corpus pass (when needed) and the main dataflow.
+/// Runs the corpus passes (when needed) and the main dataflow; the boilerplate it learned
+/// is left in `learned_set`.
 fn execute(
     config: &JobConfig,
     topology: &Topology,
     start: Instant,
     progress: Arc<Progress>,
+    learned_set: &mut Option<Arc<neardup_text::Boilerplate>>,
 ) -> Result<WorkerReport, JobError> {
     let segmenter =
         Signer::needs_segmenter(config).then(|| Segmenter::new(config.spec.features.jieba_hmm));
@@ -353,20 +363,8 @@ fn execute(
         "job started"
     );
     let fingerprint = input_fingerprint(config);
-    let corpus_idf = if config.needs_corpus_idf() {
-        let analyzer = Signer::analyzer_for(config, segmenter.clone());
-        let idf = corpus::document_frequencies(&job, topology, fingerprint, &analyzer)?;
-        tracing::info!(
-            seconds = start.elapsed().as_secs_f64(),
-            "corpus document frequencies counted"
-        );
-        Some(idf)
-    } else {
-        None
-    };
-    let mut signer = Signer::new(config, segmenter, corpus_idf);
     let mut learned = LearnedPass { local_workers: topology.workers, ..LearnedPass::default() };
-    if config.needs_boilerplate() {
+    let boilerplate = if config.needs_boilerplate() {
         let pass = corpus::learn_boilerplate(&job, topology, fingerprint)?;
         tracing::info!(
             seconds = start.elapsed().as_secs_f64(),
@@ -377,13 +375,33 @@ fn execute(
         learned.stats.learned_from_pages = pass.pages;
         learned.stats.learned_lines = pass.boilerplate.len() as u64;
         learned.spilled_bytes = pass.spilled_bytes;
-        if topology.process == 0 {
-            let bytes: Vec<u8> =
-                pass.boilerplate.entries().iter().flat_map(|e| e.to_le_bytes()).collect();
-            write_atomically(&config.output.join(BOILERPLATE_FILE), &bytes)?;
-        }
-        signer = signer.with_boilerplate(pass.boilerplate);
+        Some(Arc::new(pass.boilerplate))
+    } else {
+        None
+    };
+    // Document frequencies are counted in what is analysed: pages without boilerplate.
+    let corpus_idf = if config.needs_corpus_idf() {
+        let analyzer = Signer::analyzer_for(config, segmenter.clone());
+        let idf = corpus::document_frequencies(
+            &job,
+            topology,
+            fingerprint,
+            &analyzer,
+            boilerplate.clone(),
+        )?;
+        tracing::info!(
+            seconds = start.elapsed().as_secs_f64(),
+            "corpus document frequencies counted"
+        );
+        Some(idf)
+    } else {
+        None
+    };
+    let mut signer = Signer::new(config, segmenter, corpus_idf);
+    if let Some(boilerplate) = &boilerplate {
+        signer = signer.with_boilerplate(boilerplate.clone());
     }
+    learned_set.clone_from(&boilerplate);
     let corpus_seconds = if config.needs_corpus_idf() || config.needs_boilerplate() {
         start.elapsed().as_secs_f64()
     } else {
@@ -417,12 +435,13 @@ fn execute(
     total.into_result()
 }
 
-/// Checks the reject ratio and, on process 0, writes `summary.json` and on success
-/// `_SUCCESS`.
+/// Checks the reject ratio and, on process 0, writes `summary.json`, and with the parts the
+/// report and the learned `boilerplate`, and on success `_SUCCESS`.
 fn finish(
     config: &JobConfig,
     topology: &Topology,
     outcome: Result<WorkerReport, JobError>,
+    boilerplate: Option<&neardup_text::Boilerplate>,
     start: Instant,
 ) -> Result<Summary, JobError> {
     let (totals, mut failure) = match outcome {
@@ -457,6 +476,12 @@ fn finish(
     let parts_written =
         failure.is_none() || matches!(failure, Some(JobError::TooManyRejects { .. }));
     if writer && parts_written {
+        if let Some(boilerplate) = boilerplate {
+            // `eval` and `explain` leave out the same lines as the run did.
+            let bytes: Vec<u8> =
+                boilerplate.entries().iter().flat_map(|e| e.to_le_bytes()).collect();
+            write_atomically(&config.output.join(BOILERPLATE_FILE), &bytes)?;
+        }
         let page = report::render(config, &summary, &totals.stats);
         write_atomically(&config.output.join(REPORT_FILE), page.as_bytes())?;
     }
@@ -542,6 +567,7 @@ fn run_worker(
     }
     if index.is_multiple_of(learned.local_workers.max(1)) {
         own.spilled_bytes = learned.spilled_bytes;
+        own.boilerplate.spilled_bytes = learned.spilled_bytes;
     }
     let stats = Rc::new(RefCell::new(own));
     let store = Rc::new(RefCell::new(DocStore::default()));

@@ -136,8 +136,8 @@ impl Signer {
 
     /// This signer, leaving `boilerplate` out of web pages before analysis.
     #[must_use]
-    pub fn with_boilerplate(mut self, boilerplate: Boilerplate) -> Self {
-        self.boilerplate = Some(Arc::new(boilerplate));
+    pub fn with_boilerplate(mut self, boilerplate: Arc<Boilerplate>) -> Self {
+        self.boilerplate = Some(boilerplate);
         self
     }
 

@@ -79,6 +79,8 @@ pub struct BoilerplateStats {
     pub chars_removed: u64,
     /// Pages whose every line was boilerplate, analysed whole.
     pub pages_all_boilerplate: u64,
+    /// Bytes the learning pass spilled (also counted in the run's `spilled_bytes`).
+    pub spilled_bytes: u64,
 }
 
 impl BoilerplateStats {
@@ -98,6 +100,7 @@ impl BoilerplateStats {
         self.lines_removed += other.lines_removed;
         self.chars_removed += other.chars_removed;
         self.pages_all_boilerplate += other.pages_all_boilerplate;
+        self.spilled_bytes += other.spilled_bytes;
     }
 }
 

@@ -69,26 +69,46 @@ impl BoilerplateRule {
     }
 }
 
-/// The key of a URL's host: lowercased, without scheme, user, port and a leading `www.`.
+/// A URL's host, lowercased, without scheme, user, port, trailing dot and a leading
+/// `www.`, and the rest of the URL (path and query, `/` when empty) without its fragment.
 /// `None` when the URL has no host.
-pub fn host_key(url: &str, seed: u64) -> Option<u64> {
-    let rest = url.trim().split_once("://").map_or(url.trim(), |(_, r)| r);
-    let authority = rest.split(['/', '?', '#']).next()?;
+fn split_url(url: &str) -> Option<(String, &str)> {
+    let url = url.trim();
+    let url = url.split_once('#').map_or(url, |(u, _)| u);
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(end);
     let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
     let host = match host.strip_prefix('[') {
         Some(v6) => v6.split(']').next()?,
         None => host.split(':').next()?,
     };
     let host = host.trim_end_matches('.').to_ascii_lowercase();
-    let host = host.strip_prefix("www.").unwrap_or(&host);
-    (!host.is_empty()).then(|| hash_bytes(host.as_bytes(), seed).max(1))
+    let host = match host.strip_prefix("www.") {
+        Some(bare) => bare.to_string(),
+        None => host,
+    };
+    (!host.is_empty()).then_some((host, if path.is_empty() { "/" } else { path }))
 }
 
-/// The key of a URL (without its fragment): what distinct URLs are counted by.
+/// The key of a URL's host: lowercased, without scheme, user, port and a leading `www.`.
+/// `None` when the URL has no host.
+pub fn host_key(url: &str, seed: u64) -> Option<u64> {
+    split_url(url).map(|(host, _)| hash_bytes(host.as_bytes(), seed).max(1))
+}
+
+/// The key of a URL: what distinct URLs are counted by. The host is taken as in
+/// [`host_key`] and the fragment is dropped, so `http://www.Example.com:80/a#top` and
+/// `https://example.com/a` are one URL; path and query keep their case.
 pub fn url_key(url: &str, seed: u64) -> u64 {
-    let url = url.trim();
-    let url = url.split_once('#').map_or(url, |(u, _)| u);
-    hash_bytes(url.as_bytes(), seed)
+    match split_url(url) {
+        Some((host, path)) => {
+            let mut key = host;
+            key.push_str(path);
+            hash_bytes(key.as_bytes(), seed)
+        }
+        None => hash_bytes(url.trim().as_bytes(), seed),
+    }
 }
 
 /// A line in canonical form, with its key.
@@ -347,13 +367,18 @@ mod tests {
     }
 
     #[test]
-    fn hosts_ignore_scheme_case_port_and_www() {
+    fn hosts_and_urls_ignore_scheme_case_port_and_www() {
         let h = |u| host_key(u, SEED);
         assert_eq!(h("https://www.Example.com:8080/a?b#c"), h("http://example.com/"));
         assert_ne!(h("http://example.com/"), h("http://example.org/"));
         assert_eq!(h("http://user@[::1]:80/x"), h("http://[::1]/"));
         assert_eq!(h("http:///path"), None);
         assert_eq!(url_key("http://a/b#top", SEED), url_key("http://a/b", SEED));
+        let same = ["https://www.Example.com:443/a?x=1#top", "http://example.com./a?x=1"];
+        assert_eq!(url_key(same[0], SEED), url_key(same[1], SEED));
+        assert_eq!(url_key("http://example.com", SEED), url_key("https://example.com/", SEED));
+        assert_ne!(url_key("http://example.com/A", SEED), url_key("http://example.com/a", SEED));
+        assert_ne!(url_key("http://a.com/x", SEED), url_key("http://b.com/x", SEED));
     }
 
     fn learn(pages: &[(&str, &str)], rule: &BoilerplateRule) -> Boilerplate {
