@@ -195,7 +195,7 @@ pub(crate) fn learn_boilerplate(
         // One copy of the learned set per process: its first worker keeps it.
         let keeps_entries = index.is_multiple_of(local_workers);
         let rule = rule.clone();
-        let dir = spill_root.join(format!("neardup-boilerplate-{}-{index}", std::process::id()));
+        let dir = crate::spill::worker_folder(&spill_root, "boilerplate", index);
         let _remove = crate::RemoveDir(dir.clone());
         let stats = Rc::new(RefCell::new(WorkerStats::default()));
         let spill = Spill {

@@ -582,7 +582,7 @@ fn run_worker(
     let paced = ProbeHandle::<u64>::new();
     // With fewer files than workers per file, spread records so every worker signs.
     let spread = job.inputs.len() < 4 * peers;
-    let spill_dir = memory.dir.join(format!("neardup-spill-{}-{index}", std::process::id()));
+    let spill_dir = spill::worker_folder(&memory.dir, "spill", index);
     let _remove_spill = RemoveDir(spill_dir.clone());
     let spill = Spill {
         dir: spill_dir,

@@ -40,6 +40,15 @@ impl MemSize for (u64, u64, u64) {
     }
 }
 
+/// A spill folder of its own for one worker of one pass: `root/neardup-STAGE-PID-N-WORKER`,
+/// where `N` counts the folders this process has named, so jobs that run side by side in
+/// one process (a library caller, the tests) never share one.
+pub(crate) fn worker_folder(root: &Path, stage: &str, worker: usize) -> PathBuf {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, AtomicOrdering::Relaxed);
+    root.join(format!("neardup-{stage}-{}-{n}-{worker}", std::process::id()))
+}
+
 /// A unique file name in a spill folder (shared by every spiller of a process).
 fn run_path(dir: &Path) -> PathBuf {
     static NEXT: AtomicU64 = AtomicU64::new(0);
