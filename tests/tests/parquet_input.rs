@@ -17,7 +17,7 @@ fn parquet_and_jsonl_inputs_agree() {
     flate2::read::MultiGzDecoder::new(file).read_to_string(&mut text).unwrap();
     let rows: Vec<(String, String)> = text
         .lines()
-        .take(1500)
+        .take(3000)
         .map(|l| {
             let v: serde_json::Value = serde_json::from_str(l).unwrap();
             (v["id"].as_str().unwrap().to_string(), v["text"].as_str().unwrap().to_string())
@@ -77,7 +77,7 @@ fn parquet_and_jsonl_inputs_agree() {
     };
     let from_jsonl = decide(&jsonl, &[]);
     let from_parquet = decide(&parquet, &["--id-field", "doc", "--text-field", "body"]);
-    assert_eq!(from_jsonl.len(), 1500);
+    assert_eq!(from_jsonl.len(), 3000);
     assert!(from_jsonl.iter().any(|d| d.2 == neardup_io::Decision::Remove));
     assert_eq!(from_jsonl, from_parquet);
 }

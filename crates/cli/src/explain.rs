@@ -172,8 +172,8 @@ pub fn explain(
             let verdict = verifier.verify(
                 &Signature::MinHash(sa.clone()),
                 &Signature::MinHash(sb.clone()),
-                fa.hashes(),
-                fb.hashes(),
+                &fa.sorted_hashes(),
+                &fb.sorted_hashes(),
             );
             MethodView::Minhash {
                 bands: lsh.bands(),

@@ -42,7 +42,13 @@ fn main() {
         let t = best_of_five(calls, || {
             black_box(SimHash::from_weighted(black_box(&weighted).iter().copied()));
         });
-        let name = format!("simhash-64 {:?}", SimdLevel::detect());
+        let name = format!("simhash-64 weighted {:?}", SimdLevel::detect());
+        println!("{name:<32} {features:>10} {:>12.2} {:>14.0}", t * 1e6, 1.0 / t);
+        let counts: Vec<u32> = set.iter().map(|h| 1 + (*h % 3) as u32).collect();
+        let t = best_of_five(calls, || {
+            black_box(SimHash::from_counts(black_box(&set), black_box(&counts)));
+        });
+        let name = format!("simhash-64 counts {:?}", SimdLevel::detect());
         println!("{name:<32} {features:>10} {:>12.2} {:>14.0}", t * 1e6, 1.0 / t);
     }
 }

@@ -41,8 +41,9 @@ pub use sketch::CountMinSketch;
 
 /// Version of the signature format: the hash scheme, permutation scheme, band and block key
 /// derivation. Signatures and bucket keys of equal versions (and equal settings) are equal
-/// across machines and releases; any change to them bumps this.
-pub const SIGNATURE_VERSION: u32 = 1;
+/// across machines and releases; any change to them bumps this. CHANGELOG.md lists the
+/// versions.
+pub const SIGNATURE_VERSION: u32 = 2;
 
 /// Errors from checking parameters.
 #[derive(Debug, thiserror::Error, PartialEq)]

@@ -204,16 +204,16 @@ impl Signer {
         let matched = features.len() >= self.min_features;
         let signature = matched.then(|| match &self.minhasher {
             Some(hasher) => Signature::MinHash(hasher.sign(features.hashes())),
-            None => {
-                let idf = |h: u64| self.idf.as_ref().map_or(1.0, |idf| idf.idf(h));
-                let weighted = features.hashes().iter().zip(features.counts());
-                Signature::SimHash(SimHash::from_weighted(
-                    weighted.map(|(h, c)| (*h, f64::from(*c) * idf(*h))),
-                ))
-            }
+            None => Signature::SimHash(match &self.idf {
+                None => SimHash::from_counts(features.hashes(), features.counts()),
+                Some(idf) => {
+                    let weighted = features.hashes().iter().zip(features.counts());
+                    SimHash::from_weighted(weighted.map(|(h, c)| (*h, f64::from(*c) * idf.idf(*h))))
+                }
+            }),
         });
         let feature_set =
-            if matched && self.keep_feature_sets { features.hashes().to_vec() } else { Vec::new() };
+            if matched && self.keep_feature_sets { features.sorted_hashes() } else { Vec::new() };
         Ok(SignedDoc {
             doc: doc.doc,
             id: doc.id,

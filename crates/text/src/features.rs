@@ -4,7 +4,7 @@
 use neardup_core::hash::{SeedPurpose, derive_seed, hash_bytes, hash_u64s};
 use serde::{Deserialize, Serialize};
 
-use crate::segment::{Segmenter, is_punctuation_or_symbol, is_unspaced_script};
+use crate::segment::{Segmenter, is_han, is_punctuation_or_symbol, is_unspaced_script};
 use crate::stopwords::is_stop_word;
 
 /// What a feature is.
@@ -59,8 +59,8 @@ impl Default for FeatureConfig {
     }
 }
 
-/// A document's features: distinct hashes in ascending order, each with its count in the
-/// document capped at `max_feature_count`.
+/// A document's features: distinct hashes in the order of their first occurrence, each with
+/// its count in the document capped at `max_feature_count`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Features {
     hashes: Vec<u64>,
@@ -68,9 +68,18 @@ pub struct Features {
 }
 
 impl Features {
-    /// Distinct feature hashes, ascending.
+    /// Distinct feature hashes, in the order of their first occurrence (use
+    /// [`Features::sorted_hashes`] for ascending order).
     pub fn hashes(&self) -> &[u64] {
         &self.hashes
+    }
+
+    /// The distinct feature hashes in ascending order (what [`neardup_core::jaccard_sorted`]
+    /// takes).
+    pub fn sorted_hashes(&self) -> Vec<u64> {
+        let mut sorted = self.hashes.clone();
+        sorted.sort_unstable();
+        sorted
     }
 
     /// Capped counts, parallel to [`Features::hashes`].
@@ -101,6 +110,7 @@ pub struct FeatureScratch {
     offsets: Vec<usize>,
     raw: Vec<u64>,
     words: Vec<u64>,
+    counter: Counter,
 }
 
 /// Turns feature text into [`Features`].
@@ -154,18 +164,26 @@ impl FeatureExtractor {
 
     /// Extracts the features of `feature_text` (see [`feature_text_into`]) into `out`.
     pub fn extract(&self, feature_text: &str, out: &mut Features, scratch: &mut FeatureScratch) {
-        let raw = &mut scratch.raw;
-        raw.clear();
+        let counter = &mut scratch.counter;
+        let cap = self.config.max_feature_count.max(1);
         match self.config.kind {
             FeatureKind::CharNgrams => {
                 let n = self.config.ngram_chars;
-                let offsets = &mut scratch.offsets;
-                offsets.clear();
-                offsets.extend(feature_text.char_indices().map(|(i, _)| i));
-                offsets.push(feature_text.len());
-                if offsets.len() > n {
+                let bytes = feature_text.as_bytes();
+                if feature_text.is_ascii() {
+                    // One byte per character: the n-grams are the byte windows.
+                    counter.reset((bytes.len() + 1).saturating_sub(n), out);
+                    for w in bytes.windows(n) {
+                        counter.add(hash_bytes(w, self.seed), cap, out);
+                    }
+                } else {
+                    let offsets = &mut scratch.offsets;
+                    offsets.clear();
+                    offsets.extend(feature_text.char_indices().map(|(i, _)| i));
+                    offsets.push(feature_text.len());
+                    counter.reset(offsets.len().saturating_sub(n), out);
                     for w in offsets.windows(n + 1) {
-                        raw.push(hash_bytes(&feature_text.as_bytes()[w[0]..w[n]], self.seed));
+                        counter.add(hash_bytes(&bytes[w[0]..w[n]], self.seed), cap, out);
                     }
                 }
             }
@@ -178,26 +196,61 @@ impl FeatureExtractor {
                         words.push(hash_bytes(w.as_bytes(), self.seed));
                     }
                 });
+                let raw = &mut scratch.raw;
+                raw.clear();
                 if self.config.kind == FeatureKind::Words {
                     raw.extend_from_slice(words);
                 } else {
                     let k = self.config.shingle_words;
                     raw.extend(words.windows(k).map(|w| hash_u64s(w, self.shingle_seed)));
                 }
+                counter.reset(raw.len(), out);
+                raw.iter().for_each(|h| counter.add(*h, cap, out));
             }
         }
-        raw.sort_unstable();
+    }
+}
+
+/// Counts distinct feature hashes into [`Features`], in the order of their first
+/// occurrence: an open-addressing table (linear probing) with at least four times as many
+/// slots as values, each slot holding a position in the output plus one (0 is free). Four
+/// bytes a slot keep the table of a typical document in the L1 cache; the hashes are uniform,
+/// so their low bits index it directly.
+#[derive(Debug, Default)]
+struct Counter {
+    slots: Vec<u32>,
+    mask: usize,
+}
+
+impl Counter {
+    /// Empties the table and `out`, sizing the table for at most `values` additions.
+    fn reset(&mut self, values: usize, out: &mut Features) {
+        let size = (4 * values).next_power_of_two().max(16);
+        self.slots.clear();
+        self.slots.resize(size, 0);
+        self.mask = size - 1;
         out.hashes.clear();
         out.counts.clear();
-        let cap = self.config.max_feature_count.max(1);
-        for &h in raw.iter() {
-            if out.hashes.last() == Some(&h) {
-                let c = out.counts.last_mut().expect("parallel to hashes");
-                *c = (*c + 1).min(cap);
-            } else {
-                out.hashes.push(h);
+    }
+
+    /// Counts `hash`, capping its count at `cap`.
+    #[inline(always)]
+    fn add(&mut self, hash: u64, cap: u32, out: &mut Features) {
+        let mut i = hash as usize & self.mask;
+        loop {
+            let slot = self.slots[i] as usize;
+            if slot == 0 {
+                out.hashes.push(hash);
                 out.counts.push(1);
+                self.slots[i] = u32::try_from(out.hashes.len()).expect("under 2^32 features");
+                return;
             }
+            if out.hashes[slot - 1] == hash {
+                let count = &mut out.counts[slot - 1];
+                *count = (*count + 1).min(cap);
+                return;
+            }
+            i = (i + 1) & self.mask;
         }
     }
 }
@@ -253,22 +306,78 @@ impl FeatureExtractor {
 pub fn feature_text_into(normalized: &str, drop_punctuation: bool, out: &mut String) {
     out.clear();
     out.reserve(normalized.len());
-    let mut pending_break = false;
-    let mut last_unspaced = false;
-    for c in normalized.chars() {
-        if c.is_whitespace() || (drop_punctuation && is_punctuation_or_symbol(c)) {
-            pending_break = true;
+    // A break writes a space at once when one may follow what is there (text that is not
+    // unspaced script, and no space yet); the space is taken back when an unspaced
+    // character or the end follows.
+    let mut space_allowed = false;
+    let mut rest = normalized;
+    let mut ascii = Vec::new();
+    let break_bits = 1 | (u8::from(drop_punctuation) << 1);
+    while !rest.is_empty() {
+        let run = crate::normalize::ascii_prefix(rest);
+        if run > 0 {
+            // ASCII a byte at a time without branches: every byte is written, and the
+            // write position skips breaks that would repeat a space.
+            ascii.clear();
+            ascii.resize(run, 0);
+            let buf = ascii.as_mut_slice();
+            let mut len = 0;
+            for &byte in &rest.as_bytes()[..run] {
+                let breaks = ASCII_BREAK[usize::from(byte)] & break_bits != 0;
+                let mask = 0u8.wrapping_sub(u8::from(breaks));
+                buf[len] = (byte & !mask) | (b' ' & mask);
+                len += usize::from(!breaks | space_allowed);
+                space_allowed = !breaks;
+            }
+            out.push_str(std::str::from_utf8(&buf[..len]).expect("ASCII"));
+            rest = &rest[run..];
             continue;
         }
-        let unspaced = is_unspaced_script(c);
-        if pending_break && !out.is_empty() && !unspaced && !last_unspaced {
-            out.push(' ');
+        let mut chars = rest.chars();
+        let Some(c) = chars.next() else { break };
+        rest = chars.as_str();
+        // Han ideographs are letters: most characters of Chinese text skip the
+        // general-category lookup.
+        let (breaks, unspaced) = if is_han(c) {
+            (false, true)
+        } else {
+            let breaks = c.is_whitespace() || (drop_punctuation && is_punctuation_or_symbol(c));
+            (breaks, is_unspaced_script(c))
+        };
+        if breaks {
+            if space_allowed {
+                out.push(' ');
+            }
+            space_allowed = false;
+            continue;
         }
-        pending_break = false;
+        if unspaced && out.ends_with(' ') {
+            out.pop();
+        }
         out.push(c);
-        last_unspaced = unspaced;
+        space_allowed = !unspaced;
+    }
+    if out.ends_with(' ') {
+        out.pop();
     }
 }
+
+/// For each ASCII byte: bit 0 when it is whitespace (as [`char::is_whitespace`] has it),
+/// bit 1 when it is punctuation or a symbol.
+const ASCII_BREAK: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0;
+    while b < 128 {
+        let byte = b as u8;
+        if matches!(byte, b' ' | b'\t'..=b'\r') {
+            table[b] = 1;
+        } else if byte.is_ascii_punctuation() {
+            table[b] = 2;
+        }
+        b += 1;
+    }
+    table
+};
 
 #[cfg(test)]
 mod tests {
@@ -290,6 +399,40 @@ mod tests {
         let mut out = Features::default();
         ex.extract(&feature_text(text), &mut out, &mut FeatureScratch::default());
         out
+    }
+
+    /// The naive twin of [`feature_text_into`]: one character at a time.
+    fn naive_feature_text(normalized: &str, drop_punctuation: bool) -> String {
+        let mut out = String::new();
+        let (mut pending_break, mut last_unspaced) = (false, false);
+        for c in normalized.chars() {
+            if c.is_whitespace() || (drop_punctuation && is_punctuation_or_symbol(c)) {
+                pending_break = true;
+                continue;
+            }
+            let unspaced = is_unspaced_script(c);
+            if pending_break && !out.is_empty() && !unspaced && !last_unspaced {
+                out.push(' ');
+            }
+            pending_break = false;
+            out.push(c);
+            last_unspaced = unspaced;
+        }
+        out
+    }
+
+    #[test]
+    fn han_ideographs_are_letters() {
+        let ranges = [
+            0x3400..=0x4DBF,
+            0x4E00..=0x9FFF,
+            0xF900..=0xFAFF,
+            0x20000..=0x2FA1F,
+            0x30000..=0x323AF,
+        ];
+        for c in ranges.into_iter().flatten().filter_map(char::from_u32).filter(|c| is_han(*c)) {
+            assert!(!c.is_whitespace() && !is_punctuation_or_symbol(c), "{c:?}");
+        }
     }
 
     #[test]
@@ -349,8 +492,19 @@ mod tests {
             let mut features = Features::default();
             ex.extract(&text, &mut features, &mut FeatureScratch::default());
             let labelled: Vec<u64> = ex.labelled(&text).into_iter().map(|(h, _)| h).collect();
-            assert_eq!(labelled, features.hashes(), "{kind:?}");
+            assert_eq!(labelled, features.sorted_hashes(), "{kind:?}");
         }
+    }
+
+    #[test]
+    fn counter_counts_in_order_of_first_occurrence() {
+        let (mut counter, mut out) = (Counter::default(), Features::default());
+        let values = [5u64, 0, 5, 69, 0, 5, 133, 69, 0, 0];
+        counter.reset(values.len(), &mut out);
+        values.iter().for_each(|v| counter.add(*v, 3, &mut out));
+        // 5, 69 and 133 share the low bits of a 64-slot table: they probe past each other.
+        assert_eq!(out.hashes(), &[5, 0, 69, 133]);
+        assert_eq!(out.counts(), &[3, 3, 2, 1]);
     }
 
     proptest! {
@@ -359,10 +513,31 @@ mod tests {
             let config = FeatureConfig { ngram_chars: n, max_feature_count: cap, ..Default::default() };
             let f = extract(config, &text);
             let naive = naive_char_ngrams(&text, n, cap);
-            let keys: Vec<u64> = naive.keys().copied().collect();
-            prop_assert_eq!(f.hashes(), keys.as_slice());
-            let counts: Vec<u32> = naive.values().copied().collect();
-            prop_assert_eq!(f.counts(), counts.as_slice());
+            let found: BTreeMap<u64, u32> =
+                f.hashes().iter().copied().zip(f.counts().iter().copied()).collect();
+            prop_assert_eq!(found.len(), f.len(), "hashes are distinct");
+            prop_assert_eq!(found, naive);
+        }
+
+        #[test]
+        fn feature_text_matches_naive_twin(
+            text in "[a-c A-C\t\x0b,.!$中文字，。ひカ\u{00A0}\u{3000}①]{0,60}",
+            drop_punctuation in any::<bool>(),
+        ) {
+            let mut out = String::new();
+            feature_text_into(&text, drop_punctuation, &mut out);
+            prop_assert_eq!(out, naive_feature_text(&text, drop_punctuation));
+        }
+
+        #[test]
+        fn ascii_char_ngrams_match_naive_twin(text in "[a-d .,!]{0,60}", n in 1usize..6, cap in 1u32..4) {
+            let config = FeatureConfig { ngram_chars: n, max_feature_count: cap, ..Default::default() };
+            let f = extract(config, &text);
+            let naive = naive_char_ngrams(&text, n, cap);
+            let found: BTreeMap<u64, u32> =
+                f.hashes().iter().copied().zip(f.counts().iter().copied()).collect();
+            prop_assert_eq!(found.len(), f.len(), "hashes are distinct");
+            prop_assert_eq!(found, naive);
         }
     }
 }

@@ -38,9 +38,18 @@ impl Default for NormalizeConfig {
 }
 
 /// Applies a [`NormalizeConfig`]. Cheap to clone; holds no state between documents.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Normalizer {
     config: NormalizeConfig,
+    /// What each ASCII byte becomes under `config`: the byte in the low eight bits, and
+    /// bit 8 when it is whitespace that collapses.
+    ascii: [u16; 128],
+}
+
+impl Default for Normalizer {
+    fn default() -> Self {
+        Normalizer::new(NormalizeConfig::default())
+    }
 }
 
 /// Reusable buffers for [`Normalizer::normalize_into`].
@@ -48,12 +57,23 @@ pub struct Normalizer {
 pub struct NormalizeScratch {
     a: String,
     b: String,
+    ascii: Vec<u8>,
 }
 
 impl Normalizer {
     /// A normaliser running the steps `config` enables.
     pub fn new(config: NormalizeConfig) -> Self {
-        Normalizer { config }
+        let ascii = std::array::from_fn(|b| {
+            let byte = b as u8;
+            if config.collapse_whitespace && is_ascii_white_space(byte) {
+                0x100 | u16::from(b' ')
+            } else if config.case_fold {
+                u16::from(byte.to_ascii_lowercase())
+            } else {
+                u16::from(byte)
+            }
+        });
+        Normalizer { config, ascii }
     }
 
     /// The configuration.
@@ -63,7 +83,7 @@ impl Normalizer {
 
     /// Normalises `text` into `out` (cleared first).
     pub fn normalize_into(&self, text: &str, out: &mut String, scratch: &mut NormalizeScratch) {
-        let NormalizeScratch { a, b } = scratch;
+        let NormalizeScratch { a, b, ascii } = scratch;
         let mut current: &str = text;
         if self.config.html && (text.contains('<') || text.contains('&')) {
             strip_markup(current, a);
@@ -73,31 +93,74 @@ impl Normalizer {
             }
             current = a.as_str();
         }
-        if self.config.nfkc && is_nfkc_quick(current.chars()) != IsNormalized::Yes {
-            b.clear();
-            b.extend(current.nfkc());
-            current = b.as_str();
+        if self.config.nfkc && !current.is_ascii() && !is_nfkc(current) {
+            // NFKC maps full-width forms and the ideographic space to ASCII, so folding
+            // them first changes nothing, and often leaves text that needs no NFKC at all
+            // (Chinese prose with full-width punctuation).
+            let folded = if has_wide(current) {
+                b.clear();
+                b.extend(current.chars().map(fold_width));
+                is_nfkc(b).then_some(b.as_str())
+            } else {
+                None
+            };
+            current = match folded {
+                Some(folded) => folded,
+                None => {
+                    let nfkc: String = current.nfkc().collect();
+                    *b = nfkc;
+                    b.as_str()
+                }
+            };
         }
         out.clear();
         out.reserve(current.len());
-        let mut pending_space = false;
-        for c in current.chars() {
-            let c = if self.config.width { fold_width(c) } else { c };
-            if self.config.collapse_whitespace && c.is_whitespace() {
-                pending_space = !out.is_empty();
+        let (collapse, case_fold) = (self.config.collapse_whitespace, self.config.case_fold);
+        // Whether `out` is empty or ends with a space that collapsing wrote: whitespace
+        // then adds nothing. A space written last is taken back at the end.
+        let mut space_before = true;
+        let mut rest = current;
+        while !rest.is_empty() {
+            let run = ascii_prefix(rest);
+            if run > 0 {
+                // ASCII without a branch a byte: width folding does nothing there, case
+                // folding is ASCII lowercasing, and every byte is written while the write
+                // position skips whitespace that follows whitespace.
+                ascii.clear();
+                ascii.resize(run, 0);
+                let buf = ascii.as_mut_slice();
+                let mut len = 0;
+                for &byte in &rest.as_bytes()[..run] {
+                    let mapped = self.ascii[usize::from(byte & 0x7F)];
+                    let space = usize::from(mapped >> 8);
+                    buf[len] = mapped as u8;
+                    len += 1 - (space & usize::from(space_before));
+                    space_before = space == 1;
+                }
+                out.push_str(std::str::from_utf8(&buf[..len]).expect("ASCII"));
+                rest = &rest[run..];
                 continue;
             }
-            if pending_space {
-                out.push(' ');
-                pending_space = false;
+            let mut chars = rest.chars();
+            let Some(c) = chars.next() else { break };
+            rest = chars.as_str();
+            let c = if self.config.width { fold_width(c) } else { c };
+            if collapse && c.is_whitespace() {
+                if !space_before {
+                    out.push(' ');
+                }
+                space_before = true;
+                continue;
             }
-            if self.config.case_fold && !c.is_ascii() {
+            if case_fold && has_case(c) {
                 out.extend(c.to_lowercase());
-            } else if self.config.case_fold {
-                out.push(c.to_ascii_lowercase());
             } else {
                 out.push(c);
             }
+            space_before = false;
+        }
+        if collapse && out.ends_with(' ') {
+            out.pop();
         }
     }
 
@@ -107,6 +170,63 @@ impl Normalizer {
         self.normalize_into(text, &mut out, &mut NormalizeScratch::default());
         out
     }
+}
+
+/// Whether `text` is in NFKC, by the quick check (a "maybe" counts as no). Runs of
+/// [`stable`] characters reset the check's state and cannot fail it, so only the runs
+/// between them are looked up.
+fn is_nfkc(text: &str) -> bool {
+    let mut rest = text;
+    while let Some(start) = rest.find(|c| !stable(c)) {
+        let run = &rest[start..];
+        let end = run.find(stable).unwrap_or(run.len());
+        if is_nfkc_quick(run[..end].chars()) != IsNormalized::Yes {
+            return false;
+        }
+        rest = &run[end..];
+    }
+    true
+}
+
+/// Characters that NFKC leaves alone whatever surrounds them (quick check "yes", combining
+/// class 0, and composing with nothing before them): ASCII, the CJK unified ideographs and
+/// the common CJK punctuation.
+fn stable(c: char) -> bool {
+    c.is_ascii()
+        || matches!(c as u32, 0x4E00..=0x9FFF | 0x3400..=0x4DBF | 0x3001..=0x3002 | 0x3008..=0x3011)
+}
+
+/// Whether `text` has a character that [`fold_width`] changes.
+fn has_wide(text: &str) -> bool {
+    text.chars().any(|c| matches!(c, '\u{FF01}'..='\u{FF5E}' | '\u{3000}'))
+}
+
+/// Length in bytes of the ASCII prefix of `text`, eight bytes at a time.
+pub(crate) fn ascii_prefix(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    let mut words = bytes.chunks_exact(8);
+    let mut len = 0;
+    for word in words.by_ref() {
+        let high = u64::from_le_bytes(word.try_into().expect("8 bytes")) & 0x8080_8080_8080_8080;
+        if high != 0 {
+            return len + (high.trailing_zeros() / 8) as usize;
+        }
+        len += 8;
+    }
+    len + words.remainder().iter().take_while(|b| b.is_ascii()).count()
+}
+
+/// ASCII whitespace as [`char::is_whitespace`] has it (which, unlike
+/// [`u8::is_ascii_whitespace`], includes the vertical tab).
+const fn is_ascii_white_space(byte: u8) -> bool {
+    matches!(byte, b' ' | b'\t'..=b'\r')
+}
+
+/// False for characters that certainly have no lowercase mapping: the blocks from Hiragana
+/// to Yi (CJK ideographs among them) and Hangul syllables. Lowercasing looks each
+/// character up in a table; most characters of Chinese text skip that.
+fn has_case(c: char) -> bool {
+    !matches!(c as u32, 0x3040..=0xA4CF | 0xAC00..=0xD7A3)
 }
 
 /// Full-width ASCII to ASCII, and the ideographic space to a space.
@@ -291,7 +411,87 @@ mod tests {
         assert_eq!(width_only.normalize(s), "<b>AB</b>  C");
     }
 
+    /// The naive twin: NFKC of the whole text when its quick check fails, then one
+    /// character at a time.
+    fn naive(config: &NormalizeConfig, text: &str) -> String {
+        let nfkc: String;
+        let mut current = text;
+        if config.nfkc && is_nfkc_quick(current.chars()) != IsNormalized::Yes {
+            nfkc = current.nfkc().collect();
+            current = &nfkc;
+        }
+        let mut out = String::new();
+        let mut pending_space = false;
+        for c in current.chars() {
+            let c = if config.width { fold_width(c) } else { c };
+            if config.collapse_whitespace && c.is_whitespace() {
+                pending_space = !out.is_empty();
+                continue;
+            }
+            if pending_space {
+                out.push(' ');
+                pending_space = false;
+            }
+            if config.case_fold {
+                out.extend(c.to_lowercase());
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn ascii_prefix_stops_at_the_first_other_character() {
+        for text in ["", "abc", "abcdefgh", "abcdefghij", "abcdefg中", "中abc", "abcdefghijk€x"]
+        {
+            let expect = text.find(|c: char| !c.is_ascii()).unwrap_or(text.len());
+            assert_eq!(ascii_prefix(text), expect, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn characters_said_to_have_no_case_have_none() {
+        for c in (0x3040..=0xA4CF).chain(0xAC00..=0xD7A3).filter_map(char::from_u32) {
+            assert!(!has_case(c));
+            assert!(c.to_lowercase().eq([c]), "{c:?} has a lowercase mapping");
+        }
+    }
+
+    #[test]
+    fn stable_characters_are_left_alone_by_nfkc() {
+        use unicode_normalization::char::canonical_combining_class;
+        for c in (0..=0x10FFFF).filter_map(char::from_u32).filter(|c| stable(*c)) {
+            assert_eq!(canonical_combining_class(c), 0, "{c:?}");
+            assert_eq!(is_nfkc_quick([c].into_iter()), IsNormalized::Yes, "{c:?}");
+            // Nothing composes with a stable character as its second part.
+            let pair: String = ['e', c].iter().collect();
+            assert_eq!(pair.nfkc().collect::<String>(), pair, "{c:?}");
+        }
+    }
+
+    #[test]
+    fn width_folding_before_nfkc_changes_nothing() {
+        for c in ('\u{FF01}'..='\u{FF5E}').chain(['\u{3000}']) {
+            let alone: String = c.to_string().nfkc().collect();
+            assert_eq!(alone, fold_width(c).to_string(), "{c:?}");
+            let combined: String = format!("{c}\u{0301}").nfkc().collect();
+            let folded: String = format!("{}\u{0301}", fold_width(c)).nfkc().collect();
+            assert_eq!(combined, folded, "{c:?} before a combining mark");
+        }
+    }
+
     proptest! {
+        #[test]
+        fn matches_naive_twin(
+            s in "[a-zA-Z0-9 \t\n\x0b,.!?中文字ＡＢ，。　ﬁ①ÉéΣσς\u{0301}Ａ\u{3000}\u{00A0}]{0,60}",
+            nfkc in any::<bool>(), width in any::<bool>(), case_fold in any::<bool>(),
+            collapse_whitespace in any::<bool>(),
+        ) {
+            let config = NormalizeConfig { html: false, nfkc, width, case_fold, collapse_whitespace };
+            prop_assert_eq!(Normalizer::new(config.clone()).normalize(&s), naive(&config, &s));
+        }
+
         #[test]
         fn normalisation_is_idempotent_on_plain_text(s in "[a-zA-Z0-9 \\t\\n,.!?中文字ＡＢ　]{0,60}") {
             let once = norm(&s);
