@@ -23,6 +23,7 @@ pub struct JsonlRecords {
     line: u64,
     buf: Vec<u8>,
     done: bool,
+    unreadable: Option<Record>,
 }
 
 impl JsonlRecords {
@@ -55,63 +56,23 @@ impl JsonlRecords {
             line: 0,
             buf: Vec::new(),
             done: false,
+            unreadable: None,
         })
     }
 
     fn parse_line(&self, doc: DocId) -> Record {
-        let reject = |id: Option<String>, reason, detail: String| {
-            Record::Reject(RejectedRecord { doc, id, reason, detail })
-        };
-        // A byte-order mark may start the file; it is not part of the first record.
-        let bytes = match doc.record() {
-            1 => self.buf.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&self.buf),
-            _ => &self.buf[..],
-        };
-        let Ok(line) = std::str::from_utf8(bytes) else {
-            return reject(None, Reason::InvalidUtf8, "the line is not valid UTF-8".into());
-        };
-        let picker = Picker { id: self.fields.id.as_deref(), text: &self.fields.text };
-        let mut de = serde_json::Deserializer::from_str(line);
-        let picked = match picker.deserialize(&mut de).and_then(|p| de.end().map(|()| p)) {
-            Ok(p) => p,
-            Err(e) => return reject(None, Reason::MalformedJson, json_error_detail(&e)),
-        };
-        let id = match (&self.fields.id, picked.id) {
-            (None, _) => generated_id(&self.file, doc.record()),
-            (Some(_), Some(Value::String(s))) => s,
-            (Some(_), Some(Value::Number(n))) if n.is_i64() || n.is_u64() => n.to_string(),
-            (Some(name), None | Some(Value::Null)) => {
-                return reject(None, Reason::MissingId, format!("no field \"{name}\""));
-            }
-            (Some(name), Some(other)) => {
-                let detail =
-                    format!("field \"{name}\" is {}, not a string or integer", kind(&other));
-                return reject(None, Reason::InvalidId, detail);
-            }
-        };
-        match picked.text {
-            Some(Value::String(text)) if text.trim().is_empty() => reject(
-                Some(id),
-                Reason::EmptyText,
-                format!("field \"{}\" is empty", self.fields.text),
-            ),
-            Some(Value::String(text)) => Record::Doc(InputDoc { doc, id, text, meta: None }),
-            None | Some(Value::Null) => {
-                reject(Some(id), Reason::MissingText, format!("no field \"{}\"", self.fields.text))
-            }
-            Some(other) => {
-                let detail =
-                    format!("field \"{}\" is {}, not a string", self.fields.text, kind(&other));
-                reject(Some(id), Reason::TextNotString, detail)
-            }
-        }
+        parse_line(&self.file, &self.fields, doc, &self.buf)
     }
-}
 
-impl Iterator for JsonlRecords {
-    type Item = Result<Record>;
+    /// The next line that is not blank, unparsed: for parsing elsewhere with
+    /// [`parse_line`] (another worker). Errors as for the records.
+    pub fn next_line(&mut self) -> Option<Result<RawLine>> {
+        self.next_raw().map(|r| r.map(|doc| RawLine { doc, bytes: std::mem::take(&mut self.buf) }))
+    }
 
-    fn next(&mut self) -> Option<Self::Item> {
+    /// Reads the next line that is not blank into `self.buf`: its `DocId`, or what ends the
+    /// file (an error, or an `unreadable` reject under [`OnReadError::Reject`]).
+    fn next_raw(&mut self) -> Option<Result<DocId>> {
         while !self.done {
             self.buf.clear();
             let read = self.reader.read_until(b'\n', &mut self.buf);
@@ -127,23 +88,101 @@ impl Iterator for JsonlRecords {
                     if self.buf.iter().all(u8::is_ascii_whitespace) {
                         continue; // blank lines are not records
                     }
-                    let doc = DocId::new(self.file.index, self.line);
-                    return Some(Ok(self.parse_line(doc)));
+                    return Some(Ok(DocId::new(self.file.index, self.line)));
                 }
                 Err(source) => {
                     self.done = true;
-                    return Some(match self.on_error {
-                        OnReadError::Fail => Err(Error::Read {
-                            path: self.file.path.clone(),
-                            record: self.line,
-                            source,
-                        }),
-                        OnReadError::Reject => Ok(unreadable(self.file.index, next_line, &source)),
-                    });
+                    self.unreadable = match self.on_error {
+                        OnReadError::Fail => {
+                            return Some(Err(Error::Read {
+                                path: self.file.path.clone(),
+                                record: self.line,
+                                source,
+                            }));
+                        }
+                        OnReadError::Reject => {
+                            Some(unreadable(self.file.index, next_line, &source))
+                        }
+                    };
+                    return None;
                 }
             }
         }
         None
+    }
+
+    /// Under [`OnReadError::Reject`], the reject that stands for the unreadable rest of the
+    /// file, once reading has stopped there (taken once).
+    pub fn take_unreadable(&mut self) -> Option<Record> {
+        self.unreadable.take()
+    }
+}
+
+/// A line of a JSONL file, not yet parsed.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RawLine {
+    /// The record's position.
+    pub doc: DocId,
+    /// The line's bytes, with its line end.
+    pub bytes: Vec<u8>,
+}
+
+/// Parses one line of the JSONL file `file` (record `doc`): a document, or a reject with
+/// its reason. Only the id and text fields are decoded.
+pub fn parse_line(file: &InputFile, fields: &FieldNames, doc: DocId, line: &[u8]) -> Record {
+    let reject = |id: Option<String>, reason, detail: String| {
+        Record::Reject(RejectedRecord { doc, id, reason, detail })
+    };
+    // A byte-order mark may start the file; it is not part of the first record.
+    let bytes = match doc.record() {
+        1 => line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line),
+        _ => line,
+    };
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return reject(None, Reason::InvalidUtf8, "the line is not valid UTF-8".into());
+    };
+    let picker = Picker { id: fields.id.as_deref(), text: &fields.text };
+    let mut de = serde_json::Deserializer::from_str(text);
+    let picked = match picker.deserialize(&mut de).and_then(|p| de.end().map(|()| p)) {
+        Ok(p) => p,
+        Err(e) => return reject(None, Reason::MalformedJson, json_error_detail(&e)),
+    };
+    let id = match (&fields.id, picked.id) {
+        (None, _) => generated_id(file, doc.record()),
+        (Some(_), Some(Value::String(s))) => s,
+        (Some(_), Some(Value::Number(n))) if n.is_i64() || n.is_u64() => n.to_string(),
+        (Some(name), None | Some(Value::Null)) => {
+            return reject(None, Reason::MissingId, format!("no field \"{name}\""));
+        }
+        (Some(name), Some(other)) => {
+            let detail = format!("field \"{name}\" is {}, not a string or integer", kind(&other));
+            return reject(None, Reason::InvalidId, detail);
+        }
+    };
+    match picked.text {
+        Some(Value::String(text)) if text.trim().is_empty() => {
+            reject(Some(id), Reason::EmptyText, format!("field \"{}\" is empty", fields.text))
+        }
+        Some(Value::String(text)) => Record::Doc(InputDoc { doc, id, text, meta: None }),
+        None | Some(Value::Null) => {
+            reject(Some(id), Reason::MissingText, format!("no field \"{}\"", fields.text))
+        }
+        Some(other) => {
+            let detail = format!("field \"{}\" is {}, not a string", fields.text, kind(&other));
+            reject(Some(id), Reason::TextNotString, detail)
+        }
+    }
+}
+
+impl Iterator for JsonlRecords {
+    type Item = Result<Record>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self.next_raw() {
+            Some(Ok(doc)) => Some(Ok(self.parse_line(doc))),
+            Some(Err(e)) => Some(Err(e)),
+            None => self.take_unreadable().map(Ok),
+        }
     }
 }
 

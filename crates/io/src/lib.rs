@@ -38,14 +38,14 @@ mod warc;
 
 pub use html::{decode_page, html_to_text};
 pub use input::{Compression, Format, InputFile, discover};
-pub use jsonl::JsonlRecords;
+pub use jsonl::{JsonlRecords, RawLine, parse_line};
 pub use kept::{kept_file_name, kept_files, write_kept};
 pub use output::{
     DocumentRow, DocumentsWriter, PairKind, PairRow, PairsWriter, PartWriter, documents_schema,
     pairs_schema, read_documents, read_pairs,
 };
 pub use parquet_in::ParquetRecords;
-pub use reader::{FieldNames, OnReadError, RecordReader};
+pub use reader::{FieldNames, Item, OnReadError, RecordReader};
 pub use records::{Decision, InputDoc, Reason, Record, RejectedRecord, WebMeta};
 pub use warc::{MAX_RECORD_BYTES, WarcRecords};
 

@@ -4,7 +4,7 @@ use neardup_core::DocId;
 use serde::{Deserialize, Serialize};
 
 use crate::input::{Format, InputFile};
-use crate::jsonl::JsonlRecords;
+use crate::jsonl::{JsonlRecords, RawLine};
 use crate::parquet_in::ParquetRecords;
 use crate::warc::WarcRecords;
 use crate::{Reason, Record, RejectedRecord, Result};
@@ -93,6 +93,41 @@ impl RecordReader {
         match self {
             RecordReader::Warc(r) => Some(r.skipped()),
             _ => None,
+        }
+    }
+}
+
+/// What a reader yields: a record, or a JSONL line left for another worker to parse.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum Item {
+    /// A parsed record.
+    Record(Record),
+    /// An unparsed JSONL line (see [`crate::parse_line`]).
+    Line(RawLine),
+}
+
+impl Item {
+    /// The record's position.
+    pub fn doc(&self) -> DocId {
+        match self {
+            Item::Record(Record::Doc(d)) => d.doc,
+            Item::Record(Record::Reject(r)) => r.doc,
+            Item::Line(line) => line.doc,
+        }
+    }
+}
+
+impl RecordReader {
+    /// The next record; with `lines`, JSONL lines come unparsed, so that parsing, the
+    /// larger part of reading JSONL, can be spread over workers. Errors as for the
+    /// records.
+    pub fn next_item(&mut self, lines: bool) -> Option<Result<Item>> {
+        match self {
+            RecordReader::Jsonl(r) if lines => match r.next_line() {
+                Some(line) => Some(line.map(Item::Line)),
+                None => r.take_unreadable().map(|reject| Ok(Item::Record(reject))),
+            },
+            other => other.next().map(|r| r.map(Item::Record)),
         }
     }
 }

@@ -52,7 +52,7 @@ use std::time::{Duration, Instant};
 
 use differential_dataflow::{AsCollection, VecCollection};
 use neardup_core::DocId;
-use neardup_io::{Record, RejectedRecord};
+use neardup_io::{Item, Record, RejectedRecord};
 use neardup_text::Segmenter;
 use timely::dataflow::StreamVec;
 use timely::dataflow::channels::pact::Pipeline;
@@ -86,7 +86,7 @@ use crate::operators::{
 };
 use crate::records::{ContentKey, Edge, IdClaim, NodeInfo, Verdict};
 use crate::routing::{id_hash, route_doc, route_id};
-use crate::source::read_share;
+use crate::source::read_items;
 
 /// Errors of checking a job.
 #[derive(Debug, thiserror::Error)]
@@ -639,10 +639,19 @@ fn run_worker(
     };
 
     let mut input = worker.dataflow::<u64, _, _>(|scope| {
-        let (input, records) = scope.new_input::<Vec<Record>>();
-        let records =
-            if spread { records.exchange(|r: &Record| route_doc(record_doc(r))) } else { records };
-        let records = records.probe_with(&paced);
+        let (input, items) = scope.new_input::<Vec<Item>>();
+        let items = if spread { items.exchange(|i: &Item| route_doc(i.doc())) } else { items };
+        let records = {
+            let job = job.clone();
+            let fields = job.spec.input.field_names();
+            items.probe_with(&paced).map(move |item| match item {
+                Item::Record(record) => record,
+                Item::Line(line) => {
+                    let file = &job.inputs[line.doc.file_index() as usize];
+                    neardup_io::parse_line(file, &fields, line.doc, &line.bytes)
+                }
+            })
+        };
         let signed = records.sign_docs(signer.clone(), stats.clone()).probe_with(&probes[0]);
         let mut split = signed.flat_map(split_signed).partition(3, |s| {
             let part = match &s {
@@ -782,17 +791,22 @@ fn run_worker(
     let mut round: u64 = 0;
     let input_cell = RefCell::new(&mut input);
     let round_text = std::cell::Cell::new(0u64);
-    let (totals, error) = read_share(
+    // With records spread over workers, JSONL lines are parsed where they are signed.
+    let (totals, error) = read_items(
         job,
         index,
         peers,
+        spread,
         abort,
         Some(progress),
-        |record| {
-            if let Record::Doc(d) = &record {
-                round_text.set(round_text.get() + (d.text.len() + d.id.len()) as u64);
-            }
-            input_cell.borrow_mut().send(record);
+        |item| {
+            let text = match &item {
+                Item::Record(Record::Doc(d)) => d.text.len() + d.id.len(),
+                Item::Record(Record::Reject(_)) => 0,
+                Item::Line(line) => line.bytes.len(),
+            };
+            round_text.set(round_text.get() + text as u64);
+            input_cell.borrow_mut().send(item);
             round_text.get() >= round_bytes
         },
         || {
@@ -907,14 +921,6 @@ fn split_signed(signed: Result<SignedDoc, RejectedRecord>) -> Vec<Signed> {
 /// How many of the first stages in a row are done.
 fn done_stages(done: &[Option<f64>]) -> usize {
     done.iter().take_while(|d| d.is_some()).count()
-}
-
-/// The position of a record, for spreading records over workers.
-fn record_doc(r: &Record) -> DocId {
-    match r {
-        Record::Doc(d) => d.doc,
-        Record::Reject(r) => r.doc,
-    }
 }
 
 /// A stream as a differential collection, each record stamped with the time of its message.

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use neardup_io::{Format, Record, RecordReader};
+use neardup_io::{Format, Item, Record, RecordReader};
 
 use crate::config::JobConfig;
 use crate::progress::Progress;
@@ -34,6 +34,25 @@ pub(crate) fn read_share(
     abort: &AtomicBool,
     progress: Option<&Progress>,
     mut on_record: impl FnMut(Record) -> bool,
+    between_batches: impl FnMut(),
+) -> (ReadTotals, Option<neardup_io::Error>) {
+    let on_item = |item| match item {
+        Item::Record(record) => on_record(record),
+        Item::Line(_) => unreachable!("lines come only when asked for"),
+    };
+    read_items(job, index, peers, false, abort, progress, on_item, between_batches)
+}
+
+/// As [`read_share`], handing over [`Item`]s: with `lines`, JSONL lines come unparsed.
+#[expect(clippy::too_many_arguments, reason = "read_share's arguments and one flag")]
+pub(crate) fn read_items(
+    job: &JobConfig,
+    index: usize,
+    peers: usize,
+    lines: bool,
+    abort: &AtomicBool,
+    progress: Option<&Progress>,
+    mut on_record: impl FnMut(Item) -> bool,
     mut between_batches: impl FnMut(),
 ) -> (ReadTotals, Option<neardup_io::Error>) {
     let mut totals = ReadTotals::default();
@@ -51,7 +70,7 @@ pub(crate) fn read_share(
         totals.bytes += file.bytes;
         let mut outcome = None;
         let mut unreported = 0;
-        for record in reader.by_ref() {
+        while let Some(record) = reader.next_item(lines) {
             let pause = match record {
                 Ok(record) => on_record(record),
                 Err(e) => {
