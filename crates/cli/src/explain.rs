@@ -471,7 +471,7 @@ mod tests {
         assert!(!e.identical_normalized);
         assert!(e.jaccard > 0.7 && e.jaccard < 1.0, "{}", e.jaccard);
         assert!(e.samples[1].iter().any(|f| f.contains("sunn")), "{:?}", e.samples[1]);
-        assert!(matches!(e.method, MethodView::Minhash { bands: 9, rows: 13, .. }));
+        assert!(matches!(e.method, MethodView::Minhash { bands: 16, rows: 8, .. }));
         assert_eq!(e.differences.len(), 1);
         let same = explain(&spec, None, None, &a, &a).unwrap();
         assert!(same.identical_normalized && same.jaccard == 1.0);

@@ -138,8 +138,10 @@ impl Default for MinHashSpec {
             threshold: 0.8,
             bands: None,
             rows: None,
-            false_positive_weight: 0.5,
-            false_negative_weight: 0.5,
+            // Verification drops the false positives, so they cost work, not precision;
+            // the missed pairs are lost. These weights choose 16 x 8 at 0.8.
+            false_positive_weight: 0.05,
+            false_negative_weight: 0.95,
             verify: JaccardMode::Signature,
         }
     }
@@ -464,7 +466,7 @@ mod tests {
     fn defaults_resolve_bands_and_rows() {
         let (_dir, inputs) = sample_input();
         let config = JobConfig::new(JobSpec::default(), &inputs, "out".into()).unwrap();
-        assert_eq!((config.spec.minhash.bands, config.spec.minhash.rows), (Some(9), Some(13)));
+        assert_eq!((config.spec.minhash.bands, config.spec.minhash.rows), (Some(16), Some(8)));
         assert_eq!(config.inputs.len(), 1);
     }
 
