@@ -1,8 +1,9 @@
 //! Text kernels on real documents: `cargo bench -p neardup-text`.
 //!
-//! Normalisation, feature text, character 5-gram features, word segmentation and the whole
-//! analysis, each over English and Chinese documents separately, with throughput in bytes
-//! of input text. The documents are the `text` fields of a JSON Lines corpus: the file
+//! Normalisation, feature text, character 5-gram features, word segmentation, the whole
+//! analysis, and signing (analysis plus MinHash or SimHash), each over English and Chinese
+//! documents separately, with throughput in bytes of input text. `hash_5grams_once` is the
+//! yardstick: xxh3 of every character 5-gram of the text, and nothing else. The documents are the `text` fields of a JSON Lines corpus: the file
 //! named by `NEARDUP_BENCH_CORPUS`, else `target/bench/real-10000.jsonl` (made by
 //! `bench/make_real_corpus.py`) when it exists, else the bundled court openings (Chinese
 //! only).
@@ -13,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use neardup_core::hash::hash_bytes;
+use neardup_core::{MinHashSignature, MinHasher, SimHash};
 use neardup_text::{
     Analysis, AnalyzeScratch, Analyzer, FeatureConfig, FeatureExtractor, FeatureKind,
     FeatureScratch, Features, NormalizeConfig, NormalizeScratch, Normalizer, Segmenter,
@@ -113,11 +115,11 @@ fn kernels(c: &mut Criterion) {
                 }
             });
         });
-        // What the machine allows: hashing every 5-gram of the feature text once, no more.
+        // What the machine allows: hashing every 5-gram of the text once, no more.
         group.bench_function("hash_5grams_once", |b| {
             let mut offsets = Vec::new();
             b.iter(|| {
-                for t in &feature_texts {
+                for t in docs {
                     offsets.clear();
                     offsets.extend(t.char_indices().map(|(i, _)| i));
                     offsets.push(t.len());
@@ -153,6 +155,29 @@ fn kernels(c: &mut Criterion) {
                 for d in docs {
                     analyzer.analyze_into(d, &mut scratch, &mut out);
                     black_box(&out);
+                }
+            });
+        });
+        // Signing as a worker does it: analysis, then the signature.
+        let minhasher = MinHasher::try_new(128, 42).expect("valid");
+        group.bench_function("sign_minhash_128", |b| {
+            let (mut scratch, mut out) = (AnalyzeScratch::default(), Analysis::default());
+            let mut signature = MinHashSignature::default();
+            b.iter(|| {
+                for d in docs {
+                    analyzer.analyze_into(d, &mut scratch, &mut out);
+                    minhasher.sign_into(out.features.hashes(), &mut signature);
+                    black_box(&signature);
+                }
+            });
+        });
+        group.bench_function("sign_simhash_64", |b| {
+            let (mut scratch, mut out) = (AnalyzeScratch::default(), Analysis::default());
+            b.iter(|| {
+                for d in docs {
+                    analyzer.analyze_into(d, &mut scratch, &mut out);
+                    let f = &out.features;
+                    black_box(SimHash::from_counts(f.hashes(), f.counts()));
                 }
             });
         });

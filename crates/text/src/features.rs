@@ -333,6 +333,17 @@ pub fn feature_text_into(normalized: &str, drop_punctuation: bool, out: &mut Str
             rest = &rest[run..];
             continue;
         }
+        // A run of Han ideographs is copied whole: letters of an unspaced script.
+        let han = crate::normalize::han_prefix(rest);
+        if han > 0 {
+            if out.ends_with(' ') {
+                out.pop();
+            }
+            out.push_str(&rest[..han]);
+            rest = &rest[han..];
+            space_allowed = false;
+            continue;
+        }
         let mut chars = rest.chars();
         let Some(c) = chars.next() else { break };
         rest = chars.as_str();

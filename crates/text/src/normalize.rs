@@ -6,6 +6,8 @@
 use serde::{Deserialize, Serialize};
 use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfkc_quick};
 
+use crate::segment::is_han;
+
 /// Which normalisation steps run, in this order: `html`, `nfkc`, `width`, `case_fold`,
 /// `collapse_whitespace`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -93,25 +95,9 @@ impl Normalizer {
             }
             current = a.as_str();
         }
-        if self.config.nfkc && !current.is_ascii() && !is_nfkc(current) {
-            // NFKC maps full-width forms and the ideographic space to ASCII, so folding
-            // them first changes nothing, and often leaves text that needs no NFKC at all
-            // (Chinese prose with full-width punctuation).
-            let folded = if has_wide(current) {
-                b.clear();
-                b.extend(current.chars().map(fold_width));
-                is_nfkc(b).then_some(b.as_str())
-            } else {
-                None
-            };
-            current = match folded {
-                Some(folded) => folded,
-                None => {
-                    let nfkc: String = current.nfkc().collect();
-                    *b = nfkc;
-                    b.as_str()
-                }
-            };
+        if self.config.nfkc && !current.is_ascii() {
+            nfkc_into(current, b);
+            current = b.as_str();
         }
         out.clear();
         out.reserve(current.len());
@@ -139,6 +125,14 @@ impl Normalizer {
                 }
                 out.push_str(std::str::from_utf8(&buf[..len]).expect("ASCII"));
                 rest = &rest[run..];
+                continue;
+            }
+            // A run of Han ideographs is copied whole: no step changes them.
+            let han = han_prefix(rest);
+            if han > 0 {
+                out.push_str(&rest[..han]);
+                rest = &rest[han..];
+                space_before = false;
                 continue;
             }
             let mut chars = rest.chars();
@@ -172,20 +166,42 @@ impl Normalizer {
     }
 }
 
-/// Whether `text` is in NFKC, by the quick check (a "maybe" counts as no). Runs of
-/// [`stable`] characters reset the check's state and cannot fail it, so only the runs
-/// between them are looked up.
-fn is_nfkc(text: &str) -> bool {
+/// NFKC of `text` into `out` (cleared first), running the normaliser only where it can
+/// change something. Normalisation never looks across the start of a [`stable`]
+/// character, so the text is normalised piece by piece: runs of stable characters are
+/// copied, and each run of other characters is normalised together with the character
+/// before it (something may compose with it). A lone full-width form or ideographic space
+/// between stable characters is folded directly, as NFKC would.
+fn nfkc_into(text: &str, out: &mut String) {
+    out.clear();
+    out.reserve(text.len());
+    let mut copied = 0;
     let mut rest = text;
     while let Some(start) = rest.find(|c| !stable(c)) {
-        let run = &rest[start..];
-        let end = run.find(stable).unwrap_or(run.len());
-        if is_nfkc_quick(run[..end].chars()) != IsNormalized::Yes {
-            return false;
+        let at = text.len() - rest.len() + start;
+        let run = &text[at..];
+        let end = at + run.find(stable).unwrap_or(run.len());
+        let mut chars = text[at..end].chars();
+        if let (Some(c), None) = (chars.next(), chars.next())
+            && matches!(c, '\u{FF01}'..='\u{FF5E}' | '\u{3000}')
+        {
+            out.push_str(&text[copied..at]);
+            out.push(fold_width(c));
+        } else {
+            // Start at the character before the run, when there is one.
+            let from = text[copied..at].char_indices().next_back().map_or(at, |(i, _)| copied + i);
+            out.push_str(&text[copied..from]);
+            let piece = &text[from..end];
+            if is_nfkc_quick(piece.chars()) == IsNormalized::Yes {
+                out.push_str(piece);
+            } else {
+                out.extend(piece.nfkc());
+            }
         }
-        rest = &run[end..];
+        copied = end;
+        rest = &text[end..];
     }
-    true
+    out.push_str(&text[copied..]);
 }
 
 /// Characters that NFKC leaves alone whatever surrounds them (quick check "yes", combining
@@ -196,9 +212,9 @@ fn stable(c: char) -> bool {
         || matches!(c as u32, 0x4E00..=0x9FFF | 0x3400..=0x4DBF | 0x3001..=0x3002 | 0x3008..=0x3011)
 }
 
-/// Whether `text` has a character that [`fold_width`] changes.
-fn has_wide(text: &str) -> bool {
-    text.chars().any(|c| matches!(c, '\u{FF01}'..='\u{FF5E}' | '\u{3000}'))
+/// Length in bytes of the prefix of `text` that is Han ideographs ([`is_han`]).
+pub(crate) fn han_prefix(text: &str) -> usize {
+    text.find(|c: char| !is_han(c)).unwrap_or(text.len())
 }
 
 /// Length in bytes of the ASCII prefix of `text`, eight bytes at a time.
@@ -471,6 +487,23 @@ mod tests {
     }
 
     #[test]
+    fn piecewise_nfkc_is_nfkc() {
+        let samples = [
+            "中文，测试！ＡＢＣ　结束。",
+            "e\u{0301} café ﬁle ① 中\u{0301}文",
+            "……“引号”——《书名》",
+            "\u{0301}start with a mark",
+            "한국어 텍스트 and ｶﾀｶﾅ",
+            "ａ\u{0301}ｂ",
+        ];
+        for text in samples {
+            let mut out = String::new();
+            nfkc_into(text, &mut out);
+            assert_eq!(out, text.nfkc().collect::<String>(), "{text:?}");
+        }
+    }
+
+    #[test]
     fn width_folding_before_nfkc_changes_nothing() {
         for c in ('\u{FF01}'..='\u{FF5E}').chain(['\u{3000}']) {
             let alone: String = c.to_string().nfkc().collect();
@@ -482,6 +515,13 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn piecewise_nfkc_matches_nfkc(s in "[a-e 中文字，。…“”ＡＢ　ﬁ①é\u{0301}\u{0308}\u{0341}한ｶﾞ\u{3099}\u{FF9E}]{0,40}") {
+            let mut out = String::new();
+            nfkc_into(&s, &mut out);
+            prop_assert_eq!(out, s.nfkc().collect::<String>());
+        }
+
         #[test]
         fn matches_naive_twin(
             s in "[a-zA-Z0-9 \t\n\x0b,.!?中文字ＡＢ，。　ﬁ①ÉéΣσς\u{0301}Ａ\u{3000}\u{00A0}]{0,60}",
