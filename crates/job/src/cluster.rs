@@ -13,6 +13,8 @@
 //! - worker results come back through shared slots, and on failure the driver does not
 //!   join timely's network threads (joining would block on a stalled peer, or re-panic).
 
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -86,22 +88,101 @@ impl Topology {
         self.workers * self.processes
     }
 
+    /// The configuration of a one-process run (a cluster run connects in
+    /// [`execute_cluster`]).
     fn timely_config(&self) -> timely::Config {
-        let communication = if self.processes > 1 {
-            CommunicationConfig::Cluster {
-                threads: self.workers,
-                process: self.process,
-                addresses: self.addresses.clone(),
-                report: false,
-                zerocopy: false,
-            }
-        } else if self.workers > 1 {
+        let communication = if self.workers > 1 {
             CommunicationConfig::Process(self.workers)
         } else {
             CommunicationConfig::Thread
         };
         timely::Config { communication, worker: WorkerConfig::default() }
     }
+}
+
+/// Starts the `threads` workers of process `process` of a cluster: connects to the other
+/// processes ([`connect`]) and hands the sockets to timely, as timely's own cluster
+/// configuration would after connecting.
+fn execute_cluster<T, F>(
+    addresses: &[String],
+    process: usize,
+    threads: usize,
+    run: F,
+) -> Result<timely::communication::WorkerGuards<T>, String>
+where
+    T: Send + 'static,
+    F: Fn(&mut Worker) -> T + Send + Sync + 'static,
+{
+    use timely::communication::allocator::ProcessBuilder;
+    use timely::communication::allocator::zero_copy::initialize::initialize_networking_from_sockets;
+    use timely::communication::{AllocatorBuilder, Hooks};
+
+    let sockets = connect(addresses, process).map_err(|e| format!("cannot connect: {e}"))?;
+    let hooks = Hooks::default();
+    let locals =
+        ProcessBuilder::new_typed_vector(threads, hooks.refill.clone(), hooks.spill.clone());
+    let (builders, guard) =
+        initialize_networking_from_sockets(locals, sockets, process, threads, hooks)
+            .map_err(|e| format!("failed to initialize networking: {e}"))?;
+    let builders = builders.into_iter().map(AllocatorBuilder::Tcp).collect();
+    timely::execute::execute_from(builders, Box::new(guard), WorkerConfig::default(), run)
+}
+
+/// Connects process `me` to every other process of `addresses`: to each earlier one by
+/// connecting, retried every 10 ms until it listens, and from each later one by accepting;
+/// each side first sends its process number (a big-endian `u64`), as timely's own
+/// connector does. Timely's connector retries and polls for connections once a second,
+/// which added about a second to the start of every cluster run.
+fn connect(addresses: &[String], me: usize) -> std::io::Result<Vec<Option<TcpStream>>> {
+    let later = addresses.len() - me - 1;
+    let acceptor = match later {
+        0 => None,
+        _ => {
+            let listener = TcpListener::bind(&addresses[me])?;
+            Some(std::thread::spawn(move || {
+                (0..later)
+                    .map(|_| {
+                        let (mut stream, _) = listener.accept()?;
+                        stream.set_nodelay(true)?;
+                        let mut number = [0u8; 8];
+                        stream.read_exact(&mut number)?;
+                        Ok((u64::from_be_bytes(number) as usize, stream))
+                    })
+                    .collect::<std::io::Result<Vec<_>>>()
+            }))
+        }
+    };
+    let mut sockets: Vec<Option<TcpStream>> = (0..addresses.len()).map(|_| None).collect();
+    for (peer, address) in addresses.iter().enumerate().take(me) {
+        let mut waited = Instant::now();
+        let mut stream = loop {
+            match TcpStream::connect(address) {
+                Ok(stream) => break stream,
+                Err(e) => {
+                    if waited.elapsed() >= Duration::from_secs(10) {
+                        tracing::info!(peer, address, error = %e, "waiting for a process to listen");
+                        waited = Instant::now();
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            }
+        };
+        stream.set_nodelay(true)?;
+        stream.write_all(&(me as u64).to_be_bytes())?;
+        sockets[peer] = Some(stream);
+    }
+    if let Some(acceptor) = acceptor {
+        let accepted =
+            acceptor.join().map_err(|_| std::io::Error::other("the acceptor panicked"))?;
+        for (peer, stream) in accepted? {
+            if peer <= me || peer >= addresses.len() || sockets[peer].is_some() {
+                let message = format!("a connection announced itself as process {peer}");
+                return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, message));
+            }
+            sockets[peer] = Some(stream);
+        }
+    }
+    Ok(sockets)
 }
 
 /// When each process was last heard from, when each local worker was last alive, and
@@ -307,11 +388,12 @@ where
 
     let (worker_slots, worker_clock, worker_abort) = (slots.clone(), clock.clone(), abort.clone());
     let config = topology.timely_config();
+    let cluster = (topology.processes > 1).then(|| (topology.addresses.clone(), local));
     let (started, connected) = std::sync::mpsc::channel();
     std::thread::Builder::new()
         .name("neardup:connect".into())
         .spawn(move || {
-            let guards = timely::execute(config, move |worker| {
+            let run = move |worker: &mut Worker| {
                 let slot = worker.index() - process * local;
                 let mut heartbeat = Heartbeat::install(
                     worker,
@@ -324,7 +406,11 @@ where
                 let result = body(worker, &mut heartbeat);
                 heartbeat.close();
                 worker_slots.lock().expect("slots lock")[slot] = Some(result);
-            });
+            };
+            let guards = match cluster {
+                Some((addresses, threads)) => execute_cluster(&addresses, process, threads, run),
+                None => timely::execute(config, run),
+            };
             let _ = started.send(guards);
         })
         .map_err(|e| JobError::Start(e.to_string()))?;
