@@ -4,6 +4,7 @@
 use neardup_core::hash::{SeedPurpose, derive_seed, hash_bytes, hash_u64s};
 use serde::{Deserialize, Serialize};
 
+use crate::normalize::push_ascii;
 use crate::segment::{Segmenter, is_han, is_punctuation_or_symbol, is_unspaced_script};
 use crate::stopwords::is_stop_word;
 
@@ -312,24 +313,14 @@ pub fn feature_text_into(normalized: &str, drop_punctuation: bool, out: &mut Str
     let mut space_allowed = false;
     let mut rest = normalized;
     let mut ascii = Vec::new();
-    let break_bits = 1 | (u8::from(drop_punctuation) << 1);
+    let table = &ASCII_BREAKS[usize::from(drop_punctuation)];
     while !rest.is_empty() {
         let run = crate::normalize::ascii_prefix(rest);
         if run > 0 {
-            // ASCII a byte at a time without branches: every byte is written, and the
-            // write position skips breaks that would repeat a space.
-            ascii.clear();
-            ascii.resize(run, 0);
-            let buf = ascii.as_mut_slice();
-            let mut len = 0;
-            for &byte in &rest.as_bytes()[..run] {
-                let breaks = ASCII_BREAK[usize::from(byte)] & break_bits != 0;
-                let mask = 0u8.wrapping_sub(u8::from(breaks));
-                buf[len] = (byte & !mask) | (b' ' & mask);
-                len += usize::from(!breaks | space_allowed);
-                space_allowed = !breaks;
-            }
-            out.push_str(std::str::from_utf8(&buf[..len]).expect("ASCII"));
+            // Breaks map to a space, which is left out where it would repeat one.
+            let mut space_before = !space_allowed;
+            push_ascii(&rest[..run], table, &mut space_before, &mut ascii, out);
+            space_allowed = !space_before;
             rest = &rest[run..];
             continue;
         }
@@ -373,21 +364,21 @@ pub fn feature_text_into(normalized: &str, drop_punctuation: bool, out: &mut Str
     }
 }
 
-/// For each ASCII byte: bit 0 when it is whitespace (as [`char::is_whitespace`] has it),
-/// bit 1 when it is punctuation or a symbol.
-const ASCII_BREAK: [u8; 256] = {
-    let mut table = [0u8; 256];
+/// What each ASCII byte becomes in feature text, as [`push_ascii`] takes it: whitespace
+/// (as [`char::is_whitespace`] has it) is a break, written as a space; so is punctuation
+/// with `drop_punctuation` (the second table).
+const ASCII_BREAKS: [[u16; 128]; 2] = {
+    let mut tables = [[0u16; 128]; 2];
     let mut b = 0;
     while b < 128 {
         let byte = b as u8;
-        if matches!(byte, b' ' | b'\t'..=b'\r') {
-            table[b] = 1;
-        } else if byte.is_ascii_punctuation() {
-            table[b] = 2;
-        }
+        let space = matches!(byte, b' ' | b'\t'..=b'\r');
+        let kept = if space { 0x100 | b' ' as u16 } else { byte as u16 };
+        tables[0][b] = kept;
+        tables[1][b] = if byte.is_ascii_punctuation() { 0x100 | b' ' as u16 } else { kept };
         b += 1;
     }
-    table
+    tables
 };
 
 #[cfg(test)]
@@ -518,16 +509,21 @@ mod tests {
         assert_eq!(out.counts(), &[3, 3, 2, 1]);
     }
 
+    /// The features of `text` are the naive twin's, each hash once.
+    fn check_char_ngrams(text: &str, n: usize, cap: u32) -> Result<(), TestCaseError> {
+        let config = FeatureConfig { ngram_chars: n, max_feature_count: cap, ..Default::default() };
+        let f = extract(config, text);
+        let found: BTreeMap<u64, u32> =
+            f.hashes().iter().copied().zip(f.counts().iter().copied()).collect();
+        prop_assert_eq!(found.len(), f.len(), "hashes are distinct");
+        prop_assert_eq!(found, naive_char_ngrams(text, n, cap));
+        Ok(())
+    }
+
     proptest! {
         #[test]
         fn char_ngrams_match_naive_twin(text in "[a-c 中文，。]{0,40}", n in 1usize..6, cap in 1u32..4) {
-            let config = FeatureConfig { ngram_chars: n, max_feature_count: cap, ..Default::default() };
-            let f = extract(config, &text);
-            let naive = naive_char_ngrams(&text, n, cap);
-            let found: BTreeMap<u64, u32> =
-                f.hashes().iter().copied().zip(f.counts().iter().copied()).collect();
-            prop_assert_eq!(found.len(), f.len(), "hashes are distinct");
-            prop_assert_eq!(found, naive);
+            check_char_ngrams(&text, n, cap)?;
         }
 
         #[test]
@@ -542,13 +538,7 @@ mod tests {
 
         #[test]
         fn ascii_char_ngrams_match_naive_twin(text in "[a-d .,!]{0,60}", n in 1usize..6, cap in 1u32..4) {
-            let config = FeatureConfig { ngram_chars: n, max_feature_count: cap, ..Default::default() };
-            let f = extract(config, &text);
-            let naive = naive_char_ngrams(&text, n, cap);
-            let found: BTreeMap<u64, u32> =
-                f.hashes().iter().copied().zip(f.counts().iter().copied()).collect();
-            prop_assert_eq!(found.len(), f.len(), "hashes are distinct");
-            prop_assert_eq!(found, naive);
+            check_char_ngrams(&text, n, cap)?;
         }
     }
 }

@@ -109,21 +109,9 @@ impl Normalizer {
         while !rest.is_empty() {
             let run = ascii_prefix(rest);
             if run > 0 {
-                // ASCII without a branch a byte: width folding does nothing there, case
-                // folding is ASCII lowercasing, and every byte is written while the write
-                // position skips whitespace that follows whitespace.
-                ascii.clear();
-                ascii.resize(run, 0);
-                let buf = ascii.as_mut_slice();
-                let mut len = 0;
-                for &byte in &rest.as_bytes()[..run] {
-                    let mapped = self.ascii[usize::from(byte & 0x7F)];
-                    let space = usize::from(mapped >> 8);
-                    buf[len] = mapped as u8;
-                    len += 1 - (space & usize::from(space_before));
-                    space_before = space == 1;
-                }
-                out.push_str(std::str::from_utf8(&buf[..len]).expect("ASCII"));
+                // ASCII: width folding does nothing there, and case folding is ASCII
+                // lowercasing, so a table maps each byte.
+                push_ascii(&rest[..run], &self.ascii, &mut space_before, ascii, out);
                 rest = &rest[run..];
                 continue;
             }
@@ -210,6 +198,34 @@ fn nfkc_into(text: &str, out: &mut String) {
 fn stable(c: char) -> bool {
     c.is_ascii()
         || matches!(c as u32, 0x4E00..=0x9FFF | 0x3400..=0x4DBF | 0x3001..=0x3002 | 0x3008..=0x3011)
+}
+
+/// Appends the ASCII text `run` to `out` with each byte mapped through `table` (the byte
+/// it becomes in the low eight bits, and bit 8 when that is a space that collapses),
+/// leaving out a space that follows a space. `space_before` says whether `out` ends with
+/// such a space (or is to be treated so) and is updated. Branch-free a byte: every byte is
+/// written to `scratch`, and the write position does not move past a repeated space.
+pub(crate) fn push_ascii(
+    run: &str,
+    table: &[u16; 128],
+    space_before: &mut bool,
+    scratch: &mut Vec<u8>,
+    out: &mut String,
+) {
+    scratch.clear();
+    scratch.resize(run.len(), 0);
+    let buf = scratch.as_mut_slice();
+    let mut len = 0;
+    let mut before = usize::from(*space_before);
+    for &byte in run.as_bytes() {
+        let mapped = table[usize::from(byte & 0x7F)];
+        let space = usize::from(mapped >> 8);
+        buf[len] = mapped as u8;
+        len += 1 - (space & before);
+        before = space;
+    }
+    *space_before = before == 1;
+    out.push_str(std::str::from_utf8(&buf[..len]).expect("ASCII"));
 }
 
 /// Length in bytes of the prefix of `text` that is Han ideographs ([`is_han`]).
