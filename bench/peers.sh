@@ -90,6 +90,7 @@ for docs in "${sizes[@]}"; do
 
   run_neardup neardup --method minhash
   run_neardup neardup-peer-features --method minhash --job bench/peer-features.toml
+  run_neardup neardup-21x6 --method minhash --job bench/bands-21x6.toml
   peer datasketch "$main_venv/bin/python"
   peer rensa "$main_venv/bin/python"
   peer gaoya "$main_venv/bin/python"

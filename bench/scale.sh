@@ -4,8 +4,9 @@
 # cluster mode, as on a cluster), for MinHash and SimHash, and at each size given. Prints
 # wall seconds, documents per second, peak memory (the larger process for two), pairs, and
 # the ratios the targets are stated in: 2 workers against 1, 2 processes against 1 process
-# of 2 workers, and the time per document of each size against the first. Each run is the
-# best of REPEATS (default 3). Not part of the test run; needs ../shared/data-samples.
+# of 2 workers, and the time per document of each size against the first. Each figure is
+# the best of REPEATS (default 3) runs, the three modes taking turns. Not part of the test
+# run; needs ../shared/data-samples.
 #
 #   bash bench/scale.sh [DOCS...]        default: 100000 1000000
 set -euo pipefail
@@ -25,37 +26,31 @@ mkdir -p "$out"
 # A free loopback port, asked of the kernel.
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
-# best CORPUS METHOD MODE: the best of $repeats runs as "wall_s peak_kb", MODE being w1, w2
-# or p2 (two processes of one worker).
-best() {
-  local corpus=$1 method=$2 mode=$3 wall peak best_wall="" best_peak=0 i
-  for ((i = 0; i < repeats; i++)); do
-    case $mode in
-      w1 | w2)
-        /usr/bin/time -f '%e %M' -o "$out/time" \
-          "$bin" dedup -i "$corpus" -o "$out/run" --method "$method" -w "${mode#w}" -q
-        read -r wall peak < "$out/time"
-        ;;
-      p2)
-        printf '127.0.0.1:%s\n127.0.0.1:%s\n' "$(free_port)" "$(free_port)" > "$out/hosts"
-        local start
-        start=$(date +%s.%N)
-        for p in 0 1; do
-          /usr/bin/time -f '%M' -o "$out/peak-$p" "$bin" dedup -i "$corpus" -o "$out/run" \
-            --method "$method" -w 1 --processes 2 --process "$p" --hostfile "$out/hosts" -q \
-            > "$out/process-$p.log" 2>&1 &
-        done
-        wait
-        wall=$(python3 -c "import time; print(f'{time.time() - $start:.2f}')")
-        peak=$(cat "$out/peak-0" "$out/peak-1" | sort -n | tail -1)
-        ;;
-    esac
-    if [ -z "$best_wall" ] || python3 -c "import sys; sys.exit(not $wall < $best_wall)"; then
-      best_wall=$wall
-      best_peak=$peak
-    fi
-  done
-  echo "$best_wall $best_peak"
+# once CORPUS METHOD MODE: one run as "wall_s peak_kb", MODE being w1, w2 or p2 (two
+# processes of one worker).
+once() {
+  local corpus=$1 method=$2 mode=$3 wall peak
+  case $mode in
+    w1 | w2)
+      /usr/bin/time -f '%e %M' -o "$out/time" \
+        "$bin" dedup -i "$corpus" -o "$out/run-$mode" --method "$method" -w "${mode#w}" -q
+      read -r wall peak < "$out/time"
+      ;;
+    p2)
+      printf '127.0.0.1:%s\n127.0.0.1:%s\n' "$(free_port)" "$(free_port)" > "$out/hosts"
+      local start
+      start=$(date +%s.%N)
+      for p in 0 1; do
+        /usr/bin/time -f '%M' -o "$out/peak-$p" "$bin" dedup -i "$corpus" -o "$out/run-$mode" \
+          --method "$method" -w 1 --processes 2 --process "$p" --hostfile "$out/hosts" -q \
+          > "$out/process-$p.log" 2>&1 &
+      done
+      wait
+      wall=$(python3 -c "import time; print(f'{time.time() - $start:.2f}')")
+      peak=$(cat "$out/peak-0" "$out/peak-1" | sort -n | tail -1)
+      ;;
+  esac
+  echo "$wall $peak"
 }
 
 printf '%-9s %-8s %-12s %8s %10s %8s %8s\n' docs method run wall_s docs_per_s peak_MB pairs
@@ -64,9 +59,21 @@ for docs in "${sizes[@]}"; do
   corpus=target/bench/real-$docs.jsonl
   [ -f "$corpus" ] || target/peer-venv/bin/python bench/make_real_corpus.py --docs "$docs" --out "$corpus"
   for method in minhash simhash; do
+    # The modes take turns within each repeat, so a slow spell of the machine hits all of
+    # them alike; each keeps its best.
+    declare -A best_wall=() best_peak=()
+    for ((i = 0; i < repeats; i++)); do
+      for mode in w1 w2 p2; do
+        read -r wall peak <<< "$(once "$corpus" "$method" "$mode")"
+        if [ -z "${best_wall[$mode]:-}" ] || python3 -c "import sys; sys.exit(not $wall < ${best_wall[$mode]})"; then
+          best_wall[$mode]=$wall
+          best_peak[$mode]=$peak
+        fi
+      done
+    done
     for mode in w1 w2 p2; do
-      read -r wall peak <<< "$(best "$corpus" "$method" "$mode")"
-      pairs=$(python3 -c "import json; print(json.load(open('$out/run/summary.json'))['counts']['pairs'])")
+      wall=${best_wall[$mode]} peak=${best_peak[$mode]}
+      pairs=$(python3 -c "import json; print(json.load(open('$out/run-$mode/summary.json'))['counts']['pairs'])")
       label=$(case $mode in w1) echo "1 worker" ;; w2) echo "2 workers" ;; p2) echo "2 processes" ;; esac)
       printf '%-9s %-8s %-12s %8.2f %10.0f %8.0f %8s\n' "$docs" "$method" "$label" "$wall" \
         "$(python3 -c "print($docs / $wall)")" "$(python3 -c "print($peak / 1024)")" "$pairs"

@@ -166,6 +166,12 @@ impl CountingFile {
     }
 }
 
+impl std::io::Seek for CountingFile {
+    fn seek(&mut self, pos: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.file.seek(pos)
+    }
+}
+
 impl std::io::Read for CountingFile {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.file.read(buf)?;

@@ -24,6 +24,56 @@ pub struct JsonlRecords {
     buf: Vec<u8>,
     done: bool,
     unreadable: Option<Record>,
+    /// Reading a [`LineRange`]: the file offset of the next line, and where lines stop.
+    pos: u64,
+    end: Option<u64>,
+}
+
+/// The lines of a plain (uncompressed) JSONL file that start within `[start, end)`, the
+/// first of them being line `lines_before + 1` of the file: so that several workers can
+/// read one file, each its own byte range, and still number records as one reader would.
+/// [`count_line_starts`] gives `lines_before` of a range from the ranges before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LineRange {
+    /// First byte.
+    pub start: u64,
+    /// One past the last byte; a line that starts before it is read to its end.
+    pub end: u64,
+    /// Lines of the file that start before `start` (blank ones included).
+    pub lines_before: u64,
+}
+
+/// The number of lines of the plain file `path` that start within `[start, end)` (blank
+/// ones included): what a reader of that [`LineRange`] numbers. `end` is at most the file
+/// size.
+///
+/// # Errors
+/// [`Error::Open`] or [`Error::Read`] naming the file.
+pub fn count_line_starts(path: &std::path::Path, start: u64, end: u64) -> Result<u64> {
+    use std::io::{Seek, SeekFrom};
+    if end <= start {
+        return Ok(0);
+    }
+    let mut file = std::fs::File::open(path)
+        .map_err(|source| Error::Open { path: path.to_path_buf(), source })?;
+    let read_err = |source| Error::Read { path: path.to_path_buf(), record: 0, source };
+    // A line starts at 0 and after every line end before the last byte; those starting in
+    // [start, end) are the line ends in [start - 1, end - 1), plus the first line.
+    let (from, first) = if start == 0 { (0, 1) } else { (start - 1, 0) };
+    file.seek(SeekFrom::Start(from)).map_err(read_err)?;
+    let mut left = end - 1 - from;
+    let mut count = first;
+    let mut buf = vec![0u8; 1 << 20];
+    while left > 0 {
+        let want = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        let n = file.read(&mut buf[..want]).map_err(read_err)?;
+        if n == 0 {
+            break;
+        }
+        count += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
+        left -= n as u64;
+    }
+    Ok(count)
 }
 
 impl JsonlRecords {
@@ -57,6 +107,48 @@ impl JsonlRecords {
             buf: Vec::new(),
             done: false,
             unreadable: None,
+            pos: 0,
+            end: None,
+        })
+    }
+
+    /// Opens the lines of the plain JSONL `file` that start in `range`.
+    ///
+    /// # Errors
+    /// [`Error::Open`] if the file cannot be opened or positioned.
+    pub fn open_range(
+        file: &InputFile,
+        fields: FieldNames,
+        on_error: OnReadError,
+        bytes_read: Option<Arc<AtomicU64>>,
+        range: LineRange,
+    ) -> Result<Self> {
+        use std::io::{Seek, SeekFrom};
+        let open_err = |source| Error::Open { path: file.path.clone(), source };
+        let mut raw = CountingFile::open(&file.path, bytes_read).map_err(open_err)?;
+        let mut pos = range.start;
+        if range.start > 0 {
+            // Back one byte and past the next line end: the first line starting at or
+            // after `start` (the line that `start` cuts belongs to the range before).
+            raw.seek(SeekFrom::Start(range.start - 1)).map_err(open_err)?;
+            pos = range.start - 1;
+        }
+        let mut reader = BufReader::with_capacity(1 << 16, raw);
+        if range.start > 0 {
+            let mut skipped = Vec::new();
+            pos += reader.read_until(b'\n', &mut skipped).map_err(open_err)? as u64;
+        }
+        Ok(JsonlRecords {
+            reader: Box::new(reader),
+            file: file.clone(),
+            fields,
+            on_error,
+            line: range.lines_before,
+            buf: Vec::new(),
+            done: false,
+            unreadable: None,
+            pos,
+            end: Some(range.end),
         })
     }
 
@@ -74,12 +166,17 @@ impl JsonlRecords {
     /// file (an error, or an `unreadable` reject under [`OnReadError::Reject`]).
     fn next_raw(&mut self) -> Option<Result<DocId>> {
         while !self.done {
+            if self.end.is_some_and(|end| self.pos >= end) {
+                self.done = true; // the next line starts in the next range
+                break;
+            }
             self.buf.clear();
             let read = self.reader.read_until(b'\n', &mut self.buf);
             let next_line = self.line + 1;
             match read {
                 Ok(0) => self.done = true,
-                Ok(_) => {
+                Ok(n) => {
+                    self.pos += n as u64;
                     self.line = next_line;
                     if self.line > DocId::MAX_RECORD {
                         self.done = true;
@@ -303,6 +400,58 @@ mod tests {
             path: path.to_path_buf(),
             format: Format::Jsonl(compression),
             bytes: 0,
+        }
+    }
+
+    proptest::proptest! {
+        /// Reading a file as ranges cut anywhere, each numbered from the line starts
+        /// counted in the ranges before it, gives the records of one whole read: same
+        /// lines, same numbers, none twice, blank lines, CRLF and a missing last line end
+        /// included.
+        #[test]
+        fn ranges_cut_anywhere_read_as_the_whole_file(
+            lines in proptest::collection::vec(0u8..5, 0..40),
+            cuts in proptest::collection::vec(0.0f64..1.0, 0..4),
+            last_end in proptest::bool::ANY,
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("a.jsonl");
+            let mut text = String::new();
+            for (i, kind) in lines.iter().enumerate() {
+                match kind {
+                    0 => text.push('\n'),
+                    1 => text.push_str("  \r\n"),
+                    2 => text.push_str("not json\n"),
+                    _ => text.push_str(&format!("{{\"id\":\"{i}\",\"text\":\"t{i}\"}}\r\n")),
+                }
+            }
+            if !last_end && text.ends_with('\n') {
+                text.pop();
+            }
+            std::fs::write(&path, &text).unwrap();
+            let len = text.len() as u64;
+            let f = InputFile { bytes: len, ..file(&path, Compression::None) };
+            let whole: Vec<Record> = JsonlRecords::open(&f, Compression::None, FieldNames::default(), OnReadError::Fail, None)
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            let mut bounds: Vec<u64> = cuts.iter().map(|c| (c * len as f64) as u64).collect();
+            bounds.extend([0, len]);
+            bounds.sort_unstable();
+            let mut pieces = Vec::new();
+            let mut lines_before = 0;
+            for w in bounds.windows(2) {
+                let range = LineRange { start: w[0], end: w[1], lines_before };
+                pieces.extend(
+                    JsonlRecords::open_range(&f, FieldNames::default(), OnReadError::Fail, None, range)
+                        .unwrap()
+                        .map(Result::unwrap),
+                );
+                lines_before += count_line_starts(&path, w[0], w[1]).unwrap();
+            }
+            proptest::prop_assert_eq!(pieces, whole);
+            let all_lines = text.split_inclusive('\n').count() as u64;
+            proptest::prop_assert_eq!(lines_before, all_lines);
         }
     }
 

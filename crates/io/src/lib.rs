@@ -38,7 +38,7 @@ mod warc;
 
 pub use html::{decode_page, html_to_text};
 pub use input::{Compression, Format, InputFile, discover};
-pub use jsonl::{JsonlRecords, RawLine, parse_line};
+pub use jsonl::{JsonlRecords, LineRange, RawLine, count_line_starts, parse_line};
 pub use kept::{kept_file_name, kept_files, write_kept};
 pub use output::{
     DocumentRow, DocumentsWriter, PairKind, PairRow, PairsWriter, PartWriter, documents_schema,

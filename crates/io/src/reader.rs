@@ -4,7 +4,7 @@ use neardup_core::DocId;
 use serde::{Deserialize, Serialize};
 
 use crate::input::{Format, InputFile};
-use crate::jsonl::{JsonlRecords, RawLine};
+use crate::jsonl::{JsonlRecords, LineRange, RawLine};
 use crate::parquet_in::ParquetRecords;
 use crate::warc::WarcRecords;
 use crate::{Reason, Record, RejectedRecord, Result};
@@ -88,6 +88,28 @@ impl RecordReader {
 }
 
 impl RecordReader {
+    /// Opens the lines of the plain JSONL `file` that start in `range` (see [`LineRange`]),
+    /// counting bytes read into `bytes_read` when given.
+    ///
+    /// # Errors
+    /// As [`RecordReader::open`].
+    pub fn open_range(
+        file: &InputFile,
+        fields: &FieldNames,
+        on_error: OnReadError,
+        bytes_read: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+        range: LineRange,
+    ) -> Result<Self> {
+        debug_assert_eq!(file.format, Format::Jsonl(crate::Compression::None));
+        match JsonlRecords::open_range(file, fields.clone(), on_error, bytes_read, range) {
+            Ok(r) => Ok(RecordReader::Jsonl(r)),
+            Err(e) if on_error == OnReadError::Reject => Ok(RecordReader::Unopenable(Some(
+                unreadable(file.index, range.lines_before + 1, &e),
+            ))),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Records read that are not documents, by kind (web archives only).
     pub fn skipped(&self) -> Option<&std::collections::BTreeMap<String, u64>> {
         match self {

@@ -33,7 +33,7 @@ use crate::cluster::run_workers;
 use crate::config::JobConfig;
 use crate::operators::collect::{Drain, Spill, collect_sorted};
 use crate::sign::{IdfWeights, page_text};
-use crate::source::read_share;
+use crate::source::{ReadPlan, read_share};
 use crate::spill::SpillError;
 use crate::stats::WorkerStats;
 use crate::{JobError, Topology};
@@ -62,7 +62,8 @@ pub(crate) fn document_frequencies(
     let analyzer = analyzer.clone();
     let abort = Arc::new(AtomicBool::new(false));
     let results = run_workers(topology, fingerprint, move |worker, heartbeat| {
-        let (index, peers) = (worker.index(), worker.peers());
+        let index = worker.index();
+        let plan = ReadPlan::agree(worker, heartbeat, &job)?;
         let total = Rc::new(RefCell::new(CountMinSketch::new(SKETCH_DEPTH, SKETCH_WIDTH_BITS)));
         let documents = Rc::new(Cell::new(0u64));
         let failure: Rc<RefCell<Option<(usize, String)>>> = Rc::new(RefCell::new(None));
@@ -91,8 +92,7 @@ pub(crate) fn document_frequencies(
         let (mut lines, mut content) = (LineScratch::default(), String::new());
         let (_totals, error) = read_share(
             &job,
-            index,
-            peers,
+            &plan,
             &abort,
             None,
             |record| {
@@ -191,7 +191,8 @@ pub(crate) fn learn_boilerplate(
     let local_workers = topology.workers.max(1);
     let abort = Arc::new(AtomicBool::new(false));
     let results = run_workers(topology, fingerprint, move |worker, heartbeat| {
-        let (index, peers) = (worker.index(), worker.peers());
+        let index = worker.index();
+        let plan = ReadPlan::agree(worker, heartbeat, &job)?;
         // One copy of the learned set per process: its first worker keeps it.
         let keeps_entries = index.is_multiple_of(local_workers);
         let rule = rule.clone();
@@ -256,8 +257,7 @@ pub(crate) fn learn_boilerplate(
         let mut local_pages = 0u64;
         let (_totals, error) = read_share(
             &job,
-            index,
-            peers,
+            &plan,
             &abort,
             None,
             |record| {

@@ -86,7 +86,7 @@ use crate::operators::{
 };
 use crate::records::{ContentKey, Edge, IdClaim, NodeInfo, Verdict};
 use crate::routing::{id_hash, route_doc, route_id};
-use crate::source::read_items;
+use crate::source::{ReadPlan, read_items};
 
 /// Errors of checking a job.
 #[derive(Debug, thiserror::Error)]
@@ -580,8 +580,11 @@ fn run_worker(
     let finished = ProbeHandle::<u64>::new();
     // The frontier of everything the source's rounds feed, for pacing the source.
     let paced = ProbeHandle::<u64>::new();
-    // With fewer files than workers per file, spread records so every worker signs.
-    let spread = job.inputs.len() < 4 * peers;
+    // With fewer files than four per worker, every worker reads a byte range of each plain
+    // JSONL file; other few files are read whole and their records spread, so that every
+    // worker signs.
+    let plan = ReadPlan::agree(worker, heartbeat, job)?;
+    let spread = !plan.ranges() && job.inputs.len() < 4 * peers;
     let spill_dir = spill::worker_folder(&memory.dir, "spill", index);
     let _remove_spill = RemoveDir(spill_dir.clone());
     let spill = Spill {
@@ -794,8 +797,7 @@ fn run_worker(
     // With records spread over workers, JSONL lines are parsed where they are signed.
     let (totals, error) = read_items(
         job,
-        index,
-        peers,
+        &plan,
         spread,
         abort,
         Some(progress),
