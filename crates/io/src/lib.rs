@@ -27,6 +27,7 @@
 use std::path::PathBuf;
 
 mod html;
+pub mod index;
 mod input;
 mod jsonl;
 mod kept;
@@ -168,6 +169,23 @@ pub enum Error {
         path: PathBuf,
         /// What Arrow reported.
         source: arrow_schema::ArrowError,
+    },
+    /// An index was built with other settings than the run's: its signatures or keys
+    /// would not match the run's.
+    #[error(
+        "the index \"{}\" was built with {setting} = {index}, this run has {setting} = {run}; \
+         use the settings of the index, or another index folder",
+        .path.display()
+    )]
+    IncompatibleIndex {
+        /// The index folder.
+        path: PathBuf,
+        /// The setting that differs.
+        setting: String,
+        /// Its value in the index.
+        index: String,
+        /// Its value in the run.
+        run: String,
     },
     /// The Parquet writer failed.
     #[error("cannot write parquet file \"{}\"", .path.display())]

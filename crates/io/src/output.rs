@@ -174,12 +174,6 @@ impl PartWriter {
         schema: SchemaRef,
         metadata: &[(String, String)],
     ) -> Result<Self> {
-        std::fs::create_dir_all(dir)
-            .map_err(|source| Error::Write { path: dir.to_path_buf(), source })?;
-        let path = dir.join(format!("part-{part:05}.parquet"));
-        let tmp = dir.join(format!(".part-{part:05}.parquet.inprogress"));
-        let file =
-            File::create(&tmp).map_err(|source| Error::Write { path: tmp.clone(), source })?;
         let kv = metadata.iter().map(|(k, v)| KeyValue::new(k.clone(), v.clone())).collect();
         let props = WriterProperties::builder()
             .set_compression(ParquetCompression::ZSTD(ZstdLevel::try_new(3).expect("valid level")))
@@ -187,12 +181,31 @@ impl PartWriter {
             .set_key_value_metadata(Some(kv))
             .set_created_by(format!("neardup {}", env!("CARGO_PKG_VERSION")))
             .build();
+        Self::create_with(dir, part, schema, props)
+    }
+
+    /// Starts `dir/part-{part:05}.parquet` with `schema` and writer properties `props`.
+    ///
+    /// # Errors
+    /// [`Error::Write`] when the folder or file cannot be created.
+    pub fn create_with(
+        dir: &Path,
+        part: usize,
+        schema: SchemaRef,
+        props: WriterProperties,
+    ) -> Result<Self> {
+        std::fs::create_dir_all(dir)
+            .map_err(|source| Error::Write { path: dir.to_path_buf(), source })?;
+        let path = dir.join(format!("part-{part:05}.parquet"));
+        let tmp = dir.join(format!(".part-{part:05}.parquet.inprogress"));
+        let file =
+            File::create(&tmp).map_err(|source| Error::Write { path: tmp.clone(), source })?;
         let writer = ArrowWriter::try_new(file, schema.clone(), Some(props))
             .map_err(|source| Error::ParquetWrite { path: tmp.clone(), source })?;
         Ok(PartWriter { path, tmp, writer: Some(writer), schema, rows: 0 })
     }
 
-    fn write_columns(&mut self, columns: Vec<ArrayRef>) -> Result<()> {
+    pub(crate) fn write_columns(&mut self, columns: Vec<ArrayRef>) -> Result<()> {
         let batch = RecordBatch::try_new(self.schema.clone(), columns)
             .map_err(|source| Error::Batch { path: self.tmp.clone(), source })?;
         self.rows += batch.num_rows() as u64;

@@ -1,9 +1,12 @@
 //! The job file (every setting that changes results) and its validation into a
 //! [`JobConfig`].
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use neardup_core::{BlockLayout, JaccardMode, LshParams, MAX_NUM_PERM, SIMHASH_BITS};
+use neardup_core::{
+    BlockLayout, JaccardMode, LshParams, MAX_NUM_PERM, SIGNATURE_VERSION, SIMHASH_BITS,
+};
 use neardup_io::{FieldNames, InputFile, OnReadError};
 use neardup_text::{BoilerplateRule, FeatureConfig, NormalizeConfig};
 use serde::{Deserialize, Serialize};
@@ -299,6 +302,42 @@ impl JobConfig {
             && self.spec.simhash.idf == IdfSource::Corpus
     }
 
+    /// Every setting that signatures and bucket keys depend on, flattened to
+    /// `section.name = value`, for an index (`--index`): runs that add to one index must
+    /// agree on all of them. Decision rules, bucket limits and inputs are not among them:
+    /// they may change from run to run.
+    pub fn index_settings(&self) -> BTreeMap<String, String> {
+        let spec = &self.spec;
+        let mut settings = BTreeMap::new();
+        settings.insert("signature_version".to_string(), SIGNATURE_VERSION.to_string());
+        let mut add = |section: &str, value: serde_json::Value| {
+            flatten(section, &value, &mut settings);
+        };
+        add("method", serde_json::to_value(spec.method).expect("serialises"));
+        add("seed", serde_json::to_value(spec.seed).expect("serialises"));
+        add("normalize", serde_json::to_value(&spec.normalize).expect("serialises"));
+        add("features", serde_json::to_value(&spec.features).expect("serialises"));
+        add("boilerplate", serde_json::to_value(&spec.boilerplate).expect("serialises"));
+        match &self.params {
+            MethodParams::Minhash { num_perm, lsh } => {
+                add("minhash", serde_json::to_value(&spec.minhash).expect("serialises"));
+                settings.insert("minhash.num_perm".into(), num_perm.to_string());
+                settings.insert("minhash.bands".into(), lsh.bands().to_string());
+                settings.insert("minhash.rows".into(), lsh.rows().to_string());
+                // They only choose bands and rows, which are compared themselves.
+                settings.remove("minhash.false_positive_weight");
+                settings.remove("minhash.false_negative_weight");
+            }
+            MethodParams::Simhash { layout } => {
+                add("simhash", serde_json::to_value(&spec.simhash).expect("serialises"));
+                let blocks =
+                    layout.as_ref().map_or("(chosen per run)".into(), |l| l.blocks().to_string());
+                settings.insert("simhash.blocks".into(), blocks);
+            }
+        }
+        settings
+    }
+
     /// Checks `spec`, lists the inputs and resolves derived parameters.
     ///
     /// # Errors
@@ -451,6 +490,26 @@ impl JobConfig {
     }
 }
 
+/// Adds the leaves of `value` to `out` as `prefix.name = value` (strings unquoted).
+fn flatten(prefix: &str, value: &serde_json::Value, out: &mut BTreeMap<String, String>) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (k, v) in map {
+                flatten(&format!("{prefix}.{k}"), v, out);
+            }
+        }
+        serde_json::Value::String(s) => {
+            out.insert(prefix.to_string(), s.clone());
+        }
+        serde_json::Value::Null => {
+            out.insert(prefix.to_string(), "(not set)".to_string());
+        }
+        other => {
+            out.insert(prefix.to_string(), other.to_string());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -468,6 +527,29 @@ mod tests {
         let config = JobConfig::new(JobSpec::default(), &inputs, "out".into()).unwrap();
         assert_eq!((config.spec.minhash.bands, config.spec.minhash.rows), (Some(16), Some(8)));
         assert_eq!(config.inputs.len(), 1);
+    }
+
+    #[test]
+    fn index_settings_cover_what_keys_depend_on_and_not_the_rest() {
+        let (_dir, inputs) = sample_input();
+        let settings =
+            |spec: JobSpec| JobConfig::new(spec, &inputs, "out".into()).unwrap().index_settings();
+        let base = settings(JobSpec::default());
+        assert_eq!(base["method"], "minhash");
+        assert_eq!(base["minhash.bands"], "16");
+        assert_eq!(base["signature_version"], SIGNATURE_VERSION.to_string());
+        assert!(base.contains_key("features.ngram_chars") && base.contains_key("normalize.nfkc"));
+        // What changes signatures or keys changes the settings ...
+        let mut spec = JobSpec::default();
+        spec.features.ngram_chars = 4;
+        assert_ne!(settings(spec), base);
+        assert_ne!(settings(JobSpec { seed: 7, ..JobSpec::default() }), base);
+        // ... what only decides or limits does not.
+        let mut spec = JobSpec::default();
+        spec.decision.keep = KeepRule::Longest;
+        spec.buckets.max_bucket_size = 100;
+        spec.minhash.false_negative_weight = 0.951;
+        assert_eq!(settings(spec), base);
     }
 
     #[test]
