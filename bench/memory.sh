@@ -3,21 +3,22 @@
 # once with --memory-budget and once with the default budget, and prints wall time,
 # documents per second, peak resident memory and bytes spilled. A corpus several times
 # the budget should complete with peak memory near the budget, in time about linear in
-# its size. Not part of the test run.
+# its size. The corpora are those of bench/peers.sh (bench/make_real_corpus.py, which needs
+# ../shared/data-samples). Not part of the test run.
 #
-#   bash bench/memory.sh [BUDGET] [DOCS...]    e.g. bash bench/memory.sh 256M 250000 1000000
+#   bash bench/memory.sh [BUDGET] [DOCS...]    e.g. bash bench/memory.sh 256M 100000 1000000
 set -euo pipefail
 cd "$(dirname "$0")/.."
 budget=${1:-256M}
 shift || true
-if [ $# -gt 0 ]; then sizes=("$@"); else sizes=(125000 250000 500000 1000000); fi
+if [ $# -gt 0 ]; then sizes=("$@"); else sizes=(100000 300000 1000000); fi
 
 cargo build --release -q -p neardup-cli
 printf '%-9s %9s %-9s %9s %10s %9s %11s %7s %8s\n' \
   docs input_MB budget wall_s docs_per_s peak_MB spilled_MB rounds pairs
 for docs in "${sizes[@]}"; do
-  corpus=target/bench/corpus-$docs.jsonl
-  [ -f "$corpus" ] || python3 bench/make_corpus.py --docs "$docs" --out "$corpus"
+  corpus=target/bench/real-$docs.jsonl
+  [ -f "$corpus" ] || target/peer-venv/bin/python bench/make_real_corpus.py --docs "$docs" --out "$corpus"
   input_mb=$(( $(stat -c %s "$corpus") / 1048576 ))
   for b in "$budget" default; do
     out=target/bench/out-memory-$docs-$b
