@@ -520,6 +520,7 @@ mod tests {
             cluster: Some(cluster.into()),
             cluster_size: None,
             duplicate_of: None,
+            duplicate_of_run: None,
             reason: None,
             detail: None,
             verified_with_kept: None,

@@ -59,6 +59,32 @@ pub enum Command {
     /// Explain why two documents were or were not matched: similarity, shared bands or
     /// tables, shared and differing features, and the differing passages side by side.
     Explain(ExplainArgs),
+    /// Look after an index of earlier runs (`dedup --index`): show it, or take documents
+    /// out of it.
+    #[command(subcommand)]
+    Index(IndexCommand),
+}
+
+/// `neardup index` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum IndexCommand {
+    /// Print the index's settings and generations.
+    Show {
+        /// The index folder.
+        #[arg(long)]
+        index: PathBuf,
+    },
+    /// Take documents out of the index (taken-down pages, say), so they no longer match
+    /// new copies. A listed document that was kept takes its cluster's removed members
+    /// with it.
+    Forget {
+        /// The index folder.
+        #[arg(long)]
+        index: PathBuf,
+        /// A text file of document ids, one per line.
+        #[arg(long)]
+        ids: PathBuf,
+    },
 }
 
 /// Arguments of `neardup explain`.
@@ -215,6 +241,15 @@ pub struct DedupArgs {
     /// date, digest and text).
     #[arg(long, value_name = "DIR")]
     pub write_kept: Option<PathBuf>,
+    /// Index of earlier runs: deduplicate against every document it holds, then add this
+    /// run's documents to it as a new generation (made on first use). Runs that share an
+    /// index must use the same signature and feature settings.
+    #[arg(long, value_name = "DIR")]
+    pub index: Option<PathBuf>,
+    /// This run's name in the index, shown as `duplicate_of_run` when later runs find
+    /// copies of its documents [default: the output folder's name].
+    #[arg(long, value_name = "NAME", requires = "index")]
+    pub run_name: Option<String>,
     /// Job file (TOML) with every setting that changes results; the flags below override it.
     #[arg(long)]
     pub job: Option<PathBuf>,
@@ -314,6 +349,8 @@ pub enum Outcome {
     Tuned(Vec<tune::Trial>),
     /// A pair was explained.
     Explained(Box<explain::Explanation>),
+    /// An index was shown or changed.
+    Index,
 }
 
 /// A usage or job-file error (exit code 2), as opposed to a failed job (exit code 1).
@@ -372,13 +409,27 @@ pub fn job_config(args: &DedupArgs) -> anyhow::Result<JobConfig> {
                 .map(PathBuf::from),
         );
     }
-    JobConfig::with_kept(spec, &inputs, args.output.clone(), args.write_kept.clone()).map_err(|e| {
+    let usage = |e: neardup_job::ConfigError| -> anyhow::Error {
         let detail = match &e {
-            neardup_job::ConfigError::Input(source) => format!("{e}: {source}"),
+            neardup_job::ConfigError::Input(source) | neardup_job::ConfigError::Index(source) => {
+                format!("{e}: {source}")
+            }
             _ => e.to_string(),
         };
         UsageError(detail).into()
-    })
+    };
+    let config = JobConfig::with_kept(spec, &inputs, args.output.clone(), args.write_kept.clone())
+        .map_err(usage)?;
+    match &args.index {
+        Some(dir) => {
+            let run = args.run_name.clone().unwrap_or_else(|| {
+                let name = args.output.file_name().map(|n| n.to_string_lossy().into_owned());
+                name.unwrap_or_else(|| args.output.display().to_string())
+            });
+            config.with_index(dir.clone(), run).map_err(usage)
+        }
+        None => Ok(config),
+    }
 }
 
 /// Runs a parsed command line.
@@ -391,7 +442,58 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Eval(args) => evaluate(&args),
         Command::Tune(args) => tune(&args),
         Command::Explain(args) => explain(&args),
+        Command::Index(command) => index_command(&command),
     }
+}
+
+/// Runs `neardup index ...`.
+fn index_command(command: &IndexCommand) -> anyhow::Result<Outcome> {
+    use neardup_io::index::{Manifest, forget};
+    let mut out = std::io::stdout().lock();
+    match command {
+        IndexCommand::Show { index } => {
+            let Some(m) = Manifest::load(index)? else {
+                return Err(UsageError(format!("no index in \"{}\"", index.display())).into());
+            };
+            writeln!(
+                out,
+                "index {} (format {}, neardup {})",
+                index.display(),
+                m.format,
+                m.neardup_version
+            )?;
+            writeln!(
+                out,
+                "{:>10}  {:<24} {:>12} {:>12}  folder",
+                "generation", "run", "documents", "keys"
+            )?;
+            for g in &m.generations {
+                writeln!(
+                    out,
+                    "{:>10}  {:<24} {:>12} {:>12}  {}",
+                    g.number, g.run, g.documents, g.keys, g.folder
+                )?;
+            }
+            writeln!(out, "settings:")?;
+            for (k, v) in &m.settings {
+                writeln!(out, "  {k} = {v}")?;
+            }
+        }
+        IndexCommand::Forget { index, ids } => {
+            let text = std::fs::read_to_string(ids).map_err(|e| {
+                UsageError(format!("cannot read the id list \"{}\": {e}", ids.display()))
+            })?;
+            let ids: std::collections::BTreeSet<String> =
+                text.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect();
+            let report = forget(index, &ids)?;
+            writeln!(
+                out,
+                "forgot {} listed document(s) and {} member(s) of their clusters; {} id(s) not in the index",
+                report.listed, report.with_their_kept, report.unknown_ids
+            )?;
+        }
+    }
+    Ok(Outcome::Index)
 }
 
 /// Runs `neardup eval` and prints its report.

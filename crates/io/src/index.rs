@@ -245,6 +245,8 @@ pub struct IndexedDoc {
     pub kept: IndexRef,
     /// The kept document's id.
     pub kept_id: String,
+    /// Hash of the kept document's normalised text.
+    pub kept_content: u128,
     /// Hash of its normalised text.
     pub content: u128,
     /// Its signature: MinHash values or a SimHash fingerprint, little-endian.
@@ -266,6 +268,7 @@ fn docs_schema() -> SchemaRef {
         Field::new("kept_generation", DataType::Int32, false),
         Field::new("kept_doc_id", DataType::Int64, false),
         Field::new("kept_id", DataType::Utf8, false),
+        Field::new("kept_content", DataType::Binary, false),
         Field::new("content", DataType::Binary, false),
         Field::new("signature", DataType::Binary, false),
     ]))
@@ -361,6 +364,7 @@ impl DocPartWriter {
         let mut kept_generation = Int32Builder::with_capacity(n);
         let mut kept_doc = Int64Builder::with_capacity(n);
         let mut kept_id = StringBuilder::new();
+        let mut kept_content = BinaryBuilder::new();
         let mut content = BinaryBuilder::new();
         let mut signature = BinaryBuilder::new();
         for r in rows {
@@ -370,6 +374,7 @@ impl DocPartWriter {
             kept_generation.append_value(r.kept.generation as i32);
             kept_doc.append_value(as_i64(r.kept.doc));
             kept_id.append_value(&r.kept_id);
+            kept_content.append_value(r.kept_content.to_le_bytes());
             content.append_value(r.content.to_le_bytes());
             signature.append_value(&r.signature);
         }
@@ -380,6 +385,7 @@ impl DocPartWriter {
             Arc::new(kept_generation.finish()),
             Arc::new(kept_doc.finish()),
             Arc::new(kept_id.finish()),
+            Arc::new(kept_content.finish()),
             Arc::new(content.finish()),
             Arc::new(signature.finish()),
         ];
@@ -626,8 +632,8 @@ pub fn fetch_docs(
 }
 
 fn doc_rows(batch: &RecordBatch, path: &Path) -> Result<Vec<IndexedDoc>> {
-    if batch.num_columns() != 8 {
-        return Err(damaged(path, "a docs part without the 8 index columns"));
+    if batch.num_columns() != 9 {
+        return Err(damaged(path, "a docs part without the 9 index columns"));
     }
     let doc = batch.column(0).as_primitive::<Int64Type>();
     let id = batch.column(1).as_string::<i32>();
@@ -635,14 +641,16 @@ fn doc_rows(batch: &RecordBatch, path: &Path) -> Result<Vec<IndexedDoc>> {
     let kept_generation = batch.column(3).as_primitive::<Int32Type>();
     let kept_doc = batch.column(4).as_primitive::<Int64Type>();
     let kept_id = batch.column(5).as_string::<i32>();
-    let content = batch.column(6).as_binary::<i32>();
-    let signature = batch.column(7).as_binary::<i32>();
+    let kept_content = batch.column(6).as_binary::<i32>();
+    let content = batch.column(7).as_binary::<i32>();
+    let signature = batch.column(8).as_binary::<i32>();
+    let hash = |bytes: &[u8]| -> Result<u128> {
+        let bytes: [u8; 16] =
+            bytes.try_into().map_err(|_| damaged(path, "a content hash is not 16 bytes"))?;
+        Ok(u128::from_le_bytes(bytes))
+    };
     (0..batch.num_rows())
         .map(|i| {
-            let bytes: [u8; 16] = content
-                .value(i)
-                .try_into()
-                .map_err(|_| damaged(path, "a content hash is not 16 bytes"))?;
             Ok(IndexedDoc {
                 doc: doc.value(i) as u64,
                 id: id.value(i).to_string(),
@@ -652,11 +660,108 @@ fn doc_rows(batch: &RecordBatch, path: &Path) -> Result<Vec<IndexedDoc>> {
                     doc: kept_doc.value(i) as u64,
                 },
                 kept_id: kept_id.value(i).to_string(),
-                content: u128::from_le_bytes(bytes),
+                kept_content: hash(kept_content.value(i))?,
+                content: hash(content.value(i))?,
                 signature: signature.value(i).to_vec(),
             })
         })
         .collect()
+}
+
+/// Every row of docs part `part` of the generation in `generation_dir` (none when the part
+/// does not exist).
+///
+/// # Errors
+/// [`Error::Open`], [`Error::Parquet`], [`Error::Arrow`] or [`Error::Damaged`].
+pub fn read_docs_part(generation_dir: &Path, part: u32) -> Result<Vec<IndexedDoc>> {
+    let path = generation_dir.join("docs").join(format!("part-{part:05}.parquet"));
+    let Some(builder) = open_part(&path, false)? else { return Ok(Vec::new()) };
+    let reader = builder
+        .with_batch_size(DOC_ROW_GROUP_ROWS)
+        .build()
+        .map_err(|source| Error::Parquet { path: path.clone(), source })?;
+    let mut rows = Vec::new();
+    for batch in reader {
+        let batch =
+            batch.map_err(|source| Error::Arrow { path: path.clone(), record: 0, source })?;
+        rows.extend(doc_rows(&batch, &path)?);
+    }
+    Ok(rows)
+}
+
+/// What [`forget`] took out of an index.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Forgotten {
+    /// Documents whose id was listed.
+    pub listed: u64,
+    /// Documents taken out because the kept document of their cluster was listed.
+    pub with_their_kept: u64,
+    /// Listed ids found nowhere in the index.
+    pub unknown_ids: u64,
+}
+
+/// Takes the documents with the given ids out of the index in `dir`, so they no longer
+/// match new copies; when a listed document was the kept one of its cluster, the cluster's
+/// other (removed) members go too, as nothing kept stands for them any more. Docs parts are
+/// rewritten atomically, one at a time, and the manifest's document counts updated; key
+/// rows of forgotten documents stay until compaction and match nothing.
+///
+/// # Errors
+/// [`Error::Damaged`] when `dir` holds no index, or the errors of reading and writing parts.
+pub fn forget(dir: &Path, ids: &std::collections::BTreeSet<String>) -> Result<Forgotten> {
+    let Some(mut manifest) = Manifest::load(dir)? else {
+        return Err(damaged(&dir.join(MANIFEST), "no index here"));
+    };
+    // First pass: the documents listed, wherever they are.
+    let mut listed = std::collections::BTreeSet::new();
+    let mut seen_ids = std::collections::BTreeSet::new();
+    for g in &manifest.generations {
+        let gen_dir = dir.join(&g.folder);
+        for part in 0..g.doc_parts {
+            for row in read_docs_part(&gen_dir, part)? {
+                if ids.contains(&row.id) {
+                    seen_ids.insert(row.id.clone());
+                    listed.insert(IndexRef { generation: g.number, doc: row.doc });
+                }
+            }
+        }
+    }
+    let mut report =
+        Forgotten { unknown_ids: (ids.len() - seen_ids.len()) as u64, ..Forgotten::default() };
+    if listed.is_empty() {
+        return Ok(report);
+    }
+    // Second pass: rewrite the parts that hold a listed document or a member of a listed
+    // kept document's cluster.
+    for g in &mut manifest.generations {
+        let gen_dir = dir.join(&g.folder);
+        for part in 0..g.doc_parts {
+            let rows = read_docs_part(&gen_dir, part)?;
+            let before = rows.len();
+            let mut kept_rows = Vec::with_capacity(before);
+            for row in rows {
+                let me = IndexRef { generation: g.number, doc: row.doc };
+                if listed.contains(&me) {
+                    report.listed += 1;
+                } else if listed.contains(&row.kept) {
+                    report.with_their_kept += 1;
+                } else {
+                    kept_rows.push(row);
+                }
+            }
+            if kept_rows.len() == before {
+                continue;
+            }
+            g.documents -= (before - kept_rows.len()) as u64;
+            let mut w = DocPartWriter::create(&gen_dir, part)?;
+            for chunk in kept_rows.chunks(DOC_ROW_GROUP_ROWS) {
+                w.write(chunk)?;
+            }
+            w.finish()?;
+        }
+    }
+    manifest.save(dir)?;
+    Ok(report)
 }
 
 /// Where the folders of `manifest`'s generations are under `dir`.
@@ -756,6 +861,7 @@ mod tests {
             source: "a.jsonl".into(),
             kept: IndexRef { generation: 1, doc: d - d % 7 },
             kept_id: format!("doc-{}", d - d % 7),
+            kept_content: u128::from(d - d % 7),
             content: u128::from(d) << 64 | u128::from(d * 3),
             signature: (d as u32..d as u32 + 32).flat_map(u32::to_le_bytes).collect(),
         }
@@ -788,6 +894,43 @@ mod tests {
         assert_eq!(stats.row_groups_read, 1);
         assert!(stats.rows_read <= DOC_ROW_GROUP_ROWS as u64, "{stats:?}");
         assert!(fetch_docs(dir.path(), 3, &[3], &mut stats).unwrap().is_empty());
+    }
+
+    #[test]
+    fn forgetting_a_kept_document_takes_its_cluster_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = generation_folder(1, "t");
+        let gen_dir = dir.path().join(&folder);
+        // Clusters of seven: doc 7k is kept, 7k+1..7k+6 point to it.
+        let rows: Vec<IndexedDoc> = (7..70u64).map(doc).collect();
+        let mut w = DocPartWriter::create(&gen_dir, 0).unwrap();
+        w.write(&rows).unwrap();
+        w.finish().unwrap();
+        let mut m = Manifest::new(BTreeMap::new());
+        m.generations.push(Generation {
+            number: 1,
+            folder,
+            run: "r".into(),
+            created_unix: 0,
+            documents: rows.len() as u64,
+            keys: 0,
+            doc_parts: 1,
+        });
+        m.save(dir.path()).unwrap();
+
+        // doc-14 is kept (its cluster: 14..=20); doc-30 is a removed member; one id is unknown.
+        let ids = ["doc-14", "doc-30", "nowhere"].map(String::from).into_iter().collect();
+        let report = forget(dir.path(), &ids).unwrap();
+        assert_eq!(report, Forgotten { listed: 2, with_their_kept: 6, unknown_ids: 1 });
+        let left: Vec<u64> = read_docs_part(&gen_dir, 0).unwrap().iter().map(|d| d.doc).collect();
+        let expected: Vec<u64> =
+            (7..70u64).filter(|d| !(14..=20).contains(d) && *d != 30).collect();
+        assert_eq!(left, expected);
+        let m = Manifest::load(dir.path()).unwrap().unwrap();
+        assert_eq!(m.generations[0].documents, expected.len() as u64);
+        // Fetching a forgotten document finds nothing.
+        let mut stats = ProbeStats::default();
+        assert!(fetch_docs(&gen_dir, 0, &[14, 30], &mut stats).unwrap().is_empty());
     }
 
     #[test]

@@ -90,6 +90,9 @@ pub struct DocumentRow {
     pub cluster_size: Option<u64>,
     /// For a removed document: the kept document's id.
     pub duplicate_of: Option<String>,
+    /// For a document removed as a duplicate of one kept by an earlier run (`--index`):
+    /// that run's name.
+    pub duplicate_of_run: Option<String>,
     /// Why it was rejected or removed, or why a kept document was not matched.
     pub reason: Option<Reason>,
     /// Details of a reject.
@@ -130,6 +133,7 @@ pub fn documents_schema() -> SchemaRef {
         Field::new("cluster", DataType::Utf8, true),
         Field::new("cluster_size", DataType::Int64, true),
         Field::new("duplicate_of", DataType::Utf8, true),
+        Field::new("duplicate_of_run", DataType::Utf8, true),
         Field::new("reason", DataType::Utf8, true),
         Field::new("detail", DataType::Utf8, true),
         Field::new("verified_with_kept", DataType::Boolean, true),
@@ -327,6 +331,7 @@ impl DocumentsWriter {
             let mut cluster = StringBuilder::new();
             let mut cluster_size = Int64Builder::with_capacity(n);
             let mut duplicate_of = StringBuilder::new();
+            let mut duplicate_of_run = StringBuilder::new();
             let mut reason = StringBuilder::new();
             let mut detail = StringBuilder::new();
             let mut verified = BooleanBuilder::with_capacity(n);
@@ -344,6 +349,7 @@ impl DocumentsWriter {
                 cluster.append_option(r.cluster.as_deref());
                 cluster_size.append_option(opt_i64(r.cluster_size));
                 duplicate_of.append_option(r.duplicate_of.as_deref());
+                duplicate_of_run.append_option(r.duplicate_of_run.as_deref());
                 reason.append_option(r.reason.map(Reason::as_str));
                 detail.append_option(r.detail.as_deref());
                 verified.append_option(r.verified_with_kept);
@@ -363,6 +369,7 @@ impl DocumentsWriter {
                 Arc::new(cluster.finish()),
                 Arc::new(cluster_size.finish()),
                 Arc::new(duplicate_of.finish()),
+                Arc::new(duplicate_of_run.finish()),
                 Arc::new(reason.finish()),
                 Arc::new(detail.finish()),
                 Arc::new(verified.finish()),
@@ -471,6 +478,7 @@ pub fn read_documents(dir: &Path) -> Result<Vec<DocumentRow>> {
         let (id, source, decision, cluster) =
             (col("id"), col("source"), col("decision"), col("cluster"));
         let (dup, reason, detail) = (col("duplicate_of"), col("reason"), col("detail"));
+        let dup_run = col("duplicate_of_run");
         let (doc_id, size, chars) = (col("doc_id"), col("cluster_size"), col("chars"));
         let (verified, features) = (col("verified_with_kept"), col("features"));
         let (url, date, digest) = (col("url"), col("date"), col("digest"));
@@ -490,6 +498,7 @@ pub fn read_documents(dir: &Path) -> Result<Vec<DocumentRow>> {
                 cluster: text(&cluster, i),
                 cluster_size: int(&size, i),
                 duplicate_of: text(&dup, i),
+                duplicate_of_run: text(&dup_run, i),
                 reason: text(&reason, i).and_then(|r| Reason::parse(&r)),
                 detail: text(&detail, i),
                 verified_with_kept: (!verified.is_null(i)).then(|| verified.as_boolean().value(i)),
@@ -523,6 +532,8 @@ mod tests {
             cluster: (decision != Decision::Reject).then(|| "doc-1".to_string()),
             cluster_size: (decision != Decision::Reject).then_some(2),
             duplicate_of: (decision == Decision::Remove).then(|| "doc-1".to_string()),
+            duplicate_of_run: (decision == Decision::Remove && record == 3)
+                .then(|| "week-1".to_string()),
             reason: match decision {
                 Decision::Keep => None,
                 Decision::Remove => Some(Reason::NearDuplicate),
@@ -625,6 +636,7 @@ mod tests {
                         decision: [Decision::Keep, Decision::Remove, Decision::Reject][decision],
                         cluster,
                         cluster_size: size.map(|n| n % (i64::MAX as u64)),
+                        duplicate_of_run: dup.clone(),
                         duplicate_of: dup,
                         reason: reason.map(|r| Reason::ALL[r]),
                         detail,

@@ -3,10 +3,12 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use neardup_core::{
     BlockLayout, JaccardMode, LshParams, MAX_NUM_PERM, SIGNATURE_VERSION, SIMHASH_BITS,
 };
+use neardup_io::index::Manifest;
 use neardup_io::{FieldNames, InputFile, OnReadError};
 use neardup_text::{BoilerplateRule, FeatureConfig, NormalizeConfig};
 use serde::{Deserialize, Serialize};
@@ -285,6 +287,46 @@ pub struct JobConfig {
     pub params: MethodParams,
     /// Where to write the deduplicated dataset (the kept records), if anywhere.
     pub write_kept: Option<PathBuf>,
+    /// The index of earlier runs this run is deduplicated against and adds to, if any.
+    pub index: Option<Arc<IndexPlan>>,
+}
+
+/// A run's use of an index (`--index`): the index as it was when the run started, and
+/// the generation the run adds.
+#[derive(Clone, Debug)]
+pub struct IndexPlan {
+    /// The index folder.
+    pub dir: PathBuf,
+    /// Its manifest as read (a new one for an index yet to be made).
+    pub manifest: Manifest,
+    /// The generation this run writes.
+    pub generation: u32,
+    /// Its folder name; equal in every process of the run.
+    pub folder: String,
+    /// This run's name, shown as `duplicate_of_run` by later runs.
+    pub run: String,
+}
+
+impl IndexPlan {
+    /// The folder of the generation this run writes.
+    pub fn new_generation_dir(&self) -> PathBuf {
+        self.dir.join(&self.folder)
+    }
+
+    /// The committed generations: number and folder.
+    pub fn generations(&self) -> Vec<(u32, PathBuf)> {
+        neardup_io::index::generation_dirs(&self.dir, &self.manifest)
+    }
+
+    /// The run name of generation `number`.
+    pub fn run_of(&self, number: u32) -> &str {
+        self.manifest.generation(number).map_or("", |g| g.run.as_str())
+    }
+
+    /// `docs/` parts of generation `number`.
+    pub fn doc_parts(&self, number: u32) -> u32 {
+        self.manifest.generation(number).map_or(1, |g| g.doc_parts)
+    }
 }
 
 impl JobConfig {
@@ -336,6 +378,50 @@ impl JobConfig {
             }
         }
         settings
+    }
+
+    /// Deduplicates against the index in `dir` (made when it does not exist yet) and adds
+    /// this run to it as a new generation named `run`, in a folder named after the
+    /// generation and a hash of the inputs (so equal in every process of the run).
+    ///
+    /// # Errors
+    /// [`ConfigError::Index`] when the manifest cannot be read or was written with other
+    /// settings; [`ConfigError::Invalid`] for settings an index cannot hold (exact-Jaccard
+    /// verification needs feature sets the index does not keep; SimHash needs a fixed
+    /// `simhash.blocks`, as the index's keys depend on it).
+    pub fn with_index(mut self, dir: PathBuf, run: String) -> Result<Self, ConfigError> {
+        let invalid = |key: &'static str, message: &str| ConfigError::Invalid {
+            key,
+            message: message.to_string(),
+        };
+        match &self.params {
+            MethodParams::Minhash { .. } if self.spec.minhash.verify == JaccardMode::Exact => {
+                return Err(invalid(
+                    "minhash.verify",
+                    "an index keeps signatures, not feature sets: use \"signature\" with --index",
+                ));
+            }
+            MethodParams::Simhash { layout: None } => {
+                return Err(invalid(
+                    "simhash.blocks",
+                    "must be set with --index: the index's keys depend on the block layout",
+                ));
+            }
+            _ => {}
+        }
+        let settings = self.index_settings();
+        let manifest = match neardup_io::index::Manifest::load(&dir).map_err(ConfigError::Index)? {
+            Some(m) => {
+                m.check(&dir, &settings).map_err(ConfigError::Index)?;
+                m
+            }
+            None => neardup_io::index::Manifest::new(settings),
+        };
+        let generation = manifest.next_generation();
+        let token = format!("{:016x}", crate::input_fingerprint(&self));
+        let folder = neardup_io::index::generation_folder(generation, &token);
+        self.index = Some(Arc::new(IndexPlan { dir, manifest, generation, folder, run }));
+        Ok(self)
     }
 
     /// Checks `spec`, lists the inputs and resolves derived parameters.
@@ -486,7 +572,7 @@ impl JobConfig {
         let exclude: Vec<PathBuf> =
             std::iter::once(output.clone()).chain(write_kept.clone()).collect();
         let inputs = neardup_io::discover(inputs, &exclude).map_err(ConfigError::Input)?;
-        Ok(JobConfig { spec, inputs, output, params, write_kept })
+        Ok(JobConfig { spec, inputs, output, params, write_kept, index: None })
     }
 }
 

@@ -67,22 +67,23 @@ use timely::worker::Worker;
 pub use buckets::{BucketReducer, BucketStats};
 pub use cluster::{Topology, capture_peer_failures, default_memory_budget};
 pub use config::{
-    BucketSpec, DecisionSpec, IdfSource, InputSpec, JobConfig, JobSpec, KeepRule, Method,
-    MethodParams, MinHashSpec, Removal, SimHashSpec, Weighting,
+    BucketSpec, DecisionSpec, IdfSource, IndexPlan, InputSpec, JobConfig, JobSpec, KeepRule,
+    Method, MethodParams, MinHashSpec, Removal, SimHashSpec, Weighting,
 };
 pub use progress::{Progress, STAGES};
 pub use records::{Assignment, BucketRecord, Candidate, ClusterInfo, Membership, SignedDoc};
 pub use sign::{IdfWeights, SignScratch, Signer, page_text};
-pub use stats::{BoilerplateStats, WorkerStats};
+pub use stats::{BoilerplateStats, IndexStats, WorkerStats};
 pub use summary::{
     Counts, LshCounts, Resolved, StageSeconds, Summary, file_metadata, peak_memory_bytes,
 };
 
 use crate::cluster::Heartbeat;
 use crate::operators::{
-    DedupIds, DocStore, ExactGroups, GatherReports, Grouped, IdOutcome, Keyed, NameClusters, Near,
-    PartSink, ReduceBuckets, SignDocs, Spill, StoreDocs, VerifyCandidates, WriteDocuments,
-    WriteKept, WritePairs, assign_clusters, count_in, doc_in, representative_in,
+    DedupIds, DocStore, ExactGroups, FetchIndexed, GatherReports, Grouped, IdOutcome, IndexKey,
+    Keyed, LinkClusters, NameClusters, Near, PartSink, ProbeIndex, ReduceBuckets, SignDocs, Spill,
+    StoreDocs, Stored, VerifyCandidates, VerifyIndexed, WriteDocuments, WriteKept, WritePairs,
+    assign_clusters, count_in, doc_in, representative_in,
 };
 use crate::records::{ContentKey, Edge, IdClaim, NodeInfo, Verdict};
 use crate::routing::{id_hash, route_doc, route_id};
@@ -103,6 +104,9 @@ pub enum ConfigError {
     /// The inputs could not be listed.
     #[error("cannot list the input")]
     Input(#[source] neardup_io::Error),
+    /// The index could not be read, or was built with other settings.
+    #[error("cannot use the index")]
+    Index(#[source] neardup_io::Error),
 }
 
 /// Errors of running a job.
@@ -295,6 +299,20 @@ pub fn run_with_progress(
 ) -> Result<Summary, JobError> {
     let start = Instant::now();
     prepare_output(&config.output)?;
+    if topology.process == 0
+        && let Some(plan) = &config.index
+    {
+        // What a failed run of the same generation left (no manifest lists it). Other
+        // processes write their parts only after this process has joined the run.
+        let dir = plan.new_generation_dir();
+        match std::fs::remove_dir_all(&dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => {
+                return Err(JobError::Write(neardup_io::Error::Write { path: dir, source }));
+            }
+        }
+    }
     if let Some(dir) = &config.write_kept {
         prepare_kept(dir)?;
     }
@@ -332,7 +350,7 @@ pub fn read_boilerplate(
 
 /// A fingerprint of the input list: processes that disagree on it would number documents
 /// differently.
-fn input_fingerprint(config: &JobConfig) -> u64 {
+pub(crate) fn input_fingerprint(config: &JobConfig) -> u64 {
     let mut bytes = Vec::new();
     for f in &config.inputs {
         bytes.extend_from_slice(f.path.display().to_string().as_bytes());
@@ -493,6 +511,9 @@ fn finish(
     match failure {
         Some(error) => Err(error),
         None => {
+            if writer && let Some(plan) = &config.index {
+                commit_generation(plan, topology, &totals.stats.index)?;
+            }
             if writer {
                 if let Some(dir) = &config.write_kept {
                     write_atomically(&dir.join(SUCCESS_MARKER), b"")?;
@@ -502,6 +523,29 @@ fn finish(
             Ok(summary)
         }
     }
+}
+
+/// Adds the run's generation to the index manifest: the commit point of the run's index
+/// parts, written before.
+fn commit_generation(
+    plan: &IndexPlan,
+    topology: &Topology,
+    stats: &IndexStats,
+) -> Result<(), JobError> {
+    let mut manifest = plan.manifest.clone();
+    manifest.neardup_version = env!("CARGO_PKG_VERSION").to_string();
+    manifest.generations.push(neardup_io::index::Generation {
+        number: plan.generation,
+        folder: plan.folder.clone(),
+        run: plan.run.clone(),
+        created_unix: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        documents: stats.documents_written,
+        keys: stats.keys_written,
+        doc_parts: u32::try_from(topology.processes * topology.workers).expect("few workers"),
+    });
+    manifest.save(&plan.dir).map_err(JobError::Write)
 }
 
 /// An error and its sources on one line.
@@ -725,8 +769,24 @@ fn run_worker(
         let store_in = docs
             .concat(representatives.exchange(|k| route_doc(DocId::from_raw(k.key.0))))
             .concat(counts.broadcast());
-        let mut near = store_in
-            .store_docs(job.clone(), store.clone(), spill.clone())
+        let stored = store_in.store_docs(job.clone(), store.clone(), spill.clone());
+        // With an index: this run's keys probe it and become its new generation.
+        let index_matches = job.index.as_ref().map(|plan| {
+            stored
+                .clone()
+                .map(|s: Stored| {
+                    let r = s.record();
+                    IndexKey { key: r.key.get(), doc: r.doc }
+                })
+                .probe_index(plan.clone(), job.spec.buckets.clone(), sink.clone(), spill.clone())
+                .fetch_indexed(plan.clone(), sink.clone(), spill.clone())
+                .verify_indexed(store.clone(), stats.clone(), spill.clone())
+        });
+        let mut near = stored
+            .flat_map(|s| match s {
+                Stored::Bucket(r) => Some(r),
+                Stored::Content(_) => None,
+            })
             .reduce_buckets(job.spec.buckets.clone(), spill.clone())
             .probe_with(&probes[2])
             .verify_candidates(store.clone(), spill.clone())
@@ -762,16 +822,17 @@ fn run_worker(
             debug_assert_eq!(diff, 1, "one membership per clustered document");
             (diff > 0).then_some((doc, membership))
         })
-        .probe_with(&probes[4])
-        .name_clusters(names, spill.clone());
+        .probe_with(&probes[4]);
+        let links =
+            index_matches.map(|matches| matches.link_clusters(assignments.clone(), spill.clone()));
+        let assignments = assignments.name_clusters(names, links, stats.clone(), spill.clone());
 
         let kept = rejects.concat(repeated_ids).concat(assignments).write_documents(
             store.clone(),
             sink,
             spill.clone(),
             sources.clone(),
-            job.write_kept.is_some(),
-            job.spec.decision.removal,
+            job,
         );
         let documents_written = match &job.write_kept {
             Some(dir) => {

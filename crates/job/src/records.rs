@@ -142,6 +142,21 @@ pub struct Assignment {
     pub radius: u32,
     /// Whether this document and the kept one form a verified (or exact) pair.
     pub verified_with_kept: bool,
+    /// With an index: the earlier kept document the cluster joins, which replaces `kept`.
+    pub indexed: Option<Box<IndexedKept>>,
+}
+
+/// The kept document of an earlier run that a cluster of this run joins.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct IndexedKept {
+    /// The earlier kept document (the earliest, when the cluster joins several).
+    pub kept: neardup_io::index::IndexRef,
+    /// Its id.
+    pub kept_id: String,
+    /// Its content hash.
+    pub kept_content: u128,
+    /// Whether the cluster joins more than one earlier cluster.
+    pub bridged: bool,
 }
 
 /// What clustering needs of a document: its normalised length and content hash.
@@ -280,7 +295,12 @@ impl MemSize for Verdict {
                     r.detail.capacity() + r.id.as_ref().map_or(0, String::capacity)
                 }
                 Verdict::DuplicateId { .. } => 0,
-                Verdict::Assigned(a) => a.kept_id.capacity(),
+                Verdict::Assigned(a) => {
+                    a.kept_id.capacity()
+                        + a.indexed.as_ref().map_or(0, |i| {
+                            std::mem::size_of::<IndexedKept>() + i.kept_id.capacity()
+                        })
+                }
             }
     }
 }

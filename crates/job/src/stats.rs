@@ -47,6 +47,8 @@ pub struct WorkerStats {
     pub removed_not_verified_with_kept: u64,
     /// Bytes written to spill files (sorted runs and stage files).
     pub spilled_bytes: u64,
+    /// Index of earlier runs (`--index`): what this run read and added.
+    pub index: IndexStats,
     /// Peak resident memory of the process, when the worker reported (merged: the largest
     /// process).
     pub peak_memory_bytes: u64,
@@ -166,6 +168,7 @@ impl WorkerStats {
         }
         self.clusters += other.clusters;
         self.removed_not_verified_with_kept += other.removed_not_verified_with_kept;
+        self.index.merge(&other.index);
         self.kept_written += other.kept_written;
         self.spilled_bytes += other.spilled_bytes;
         self.peak_memory_bytes = self.peak_memory_bytes.max(other.peak_memory_bytes);
@@ -248,5 +251,57 @@ impl WorkerStats {
     /// Documents with `decision`.
     pub fn decided(&self, decision: Decision) -> u64 {
         self.decisions.get(&decision).copied().unwrap_or(0)
+    }
+}
+
+/// What a run did with its index (`--index`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexStats {
+    /// Generations of earlier runs read.
+    pub generations_read: u64,
+    /// Index parts opened (their footers read).
+    pub parts_opened: u64,
+    /// Key row groups whose bloom filter was read.
+    pub bloom_filters_read: u64,
+    /// Row groups read (keys and documents).
+    pub row_groups_read: u64,
+    /// Index rows decoded.
+    pub rows_read: u64,
+    /// Candidate pairs of a new and an indexed document (distinct).
+    pub candidates: u64,
+    /// New documents verified as duplicates of indexed ones (pairs).
+    pub matches: u64,
+    /// New documents removed as duplicates of documents kept by earlier runs.
+    pub removed: u64,
+    /// New clusters joined to more than one earlier cluster: earlier decisions stand, so
+    /// those clusters stay apart in the index.
+    pub bridged_clusters: u64,
+    /// Key rows written to the new generation.
+    pub keys_written: u64,
+    /// Documents written to the new generation.
+    pub documents_written: u64,
+}
+
+impl IndexStats {
+    fn merge(&mut self, o: &IndexStats) {
+        self.generations_read = self.generations_read.max(o.generations_read);
+        self.parts_opened += o.parts_opened;
+        self.bloom_filters_read += o.bloom_filters_read;
+        self.row_groups_read += o.row_groups_read;
+        self.rows_read += o.rows_read;
+        self.candidates += o.candidates;
+        self.matches += o.matches;
+        self.removed += o.removed;
+        self.bridged_clusters += o.bridged_clusters;
+        self.keys_written += o.keys_written;
+        self.documents_written += o.documents_written;
+    }
+
+    /// Adds what one index lookup read.
+    pub fn add_probe(&mut self, p: neardup_io::index::ProbeStats) {
+        self.parts_opened += p.parts;
+        self.bloom_filters_read += p.bloom_filters;
+        self.row_groups_read += p.row_groups_read;
+        self.rows_read += p.rows_read;
     }
 }

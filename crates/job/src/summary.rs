@@ -188,6 +188,23 @@ pub struct Summary {
     /// Boilerplate learned from web pages and left out, when the job learned it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub boilerplate: Option<crate::stats::BoilerplateStats>,
+    /// The index of earlier runs, when the run used one (`--index`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<IndexSummary>,
+}
+
+/// What a run did with its index.
+#[derive(Clone, Debug, Serialize)]
+pub struct IndexSummary {
+    /// The index folder.
+    pub dir: String,
+    /// The generation this run added, and its name.
+    pub generation: u32,
+    /// This run's name.
+    pub run: String,
+    /// Counts of what was read, matched and written.
+    #[serde(flatten)]
+    pub stats: crate::stats::IndexStats,
 }
 
 impl Summary {
@@ -268,6 +285,12 @@ impl Summary {
             spilled_bytes: stats.spilled_bytes,
             input_rounds: stats.input_rounds,
             boilerplate: config.needs_boilerplate().then(|| stats.boilerplate.clone()),
+            index: config.index.as_ref().map(|plan| IndexSummary {
+                dir: plan.dir.display().to_string(),
+                generation: plan.generation,
+                run: plan.run.clone(),
+                stats: stats.index.clone(),
+            }),
         }
     }
 }

@@ -13,7 +13,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use neardup_core::{BlockLayout, DocId, LshParams, Signature, Verifier};
+use neardup_core::{BlockLayout, BucketKey, DocId, LshParams, Signature, Verifier};
 use serde::{Deserialize, Serialize};
 use timely::dataflow::StreamVec;
 use timely::dataflow::channels::pact::Pipeline;
@@ -21,6 +21,7 @@ use timely::progress::Timestamp;
 
 use crate::config::{JobConfig, MethodParams};
 use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
+use crate::operators::index_stages::content_key;
 use crate::records::{BucketRecord, DocMeta, NodeInfo, SigEntry, SignedDoc};
 use crate::spill::{MemSize, SortedFile, SortedRuns, SpillError};
 
@@ -33,8 +34,30 @@ pub struct DocStore {
     pub blocks: Option<u32>,
     /// Signatures of this worker's representatives, by `DocId`.
     pub signatures: Option<SortedFile<Keyed<DocId, SigEntry>>>,
+    /// Whether stages after verification read the signatures (a run with an index
+    /// matches against it and writes them to it).
+    pub signatures_read_later: bool,
     /// Metadata of every accepted document of this worker, by `DocId`.
     pub meta: Option<SortedFile<Keyed<DocId, DocMeta>>>,
+}
+
+/// What the store emits for a representative: its bucket records, and with an index its
+/// content key as well.
+#[derive(Clone, Copy, Debug)]
+pub enum Stored {
+    /// A band or block-table key, for the buckets (and the index).
+    Bucket(BucketRecord),
+    /// The content key, for the index only.
+    Content(BucketRecord),
+}
+
+impl Stored {
+    /// The record, whichever it is.
+    pub fn record(self) -> BucketRecord {
+        match self {
+            Stored::Bucket(r) | Stored::Content(r) => r,
+        }
+    }
 }
 
 /// One input of the store, keyed so counts sort first and a document's marker comes just
@@ -128,12 +151,8 @@ impl StoreDrain {
     }
 }
 
-impl Drain<StoreKey, BucketRecord> for StoreDrain {
-    fn item(
-        &mut self,
-        item: StoreKey,
-        emit: &mut dyn FnMut(BucketRecord),
-    ) -> Result<(), SpillError> {
+impl Drain<StoreKey, Stored> for StoreDrain {
+    fn item(&mut self, item: StoreKey, emit: &mut dyn FnMut(Stored)) -> Result<(), SpillError> {
         match item.value {
             StoreIn::Count(n) => self.total += n,
             StoreIn::Representative => self.representative = Some(DocId::from_raw(item.key.0)),
@@ -143,15 +162,20 @@ impl Drain<StoreKey, BucketRecord> for StoreDrain {
                 if let (true, Some(signature)) = (is_rep, &d.signature) {
                     match (self.keyer(), signature) {
                         (Keyer::MinHash(lsh), Signature::MinHash(s)) => {
-                            lsh.band_keys(s, seed)
-                                .for_each(|key| emit(BucketRecord { key, doc: d.doc }));
+                            lsh.band_keys(s, seed).for_each(|key| {
+                                emit(Stored::Bucket(BucketRecord { key, doc: d.doc }));
+                            });
                         }
                         (Keyer::SimHash(layout), Signature::SimHash(f)) => {
-                            layout
-                                .keys(*f, seed)
-                                .for_each(|key| emit(BucketRecord { key, doc: d.doc }));
+                            layout.keys(*f, seed).for_each(|key| {
+                                emit(Stored::Bucket(BucketRecord { key, doc: d.doc }));
+                            });
                         }
                         _ => unreachable!("signatures match the job's method"),
+                    }
+                    if self.job.index.is_some() {
+                        let key = BucketKey::new(content_key(d.content));
+                        emit(Stored::Content(BucketRecord { key, doc: d.doc }));
                     }
                 }
                 let node =
@@ -179,7 +203,7 @@ impl Drain<StoreKey, BucketRecord> for StoreDrain {
         Ok(())
     }
 
-    fn end(&mut self, _emit: &mut dyn FnMut(BucketRecord)) -> Result<(), SpillError> {
+    fn end(&mut self, _emit: &mut dyn FnMut(Stored)) -> Result<(), SpillError> {
         self.keyer();
         let spilled = self.meta.spilled_bytes() + self.signatures.spilled_bytes();
         let meta = std::mem::replace(&mut self.meta, self.spill.runs()).into_file()?;
@@ -189,20 +213,22 @@ impl Drain<StoreKey, BucketRecord> for StoreDrain {
         let mut shared = self.shared.borrow_mut();
         shared.meta = Some(meta);
         shared.signatures = Some(signatures);
+        shared.signatures_read_later = self.job.index.is_some();
         Ok(())
     }
 }
 
 /// Runs the document store.
 pub trait StoreDocs<'s, T: Timestamp> {
-    /// Stores documents and emits the bucket records of representatives; the input holds
-    /// documents and markers already on their home worker and every worker's count.
+    /// Stores documents and emits the bucket records of representatives (and their
+    /// content keys, with an index); the input holds documents and markers already on
+    /// their home worker and every worker's count.
     fn store_docs(
         self,
         job: Arc<JobConfig>,
         shared: Rc<RefCell<DocStore>>,
         spill: Spill,
-    ) -> StreamVec<'s, T, BucketRecord>;
+    ) -> StreamVec<'s, T, Stored>;
 }
 
 impl<'s, T: Timestamp> StoreDocs<'s, T> for StreamVec<'s, T, StoreKey> {
@@ -211,7 +237,7 @@ impl<'s, T: Timestamp> StoreDocs<'s, T> for StreamVec<'s, T, StoreKey> {
         job: Arc<JobConfig>,
         shared: Rc<RefCell<DocStore>>,
         spill: Spill,
-    ) -> StreamVec<'s, T, BucketRecord> {
+    ) -> StreamVec<'s, T, Stored> {
         let drain_spill = spill.clone();
         collect_sorted(self, Pipeline, "StoreDocs", spill, move || {
             Ok(StoreDrain {

@@ -126,8 +126,12 @@ impl Drain<Keyed<(DocId, DocId), HalfPair>, Near> for VerifySecond {
         let mut stats = self.spill.stats.borrow_mut();
         stats.compared_pairs += self.compared;
         stats.verified_pairs += self.verified;
-        // Nothing reads the signatures any more (open readers keep their file).
-        self.store.borrow_mut().signatures = None;
+        // Unless later stages read them, nothing reads the signatures any more (open
+        // readers keep their file).
+        let mut store = self.store.borrow_mut();
+        if !store.signatures_read_later {
+            store.signatures = None;
+        }
         Ok(())
     }
 }

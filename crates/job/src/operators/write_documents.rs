@@ -5,7 +5,9 @@
 //! `DocId`; the metadata of accepted documents comes from the document store of the same
 //! worker. Emits: the kept `DocId`s (only when the deduplicated dataset is asked for).
 //! Holds: at most its spill limit of verdicts and one batch of rows; it reads the metadata
-//! file sequentially and writes rows as it goes.
+//! file sequentially and writes rows as it goes. With an index, it also reads the
+//! signature file alongside and writes the signed representatives to this worker's part
+//! of the new generation (`docs/part-<worker>`: a document's home worker is its part).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -17,11 +19,14 @@ use timely::dataflow::StreamVec;
 use timely::dataflow::channels::pact::Exchange;
 use timely::progress::Timestamp;
 
-use crate::config::Removal;
+use neardup_io::index::{DocPartWriter, IndexRef, IndexedDoc};
+
+use crate::config::{IndexPlan, JobConfig, Removal};
 use crate::operators::PartSink;
 use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
 use crate::operators::doc_store::DocStore;
-use crate::records::{Assignment, DocMeta, Verdict};
+use crate::operators::index_stages::encode_signature;
+use crate::records::{Assignment, DocMeta, SigEntry, Verdict};
 use crate::routing::route_doc;
 use crate::spill::{SortedIter, SpillError};
 use crate::stats::WorkerStats;
@@ -32,15 +37,15 @@ const ROWS_PER_BATCH: usize = 65_536;
 /// Writes `documents/`.
 pub trait WriteDocuments<'s, T: Timestamp> {
     /// Joins verdicts with the stored metadata into rows and writes them; emits the kept
-    /// documents when `emit_kept`.
+    /// documents when the job writes the deduplicated dataset; with an index, writes this
+    /// worker's part of the new generation's documents.
     fn write_documents(
         self,
         store: Rc<RefCell<DocStore>>,
         sink: PartSink,
         spill: Spill,
         sources: Arc<[Arc<str>]>,
-        emit_kept: bool,
-        removal: Removal,
+        job: &JobConfig,
     ) -> StreamVec<'s, T, DocId>;
 }
 
@@ -53,9 +58,109 @@ struct Assemble {
     sources: Arc<[Arc<str>]>,
     emit_kept: bool,
     removal: Removal,
+    index: Option<IndexDocs>,
+}
+
+/// This worker's `docs/` part of the new index generation: every signed representative,
+/// with its signature and its cluster's kept document.
+struct IndexDocs {
+    plan: Arc<IndexPlan>,
+    signatures: SortedIter<Keyed<DocId, SigEntry>>,
+    next: Option<Keyed<DocId, SigEntry>>,
+    rows: Vec<IndexedDoc>,
+    writer: Option<DocPartWriter>,
+}
+
+impl IndexDocs {
+    /// Adds `doc` when it is a signed representative (its signature is in the store).
+    fn add(
+        &mut self,
+        doc: DocId,
+        meta: &DocMeta,
+        source: &str,
+        assignment: Option<&Assignment>,
+        sink: &PartSink,
+    ) -> Result<(), SpillError> {
+        while self.next.as_ref().is_none_or(|n| n.key < doc) {
+            match self.signatures.next() {
+                Some(row) => self.next = Some(row?),
+                None => return Ok(()),
+            }
+        }
+        let Some(entry) = self.next.as_ref().filter(|n| n.key == doc) else { return Ok(()) };
+        let generation = self.plan.generation;
+        let (kept, kept_id, kept_content) = match assignment {
+            Some(a) => match &a.indexed {
+                Some(ik) => (ik.kept, ik.kept_id.clone(), ik.kept_content),
+                None => (
+                    IndexRef { generation, doc: a.kept.get() },
+                    a.kept_id.clone(),
+                    a.kept_content.get(),
+                ),
+            },
+            None => (IndexRef { generation, doc: doc.get() }, meta.id.clone(), meta.content.get()),
+        };
+        self.rows.push(IndexedDoc {
+            doc: doc.get(),
+            id: meta.id.clone(),
+            source: source.to_string(),
+            kept,
+            kept_id,
+            kept_content,
+            content: meta.content.get(),
+            signature: encode_signature(&entry.value.signature),
+        });
+        if self.rows.len() >= ROWS_PER_BATCH {
+            self.write(sink);
+        }
+        Ok(())
+    }
+
+    fn write(&mut self, sink: &PartSink) {
+        let rows = std::mem::take(&mut self.rows);
+        if sink.stopped() || rows.is_empty() {
+            return;
+        }
+        if self.writer.is_none() {
+            let dir = self.plan.new_generation_dir();
+            match DocPartWriter::create(&dir, sink.part as u32) {
+                Ok(w) => self.writer = Some(w),
+                Err(e) => return sink.fail(e),
+            }
+        }
+        let n = rows.len() as u64;
+        match self.writer.as_mut().expect("created above").write(&rows) {
+            Ok(()) => sink.stats.borrow_mut().index.documents_written += n,
+            Err(e) => sink.fail(e),
+        }
+    }
+
+    fn finish(&mut self, sink: &PartSink) {
+        self.write(sink);
+        if let Some(w) = self.writer.take()
+            && !sink.stopped()
+            && let Err(e) = w.finish()
+        {
+            sink.fail(e);
+        }
+    }
 }
 
 impl Assemble {
+    /// Adds `doc` to the index part, when the run has an index.
+    fn index(
+        &mut self,
+        doc: DocId,
+        meta: &DocMeta,
+        assignment: Option<&Assignment>,
+    ) -> Result<(), SpillError> {
+        if let Some(index) = self.index.as_mut() {
+            let source = &self.sources[doc.file_index() as usize];
+            index.add(doc, meta, source, assignment, &self.sink)?;
+        }
+        Ok(())
+    }
+
     /// The stored metadata of `doc`.
     ///
     /// # Panics
@@ -91,12 +196,14 @@ impl Assemble {
                 return Ok(());
             }
             let m = self.next_meta.take().expect("present");
+            self.index(m.key, &m.value, None)?;
             let row = accepted_row(
                 m.key,
                 m.value,
                 None,
                 self.removal,
                 &self.sources,
+                self.index.as_ref().map(|i| &*i.plan),
                 &mut self.sink.stats.borrow_mut(),
             );
             self.push(row, emit);
@@ -158,12 +265,14 @@ impl Drain<Keyed<DocId, Verdict>, DocId> for Assemble {
             }
             Verdict::Assigned(a) => {
                 let meta = self.take_meta(doc, emit)?;
+                self.index(doc, &meta, Some(&a))?;
                 accepted_row(
                     doc,
                     meta,
                     Some(a),
                     self.removal,
                     &self.sources,
+                    self.index.as_ref().map(|i| &*i.plan),
                     &mut self.sink.stats.borrow_mut(),
                 )
             }
@@ -175,6 +284,9 @@ impl Drain<Keyed<DocId, Verdict>, DocId> for Assemble {
     fn end(&mut self, emit: &mut dyn FnMut(DocId)) -> Result<(), SpillError> {
         self.flush_singletons_before(DocId::from_raw(u64::MAX), emit)?;
         self.write_rows();
+        if let Some(index) = self.index.as_mut() {
+            index.finish(&self.sink);
+        }
         if !self.sink.stopped() {
             let writer = match self.writer.take() {
                 Some(w) => Ok(w),
@@ -199,14 +311,30 @@ impl<'s, T: Timestamp> WriteDocuments<'s, T> for StreamVec<'s, T, Keyed<DocId, V
         sink: PartSink,
         spill: Spill,
         sources: Arc<[Arc<str>]>,
-        emit_kept: bool,
-        removal: Removal,
+        job: &JobConfig,
     ) -> StreamVec<'s, T, DocId> {
+        let (emit_kept, removal) = (job.write_kept.is_some(), job.spec.decision.removal);
+        let index = job.index.clone();
         let by_doc = Exchange::new(|v: &Keyed<DocId, Verdict>| route_doc(v.key));
         collect_sorted(self, by_doc, "WriteDocuments", spill, move || {
             let meta =
                 store.borrow_mut().meta.take().expect("the store finished before the clusters");
+            let index = match &index {
+                Some(plan) => {
+                    // The last reader: the file goes once this reader is done.
+                    let file = store.borrow_mut().signatures.take().expect("the store finished");
+                    Some(IndexDocs {
+                        plan: plan.clone(),
+                        signatures: file.iter()?,
+                        next: None,
+                        rows: Vec::new(),
+                        writer: None,
+                    })
+                }
+                None => None,
+            };
             Ok(Assemble {
+                index,
                 meta: meta.iter()?,
                 next_meta: None,
                 rows: Vec::new(),
@@ -226,6 +354,7 @@ fn accepted_row(
     assignment: Option<Assignment>,
     removal: Removal,
     sources: &[Arc<str>],
+    index: Option<&IndexPlan>,
     stats: &mut WorkerStats,
 ) -> DocumentRow {
     let unmatched = (!meta.matched).then_some(Reason::TooFewFeatures);
@@ -237,6 +366,7 @@ fn accepted_row(
         cluster: Some(meta.id.clone()),
         cluster_size: Some(1),
         duplicate_of: None,
+        duplicate_of_run: None,
         reason: unmatched,
         detail: None,
         verified_with_kept: None,
@@ -246,6 +376,26 @@ fn accepted_row(
     };
     if let Some(a) = assignment {
         row.cluster_size = Some(a.cluster_size);
+        if let Some(ik) = &a.indexed {
+            // Joins a cluster of an earlier run, whose kept document stays kept.
+            row.cluster = Some(ik.kept_id.clone());
+            if removal == Removal::Verified && !a.verified_with_kept {
+                row.reason = Some(Reason::UnverifiedInCluster);
+                row.verified_with_kept = Some(false);
+            } else {
+                row.decision = Decision::Remove;
+                row.duplicate_of = Some(ik.kept_id.clone());
+                row.duplicate_of_run = index.map(|p| p.run_of(ik.kept.generation).to_string());
+                row.reason = Some(if meta.content.get() == ik.kept_content {
+                    Reason::ExactDuplicate
+                } else {
+                    Reason::NearDuplicate
+                });
+                row.verified_with_kept = Some(a.verified_with_kept);
+                stats.index.removed += 1;
+            }
+            return row;
+        }
         if a.kept == doc {
             stats.clusters += 1;
             stats.record_cluster(a.cluster_size, doc, &meta.id);
@@ -285,6 +435,7 @@ pub fn reject_row(r: RejectedRecord, sources: &[Arc<str>]) -> DocumentRow {
         cluster: None,
         cluster_size: None,
         duplicate_of: None,
+        duplicate_of_run: None,
         reason: Some(r.reason),
         detail: Some(r.detail),
         verified_with_kept: None,

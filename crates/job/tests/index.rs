@@ -1,0 +1,198 @@
+//! Deduplicating successive batches against an index (`--index`) decides as one run over
+//! all of them, except where a later document bridges two earlier clusters (earlier
+//! decisions stand, and the summary counts the bridge); an index refuses other settings.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use neardup_io::{Decision, read_documents, read_pairs};
+use neardup_job::{ConfigError, JobConfig, JobSpec, Summary, Topology, run};
+use neardup_testkit::{CorpusSpec, generate, write_jsonl};
+
+/// Decision, the kept document's id (`cluster`) and `duplicate_of_run`, by record id.
+type Decisions = BTreeMap<String, (Decision, Option<String>, Option<String>)>;
+
+fn decisions(out: &Path) -> Decisions {
+    read_documents(&out.join("documents"))
+        .unwrap()
+        .into_iter()
+        .map(|d| (d.id.clone().unwrap(), (d.decision, d.cluster, d.duplicate_of_run)))
+        .collect()
+}
+
+fn run_batch(
+    spec: &JobSpec,
+    inputs: &[PathBuf],
+    out: PathBuf,
+    index: Option<(&Path, &str)>,
+    workers: usize,
+) -> Summary {
+    let mut config = JobConfig::new(spec.clone(), inputs, out.clone()).unwrap();
+    if let Some((dir, run_name)) = index {
+        config = config.with_index(dir.to_path_buf(), run_name.to_string()).unwrap();
+    }
+    let summary = run(&config, &Topology::local(workers)).unwrap();
+    assert!(out.join("_SUCCESS").exists());
+    summary
+}
+
+/// Words of a fixed vocabulary, so texts can share exactly the words they should.
+fn words(from: usize, n: usize) -> String {
+    (from..from + n).map(|i| format!("w{i:04}x")).collect::<Vec<_>>().join(" ")
+}
+
+fn line(id: &str, text: &str) -> String {
+    format!("{{\"id\":\"{id}\",\"text\":\"{text}\"}}")
+}
+
+/// Three batches of a generated corpus with planted duplicates, plus a bridge: `left` and
+/// `right` (batch 1) share most of their text but not enough to be a pair; `middle`
+/// (batch 3) is near both.
+fn batches(dir: &Path) -> Vec<PathBuf> {
+    let spec = CorpusSpec { seed: 21, bad_records: 0, repeated_ids: 0, ..CorpusSpec::default() };
+    let records = generate(&spec);
+    let per = records.len().div_ceil(3);
+    let mut paths = Vec::new();
+    for (i, chunk) in records.chunks(per).enumerate() {
+        let path = dir.join(format!("batch-{}.jsonl", i + 1));
+        write_jsonl(&path, chunk);
+        paths.push(path);
+    }
+    let shared = words(0, 150);
+    // Jaccard about 150/178 = 0.84 with the middle, 150/206 = 0.73 with each other.
+    let left = format!("{shared} {}", words(1000, 28));
+    let right = format!("{shared} {}", words(2000, 28));
+    let mut text = std::fs::read_to_string(&paths[0]).unwrap();
+    text.push_str(&format!("{}\n{}\n", line("left", &left), line("right", &right)));
+    std::fs::write(&paths[0], text).unwrap();
+    let mut text = std::fs::read_to_string(&paths[2]).unwrap();
+    text.push_str(&format!("{}\n", line("middle", &shared)));
+    std::fs::write(&paths[2], text).unwrap();
+    paths
+}
+
+#[test]
+fn batches_against_an_index_decide_as_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = batches(dir.path());
+    let spec = JobSpec::default();
+
+    // One run over all three batches: files in order, so batch order is input order.
+    let whole_out = dir.path().join("whole");
+    run_batch(&spec, &inputs, whole_out.clone(), None, 2);
+    let whole = decisions(&whole_out);
+    let pairs = read_pairs(&whole_out.join("pairs")).unwrap();
+    let paired = |a: &str, b: &str| {
+        pairs.iter().any(|p| (p.id_a == a && p.id_b == b) || (p.id_a == b && p.id_b == a))
+    };
+    assert!(paired("left", "middle") && paired("right", "middle"), "the bridge is near both");
+    assert!(!paired("left", "right"), "the bridged documents are no pair themselves");
+
+    // The same batches one after another, each against the index of those before.
+    let index = dir.path().join("index");
+    let mut batched = Decisions::new();
+    let mut summaries = Vec::new();
+    for (i, input) in inputs.iter().enumerate() {
+        let name = format!("batch-{}", i + 1);
+        let out = dir.path().join(&name);
+        // Worker counts differ between batches: the index does not depend on them.
+        let summary = run_batch(
+            &spec,
+            std::slice::from_ref(input),
+            out.clone(),
+            Some((&index, &name)),
+            i + 1,
+        );
+        let decided = decisions(&out);
+        assert_eq!(summary.counts.records, decided.len() as u64, "every record accounted for");
+        batched.extend(decided);
+        summaries.push(summary);
+    }
+    assert_eq!(batched.len(), whole.len());
+
+    // The bridge: one run keeps one of left and right; the batches keep both (batch 1
+    // decided them) and remove the middle as a copy of the earlier kept one.
+    assert_eq!(whole["left"].0, Decision::Keep);
+    assert_eq!(whole["right"].0, Decision::Remove);
+    assert_eq!(batched["left"].0, Decision::Keep);
+    assert_eq!(batched["right"].0, Decision::Keep);
+    assert_eq!(batched["middle"].0, Decision::Remove);
+    assert_eq!(batched["middle"].1.as_deref(), Some("left"));
+    assert_eq!(batched["middle"].2.as_deref(), Some("batch-1"));
+    let last = summaries.last().unwrap().index.as_ref().unwrap();
+    assert!(last.stats.bridged_clusters >= 1, "the summary reports the bridge: {last:?}");
+
+    // Everything else is decided alike. A document of a later batch may also bridge two
+    // clusters of the corpus (a copy of a copy, the middle link in a later batch): then
+    // one run removes a document that its own batch kept, and the bridge is counted.
+    let bridged: u64 =
+        summaries.iter().map(|s| s.index.as_ref().unwrap().stats.bridged_clusters).sum();
+    let mut differing = Vec::new();
+    for (id, (decision, _, _)) in &whole {
+        let b_decision = batched[id].0;
+        if *decision != b_decision {
+            assert_eq!((*decision, b_decision), (Decision::Remove, Decision::Keep), "{id}");
+            differing.push(id.clone());
+        }
+    }
+    eprintln!(
+        "{} documents, {} removed against the index, {bridged} bridges, differing: {differing:?}",
+        whole.len(),
+        batched.values().filter(|(_, _, run)| run.is_some()).count()
+    );
+    assert!(differing.contains(&"right".to_string()), "{differing:?}");
+    assert!(differing.len() as u64 <= bridged, "{differing:?} differ, {bridged} bridges");
+
+    // Later batches found copies of earlier documents, and say which run kept them.
+    let from_index: Vec<_> =
+        batched.values().filter(|(d, _, run)| *d == Decision::Remove && run.is_some()).collect();
+    assert!(from_index.len() > 20, "{} removed against the index", from_index.len());
+    assert!(from_index.iter().any(|(_, _, run)| run.as_deref() == Some("batch-2")));
+    let s2 = summaries[1].index.as_ref().unwrap();
+    assert_eq!(s2.generation, 2);
+    assert!(s2.stats.matches > 0 && s2.stats.removed > 0 && s2.stats.keys_written > 0);
+}
+
+#[test]
+fn an_index_refuses_a_run_with_other_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = batches(dir.path());
+    let index = dir.path().join("index");
+    run_batch(&JobSpec::default(), &inputs[..1], dir.path().join("a"), Some((&index, "a")), 1);
+    let mut other = JobSpec::default();
+    other.features.ngram_chars = 4;
+    let config = JobConfig::new(other, &inputs[1..2], dir.path().join("b")).unwrap();
+    let err = config.with_index(index.clone(), "b".into()).unwrap_err();
+    let ConfigError::Index(source) = &err else { panic!("not an index error: {err}") };
+    let message = source.to_string();
+    assert!(message.contains("features.ngram_chars = 5"), "{message}");
+    assert!(message.contains("features.ngram_chars = 4"), "{message}");
+    // The index is unchanged: the same settings still use it.
+    let config = JobConfig::new(JobSpec::default(), &inputs[1..2], dir.path().join("b")).unwrap();
+    assert_eq!(config.with_index(index, "b".into()).unwrap().index.unwrap().generation, 2);
+}
+
+#[test]
+fn forgotten_documents_no_longer_block_their_copies() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("index");
+    let (t1, t2) = (words(0, 60), words(500, 60));
+    let first = dir.path().join("first.jsonl");
+    std::fs::write(&first, format!("{}\n{}\n", line("a", &t1), line("b", &t2))).unwrap();
+    run_batch(&JobSpec::default(), &[first], dir.path().join("r1"), Some((&index, "r1")), 1);
+
+    let ids = ["a".to_string()].into_iter().collect();
+    let report = neardup_io::index::forget(&index, &ids).unwrap();
+    assert_eq!(report.listed, 1);
+
+    let second = dir.path().join("second.jsonl");
+    let near_b = format!("{t2} {}", words(900, 2));
+    std::fs::write(&second, format!("{}\n{}\n", line("a-copy", &t1), line("b-copy", &near_b)))
+        .unwrap();
+    let out = dir.path().join("r2");
+    let summary = run_batch(&JobSpec::default(), &[second], out.clone(), Some((&index, "r2")), 2);
+    let d = decisions(&out);
+    assert_eq!(d["a-copy"].0, Decision::Keep, "a was forgotten: its copy is new");
+    assert_eq!(d["b-copy"], (Decision::Remove, Some("b".into()), Some("r1".into())));
+    assert_eq!(summary.index.unwrap().stats.removed, 1);
+}
