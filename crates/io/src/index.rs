@@ -15,11 +15,12 @@
 //! `keys/` holds one row per bucket key of every indexed document (its bands or block
 //! tables, and its content key for exact copies), partitioned by the key's top bits
 //! ([`partition_of`]) and sorted by key in row groups of [`KEY_ROW_GROUP_ROWS`] rows, each
-//! with a bloom filter on the key. A lookup ([`probe_keys`]) reads the footer, then for each
-//! row group whose key range holds a probed key only its bloom filter, and the rows only of
-//! row groups where some probed key may be: reading grows with the probes and their
-//! matches, and with the history only by the footers and bloom filters (about a byte per
-//! key row).
+//! with a bloom filter on the key, in pages of 1,024 rows. A lookup ([`probe_keys`]) reads
+//! the footer and page index, then for each row group whose key range holds a probed key
+//! only its bloom filter, and of the keys the bloom filter lets through only the pages
+//! whose range holds them: reading grows with the probes and their matches (a page per
+//! match), and with the history only by the footers, page indexes and bloom filters (about
+//! a byte and a half per key row).
 //!
 //! `docs/` holds, per document, what verification and the decision need: the id, the
 //! content hash, the signature, and the cluster's kept document. Documents are split into
@@ -61,8 +62,10 @@ pub const MANIFEST: &str = "index.json";
 pub const DEFAULT_PARTITIONS: u32 = 64;
 /// Rows per row group of a key part: each has its own key range and bloom filter.
 pub const KEY_ROW_GROUP_ROWS: usize = 16_384;
+/// Rows per page of a key part: a key found reads its page, not its row group.
+const KEY_PAGE_ROWS: usize = 256;
 /// False-positive rate of the key bloom filters.
-const KEY_BLOOM_FPP: f64 = 0.01;
+const KEY_BLOOM_FPP: f64 = 0.001;
 /// Rows per row group and per page of a docs part.
 const DOC_ROW_GROUP_ROWS: usize = 8_192;
 const DOC_PAGE_ROWS: usize = 64;
@@ -297,6 +300,8 @@ impl KeyPartWriter {
         let key = ColumnPath::from("key");
         let props = base_properties()
             .set_max_row_group_row_count(Some(KEY_ROW_GROUP_ROWS))
+            .set_data_page_row_count_limit(KEY_PAGE_ROWS)
+            .set_write_batch_size(KEY_PAGE_ROWS)
             .set_column_bloom_filter_enabled(key.clone(), true)
             .set_column_bloom_filter_fpp(key.clone(), KEY_BLOOM_FPP)
             .set_column_bloom_filter_max_ndv(key, KEY_ROW_GROUP_ROWS as u64)
@@ -347,6 +352,7 @@ impl DocPartWriter {
         let props = base_properties()
             .set_max_row_group_row_count(Some(DOC_ROW_GROUP_ROWS))
             .set_data_page_row_count_limit(DOC_PAGE_ROWS)
+            .set_write_batch_size(DOC_PAGE_ROWS)
             .build();
         PartWriter::create_with(&generation_dir.join("docs"), part as usize, docs_schema(), props)
             .map(DocPartWriter)
@@ -459,6 +465,34 @@ fn damaged(path: &Path, detail: &str) -> Error {
     Error::Damaged { path: path.to_path_buf(), detail: detail.to_string() }
 }
 
+/// The pages of the key column of row group `rg`, as `(first row, end row, min key, max
+/// key)`; one page spanning the row group when the file has no page index.
+fn page_ranges(
+    metadata: &parquet::file::metadata::ParquetMetaData,
+    rg: usize,
+    rows: usize,
+) -> Vec<(usize, usize, i64, i64)> {
+    use parquet::file::page_index::column_index::ColumnIndexMetaData;
+    let index = metadata.page_index_for_row_group(rg);
+    let (Some(ColumnIndexMetaData::INT64(column)), Some(offsets)) =
+        (index.column_index(0), index.offset_index(0))
+    else {
+        return vec![(0, rows, i64::MIN, i64::MAX)];
+    };
+    let locations = offsets.page_locations();
+    (0..locations.len())
+        .map(|p| {
+            let first = usize::try_from(locations[p].first_row_index).unwrap_or(0);
+            let end = locations
+                .get(p + 1)
+                .map_or(rows, |l| usize::try_from(l.first_row_index).unwrap_or(rows));
+            let min = column.min_value(p).copied().unwrap_or(i64::MIN);
+            let max = column.max_value(p).copied().unwrap_or(i64::MAX);
+            (first, end, min, max)
+        })
+        .collect()
+}
+
 /// Rows of the key part `partition` of the generation in `generation_dir` whose key is in
 /// `keys` (sorted, distinct), in key order. A missing part (no keys fell in that partition)
 /// has no rows.
@@ -477,14 +511,16 @@ pub fn probe_keys(
     if keys.is_empty() {
         return Ok(found);
     }
-    let Some(builder) = open_part(&path, false)? else { return Ok(found) };
+    let Some(builder) = open_part(&path, true)? else { return Ok(found) };
     stats.parts += 1;
     // Keys are stored as i64 bits, so the stored order is the signed order: compare in it.
     let mut probes: Vec<i64> = keys.iter().map(|&k| as_i64(k)).collect();
     probes.sort_unstable();
+    let metadata = builder.metadata().clone();
     let mut row_groups = Vec::new();
     let mut wanted: Vec<i64> = Vec::new();
-    for rg in 0..builder.metadata().num_row_groups() {
+    let mut selectors: Vec<RowSelector> = Vec::new();
+    for rg in 0..metadata.num_row_groups() {
         let (min, max) = int64_range(&builder, rg, 0, &path)?;
         let from = probes.partition_point(|&k| k < min);
         let to = probes.partition_point(|&k| k <= max);
@@ -500,10 +536,36 @@ pub fn probe_keys(
             .copied()
             .filter(|k| bloom.as_ref().is_none_or(|b| b.check(k)))
             .collect();
-        if !hits.is_empty() {
-            row_groups.push(rg);
-            wanted.extend(hits);
+        if hits.is_empty() {
+            continue;
         }
+        // Only the pages whose key range holds a hit (keys are sorted, so a key's rows
+        // are in one page or a few adjacent ones); the whole row group without a page
+        // index.
+        let rows = usize::try_from(metadata.row_group(rg).num_rows()).unwrap_or(0);
+        let pages = page_ranges(&metadata, rg, rows);
+        let mut at = 0usize;
+        let mut selected_any = false;
+        for (first, end, page_min, page_max) in pages {
+            let lo = hits.partition_point(|&k| k < page_min);
+            if lo < hits.len() && hits[lo] <= page_max {
+                if first > at {
+                    selectors.push(RowSelector::skip(first - at));
+                }
+                selectors.push(RowSelector::select(end - first));
+                stats.rows_read += (end - first) as u64;
+                at = end;
+                selected_any = true;
+            }
+        }
+        if !selected_any {
+            continue; // a bloom false positive outside every page's range
+        }
+        if rows > at {
+            selectors.push(RowSelector::skip(rows - at));
+        }
+        row_groups.push(rg);
+        wanted.extend(hits);
     }
     if row_groups.is_empty() {
         return Ok(found);
@@ -511,6 +573,7 @@ pub fn probe_keys(
     stats.row_groups_read += row_groups.len() as u64;
     let reader = builder
         .with_row_groups(row_groups)
+        .with_row_selection(RowSelection::from(selectors))
         .with_batch_size(KEY_ROW_GROUP_ROWS)
         .build()
         .map_err(|source| Error::Parquet { path: path.clone(), source })?;
@@ -518,7 +581,6 @@ pub fn probe_keys(
     for batch in reader {
         let batch =
             batch.map_err(|source| Error::Arrow { path: path.clone(), record: 0, source })?;
-        stats.rows_read += batch.num_rows() as u64;
         let key = batch.column(0).as_primitive::<Int64Type>().values();
         let doc = batch.column(1).as_primitive::<Int64Type>().values();
         for (&k, &d) in key.iter().zip(doc.iter()) {
@@ -839,6 +901,13 @@ mod tests {
                 rows.iter().filter(|r| probe.binary_search(&r.key).is_ok()).copied().collect();
             assert_eq!(found, expected);
             assert_eq!(stats.parts, 1);
+
+            // One key: its page (or two, when its rows cross a page end), not its row group.
+            let mut stats = ProbeStats::default();
+            let one = rows[rows.len() / 2].key;
+            let found = probe_keys(&gen_dir, partition, &[one], &mut stats).unwrap();
+            assert!(!found.is_empty() && found.iter().all(|r| r.key == one));
+            assert!(stats.rows_read <= 2 * KEY_PAGE_ROWS as u64 + 16, "{stats:?}");
 
             // Absent keys alone: bloom filters leave almost every row group unread.
             let mut stats = ProbeStats::default();
