@@ -1028,6 +1028,26 @@ fn print_report(s: &Summary, config: &JobConfig) -> std::io::Result<()> {
             b.pages_stripped
         )?;
     }
+    if let Some(i) = &s.index {
+        let bridged = if i.stats.bridged_clusters > 0 {
+            format!(
+                "; {} new cluster(s) bridge earlier ones, which stay apart",
+                i.stats.bridged_clusters
+            )
+        } else {
+            String::new()
+        };
+        writeln!(
+            out,
+            "index     {:>10}  removed as copies of {} earlier generation(s) ({} matches of {} candidates){bridged}",
+            i.stats.removed, i.stats.generations_read, i.stats.matches, i.stats.candidates
+        )?;
+        writeln!(
+            out,
+            "          {:>10}  generation {} \"{}\" added: {} documents, {} keys -> {}",
+            "", i.generation, i.run, i.stats.documents_written, i.stats.keys_written, i.dir
+        )?;
+    }
     let secs = s.seconds.total.max(1e-9);
     writeln!(
         out,

@@ -212,3 +212,60 @@ fn a_killed_process_fails_the_job_and_the_rerun_starts_clean() {
     .unwrap();
     rerun_succeeds(dir.path(), &[&good, &pipe], &out);
 }
+
+/// Runs `dedup` on `inputs` with `--index`, in one process or two, and returns the output.
+fn indexed_run(
+    dir: &Path,
+    name: &str,
+    inputs: &[&Path],
+    index: &Path,
+    processes: usize,
+) -> PathBuf {
+    let out = dir.join(name);
+    let extra = ["--index", index.to_str().unwrap(), "--run-name", name];
+    if processes == 1 {
+        let status = neardup()
+            .args(["dedup", "-o", out.to_str().unwrap(), "-w", "2", "-q"])
+            .args(extra)
+            .arg("-i")
+            .args(inputs)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    } else {
+        let hosts = hostfile(dir, 2);
+        let p1 = start(1, 2, &hosts, inputs, &out, &extra);
+        let p0 = start(0, 2, &hosts, inputs, &out, &extra);
+        for (p, child) in [(0, p0), (1, p1)] {
+            let o = wait(child, Duration::from_secs(120));
+            assert!(o.status.success(), "process {p}: {}", String::from_utf8_lossy(&o.stderr));
+        }
+    }
+    assert!(out.join("_SUCCESS").exists());
+    out
+}
+
+#[test]
+fn two_processes_use_an_index_as_one_does() {
+    let dir = tempfile::tempdir().unwrap();
+    // The sample folders (web archives, templated pages, court openings, poems).
+    let mut files: Vec<PathBuf> = std::fs::read_dir(repo().join("data-samples"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    files.sort();
+    let all: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let first = &all[..all.len() / 2];
+    let mut outputs = Vec::new();
+    for processes in [1, 2] {
+        let index = dir.path().join(format!("index-{processes}"));
+        indexed_run(dir.path(), &format!("first-{processes}"), first, &index, processes);
+        let out = indexed_run(dir.path(), &format!("all-{processes}"), &all, &index, processes);
+        let summary: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+        assert!(summary["index"]["removed"].as_u64().unwrap() > 0, "{}", summary["index"]);
+        outputs.push(render(&out));
+    }
+    assert_eq!(outputs[0], outputs[1]);
+}
