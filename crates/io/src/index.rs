@@ -200,6 +200,47 @@ impl Manifest {
     }
 }
 
+/// The lock of an index that a run writes: a file made with `create_new`, removed when
+/// the lock is dropped. One run at a time adds to an index.
+#[derive(Debug)]
+pub struct IndexLock(PathBuf);
+
+impl IndexLock {
+    /// Takes the lock of the index in `dir` (making `dir`), and checks that the index still
+    /// has the generations of `read` (the manifest the run was configured with).
+    ///
+    /// # Errors
+    /// [`Error::IndexBusy`] when another run holds it, [`Error::IndexChanged`] when a run
+    /// added to the index since `read`, [`Error::Write`] when the file cannot be made.
+    pub fn acquire(dir: &Path, read: &Manifest) -> Result<Self> {
+        std::fs::create_dir_all(dir)
+            .map_err(|source| Error::Write { path: dir.to_path_buf(), source })?;
+        let path = dir.join(".lock");
+        match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+            Ok(mut f) => {
+                use std::io::Write;
+                let _ = writeln!(f, "pid {}", std::process::id());
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                return Err(Error::IndexBusy { path: dir.to_path_buf(), lock: path });
+            }
+            Err(source) => return Err(Error::Write { path, source }),
+        }
+        let lock = IndexLock(path);
+        let now = Manifest::load(dir)?.map(|m| m.generations).unwrap_or_default();
+        if now != read.generations {
+            return Err(Error::IndexChanged { path: dir.to_path_buf() });
+        }
+        Ok(lock)
+    }
+}
+
+impl Drop for IndexLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 /// The folder name of generation `number` written by the run with `token`.
 pub fn generation_folder(number: u32, token: &str) -> String {
     format!("gen-{number:06}-{token}")
@@ -1000,6 +1041,33 @@ mod tests {
         // Fetching a forgotten document finds nothing.
         let mut stats = ProbeStats::default();
         assert!(fetch_docs(&gen_dir, 0, &[14, 30], &mut stats).unwrap().is_empty());
+    }
+
+    #[test]
+    fn one_run_at_a_time_holds_the_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = dir.path().join("index");
+        let read = Manifest::new(BTreeMap::new());
+        let lock = IndexLock::acquire(&index, &read).unwrap();
+        let e = IndexLock::acquire(&index, &read).unwrap_err().to_string();
+        assert!(e.contains("being written by another run") && e.contains(".lock"), "{e}");
+        drop(lock);
+        // A run that read the index before another added to it must not commit over it.
+        let mut newer = read.clone();
+        newer.generations.push(Generation {
+            number: 1,
+            folder: generation_folder(1, "x"),
+            run: "other".into(),
+            created_unix: 0,
+            documents: 0,
+            keys: 0,
+            doc_parts: 1,
+        });
+        newer.save(&index).unwrap();
+        let e = IndexLock::acquire(&index, &read).unwrap_err().to_string();
+        assert!(e.contains("changed after this run read it"), "{e}");
+        assert!(!index.join(".lock").exists(), "a refused run leaves no lock");
+        IndexLock::acquire(&index, &newer).unwrap();
     }
 
     #[test]

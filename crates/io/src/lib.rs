@@ -187,6 +187,23 @@ pub enum Error {
         /// Its value in the run.
         run: String,
     },
+    /// Another run is writing the index (its lock file exists).
+    #[error(
+        "the index \"{}\" is being written by another run ({}); remove that file if no run is",
+        .path.display(), .lock.display()
+    )]
+    IndexBusy {
+        /// The index folder.
+        path: PathBuf,
+        /// Its lock file.
+        lock: PathBuf,
+    },
+    /// The index gained a generation after this run read it.
+    #[error("the index \"{}\" changed after this run read it (another run added to it); run again", .path.display())]
+    IndexChanged {
+        /// The index folder.
+        path: PathBuf,
+    },
     /// The Parquet writer failed.
     #[error("cannot write parquet file \"{}\"", .path.display())]
     ParquetWrite {

@@ -142,6 +142,9 @@ pub enum JobError {
     /// The output folder, summary or marker could not be written.
     #[error("cannot write the output")]
     Write(#[source] neardup_io::Error),
+    /// The index could not be locked or committed.
+    #[error("cannot use the index")]
+    Index(#[source] neardup_io::Error),
     /// More records were rejected than `decision.max_reject_ratio` allows.
     #[error(
         "{rejected} of {records} records were rejected (most often: {top_reason}), above max_reject_ratio {max_ratio}"
@@ -299,9 +302,15 @@ pub fn run_with_progress(
 ) -> Result<Summary, JobError> {
     let start = Instant::now();
     prepare_output(&config.output)?;
+    // One run at a time adds to an index: process 0 holds its lock until the run ends.
+    let mut _index_lock = None;
     if topology.process == 0
         && let Some(plan) = &config.index
     {
+        _index_lock = Some(
+            neardup_io::index::IndexLock::acquire(&plan.dir, &plan.manifest)
+                .map_err(JobError::Index)?,
+        );
         // What a failed run of the same generation left (no manifest lists it). Other
         // processes write their parts only after this process has joined the run.
         let dir = plan.new_generation_dir();
@@ -545,7 +554,7 @@ fn commit_generation(
         keys: stats.keys_written,
         doc_parts: u32::try_from(topology.processes * topology.workers).expect("few workers"),
     });
-    manifest.save(&plan.dir).map_err(JobError::Write)
+    manifest.save(&plan.dir).map_err(JobError::Index)
 }
 
 /// An error and its sources on one line.
