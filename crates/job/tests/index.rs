@@ -196,3 +196,47 @@ fn forgotten_documents_no_longer_block_their_copies() {
     assert_eq!(d["b-copy"], (Decision::Remove, Some("b".into()), Some("r1".into())));
     assert_eq!(summary.index.unwrap().stats.removed, 1);
 }
+
+#[test]
+fn a_failed_run_adds_nothing_and_leaves_no_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("index");
+    let good = dir.path().join("good.jsonl");
+    std::fs::write(&good, format!("{}\n", line("a", &words(0, 60)))).unwrap();
+    run_batch(
+        &JobSpec::default(),
+        std::slice::from_ref(&good),
+        dir.path().join("r1"),
+        Some((&index, "r1")),
+        1,
+    );
+
+    // Mostly unreadable records: the run fails on its reject ratio, after writing parts.
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(&bad, format!("{}\nnot json\nnot json\nnot json\n", line("b", &words(0, 60))))
+        .unwrap();
+    let config =
+        JobConfig::new(JobSpec::default(), std::slice::from_ref(&bad), dir.path().join("r2"))
+            .unwrap()
+            .with_index(index.clone(), "r2".into())
+            .unwrap();
+    assert!(run(&config, &Topology::local(2)).is_err());
+    let manifest = neardup_io::index::Manifest::load(&index).unwrap().unwrap();
+    assert_eq!(manifest.generations.len(), 1, "the failed run committed nothing");
+    assert!(!index.join(".lock").exists(), "the failed run released the lock");
+
+    // The next good run takes the generation number the failed one could not commit.
+    let summary =
+        run_batch(&JobSpec::default(), &[good], dir.path().join("r3"), Some((&index, "r3")), 2);
+    assert_eq!(summary.index.unwrap().generation, 2);
+    let manifest = neardup_io::index::Manifest::load(&index).unwrap().unwrap();
+    let folders: Vec<_> = std::fs::read_dir(&index)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("gen-"))
+        .collect();
+    assert_eq!(manifest.generations.len(), 2);
+    // The failed run's folder (other inputs, so another name) stays, unlisted: ignored.
+    assert_eq!(folders.len(), 3, "{folders:?}");
+    assert!(manifest.generations.iter().all(|g| folders.contains(&g.folder)));
+}
