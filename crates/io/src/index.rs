@@ -461,15 +461,6 @@ pub struct ProbeStats {
     pub rows_read: u64,
 }
 
-impl std::ops::AddAssign for ProbeStats {
-    fn add_assign(&mut self, o: Self) {
-        self.parts += o.parts;
-        self.bloom_filters += o.bloom_filters;
-        self.row_groups_read += o.row_groups_read;
-        self.rows_read += o.rows_read;
-    }
-}
-
 fn open_part(
     path: &Path,
     page_index: bool,

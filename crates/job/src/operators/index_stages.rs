@@ -40,9 +40,10 @@ use crate::config::IndexPlan;
 use crate::operators::PartSink;
 use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
 use crate::operators::doc_store::DocStore;
-use crate::records::{Membership, SigEntry};
+use crate::operators::verify_candidates::Cursor;
+use crate::records::Membership;
 use crate::routing::route_doc;
-use crate::spill::{MemSize, SortedIter, SpillError};
+use crate::spill::{MemSize, SpillError};
 
 /// Mixed into a content hash to make a representative's content key, so content keys and
 /// band keys never meet by design.
@@ -152,10 +153,6 @@ impl MemSize for OldLink {
     }
 }
 
-fn failed(sink: &PartSink, e: neardup_io::Error) {
-    sink.fail(e);
-}
-
 // ---------------------------------------------------------------------------------------
 // 1. Probing the index by key partition, and writing the new key parts.
 
@@ -185,7 +182,7 @@ impl ProbeDrain {
             });
         match written {
             Ok(n) => self.sink.stats.borrow_mut().index.keys_written += n,
-            Err(e) => return failed(&self.sink, e),
+            Err(e) => return self.sink.fail(e),
         }
         let mut keys: Vec<u64> = rows.iter().map(|r| r.key).collect();
         keys.dedup();
@@ -193,7 +190,7 @@ impl ProbeDrain {
             let mut probe = ProbeStats::default();
             let found = match probe_keys(&dir, partition, &keys, &mut probe) {
                 Ok(found) => found,
-                Err(e) => return failed(&self.sink, e),
+                Err(e) => return self.sink.fail(e),
             };
             self.sink.stats.borrow_mut().index.add_probe(probe);
             let parts = self.plan.doc_parts(generation);
@@ -319,7 +316,7 @@ impl FetchDrain {
         let mut probe = ProbeStats::default();
         let docs = match fetch_docs(&dir, part, &wanted, &mut probe) {
             Ok(docs) => docs,
-            Err(e) => return failed(&self.sink, e),
+            Err(e) => return self.sink.fail(e),
         };
         let mut stats = self.sink.stats.borrow_mut();
         stats.index.add_probe(probe);
@@ -429,29 +426,8 @@ pub fn encode_signature(signature: &Signature) -> Vec<u8> {
 
 struct VerifyDrain {
     store: Rc<RefCell<DocStore>>,
-    rows: Option<SortedIter<Keyed<DocId, SigEntry>>>,
-    current: Option<Keyed<DocId, SigEntry>>,
+    signatures: Cursor,
     stats: Rc<RefCell<crate::stats::WorkerStats>>,
-}
-
-impl VerifyDrain {
-    fn signature_of(&mut self, doc: DocId) -> Result<&SigEntry, SpillError> {
-        if self.rows.is_none() {
-            let store = self.store.borrow();
-            let file = store.signatures.as_ref().expect("the store finished before matching");
-            self.rows = Some(file.iter()?);
-        }
-        let rows = self.rows.as_mut().expect("opened above");
-        while self.current.as_ref().is_none_or(|c| c.key < doc) {
-            match rows.next() {
-                Some(row) => self.current = Some(row?),
-                None => unreachable!("document {doc:?} is not stored on its home worker"),
-            }
-        }
-        let current = self.current.as_ref().expect("advanced above");
-        assert_eq!(current.key, doc, "document {doc:?} is not stored on its home worker");
-        Ok(&current.value)
-    }
 }
 
 impl Drain<Keyed<(DocId, IndexRef), IndexedSide>, IndexMatch> for VerifyDrain {
@@ -463,7 +439,7 @@ impl Drain<Keyed<(DocId, IndexRef), IndexedSide>, IndexMatch> for VerifyDrain {
         let (new, old) = item.key;
         let side = item.value;
         let verifier = self.store.borrow().verifier.clone().expect("set by the store");
-        let entry = self.signature_of(new)?;
+        let entry = self.signatures.find(new)?;
         let similarity = if entry.node.content.get() == side.doc.content {
             Some(1.0)
         } else {
@@ -511,8 +487,7 @@ impl<'s, T: Timestamp> VerifyIndexed<'s, T>
         collect_sorted(self, by_new, "VerifyIndexed", spill, move || {
             Ok(VerifyDrain {
                 store: store.clone(),
-                rows: None,
-                current: None,
+                signatures: Cursor::open(&store)?,
                 stats: stats.clone(),
             })
         })

@@ -16,7 +16,7 @@ pub(crate) mod index_stages;
 mod name_clusters;
 mod reduce_buckets;
 mod sign_docs;
-mod verify_candidates;
+pub(crate) mod verify_candidates;
 mod write_documents;
 mod write_kept;
 mod write_parts;

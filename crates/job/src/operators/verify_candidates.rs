@@ -21,7 +21,7 @@ use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
 use crate::operators::doc_store::DocStore;
 use crate::records::{Candidate, Edge, HalfPair, SigEntry};
 use crate::routing::route_doc;
-use crate::spill::{SortedIter, SpillError};
+use crate::spill::{SortedFile, SortedIter, SpillError};
 
 /// A verified near-duplicate pair.
 #[derive(Clone, Debug)]
@@ -33,17 +33,35 @@ pub enum Near {
 }
 
 /// Walks a sorted signature file alongside records sorted by `DocId`.
-struct Cursor {
+pub(crate) struct Cursor {
     rows: SortedIter<Keyed<DocId, SigEntry>>,
     current: Option<Keyed<DocId, SigEntry>>,
 }
 
 impl Cursor {
-    fn open(store: &Rc<RefCell<DocStore>>) -> Result<Self, SpillError> {
+    /// A cursor over the store's signature file.
+    pub(crate) fn open(store: &Rc<RefCell<DocStore>>) -> Result<Self, SpillError> {
         let store = store.borrow();
         let file =
             store.signatures.as_ref().expect("the store finished before any candidate arrived");
+        Self::over(file)
+    }
+
+    /// A cursor over `file` (it keeps the file while open).
+    pub(crate) fn over(file: &SortedFile<Keyed<DocId, SigEntry>>) -> Result<Self, SpillError> {
         Ok(Cursor { rows: file.iter()?, current: None })
+    }
+
+    /// The signature of `doc`, or `None` when it has none (not a signed representative).
+    /// Calls must come in `DocId` order.
+    pub(crate) fn get(&mut self, doc: DocId) -> Result<Option<&SigEntry>, SpillError> {
+        while self.current.as_ref().is_none_or(|c| c.key < doc) {
+            match self.rows.next() {
+                Some(row) => self.current = Some(row?),
+                None => return Ok(None),
+            }
+        }
+        Ok(self.current.as_ref().filter(|c| c.key == doc).map(|c| &c.value))
     }
 
     /// The signature of `doc`.
@@ -51,16 +69,10 @@ impl Cursor {
     /// # Panics
     /// If `doc` is not stored here: candidates go to their documents' home workers, so a
     /// miss is a routing bug.
-    fn find(&mut self, doc: DocId) -> Result<&SigEntry, SpillError> {
-        while self.current.as_ref().is_none_or(|c| c.key < doc) {
-            match self.rows.next() {
-                Some(row) => self.current = Some(row?),
-                None => unreachable!("document {doc:?} is not stored on its home worker"),
-            }
-        }
-        let current = self.current.as_ref().expect("advanced above");
-        assert_eq!(current.key, doc, "document {doc:?} is not stored on its home worker");
-        Ok(&current.value)
+    pub(crate) fn find(&mut self, doc: DocId) -> Result<&SigEntry, SpillError> {
+        let found = self.get(doc)?;
+        Ok(found
+            .unwrap_or_else(|| unreachable!("document {doc:?} is not stored on its home worker")))
     }
 }
 

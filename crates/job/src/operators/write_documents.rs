@@ -26,7 +26,8 @@ use crate::operators::PartSink;
 use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
 use crate::operators::doc_store::DocStore;
 use crate::operators::index_stages::encode_signature;
-use crate::records::{Assignment, DocMeta, SigEntry, Verdict};
+use crate::operators::verify_candidates::Cursor;
+use crate::records::{Assignment, DocMeta, Verdict};
 use crate::routing::route_doc;
 use crate::spill::{SortedIter, SpillError};
 use crate::stats::WorkerStats;
@@ -65,8 +66,7 @@ struct Assemble {
 /// with its signature and its cluster's kept document.
 struct IndexDocs {
     plan: Arc<IndexPlan>,
-    signatures: SortedIter<Keyed<DocId, SigEntry>>,
-    next: Option<Keyed<DocId, SigEntry>>,
+    signatures: Cursor,
     rows: Vec<IndexedDoc>,
     writer: Option<DocPartWriter>,
 }
@@ -81,13 +81,8 @@ impl IndexDocs {
         assignment: Option<&Assignment>,
         sink: &PartSink,
     ) -> Result<(), SpillError> {
-        while self.next.as_ref().is_none_or(|n| n.key < doc) {
-            match self.signatures.next() {
-                Some(row) => self.next = Some(row?),
-                None => return Ok(()),
-            }
-        }
-        let Some(entry) = self.next.as_ref().filter(|n| n.key == doc) else { return Ok(()) };
+        let Some(entry) = self.signatures.get(doc)? else { return Ok(()) };
+        let signature = encode_signature(&entry.signature);
         let generation = self.plan.generation;
         let (kept, kept_id, kept_content) = match assignment {
             Some(a) => match &a.indexed {
@@ -108,7 +103,7 @@ impl IndexDocs {
             kept_id,
             kept_content,
             content: meta.content.get(),
-            signature: encode_signature(&entry.value.signature),
+            signature,
         });
         if self.rows.len() >= ROWS_PER_BATCH {
             self.write(sink);
@@ -325,8 +320,7 @@ impl<'s, T: Timestamp> WriteDocuments<'s, T> for StreamVec<'s, T, Keyed<DocId, V
                     let file = store.borrow_mut().signatures.take().expect("the store finished");
                     Some(IndexDocs {
                         plan: plan.clone(),
-                        signatures: file.iter()?,
-                        next: None,
+                        signatures: Cursor::over(&file)?,
                         rows: Vec::new(),
                         writer: None,
                     })
