@@ -53,7 +53,11 @@ impl ReadPlan {
         job: &JobConfig,
     ) -> Result<ReadPlan, JobError> {
         let (index, peers) = (worker.index(), worker.peers());
-        let plain = |f: &neardup_io::InputFile| f.format == Format::Jsonl(Compression::None);
+        // Regular files only: a pipe has no size to split, and its reader must be one worker.
+        let plain = |f: &neardup_io::InputFile| {
+            f.format == Format::Jsonl(Compression::None)
+                && std::fs::metadata(&f.path).is_ok_and(|m| m.is_file())
+        };
         if peers == 1 || job.inputs.len() >= 4 * peers || !job.inputs.iter().all(plain) {
             return Ok(ReadPlan { index, peers, lines_before: None });
         }
