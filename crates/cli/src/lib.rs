@@ -85,6 +85,14 @@ pub enum IndexCommand {
         #[arg(long)]
         ids: PathBuf,
     },
+    /// Merge the index's generations into one segment, so a lookup opens one part per key
+    /// partition instead of one per run; drops the key rows of forgotten documents and
+    /// the folders of failed runs. Decisions do not change.
+    Compact {
+        /// The index folder.
+        #[arg(long)]
+        index: PathBuf,
+    },
 }
 
 /// Arguments of `neardup explain`.
@@ -448,7 +456,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
 
 /// Runs `neardup index ...`.
 fn index_command(command: &IndexCommand) -> anyhow::Result<Outcome> {
-    use neardup_io::index::{Manifest, forget};
+    use neardup_io::index::{Manifest, compact, forget};
     let mut out = std::io::stdout().lock();
     match command {
         IndexCommand::Show { index } => {
@@ -461,6 +469,13 @@ fn index_command(command: &IndexCommand) -> anyhow::Result<Outcome> {
                 index.display(),
                 m.format,
                 m.neardup_version
+            )?;
+            writeln!(
+                out,
+                "{} generation(s) in {} segment(s), {} key partitions",
+                m.generations.len(),
+                m.segments().len(),
+                m.partitions
             )?;
             writeln!(
                 out,
@@ -491,6 +506,38 @@ fn index_command(command: &IndexCommand) -> anyhow::Result<Outcome> {
                 "forgot {} listed document(s) and {} member(s) of their clusters; {} id(s) not in the index",
                 report.listed, report.with_their_kept, report.unknown_ids
             )?;
+        }
+        IndexCommand::Compact { index } => {
+            let started = std::time::Instant::now();
+            let report = compact(index)?;
+            let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+            match &report.folder {
+                Some(folder) => writeln!(
+                    out,
+                    "merged {} segment(s) of {} generation(s) into {folder}: {} documents, {} -> {} key rows, {:.1} -> {:.1} MiB in {:.1} s",
+                    report.segments_before,
+                    report.generations,
+                    report.documents,
+                    report.keys_before,
+                    report.keys_after,
+                    mib(report.bytes_before),
+                    mib(report.bytes_after),
+                    started.elapsed().as_secs_f64()
+                )?,
+                None => writeln!(
+                    out,
+                    "nothing to merge: {} segment(s), no forgotten documents",
+                    report.segments_before
+                )?,
+            }
+            if !report.orphans_removed.is_empty() {
+                writeln!(
+                    out,
+                    "removed {} folder(s) of failed runs: {}",
+                    report.orphans_removed.len(),
+                    report.orphans_removed.join(", ")
+                )?;
+            }
         }
     }
     Ok(Outcome::Index)
@@ -1039,8 +1086,12 @@ fn print_report(s: &Summary, config: &JobConfig) -> std::io::Result<()> {
         };
         writeln!(
             out,
-            "index     {:>10}  removed as copies of {} earlier generation(s) ({} matches of {} candidates){bridged}",
-            i.stats.removed, i.stats.generations_read, i.stats.matches, i.stats.candidates
+            "index     {:>10}  removed as copies of {} earlier generation(s) in {} segment(s) ({} matches of {} candidates){bridged}",
+            i.stats.removed,
+            i.stats.generations_read,
+            i.stats.segments_read,
+            i.stats.matches,
+            i.stats.candidates
         )?;
         writeln!(
             out,

@@ -2,20 +2,23 @@
 //! without re-signing or rewriting the old corpus.
 //!
 //! ```text
-//! DIR/index.json                       the manifest: settings, partitions, generations
-//! DIR/gen-000001-<token>/keys/part-NNNNN.parquet   (key, doc_id) of one key partition, by key
-//! DIR/gen-000001-<token>/docs/part-NNNNN.parquet   one row per indexed document, by doc_id
+//! DIR/index.json                    the manifest: settings, partitions, generations
+//! DIR/<segment>/keys/part-NNNNN.parquet   (key, generation, doc_id) of one key partition
+//! DIR/<segment>/docs/part-NNNNN.parquet   one row per indexed document, by (generation, doc_id)
 //! ```
 //!
-//! Every run adds a **generation**: a folder of Parquet parts, named with a token unique to
-//! the run. The manifest, rewritten atomically once all parts of a run are in place, is the
-//! only commit point: a folder it does not list (a run that failed) is ignored, and
-//! compaction removes it.
+//! Every run adds a **generation**, written as a **segment**: a folder of Parquet parts,
+//! named with a token unique to the run. The manifest, rewritten atomically once all parts
+//! of a run are in place, is the only commit point: a folder it does not list (a run that
+//! failed) is ignored, and compaction removes it. Compaction ([`compact`]) merges the
+//! segments of many generations into one, so that a lookup opens one part per partition
+//! instead of one per run; every row carries its generation, so a merged segment still
+//! says which run each document came from.
 //!
 //! `keys/` holds one row per bucket key of every indexed document (its bands or block
 //! tables, and its content key for exact copies), partitioned by the key's top bits
 //! ([`partition_of`]) and sorted by key in row groups of [`KEY_ROW_GROUP_ROWS`] rows, each
-//! with a bloom filter on the key, in pages of 1,024 rows. A lookup ([`probe_keys`]) reads
+//! with a bloom filter on the key, in pages of 256 rows. A lookup ([`probe_keys`]) reads
 //! the footer and page index, then for each row group whose key range holds a probed key
 //! only its bloom filter, and of the keys the bloom filter lets through only the pages
 //! whose range holds them: reading grows with the probes and their matches (a page per
@@ -24,9 +27,9 @@
 //!
 //! `docs/` holds, per document, what verification and the decision need: the id, the
 //! content hash, the signature, and the cluster's kept document. Documents are split into
-//! parts by [`doc_part_of`] and sorted by `doc_id` in small pages, so [`fetch_docs`] reads
-//! the `doc_id` column of the row groups that can hold a wanted document, then only the
-//! pages holding wanted rows.
+//! parts by [`doc_part_of`] and sorted by generation and `doc_id` in small pages, so
+//! [`fetch_docs`] reads the `generation` and `doc_id` columns of the row groups that can
+//! hold a wanted document, then only the pages holding wanted rows.
 //!
 //! Integers are signed (`Int64`, `Int32`) so Spark reads the parts; keys are the bits of the
 //! unsigned key.
@@ -55,7 +58,7 @@ use serde::{Deserialize, Serialize};
 use crate::{Error, PartWriter, Result};
 
 /// Version of the index layout; an index of another version is refused.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 /// The manifest's file name.
 pub const MANIFEST: &str = "index.json";
 /// Key partitions of a new index.
@@ -85,8 +88,31 @@ pub struct Generation {
     pub documents: u64,
     /// Key rows written.
     pub keys: u64,
-    /// Parts of `docs/`: a document's part is [`doc_part_of`] its `doc_id`.
+    /// Parts of `docs/` of its segment: a document's part is [`doc_part_of`] its `doc_id`.
     pub doc_parts: u32,
+    /// `doc_id`s taken out by [`forget`] whose key rows are still in its segment (they
+    /// match nothing; compaction drops them), sorted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub forgotten: Vec<u64>,
+}
+
+/// A folder of the index and the generations whose rows it holds: one generation as a run
+/// wrote it, or several merged by [`compact`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// Its folder in the index.
+    pub folder: String,
+    /// Its generations, oldest first; the first names the segment.
+    pub generations: Vec<u32>,
+    /// Parts of its `docs/`.
+    pub doc_parts: u32,
+}
+
+impl Segment {
+    /// The number of its first generation, which names it among the segments.
+    pub fn first(&self) -> u32 {
+        self.generations[0]
+    }
 }
 
 /// The manifest: what the index was built with, and its generations.
@@ -198,6 +224,23 @@ impl Manifest {
     pub fn generation(&self, number: u32) -> Option<&Generation> {
         self.generations.iter().find(|g| g.number == number)
     }
+
+    /// The segments, in the order of their generations: consecutive generations that share
+    /// a folder form one segment.
+    pub fn segments(&self) -> Vec<Segment> {
+        let mut segments: Vec<Segment> = Vec::new();
+        for g in &self.generations {
+            match segments.last_mut() {
+                Some(s) if s.folder == g.folder => s.generations.push(g.number),
+                _ => segments.push(Segment {
+                    folder: g.folder.clone(),
+                    generations: vec![g.number],
+                    doc_parts: g.doc_parts,
+                }),
+            }
+        }
+        segments
+    }
 }
 
 /// The lock of an index that a run writes: a file made with `create_new`, removed when
@@ -267,18 +310,29 @@ pub struct IndexRef {
     pub doc: u64,
 }
 
-/// One row of a key part.
+/// One row of a key part, ordered as the part is: by key, then document.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct KeyRow {
     /// The bucket or content key.
     pub key: u64,
+    /// The document's generation.
+    pub generation: u32,
     /// The document's `doc_id` in its run.
     pub doc: u64,
 }
 
-/// One row of a docs part.
+impl KeyRow {
+    /// The document of the row.
+    pub fn at(&self) -> IndexRef {
+        IndexRef { generation: self.generation, doc: self.doc }
+    }
+}
+
+/// One row of a docs part, ordered as the part is: by generation, then `doc_id`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct IndexedDoc {
+    /// Its generation.
+    pub generation: u32,
     /// Its `doc_id` in its run.
     pub doc: u64,
     /// Its id.
@@ -297,15 +351,24 @@ pub struct IndexedDoc {
     pub signature: Vec<u8>,
 }
 
+impl IndexedDoc {
+    /// The document of the row.
+    pub fn at(&self) -> IndexRef {
+        IndexRef { generation: self.generation, doc: self.doc }
+    }
+}
+
 fn keys_schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
         Field::new("key", DataType::Int64, false),
+        Field::new("generation", DataType::Int32, false),
         Field::new("doc_id", DataType::Int64, false),
     ]))
 }
 
 fn docs_schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
+        Field::new("generation", DataType::Int32, false),
         Field::new("doc_id", DataType::Int64, false),
         Field::new("id", DataType::Utf8, false),
         Field::new("source", DataType::Utf8, false),
@@ -329,15 +392,19 @@ fn as_i64(v: u64) -> i64 {
     v as i64 // the bits: keys use all 64
 }
 
+fn as_i32(v: u32) -> i32 {
+    v as i32 // generations are far below 2^31
+}
+
 /// Writes the key part of one partition of one generation, rows in key order.
 pub struct KeyPartWriter(PartWriter);
 
 impl KeyPartWriter {
-    /// Starts `generation_dir/keys/part-{partition:05}.parquet`.
+    /// Starts `segment_dir/keys/part-{partition:05}.parquet`.
     ///
     /// # Errors
     /// [`Error::Write`].
-    pub fn create(generation_dir: &Path, partition: u32) -> Result<Self> {
+    pub fn create(segment_dir: &Path, partition: u32) -> Result<Self> {
         let key = ColumnPath::from("key");
         let props = base_properties()
             .set_max_row_group_row_count(Some(KEY_ROW_GROUP_ROWS))
@@ -347,13 +414,8 @@ impl KeyPartWriter {
             .set_column_bloom_filter_fpp(key.clone(), KEY_BLOOM_FPP)
             .set_column_bloom_filter_max_ndv(key, KEY_ROW_GROUP_ROWS as u64)
             .build();
-        PartWriter::create_with(
-            &generation_dir.join("keys"),
-            partition as usize,
-            keys_schema(),
-            props,
-        )
-        .map(KeyPartWriter)
+        PartWriter::create_with(&segment_dir.join("keys"), partition as usize, keys_schema(), props)
+            .map(KeyPartWriter)
     }
 
     /// Appends rows, which must continue the key order. All keys of a partition share
@@ -364,12 +426,18 @@ impl KeyPartWriter {
     /// [`Error::Batch`] or [`Error::ParquetWrite`].
     pub fn write(&mut self, rows: &[KeyRow]) -> Result<()> {
         let mut key = Int64Builder::with_capacity(rows.len());
+        let mut generation = Int32Builder::with_capacity(rows.len());
         let mut doc = Int64Builder::with_capacity(rows.len());
         for r in rows {
             key.append_value(as_i64(r.key));
+            generation.append_value(as_i32(r.generation));
             doc.append_value(as_i64(r.doc));
         }
-        self.0.write_columns(vec![Arc::new(key.finish()), Arc::new(doc.finish())])
+        self.0.write_columns(vec![
+            Arc::new(key.finish()),
+            Arc::new(generation.finish()),
+            Arc::new(doc.finish()),
+        ])
     }
 
     /// Finishes the part; returns the rows written.
@@ -381,30 +449,48 @@ impl KeyPartWriter {
     }
 }
 
-/// Writes one docs part of a generation, rows in `doc_id` order.
-pub struct DocPartWriter(PartWriter);
+/// Writes one docs part of a segment, rows in (generation, `doc_id`) order. Each row group
+/// holds one generation, so its `doc_id` range bounds that generation's rows.
+pub struct DocPartWriter {
+    part: PartWriter,
+    generation: Option<u32>,
+}
 
 impl DocPartWriter {
-    /// Starts `generation_dir/docs/part-{part:05}.parquet`.
+    /// Starts `segment_dir/docs/part-{part:05}.parquet`.
     ///
     /// # Errors
     /// [`Error::Write`].
-    pub fn create(generation_dir: &Path, part: u32) -> Result<Self> {
+    pub fn create(segment_dir: &Path, part: u32) -> Result<Self> {
         let props = base_properties()
             .set_max_row_group_row_count(Some(DOC_ROW_GROUP_ROWS))
             .set_data_page_row_count_limit(DOC_PAGE_ROWS)
             .set_write_batch_size(DOC_PAGE_ROWS)
             .build();
-        PartWriter::create_with(&generation_dir.join("docs"), part as usize, docs_schema(), props)
-            .map(DocPartWriter)
+        PartWriter::create_with(&segment_dir.join("docs"), part as usize, docs_schema(), props)
+            .map(|part| DocPartWriter { part, generation: None })
     }
 
-    /// Appends rows, which must continue the `doc_id` order.
+    /// Appends rows, which must continue the (generation, `doc_id`) order.
     ///
     /// # Errors
     /// [`Error::Batch`] or [`Error::ParquetWrite`].
-    pub fn write(&mut self, rows: &[IndexedDoc]) -> Result<()> {
+    pub fn write(&mut self, mut rows: &[IndexedDoc]) -> Result<()> {
+        while let Some(first) = rows.first() {
+            if self.generation.is_some_and(|g| g != first.generation) {
+                self.part.end_row_group()?;
+            }
+            self.generation = Some(first.generation);
+            let same = rows.partition_point(|r| r.generation == first.generation);
+            self.write_one_generation(&rows[..same])?;
+            rows = &rows[same..];
+        }
+        Ok(())
+    }
+
+    fn write_one_generation(&mut self, rows: &[IndexedDoc]) -> Result<()> {
         let n = rows.len();
+        let mut generation = Int32Builder::with_capacity(n);
         let mut doc = Int64Builder::with_capacity(n);
         let mut id = StringBuilder::new();
         let mut source = StringBuilder::new();
@@ -415,10 +501,11 @@ impl DocPartWriter {
         let mut content = BinaryBuilder::new();
         let mut signature = BinaryBuilder::new();
         for r in rows {
+            generation.append_value(as_i32(r.generation));
             doc.append_value(as_i64(r.doc));
             id.append_value(&r.id);
             source.append_value(&r.source);
-            kept_generation.append_value(r.kept.generation as i32);
+            kept_generation.append_value(as_i32(r.kept.generation));
             kept_doc.append_value(as_i64(r.kept.doc));
             kept_id.append_value(&r.kept_id);
             kept_content.append_value(r.kept_content.to_le_bytes());
@@ -426,6 +513,7 @@ impl DocPartWriter {
             signature.append_value(&r.signature);
         }
         let columns: Vec<ArrayRef> = vec![
+            Arc::new(generation.finish()),
             Arc::new(doc.finish()),
             Arc::new(id.finish()),
             Arc::new(source.finish()),
@@ -436,7 +524,7 @@ impl DocPartWriter {
             Arc::new(content.finish()),
             Arc::new(signature.finish()),
         ];
-        self.0.write_columns(columns)
+        self.part.write_columns(columns)
     }
 
     /// Finishes the part; returns the rows written.
@@ -444,7 +532,7 @@ impl DocPartWriter {
     /// # Errors
     /// [`Error::ParquetWrite`] or [`Error::Write`].
     pub fn finish(self) -> Result<u64> {
-        self.0.finish()
+        self.part.finish()
     }
 }
 
@@ -493,6 +581,32 @@ fn int64_range(
     }
 }
 
+/// The `(min, max)` of Int32 column `column` in row group `rg`.
+fn int32_range(
+    builder: &ParquetRecordBatchReaderBuilder<File>,
+    rg: usize,
+    column: usize,
+    path: &Path,
+) -> Result<(i32, i32)> {
+    match builder.metadata().row_group(rg).column(column).statistics() {
+        Some(Statistics::Int32(s)) => match (s.min_opt(), s.max_opt()) {
+            (Some(min), Some(max)) => Ok((*min, *max)),
+            _ => Err(damaged(path, "a row group has no generation range")),
+        },
+        _ => Err(damaged(path, "a row group has no generation statistics")),
+    }
+}
+
+/// The key part of `partition` in the segment in `segment_dir`.
+pub fn key_part_path(segment_dir: &Path, partition: u32) -> PathBuf {
+    segment_dir.join("keys").join(format!("part-{partition:05}.parquet"))
+}
+
+/// Docs part `part` of the segment in `segment_dir`.
+pub fn doc_part_path(segment_dir: &Path, part: u32) -> PathBuf {
+    segment_dir.join("docs").join(format!("part-{part:05}.parquet"))
+}
+
 fn damaged(path: &Path, detail: &str) -> Error {
     Error::Damaged { path: path.to_path_buf(), detail: detail.to_string() }
 }
@@ -525,20 +639,20 @@ fn page_ranges(
         .collect()
 }
 
-/// Rows of the key part `partition` of the generation in `generation_dir` whose key is in
-/// `keys` (sorted, distinct), in key order. A missing part (no keys fell in that partition)
-/// has no rows.
+/// Rows of the key part `partition` of the segment in `segment_dir` whose key is in `keys`
+/// (sorted, distinct), in key order. A missing part (no keys fell in that partition) has no
+/// rows.
 ///
 /// # Errors
 /// [`Error::Open`], [`Error::Parquet`], [`Error::Arrow`] or [`Error::Damaged`].
 pub fn probe_keys(
-    generation_dir: &Path,
+    segment_dir: &Path,
     partition: u32,
     keys: &[u64],
     stats: &mut ProbeStats,
 ) -> Result<Vec<KeyRow>> {
     debug_assert!(keys.windows(2).all(|w| w[0] < w[1]), "probe keys sorted and distinct");
-    let path = generation_dir.join("keys").join(format!("part-{partition:05}.parquet"));
+    let path = key_part_path(segment_dir, partition);
     let mut found = Vec::new();
     if keys.is_empty() {
         return Ok(found);
@@ -613,14 +727,18 @@ pub fn probe_keys(
     for batch in reader {
         let batch =
             batch.map_err(|source| Error::Arrow { path: path.clone(), record: 0, source })?;
+        if batch.num_columns() != 3 {
+            return Err(damaged(&path, "a keys part without the 3 index columns"));
+        }
         let key = batch.column(0).as_primitive::<Int64Type>().values();
-        let doc = batch.column(1).as_primitive::<Int64Type>().values();
-        for (&k, &d) in key.iter().zip(doc.iter()) {
+        let generation = batch.column(1).as_primitive::<Int32Type>().values();
+        let doc = batch.column(2).as_primitive::<Int64Type>().values();
+        for ((&k, &g), &d) in key.iter().zip(generation.iter()).zip(doc.iter()) {
             while next < wanted.len() && wanted[next] < k {
                 next += 1;
             }
             if next < wanted.len() && wanted[next] == k {
-                found.push(KeyRow { key: k as u64, doc: d as u64 });
+                found.push(KeyRow { key: k as u64, generation: g as u32, doc: d as u64 });
             }
         }
         // Row groups are read in order and keys ascend across them: `next` carries over.
@@ -629,44 +747,54 @@ pub fn probe_keys(
     Ok(found)
 }
 
-/// The documents `docs` (sorted, distinct `doc_id`s) of docs part `part` of the generation
-/// in `generation_dir`, in `doc_id` order; `doc_id`s not in the part are left out.
+/// The documents `docs` (sorted, distinct) of docs part `part` of the segment in
+/// `segment_dir`, in order; documents not in the part are left out.
 ///
 /// # Errors
 /// [`Error::Open`], [`Error::Parquet`], [`Error::Arrow`] or [`Error::Damaged`].
 pub fn fetch_docs(
-    generation_dir: &Path,
+    segment_dir: &Path,
     part: u32,
-    docs: &[u64],
+    docs: &[IndexRef],
     stats: &mut ProbeStats,
 ) -> Result<Vec<IndexedDoc>> {
     debug_assert!(docs.windows(2).all(|w| w[0] < w[1]), "wanted documents sorted and distinct");
-    let path = generation_dir.join("docs").join(format!("part-{part:05}.parquet"));
+    let path = doc_part_path(segment_dir, part);
     let mut found = Vec::new();
     if docs.is_empty() {
         return Ok(found);
     }
     let Some(builder) = open_part(&path, true)? else { return Ok(found) };
     stats.parts += 1;
-    let wanted: Vec<i64> = docs.iter().map(|&d| as_i64(d)).collect(); // doc_ids are < 2^63
-    // Row groups that can hold a wanted document, and the rows of each.
+    // Row groups that can hold a wanted document. Rows are sorted by (generation, doc_id):
+    // a wanted document is in a row group's range when its generation is strictly inside
+    // the group's generation range, or is at an end of it with the doc_id in the group's
+    // doc_id range (a superset of that generation's doc_ids in the group).
     let metadata = builder.metadata().clone();
     let mut row_groups = Vec::new();
     for rg in 0..metadata.num_row_groups() {
-        let (min, max) = int64_range(&builder, rg, 0, &path)?;
-        if wanted.partition_point(|&d| d < min) < wanted.partition_point(|&d| d <= max) {
+        let (g_min, g_max) = int32_range(&builder, rg, 0, &path)?;
+        let (d_min, d_max) = int64_range(&builder, rg, 1, &path)?;
+        let holds = |r: &IndexRef| {
+            let (g, d) = (as_i32(r.generation), as_i64(r.doc));
+            (g > g_min && g < g_max) || ((g == g_min || g == g_max) && d >= d_min && d <= d_max)
+        };
+        let from = docs.partition_point(|r| as_i32(r.generation) < g_min);
+        let to = docs.partition_point(|r| as_i32(r.generation) <= g_max);
+        if docs[from..to].iter().any(holds) {
             row_groups.push(rg);
         }
     }
     if row_groups.is_empty() {
         return Ok(found);
     }
-    // First pass: the doc_id column of those row groups gives the positions of wanted rows.
+    // First pass: the generation and doc_id columns of those row groups give the positions
+    // of wanted rows.
     let mut selectors = Vec::new();
     let mut run_skip = 0usize;
     let mut run_select = 0usize;
     {
-        let mask = ProjectionMask::roots(builder.parquet_schema(), [0]);
+        let mask = ProjectionMask::roots(builder.parquet_schema(), [0, 1]);
         let file =
             File::open(&path).map_err(|source| Error::Open { path: path.clone(), source })?;
         let ids = ParquetRecordBatchReaderBuilder::try_new(file)
@@ -681,11 +809,14 @@ pub fn fetch_docs(
             let batch =
                 batch.map_err(|source| Error::Arrow { path: path.clone(), record: 0, source })?;
             stats.rows_read += batch.num_rows() as u64;
-            for &d in batch.column(0).as_primitive::<Int64Type>().values() {
-                while next < wanted.len() && wanted[next] < d {
+            let generation = batch.column(0).as_primitive::<Int32Type>().values();
+            let doc = batch.column(1).as_primitive::<Int64Type>().values();
+            for (&g, &d) in generation.iter().zip(doc.iter()) {
+                let here = IndexRef { generation: g as u32, doc: d as u64 };
+                while next < docs.len() && docs[next] < here {
                     next += 1;
                 }
-                let hit = next < wanted.len() && wanted[next] == d;
+                let hit = next < docs.len() && docs[next] == here;
                 if hit {
                     if run_skip > 0 {
                         selectors.push(RowSelector::skip(run_skip));
@@ -726,18 +857,19 @@ pub fn fetch_docs(
 }
 
 fn doc_rows(batch: &RecordBatch, path: &Path) -> Result<Vec<IndexedDoc>> {
-    if batch.num_columns() != 9 {
-        return Err(damaged(path, "a docs part without the 9 index columns"));
+    if batch.num_columns() != 10 {
+        return Err(damaged(path, "a docs part without the 10 index columns"));
     }
-    let doc = batch.column(0).as_primitive::<Int64Type>();
-    let id = batch.column(1).as_string::<i32>();
-    let source = batch.column(2).as_string::<i32>();
-    let kept_generation = batch.column(3).as_primitive::<Int32Type>();
-    let kept_doc = batch.column(4).as_primitive::<Int64Type>();
-    let kept_id = batch.column(5).as_string::<i32>();
-    let kept_content = batch.column(6).as_binary::<i32>();
-    let content = batch.column(7).as_binary::<i32>();
-    let signature = batch.column(8).as_binary::<i32>();
+    let generation = batch.column(0).as_primitive::<Int32Type>();
+    let doc = batch.column(1).as_primitive::<Int64Type>();
+    let id = batch.column(2).as_string::<i32>();
+    let source = batch.column(3).as_string::<i32>();
+    let kept_generation = batch.column(4).as_primitive::<Int32Type>();
+    let kept_doc = batch.column(5).as_primitive::<Int64Type>();
+    let kept_id = batch.column(6).as_string::<i32>();
+    let kept_content = batch.column(7).as_binary::<i32>();
+    let content = batch.column(8).as_binary::<i32>();
+    let signature = batch.column(9).as_binary::<i32>();
     let hash = |bytes: &[u8]| -> Result<u128> {
         let bytes: [u8; 16] =
             bytes.try_into().map_err(|_| damaged(path, "a content hash is not 16 bytes"))?;
@@ -746,6 +878,7 @@ fn doc_rows(batch: &RecordBatch, path: &Path) -> Result<Vec<IndexedDoc>> {
     (0..batch.num_rows())
         .map(|i| {
             Ok(IndexedDoc {
+                generation: generation.value(i) as u32,
                 doc: doc.value(i) as u64,
                 id: id.value(i).to_string(),
                 source: source.value(i).to_string(),
@@ -762,25 +895,90 @@ fn doc_rows(batch: &RecordBatch, path: &Path) -> Result<Vec<IndexedDoc>> {
         .collect()
 }
 
-/// Every row of docs part `part` of the generation in `generation_dir` (none when the part
-/// does not exist).
+/// Every row of docs part `part` of the segment in `segment_dir` (none when the part does
+/// not exist).
 ///
 /// # Errors
 /// [`Error::Open`], [`Error::Parquet`], [`Error::Arrow`] or [`Error::Damaged`].
-pub fn read_docs_part(generation_dir: &Path, part: u32) -> Result<Vec<IndexedDoc>> {
-    let path = generation_dir.join("docs").join(format!("part-{part:05}.parquet"));
-    let Some(builder) = open_part(&path, false)? else { return Ok(Vec::new()) };
+pub fn read_docs_part(segment_dir: &Path, part: u32) -> Result<Vec<IndexedDoc>> {
+    let mut rows = Vec::new();
+    for_each_docs_batch(segment_dir, part, |batch| {
+        rows.extend(batch);
+        Ok(())
+    })?;
+    Ok(rows)
+}
+
+/// Calls `f` with the rows of docs part `part` of the segment in `segment_dir`, a batch at
+/// a time, in order (never when the part does not exist).
+///
+/// # Errors
+/// [`Error::Open`], [`Error::Parquet`], [`Error::Arrow`], [`Error::Damaged`], or `f`'s.
+pub fn for_each_docs_batch(
+    segment_dir: &Path,
+    part: u32,
+    mut f: impl FnMut(Vec<IndexedDoc>) -> Result<()>,
+) -> Result<()> {
+    let path = doc_part_path(segment_dir, part);
+    let Some(builder) = open_part(&path, false)? else { return Ok(()) };
     let reader = builder
         .with_batch_size(DOC_ROW_GROUP_ROWS)
         .build()
         .map_err(|source| Error::Parquet { path: path.clone(), source })?;
-    let mut rows = Vec::new();
     for batch in reader {
         let batch =
             batch.map_err(|source| Error::Arrow { path: path.clone(), record: 0, source })?;
-        rows.extend(doc_rows(&batch, &path)?);
+        f(doc_rows(&batch, &path)?)?;
     }
-    Ok(rows)
+    Ok(())
+}
+
+/// The rows of one key part, read a batch at a time.
+struct KeyPartReader {
+    path: PathBuf,
+    reader: Option<parquet::arrow::arrow_reader::ParquetRecordBatchReader>,
+    rows: Vec<KeyRow>,
+    at: usize,
+}
+
+impl KeyPartReader {
+    fn open(segment_dir: &Path, partition: u32) -> Result<Self> {
+        let path = key_part_path(segment_dir, partition);
+        let reader = match open_part(&path, false)? {
+            Some(builder) => Some(
+                builder
+                    .with_batch_size(KEY_ROW_GROUP_ROWS)
+                    .build()
+                    .map_err(|source| Error::Parquet { path: path.clone(), source })?,
+            ),
+            None => None,
+        };
+        Ok(KeyPartReader { path, reader, rows: Vec::new(), at: 0 })
+    }
+
+    fn next(&mut self) -> Result<Option<KeyRow>> {
+        while self.at == self.rows.len() {
+            let Some(batch) = self.reader.as_mut().and_then(Iterator::next) else {
+                return Ok(None);
+            };
+            let path = &self.path;
+            let batch =
+                batch.map_err(|source| Error::Arrow { path: path.clone(), record: 0, source })?;
+            if batch.num_columns() != 3 {
+                return Err(damaged(path, "a keys part without the 3 index columns"));
+            }
+            let key = batch.column(0).as_primitive::<Int64Type>().values();
+            let generation = batch.column(1).as_primitive::<Int32Type>().values();
+            let doc = batch.column(2).as_primitive::<Int64Type>().values();
+            self.rows.clear();
+            self.rows.extend(key.iter().zip(generation.iter()).zip(doc.iter()).map(
+                |((&k, &g), &d)| KeyRow { key: k as u64, generation: g as u32, doc: d as u64 },
+            ));
+            self.at = 0;
+        }
+        self.at += 1;
+        Ok(Some(self.rows[self.at - 1]))
+    }
 }
 
 /// What [`forget`] took out of an index.
@@ -796,28 +994,41 @@ pub struct Forgotten {
 
 /// Takes the documents with the given ids out of the index in `dir`, so they no longer
 /// match new copies; when a listed document was the kept one of its cluster, the cluster's
-/// other (removed) members go too, as nothing kept stands for them any more. Docs parts are
-/// rewritten atomically, one at a time, and the manifest's document counts updated; key
-/// rows of forgotten documents stay until compaction and match nothing.
+/// other (removed) members go too, as nothing kept stands for them any more. Holds the
+/// index lock. Docs parts are rewritten atomically, one at a time, then the manifest's
+/// document counts and lists of forgotten documents are updated; key rows of forgotten
+/// documents stay until [`compact`] and match nothing.
 ///
 /// # Errors
-/// [`Error::Damaged`] when `dir` holds no index, or the errors of reading and writing parts.
+/// [`Error::Damaged`] when `dir` holds no index, [`Error::IndexBusy`], or the errors of
+/// reading and writing parts.
 pub fn forget(dir: &Path, ids: &std::collections::BTreeSet<String>) -> Result<Forgotten> {
     let Some(mut manifest) = Manifest::load(dir)? else {
         return Err(damaged(&dir.join(MANIFEST), "no index here"));
     };
+    let _lock = IndexLock::acquire(dir, &manifest)?;
+    let segments = manifest.segments();
     // First pass: the documents listed, wherever they are.
+    // Parts holding a listed id or a row whose kept document has a listed id are marked
+    // (an id may repeat across runs, so the second pass checks the kept document itself).
     let mut listed = std::collections::BTreeSet::new();
     let mut seen_ids = std::collections::BTreeSet::new();
-    for g in &manifest.generations {
-        let gen_dir = dir.join(&g.folder);
-        for part in 0..g.doc_parts {
-            for row in read_docs_part(&gen_dir, part)? {
-                if ids.contains(&row.id) {
-                    seen_ids.insert(row.id.clone());
-                    listed.insert(IndexRef { generation: g.number, doc: row.doc });
+    let mut marked = std::collections::BTreeSet::new();
+    for (s, segment) in segments.iter().enumerate() {
+        let segment_dir = dir.join(&segment.folder);
+        for part in 0..segment.doc_parts {
+            for_each_docs_batch(&segment_dir, part, |rows| {
+                for row in rows {
+                    if ids.contains(&row.id) {
+                        seen_ids.insert(row.id.clone());
+                        listed.insert(row.at());
+                        marked.insert((s, part));
+                    } else if ids.contains(&row.kept_id) {
+                        marked.insert((s, part));
+                    }
                 }
-            }
+                Ok(())
+            })?;
         }
     }
     let mut report =
@@ -826,41 +1037,238 @@ pub fn forget(dir: &Path, ids: &std::collections::BTreeSet<String>) -> Result<Fo
         return Ok(report);
     }
     // Second pass: rewrite the parts that hold a listed document or a member of a listed
-    // kept document's cluster.
-    for g in &mut manifest.generations {
-        let gen_dir = dir.join(&g.folder);
-        for part in 0..g.doc_parts {
-            let rows = read_docs_part(&gen_dir, part)?;
-            let before = rows.len();
-            let mut kept_rows = Vec::with_capacity(before);
+    // kept document's cluster. A part is streamed into a new file, which replaces the old
+    // one only when a row was left out (an unfinished writer leaves nothing behind).
+    let mut gone: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
+    for (s, part) in marked {
+        let segment_dir = dir.join(&segments[s].folder);
+        let mut writer = DocPartWriter::create(&segment_dir, part)?;
+        let mut removed = 0u64;
+        for_each_docs_batch(&segment_dir, part, |rows| {
+            let mut kept_rows = Vec::with_capacity(rows.len());
             for row in rows {
-                let me = IndexRef { generation: g.number, doc: row.doc };
+                let me = row.at();
                 if listed.contains(&me) {
                     report.listed += 1;
                 } else if listed.contains(&row.kept) {
                     report.with_their_kept += 1;
                 } else {
                     kept_rows.push(row);
+                    continue;
                 }
+                removed += 1;
+                gone.entry(me.generation).or_default().push(me.doc);
             }
-            if kept_rows.len() == before {
-                continue;
-            }
-            g.documents -= (before - kept_rows.len()) as u64;
-            let mut w = DocPartWriter::create(&gen_dir, part)?;
-            for chunk in kept_rows.chunks(DOC_ROW_GROUP_ROWS) {
-                w.write(chunk)?;
-            }
-            w.finish()?;
+            writer.write(&kept_rows)
+        })?;
+        if removed > 0 {
+            writer.finish()?;
+        }
+    }
+    for g in &mut manifest.generations {
+        if let Some(docs) = gone.remove(&g.number) {
+            g.documents -= docs.len() as u64;
+            g.forgotten.extend(docs);
+            g.forgotten.sort_unstable();
+            g.forgotten.dedup();
         }
     }
     manifest.save(dir)?;
     Ok(report)
 }
 
-/// Where the folders of `manifest`'s generations are under `dir`.
-pub fn generation_dirs(dir: &Path, manifest: &Manifest) -> Vec<(u32, PathBuf)> {
-    manifest.generations.iter().map(|g| (g.number, dir.join(&g.folder))).collect()
+/// What [`compact`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Compacted {
+    /// Segments before (one per run since the last compaction, plus the last compacted one).
+    pub segments_before: u64,
+    /// Generations in the merged segment.
+    pub generations: u64,
+    /// Documents in the merged segment.
+    pub documents: u64,
+    /// Key rows before and after.
+    pub keys_before: u64,
+    /// Key rows after: those of forgotten documents are dropped.
+    pub keys_after: u64,
+    /// Bytes of the segments before and after.
+    pub bytes_before: u64,
+    /// Bytes of the merged segment.
+    pub bytes_after: u64,
+    /// Folders no committed generation refers to (left by failed runs or compactions),
+    /// removed.
+    pub orphans_removed: Vec<String>,
+    /// The merged segment's folder; `None` when there was nothing to merge.
+    pub folder: Option<String>,
+}
+
+/// Merges every segment of the index in `dir` into one, dropping the key rows of
+/// forgotten documents, and removes folders no committed generation refers to. Holds the
+/// index lock. The merged segment is written beside the old ones and committed by the
+/// manifest; only then are the old folders removed, so a failure at any point leaves the
+/// index as it was (plus a folder the next compaction removes).
+///
+/// Reading streams every part once; memory holds a batch per merged key part and, when
+/// the merged segments were written by runs of different worker counts, one docs part of
+/// one segment.
+///
+/// # Errors
+/// [`Error::Damaged`] when `dir` holds no index, [`Error::IndexBusy`], or the errors of
+/// reading and writing parts.
+pub fn compact(dir: &Path) -> Result<Compacted> {
+    let Some(mut manifest) = Manifest::load(dir)? else {
+        return Err(damaged(&dir.join(MANIFEST), "no index here"));
+    };
+    let _lock = IndexLock::acquire(dir, &manifest)?;
+    let segments = manifest.segments();
+    let mut report = Compacted {
+        segments_before: segments.len() as u64,
+        generations: manifest.generations.len() as u64,
+        documents: manifest.generations.iter().map(|g| g.documents).sum(),
+        keys_before: manifest.generations.iter().map(|g| g.keys).sum(),
+        ..Compacted::default()
+    };
+    report.orphans_removed = remove_orphans(dir, &segments)?;
+    let forgotten: std::collections::HashSet<IndexRef> = manifest
+        .generations
+        .iter()
+        .flat_map(|g| g.forgotten.iter().map(|&doc| IndexRef { generation: g.number, doc }))
+        .collect();
+    if segments.len() <= 1 && forgotten.is_empty() {
+        report.keys_after = report.keys_before;
+        report.bytes_before = segments.iter().map(|s| folder_bytes(&dir.join(&s.folder))).sum();
+        report.bytes_after = report.bytes_before;
+        return Ok(report);
+    }
+    let (first, last) = (segments[0].first(), manifest.generations.last().expect("some").number);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let folder = format!("gen-{first:06}-{last:06}-c{nanos:x}");
+    let out = dir.join(&folder);
+    let dirs: Vec<PathBuf> = segments.iter().map(|s| dir.join(&s.folder)).collect();
+
+    // Keys: a k-way merge of each partition's parts, in (key, generation, doc_id) order.
+    let mut keys_of: BTreeMap<u32, u64> = BTreeMap::new();
+    for partition in 0..manifest.partitions {
+        let mut readers =
+            dirs.iter().map(|d| KeyPartReader::open(d, partition)).collect::<Result<Vec<_>>>()?;
+        let mut heap = std::collections::BinaryHeap::new();
+        for (i, r) in readers.iter_mut().enumerate() {
+            if let Some(row) = r.next()? {
+                heap.push(std::cmp::Reverse((row, i)));
+            }
+        }
+        let mut writer: Option<KeyPartWriter> = None;
+        let mut chunk = Vec::with_capacity(KEY_ROW_GROUP_ROWS);
+        while let Some(std::cmp::Reverse((row, i))) = heap.pop() {
+            if let Some(next) = readers[i].next()? {
+                heap.push(std::cmp::Reverse((next, i)));
+            }
+            if forgotten.contains(&row.at()) {
+                continue;
+            }
+            *keys_of.entry(row.generation).or_default() += 1;
+            chunk.push(row);
+            if chunk.len() == KEY_ROW_GROUP_ROWS {
+                let w = match writer.as_mut() {
+                    Some(w) => w,
+                    None => writer.insert(KeyPartWriter::create(&out, partition)?),
+                };
+                w.write(&chunk)?;
+                chunk.clear();
+            }
+        }
+        if !chunk.is_empty() || writer.is_some() {
+            let mut w = match writer {
+                Some(w) => w,
+                None => KeyPartWriter::create(&out, partition)?,
+            };
+            w.write(&chunk)?;
+            report.keys_after += w.finish()?;
+        }
+    }
+
+    // Docs: each part is the same part of every segment, in generation order; a segment
+    // written with another number of parts is split anew.
+    let doc_parts = segments.iter().map(|s| s.doc_parts).max().unwrap_or(1);
+    for part in 0..doc_parts {
+        let mut writer = DocPartWriter::create(&out, part)?;
+        let mut rows = 0u64;
+        for (segment, segment_dir) in segments.iter().zip(&dirs) {
+            if segment.doc_parts == doc_parts {
+                for_each_docs_batch(segment_dir, part, |batch| {
+                    rows += batch.len() as u64;
+                    writer.write(&batch)
+                })?;
+            } else {
+                let mut mine = Vec::new();
+                for old in 0..segment.doc_parts {
+                    for_each_docs_batch(segment_dir, old, |batch| {
+                        mine.extend(
+                            batch.into_iter().filter(|d| doc_part_of(d.doc, doc_parts) == part),
+                        );
+                        Ok(())
+                    })?;
+                }
+                mine.sort_unstable_by_key(IndexedDoc::at);
+                rows += mine.len() as u64;
+                for chunk in mine.chunks(DOC_ROW_GROUP_ROWS) {
+                    writer.write(chunk)?;
+                }
+            }
+        }
+        if rows > 0 {
+            writer.finish()?;
+        }
+    }
+
+    for g in &mut manifest.generations {
+        g.folder = folder.clone();
+        g.doc_parts = doc_parts;
+        g.keys = keys_of.get(&g.number).copied().unwrap_or(0);
+        g.forgotten.clear();
+    }
+    manifest.neardup_version = env!("CARGO_PKG_VERSION").to_string();
+    manifest.save(dir)?; // the commit point
+    report.bytes_before = dirs.iter().map(|d| folder_bytes(d)).sum();
+    report.bytes_after = folder_bytes(&out);
+    for d in &dirs {
+        std::fs::remove_dir_all(d).map_err(|source| Error::Write { path: d.clone(), source })?;
+    }
+    report.folder = Some(folder);
+    Ok(report)
+}
+
+/// Removes the folders of `dir` named like segments that none of `segments` is.
+fn remove_orphans(dir: &Path, segments: &[Segment]) -> Result<Vec<String>> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|source| Error::ReadFile { path: dir.to_path_buf(), source })?;
+    let mut removed = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|source| Error::ReadFile { path: dir.to_path_buf(), source })?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if is_dir && name.starts_with("gen-") && !segments.iter().any(|s| s.folder == name) {
+            let path = entry.path();
+            std::fs::remove_dir_all(&path).map_err(|source| Error::Write { path, source })?;
+            removed.push(name);
+        }
+    }
+    removed.sort();
+    Ok(removed)
+}
+
+/// Bytes of the files under `path`.
+fn folder_bytes(path: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(path) else { return 0 };
+    entries
+        .flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => folder_bytes(&e.path()),
+            Ok(_) => e.metadata().map_or(0, |m| m.len()),
+            Err(_) => 0,
+        })
+        .sum()
 }
 
 #[cfg(test)]
@@ -906,7 +1314,11 @@ mod tests {
                 .filter(|&k| partition_of(k, 2) == partition)
                 .enumerate()
                 .flat_map(|(i, key)| {
-                    (0..=(i % 3) as u64).map(move |d| KeyRow { key, doc: i as u64 * 10 + d })
+                    (0..=(i % 3) as u64).map(move |d| KeyRow {
+                        key,
+                        generation: 1 + (d % 2) as u32,
+                        doc: i as u64 * 10 + d,
+                    })
                 })
                 .collect();
             rows.sort_unstable();
@@ -955,83 +1367,275 @@ mod tests {
         assert!(probe_keys(dir.path(), 5, &[1, 2], &mut stats).unwrap().is_empty());
     }
 
-    fn doc(d: u64) -> IndexedDoc {
+    fn doc(generation: u32, d: u64) -> IndexedDoc {
         IndexedDoc {
+            generation,
             doc: d,
-            id: format!("doc-{d}"),
+            id: format!("doc-{generation}-{d}"),
             source: "a.jsonl".into(),
-            kept: IndexRef { generation: 1, doc: d - d % 7 },
-            kept_id: format!("doc-{}", d - d % 7),
+            kept: IndexRef { generation, doc: d - d % 7 },
+            kept_id: format!("doc-{generation}-{}", d - d % 7),
             kept_content: u128::from(d - d % 7),
             content: u128::from(d) << 64 | u128::from(d * 3),
             signature: (d as u32..d as u32 + 32).flat_map(u32::to_le_bytes).collect(),
         }
     }
 
+    fn at(generation: u32, doc: u64) -> IndexRef {
+        IndexRef { generation, doc }
+    }
+
+    /// A part holding two generations with the same doc_ids: fetching finds exactly the
+    /// wanted (generation, doc_id) pairs, reading one row group for one document.
     #[test]
     fn fetching_reads_the_wanted_documents_only() {
         let dir = tempfile::tempdir().unwrap();
         let all: Vec<u64> = (1..30_000u64).map(|i| i * 3).collect();
         let mut w = DocPartWriter::create(dir.path(), 0).unwrap();
-        for chunk in all.chunks(4096) {
-            w.write(&chunk.iter().map(|&d| doc(d)).collect::<Vec<_>>()).unwrap();
+        for g in [1, 2] {
+            for chunk in all.chunks(4096) {
+                w.write(&chunk.iter().map(|&d| doc(g, d)).collect::<Vec<_>>()).unwrap();
+            }
         }
         w.finish().unwrap();
 
-        // Some present, some between present ones, some beyond the end.
-        let mut wanted: Vec<u64> = all.iter().step_by(997).copied().collect();
-        wanted.extend([4, 5, 1_000_000]);
+        // Some present in either generation, some between present ones, some beyond the
+        // end, and a generation that is not there.
+        let mut wanted: Vec<IndexRef> = all.iter().step_by(997).map(|&d| at(1, d)).collect();
+        wanted.extend(all.iter().skip(5).step_by(1999).map(|&d| at(2, d)));
+        wanted.extend([at(1, 4), at(2, 5), at(2, 1_000_000), at(3, 3)]);
         wanted.sort_unstable();
         let mut stats = ProbeStats::default();
         let found = fetch_docs(dir.path(), 0, &wanted, &mut stats).unwrap();
-        let expected: Vec<IndexedDoc> =
-            wanted.iter().filter(|d| *d % 3 == 0 && **d < 90_000).map(|&d| doc(d)).collect();
+        let expected: Vec<IndexedDoc> = wanted
+            .iter()
+            .filter(|r| r.doc % 3 == 0 && r.doc < 90_000 && r.generation <= 2)
+            .map(|r| doc(r.generation, r.doc))
+            .collect();
         assert_eq!(found, expected);
 
-        // One document: one row group's doc_id column is read, not the part.
-        let mut stats = ProbeStats::default();
-        let one = fetch_docs(dir.path(), 0, &[all[12_345]], &mut stats).unwrap();
-        assert_eq!(one, vec![doc(all[12_345])]);
-        assert_eq!(stats.row_groups_read, 1);
-        assert!(stats.rows_read <= DOC_ROW_GROUP_ROWS as u64, "{stats:?}");
-        assert!(fetch_docs(dir.path(), 3, &[3], &mut stats).unwrap().is_empty());
+        // One document: one row group's ids are read, not the part (a row group holds one
+        // generation).
+        for g in [1, 2] {
+            let mut stats = ProbeStats::default();
+            let one = fetch_docs(dir.path(), 0, &[at(g, all[12_345])], &mut stats).unwrap();
+            assert_eq!(one, vec![doc(g, all[12_345])]);
+            assert_eq!(stats.row_groups_read, 1);
+            assert!(stats.rows_read <= DOC_ROW_GROUP_ROWS as u64, "{stats:?}");
+        }
+        assert!(fetch_docs(dir.path(), 3, &[at(1, 3)], &mut stats).unwrap().is_empty());
+    }
+
+    /// Writes a segment of the given generations' documents (split into `parts` docs parts)
+    /// and of a key row per document and key in `keys_per_doc`; returns its generations.
+    fn write_segment(
+        index: &Path,
+        folder: &str,
+        docs: &[IndexedDoc],
+        keys_per_doc: u64,
+        parts: u32,
+    ) -> Vec<Generation> {
+        let segment_dir = index.join(folder);
+        for part in 0..parts {
+            let mut mine: Vec<IndexedDoc> =
+                docs.iter().filter(|d| doc_part_of(d.doc, parts) == part).cloned().collect();
+            mine.sort_unstable();
+            let mut w = DocPartWriter::create(&segment_dir, part).unwrap();
+            w.write(&mine).unwrap();
+            w.finish().unwrap();
+        }
+        let mut rows: Vec<KeyRow> = docs
+            .iter()
+            .flat_map(|d| {
+                (0..keys_per_doc).map(|k| KeyRow {
+                    key: key_of(d.doc, k),
+                    generation: d.generation,
+                    doc: d.doc,
+                })
+            })
+            .collect();
+        rows.sort_unstable();
+        for partition in 0..DEFAULT_PARTITIONS {
+            let mine: Vec<KeyRow> = rows
+                .iter()
+                .filter(|r| partition_of(r.key, DEFAULT_PARTITIONS) == partition)
+                .copied()
+                .collect();
+            if !mine.is_empty() {
+                let mut w = KeyPartWriter::create(&segment_dir, partition).unwrap();
+                w.write(&mine).unwrap();
+                w.finish().unwrap();
+            }
+        }
+        let mut numbers: Vec<u32> = docs.iter().map(|d| d.generation).collect();
+        numbers.dedup();
+        numbers
+            .into_iter()
+            .map(|number| {
+                let documents = docs.iter().filter(|d| d.generation == number).count() as u64;
+                Generation {
+                    number,
+                    folder: folder.to_string(),
+                    run: format!("run-{number}"),
+                    created_unix: 0,
+                    documents,
+                    keys: documents * keys_per_doc,
+                    doc_parts: parts,
+                    forgotten: Vec::new(),
+                }
+            })
+            .collect()
+    }
+
+    /// Key `k` of document `d`: documents 7j..7j+6 share their first key (a bucket).
+    fn key_of(d: u64, k: u64) -> u64 {
+        if k == 0 { keys(d / 7, 1)[0] } else { keys(d * 31 + k, 1)[0] }
+    }
+
+    /// Every key row of an index, by probing every key of `docs`.
+    fn probe_all(index: &Path, docs: &[IndexedDoc], keys_per_doc: u64) -> Vec<KeyRow> {
+        let manifest = Manifest::load(index).unwrap().unwrap();
+        let mut probes: Vec<u64> =
+            docs.iter().flat_map(|d| (0..keys_per_doc).map(|k| key_of(d.doc, k))).collect();
+        probes.sort_unstable();
+        probes.dedup();
+        let mut found = Vec::new();
+        for segment in manifest.segments() {
+            for partition in 0..manifest.partitions {
+                let mine: Vec<u64> = probes
+                    .iter()
+                    .copied()
+                    .filter(|&k| partition_of(k, manifest.partitions) == partition)
+                    .collect();
+                let mut stats = ProbeStats::default();
+                found.extend(
+                    probe_keys(&index.join(&segment.folder), partition, &mine, &mut stats).unwrap(),
+                );
+            }
+        }
+        found.sort_unstable();
+        found
+    }
+
+    /// Every document of an index, by generation and doc_id.
+    fn all_docs(index: &Path) -> Vec<IndexedDoc> {
+        let manifest = Manifest::load(index).unwrap().unwrap();
+        let mut docs = Vec::new();
+        for segment in manifest.segments() {
+            for part in 0..segment.doc_parts {
+                docs.extend(read_docs_part(&index.join(&segment.folder), part).unwrap());
+            }
+        }
+        docs.sort_unstable();
+        docs
     }
 
     #[test]
     fn forgetting_a_kept_document_takes_its_cluster_out() {
         let dir = tempfile::tempdir().unwrap();
         let folder = generation_folder(1, "t");
-        let gen_dir = dir.path().join(&folder);
         // Clusters of seven: doc 7k is kept, 7k+1..7k+6 point to it.
-        let rows: Vec<IndexedDoc> = (7..70u64).map(doc).collect();
-        let mut w = DocPartWriter::create(&gen_dir, 0).unwrap();
-        w.write(&rows).unwrap();
-        w.finish().unwrap();
+        let rows: Vec<IndexedDoc> = (7..70u64).map(|d| doc(1, d)).collect();
         let mut m = Manifest::new(BTreeMap::new());
-        m.generations.push(Generation {
-            number: 1,
-            folder,
-            run: "r".into(),
-            created_unix: 0,
-            documents: rows.len() as u64,
-            keys: 0,
-            doc_parts: 1,
-        });
+        m.generations = write_segment(dir.path(), &folder, &rows, 2, 2);
         m.save(dir.path()).unwrap();
 
-        // doc-14 is kept (its cluster: 14..=20); doc-30 is a removed member; one id is unknown.
-        let ids = ["doc-14", "doc-30", "nowhere"].map(String::from).into_iter().collect();
+        // doc 14 is kept (its cluster: 14..=20); doc 30 is a removed member; one id is unknown.
+        let ids = ["doc-1-14", "doc-1-30", "nowhere"].map(String::from).into_iter().collect();
         let report = forget(dir.path(), &ids).unwrap();
         assert_eq!(report, Forgotten { listed: 2, with_their_kept: 6, unknown_ids: 1 });
-        let left: Vec<u64> = read_docs_part(&gen_dir, 0).unwrap().iter().map(|d| d.doc).collect();
+        let left: Vec<u64> = all_docs(dir.path()).iter().map(|d| d.doc).collect();
         let expected: Vec<u64> =
             (7..70u64).filter(|d| !(14..=20).contains(d) && *d != 30).collect();
         assert_eq!(left, expected);
         let m = Manifest::load(dir.path()).unwrap().unwrap();
         assert_eq!(m.generations[0].documents, expected.len() as u64);
+        let gone: Vec<u64> = (14..=20).chain([30]).collect();
+        assert_eq!(m.generations[0].forgotten, gone);
         // Fetching a forgotten document finds nothing.
         let mut stats = ProbeStats::default();
-        assert!(fetch_docs(&gen_dir, 0, &[14, 30], &mut stats).unwrap().is_empty());
+        for part in 0..2 {
+            let wanted = [at(1, 14), at(1, 30)];
+            let found = fetch_docs(&dir.path().join(&folder), part, &wanted, &mut stats).unwrap();
+            assert!(found.is_empty());
+        }
+        assert!(!dir.path().join(".lock").exists());
+    }
+
+    /// Three segments (one already merged, written with other docs part counts), some
+    /// documents forgotten, and a folder a failed run left: compaction gives one segment
+    /// with every document and every key row but those of forgotten documents.
+    #[test]
+    fn compaction_merges_segments_and_drops_what_was_forgotten() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = dir.path();
+        let gen_docs = |g: u32, n: u64| (0..n).map(move |d| doc(g, d)).collect::<Vec<_>>();
+        let merged: Vec<IndexedDoc> =
+            gen_docs(1, 300).into_iter().chain(gen_docs(2, 200)).collect();
+        let mut m = Manifest::new(BTreeMap::new());
+        m.generations = write_segment(index, "gen-000001-000002-cx", &merged, 3, 2);
+        m.generations.extend(write_segment(index, "gen-000003-a", &gen_docs(3, 250), 3, 3));
+        m.generations.extend(write_segment(index, "gen-000004-b", &gen_docs(4, 120), 3, 2));
+        m.save(index).unwrap();
+        write_segment(index, "gen-000005-failed", &gen_docs(5, 10), 3, 1);
+        let everything: Vec<IndexedDoc> = all_docs(index);
+        assert_eq!(everything.len(), 870);
+        let keys_before = probe_all(index, &everything, 3);
+        assert_eq!(keys_before.len(), 870 * 3);
+
+        // Generation 3's doc 70 is kept with 71..=76 in its cluster; generation 1's doc 5
+        // is a removed member.
+        let ids = ["doc-3-70", "doc-1-5"].map(String::from).into_iter().collect();
+        assert_eq!(forget(index, &ids).unwrap().listed, 2);
+        let live: Vec<IndexedDoc> = all_docs(index);
+        assert_eq!(live.len(), 870 - 8);
+        let keys_live = probe_all(index, &everything, 3);
+        assert_eq!(keys_live, keys_before, "forgetting leaves the key rows");
+
+        let report = compact(index).unwrap();
+        assert_eq!(report.segments_before, 3);
+        assert_eq!(report.generations, 4);
+        assert_eq!(report.documents, 862);
+        assert_eq!((report.keys_before, report.keys_after), (870 * 3, 862 * 3));
+        assert_eq!(report.orphans_removed, vec!["gen-000005-failed".to_string()]);
+        let folder = report.folder.clone().unwrap();
+        assert!(folder.starts_with("gen-000001-000004-c"), "{folder}");
+        let mut folders: Vec<String> = std::fs::read_dir(index)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_type().unwrap().is_dir())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        folders.sort();
+        assert_eq!(folders, vec![folder.clone()], "old and orphan folders are gone");
+
+        let m = Manifest::load(index).unwrap().unwrap();
+        let segments = m.segments();
+        assert_eq!(segments.len(), 1);
+        assert_eq!((segments[0].generations.clone(), segments[0].doc_parts), (vec![1, 2, 3, 4], 3));
+        assert!(m.generations.iter().all(|g| g.forgotten.is_empty()));
+        let keys: Vec<u64> = m.generations.iter().map(|g| g.keys).collect();
+        assert_eq!(keys, vec![299 * 3, 200 * 3, 243 * 3, 120 * 3]);
+        assert_eq!(all_docs(index), live);
+        let forgotten = |r: &KeyRow| {
+            (r.generation == 3 && (70..=76).contains(&r.doc)) || (r.generation == 1 && r.doc == 5)
+        };
+        let expected: Vec<KeyRow> = keys_before.iter().filter(|r| !forgotten(r)).copied().collect();
+        assert_eq!(probe_all(index, &everything, 3), expected);
+        // Every live document is fetched from its part of the merged segment.
+        let mut stats = ProbeStats::default();
+        for part in 0..3 {
+            let wanted: Vec<IndexRef> =
+                live.iter().filter(|d| doc_part_of(d.doc, 3) == part).map(IndexedDoc::at).collect();
+            let found = fetch_docs(&index.join(&folder), part, &wanted, &mut stats).unwrap();
+            assert_eq!(found.len(), wanted.len());
+        }
+
+        // Nothing left to merge: the index stays as it is.
+        let again = compact(index).unwrap();
+        assert_eq!((again.segments_before, again.folder), (1, None));
+        assert_eq!(Manifest::load(index).unwrap().unwrap(), m);
+        assert!(!index.join(".lock").exists());
     }
 
     #[test]
@@ -1053,6 +1657,7 @@ mod tests {
             documents: 0,
             keys: 0,
             doc_parts: 1,
+            forgotten: Vec::new(),
         });
         newer.save(&index).unwrap();
         let e = IndexLock::acquire(&index, &read).unwrap_err().to_string();
@@ -1080,6 +1685,7 @@ mod tests {
             documents: 10,
             keys: 170,
             doc_parts: 2,
+            forgotten: Vec::new(),
         });
         m.save(dir.path()).unwrap();
         let loaded = Manifest::load(dir.path()).unwrap().unwrap();

@@ -220,6 +220,18 @@ impl PartWriter {
             .map_err(|source| Error::ParquetWrite { path: self.tmp.clone(), source })
     }
 
+    /// Ends the current row group, so that the next rows start a new one.
+    ///
+    /// # Errors
+    /// [`Error::ParquetWrite`].
+    pub(crate) fn end_row_group(&mut self) -> Result<()> {
+        self.writer
+            .as_mut()
+            .expect("not finished")
+            .flush()
+            .map_err(|source| Error::ParquetWrite { path: self.tmp.clone(), source })
+    }
+
     /// Closes the file, syncs it to disk and renames it into place; returns rows written.
     ///
     /// # Errors

@@ -313,19 +313,19 @@ impl IndexPlan {
         self.dir.join(&self.folder)
     }
 
-    /// The committed generations: number and folder.
-    pub fn generations(&self) -> Vec<(u32, PathBuf)> {
-        neardup_io::index::generation_dirs(&self.dir, &self.manifest)
+    /// The committed segments, oldest first.
+    pub fn segments(&self) -> Vec<neardup_io::index::Segment> {
+        self.manifest.segments()
+    }
+
+    /// The folder of the segment whose first generation is `first`.
+    pub fn segment_dir(&self, first: u32) -> Option<PathBuf> {
+        self.manifest.generation(first).map(|g| self.dir.join(&g.folder))
     }
 
     /// The run name of generation `number`.
     pub fn run_of(&self, number: u32) -> &str {
         self.manifest.generation(number).map_or("", |g| g.run.as_str())
-    }
-
-    /// `docs/` parts of generation `number`.
-    pub fn doc_parts(&self, number: u32) -> u32 {
-        self.manifest.generation(number).map_or(1, |g| g.doc_parts)
     }
 }
 

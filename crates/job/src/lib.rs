@@ -553,6 +553,7 @@ fn commit_generation(
         documents: stats.documents_written,
         keys: stats.keys_written,
         doc_parts: u32::try_from(topology.processes * topology.workers).expect("few workers"),
+        forgotten: Vec::new(),
     });
     manifest.save(&plan.dir).map_err(JobError::Index)
 }

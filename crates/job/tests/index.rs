@@ -239,4 +239,57 @@ fn a_failed_run_adds_nothing_and_leaves_no_lock() {
     // The failed run's folder (other inputs, so another name) stays, unlisted: ignored.
     assert_eq!(folders.len(), 3, "{folders:?}");
     assert!(manifest.generations.iter().all(|g| folders.contains(&g.folder)));
+
+    // Compaction removes it, and merges the two committed generations.
+    let report = neardup_io::index::compact(&index).unwrap();
+    assert_eq!(report.orphans_removed.len(), 1, "{report:?}");
+    assert_eq!(report.segments_before, 2);
+    let folders: Vec<_> = std::fs::read_dir(&index)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("gen-"))
+        .collect();
+    assert_eq!(folders, vec![report.folder.unwrap()]);
+}
+
+/// Compacting the index between batches changes no decision: the last batch decides the
+/// same against the merged segment as against one segment per run. The runs before had
+/// one and two workers, so the merge splits the first run's docs part anew.
+#[test]
+fn batches_decide_alike_against_a_compacted_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = batches(dir.path());
+    let spec = JobSpec::default();
+    let mut results = Vec::new();
+    for compacted in [false, true] {
+        let index = dir.path().join(format!("index-{compacted}"));
+        let mut decided = Decisions::new();
+        let mut last = None;
+        for (i, input) in inputs.iter().enumerate() {
+            if compacted && i == 2 {
+                let report = neardup_io::index::compact(&index).unwrap();
+                assert_eq!((report.segments_before, report.generations), (2, 2));
+                assert_eq!(report.keys_after, report.keys_before);
+            }
+            let name = format!("batch-{}", i + 1);
+            let out = dir.path().join(format!("{name}-{compacted}"));
+            let summary = run_batch(
+                &spec,
+                std::slice::from_ref(input),
+                out.clone(),
+                Some((&index, &name)),
+                i + 1,
+            );
+            decided.extend(decisions(&out));
+            last = summary.index;
+        }
+        results.push((decided, last.unwrap().stats));
+    }
+    let ((plain, plain_stats), (merged, merged_stats)) = (&results[0], &results[1]);
+    assert_eq!(plain, merged);
+    assert!(merged.values().any(|(_, _, run)| run.as_deref() == Some("batch-1")));
+    assert_eq!((plain_stats.generations_read, plain_stats.segments_read), (2, 2));
+    assert_eq!((merged_stats.generations_read, merged_stats.segments_read), (2, 1));
+    assert_eq!(plain_stats.matches, merged_stats.matches);
+    assert!(merged_stats.parts_opened < plain_stats.parts_opened, "{merged_stats:?}");
 }

@@ -5,10 +5,10 @@
 //! 1. [`ProbeIndex`]: the keys of this run's representatives (bands or block tables, and
 //!    a content key for exact copies), exchanged by key partition. For each partition, in
 //!    key order, the worker writes the new generation's key part and probes the same
-//!    partition of every earlier generation ([`neardup_io::index::probe_keys`]); an indexed
-//!    document sharing a key with a new one makes a candidate. Holds: its spill limit of
-//!    keys, and one partition's keys at a time (a sixty-fourth of the run's keys).
-//! 2. [`FetchIndexed`]: candidates exchanged by the indexed document's generation and docs
+//!    partition of every segment of the index ([`neardup_io::index::probe_keys`]); an
+//!    indexed document sharing a key with a new one makes a candidate. Holds: its spill
+//!    limit of keys, and one partition's keys at a time (a sixty-fourth of the run's keys).
+//! 2. [`FetchIndexed`]: candidates exchanged by the indexed document's segment and docs
 //!    part; for each part, the indexed documents wanted are read at once
 //!    ([`neardup_io::index::fetch_docs`]) and sent to the new document's home worker.
 //!    Holds: its spill limit of candidates, and one part's wanted documents.
@@ -71,15 +71,15 @@ impl MemSize for IndexKey {
 }
 
 /// A new representative and an indexed document that share a key, ordered for fetching:
-/// by the indexed document's generation, docs part and `doc_id`.
+/// by the indexed document's segment, docs part, generation and `doc_id`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct IndexCandidate {
-    /// The indexed document's generation.
-    pub generation: u32,
+    /// The indexed document's segment: its first generation.
+    pub segment: u32,
     /// Its docs part.
     pub part: u32,
-    /// Its `doc_id` in its run.
-    pub old: u64,
+    /// The indexed document.
+    pub old: IndexRef,
     /// The new document.
     pub new: DocId,
 }
@@ -92,20 +92,15 @@ impl MemSize for IndexCandidate {
 
 /// An indexed document on its way to a new document it may match.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct IndexedSide {
-    /// Its generation.
-    pub generation: u32,
-    /// Its row.
-    pub doc: IndexedDoc,
-}
+pub struct IndexedSide(pub IndexedDoc);
 
 impl MemSize for IndexedSide {
     fn mem_size(&self) -> usize {
         std::mem::size_of::<Self>()
-            + self.doc.id.capacity()
-            + self.doc.source.capacity()
-            + self.doc.kept_id.capacity()
-            + self.doc.signature.capacity()
+            + self.0.id.capacity()
+            + self.0.source.capacity()
+            + self.0.kept_id.capacity()
+            + self.0.signature.capacity()
     }
 }
 
@@ -166,7 +161,7 @@ struct ProbeDrain {
 }
 
 impl ProbeDrain {
-    /// Writes the key part of the partition at hand and probes the earlier generations.
+    /// Writes the key part of the partition at hand and probes the index's segments.
     fn flush(&mut self, emit: &mut dyn FnMut(IndexCandidate)) {
         let Some(partition) = self.partition else { return };
         let rows = std::mem::take(&mut self.rows);
@@ -175,8 +170,11 @@ impl ProbeDrain {
         }
         let written =
             KeyPartWriter::create(&self.plan.new_generation_dir(), partition).and_then(|mut w| {
-                let keys: Vec<KeyRow> =
-                    rows.iter().map(|r| KeyRow { key: r.key, doc: r.doc.get() }).collect();
+                let generation = self.plan.generation;
+                let keys: Vec<KeyRow> = rows
+                    .iter()
+                    .map(|r| KeyRow { key: r.key, generation, doc: r.doc.get() })
+                    .collect();
                 w.write(&keys)?;
                 w.finish()
             });
@@ -186,14 +184,14 @@ impl ProbeDrain {
         }
         let mut keys: Vec<u64> = rows.iter().map(|r| r.key).collect();
         keys.dedup();
-        for (generation, dir) in self.plan.generations() {
+        for segment in self.plan.segments() {
+            let dir = self.plan.dir.join(&segment.folder);
             let mut probe = ProbeStats::default();
             let found = match probe_keys(&dir, partition, &keys, &mut probe) {
                 Ok(found) => found,
                 Err(e) => return self.sink.fail(e),
             };
             self.sink.stats.borrow_mut().index.add_probe(probe);
-            let parts = self.plan.doc_parts(generation);
             // Both sides are in key order: a merge join, bucket by bucket.
             let (mut i, mut j) = (0, 0);
             while i < rows.len() && j < found.len() {
@@ -212,9 +210,9 @@ impl ProbeDrain {
                     for new in &rows[i..new_end] {
                         for old in olds {
                             emit(IndexCandidate {
-                                generation,
-                                part: doc_part_of(old.doc, parts),
-                                old: old.doc,
+                                segment: segment.first(),
+                                part: doc_part_of(old.doc, segment.doc_parts),
+                                old: old.at(),
                                 new: new.doc,
                             });
                         }
@@ -244,8 +242,9 @@ impl Drain<IndexKey, IndexCandidate> for ProbeDrain {
 
     fn end(&mut self, emit: &mut dyn FnMut(IndexCandidate)) -> Result<(), SpillError> {
         self.flush(emit);
-        self.sink.stats.borrow_mut().index.generations_read =
-            self.plan.manifest.generations.len() as u64;
+        let mut stats = self.sink.stats.borrow_mut();
+        stats.index.generations_read = self.plan.manifest.generations.len() as u64;
+        stats.index.segments_read = self.plan.segments().len() as u64;
         Ok(())
     }
 }
@@ -298,20 +297,15 @@ struct FetchDrain {
 
 impl FetchDrain {
     fn flush(&mut self, emit: &mut dyn FnMut(Keyed<(DocId, IndexRef), IndexedSide>)) {
-        let Some((generation, part)) = self.group else { return };
+        let Some((segment, part)) = self.group else { return };
         let candidates = std::mem::take(&mut self.candidates);
         if candidates.is_empty() || self.sink.stopped() {
             return;
         }
-        let mut wanted: Vec<u64> = candidates.iter().map(|c| c.old).collect();
+        let mut wanted: Vec<IndexRef> = candidates.iter().map(|c| c.old).collect();
         wanted.dedup();
-        let Some(dir) = self
-            .plan
-            .generations()
-            .into_iter()
-            .find_map(|(g, dir)| (g == generation).then_some(dir))
-        else {
-            unreachable!("candidates come from committed generations")
+        let Some(dir) = self.plan.segment_dir(segment) else {
+            unreachable!("candidates come from committed segments")
         };
         let mut probe = ProbeStats::default();
         let docs = match fetch_docs(&dir, part, &wanted, &mut probe) {
@@ -324,12 +318,8 @@ impl FetchDrain {
         drop(stats);
         for c in candidates {
             // A document missing from its part was taken out of the index: no candidate.
-            if let Ok(i) = docs.binary_search_by_key(&c.old, |d| d.doc) {
-                let old = IndexRef { generation, doc: c.old };
-                emit(Keyed {
-                    key: (c.new, old),
-                    value: IndexedSide { generation, doc: docs[i].clone() },
-                });
+            if let Ok(i) = docs.binary_search_by_key(&c.old, IndexedDoc::at) {
+                emit(Keyed { key: (c.new, c.old), value: IndexedSide(docs[i].clone()) });
             }
         }
     }
@@ -344,9 +334,9 @@ impl Drain<IndexCandidate, Keyed<(DocId, IndexRef), IndexedSide>> for FetchDrain
         if self.candidates.last() == Some(&c) {
             return Ok(()); // found through several keys
         }
-        if self.group != Some((c.generation, c.part)) {
+        if self.group != Some((c.segment, c.part)) {
             self.flush(emit);
-            self.group = Some((c.generation, c.part));
+            self.group = Some((c.segment, c.part));
         }
         self.candidates.push(c);
         Ok(())
@@ -380,7 +370,7 @@ impl<'s, T: Timestamp> FetchIndexed<'s, T> for StreamVec<'s, T, IndexCandidate> 
         spill: Spill,
     ) -> StreamVec<'s, T, Keyed<(DocId, IndexRef), IndexedSide>> {
         let by_part = Exchange::new(|c: &IndexCandidate| {
-            neardup_core::hash::route((u64::from(c.generation) << 32) | u64::from(c.part))
+            neardup_core::hash::route((u64::from(c.segment) << 32) | u64::from(c.part))
         });
         collect_sorted(self, by_part, "FetchIndexed", spill, move || {
             Ok(FetchDrain {
@@ -437,13 +427,13 @@ impl Drain<Keyed<(DocId, IndexRef), IndexedSide>, IndexMatch> for VerifyDrain {
         emit: &mut dyn FnMut(IndexMatch),
     ) -> Result<(), SpillError> {
         let (new, old) = item.key;
-        let side = item.value;
+        let side = item.value.0;
         let verifier = self.store.borrow().verifier.clone().expect("set by the store");
         let entry = self.signatures.find(new)?;
-        let similarity = if entry.node.content.get() == side.doc.content {
+        let similarity = if entry.node.content.get() == side.content {
             Some(1.0)
         } else {
-            decode_signature(&side.doc.signature, &entry.signature).and_then(|theirs| {
+            decode_signature(&side.signature, &entry.signature).and_then(|theirs| {
                 let verdict = verifier.verify(&entry.signature, &theirs, &[], &[]);
                 verdict.is_duplicate.then_some(verdict.similarity)
             })
@@ -453,9 +443,9 @@ impl Drain<Keyed<(DocId, IndexRef), IndexedSide>, IndexMatch> for VerifyDrain {
             emit(IndexMatch {
                 new,
                 old,
-                kept: side.doc.kept,
-                kept_id: side.doc.kept_id,
-                kept_content: side.doc.kept_content,
+                kept: side.kept,
+                kept_id: side.kept_id,
+                kept_content: side.kept_content,
                 similarity,
             });
         }

@@ -96,6 +96,7 @@ impl IndexDocs {
             None => (IndexRef { generation, doc: doc.get() }, meta.id.clone(), meta.content.get()),
         };
         self.rows.push(IndexedDoc {
+            generation,
             doc: doc.get(),
             id: meta.id.clone(),
             source: source.to_string(),
