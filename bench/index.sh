@@ -26,23 +26,7 @@ out=target/bench/index
 rm -rf "$out"
 mkdir -p "$out"
 total=$(wc -l < "$corpus")
-python3 - "$corpus" "$batch" "$out/batch.jsonl" <<'PY'
-import json, sys
-corpus, batch, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-lines = open(corpus, encoding="utf-8").read().splitlines()
-tail = len(lines) - 100_000
-first = {}
-for i, line in enumerate(lines):
-    first.setdefault(json.loads(line)["truth"], i)
-fresh = [l for l in lines[tail:] if first[json.loads(l)["truth"]] >= tail][: batch - batch // 10]
-copies = []
-for i in range(0, 100_000, 100_000 // (batch // 10)):
-    d = json.loads(lines[i])
-    text = d["text"].rsplit("\n", 1)[0] if "\n" in d["text"] else d["text"][:-20]
-    copies.append(json.dumps({"id": d["id"] + "-again", "text": text, "truth": d["truth"]}))
-with open(out, "w", encoding="utf-8") as f:
-    f.write("\n".join(fresh + copies[: batch // 10]) + "\n")
-PY
+python3 bench/index_batch.py "$corpus" "$batch" "$out/batch.jsonl"
 
 printf '%-9s %-7s %8s %6s %8s %10s %11s %11s %8s %8s\n' history batch wall_s parts blooms row_groups rows_read candidates matches removed
 for h in "${histories[@]}"; do

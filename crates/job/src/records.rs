@@ -76,6 +76,9 @@ pub struct DocMeta {
     pub content: ContentHash,
     /// Whether it took part in near-duplicate matching.
     pub matched: bool,
+    /// Whether it represents its text among its exact copies (the one signed, matched and,
+    /// with an index, indexed).
+    pub representative: bool,
     /// URL, fetch date and digest of a web page.
     pub web: Option<Box<WebMeta>>,
 }

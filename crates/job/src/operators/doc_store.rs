@@ -173,10 +173,12 @@ impl Drain<StoreKey, Stored> for StoreDrain {
                         }
                         _ => unreachable!("signatures match the job's method"),
                     }
-                    if self.job.index.is_some() {
-                        let key = BucketKey::new(content_key(d.content));
-                        emit(Stored::Content(BucketRecord { key, doc: d.doc }));
-                    }
+                }
+                // With an index, every representative is looked up and indexed by its
+                // content too: those with too few features to sign by content alone.
+                if is_rep && self.job.index.is_some() {
+                    let key = BucketKey::new(content_key(d.content));
+                    emit(Stored::Content(BucketRecord { key, doc: d.doc }));
                 }
                 let node =
                     NodeInfo { doc: d.doc, id: d.id.clone(), chars: d.chars, content: d.content };
@@ -188,6 +190,7 @@ impl Drain<StoreKey, Stored> for StoreDrain {
                         features: d.features,
                         content: d.content,
                         matched: d.signature.is_some(),
+                        representative: is_rep,
                         web: d.web,
                     },
                 })?;

@@ -22,7 +22,8 @@ pub enum Grouped {
     Pair(PairRow),
     /// The same pair, for clustering.
     Edge(Edge),
-    /// A representative with a signature, for LSH (sent to its home worker).
+    /// The first document of a text (sent to its home worker): with a signature, it is
+    /// matched by LSH; with an index, every representative is indexed.
     Representative(DocId),
     /// How many representatives with signatures this worker found, once at the end.
     RepresentativeCount(u64),
@@ -50,10 +51,12 @@ impl Drain<Key, Grouped> for Groups {
                 emit(Grouped::Edge(Edge { a: rep.node.clone(), b: key.node }));
             }
             _ => {
+                // Every text has a representative (with an index, those too short to sign
+                // are indexed by content); the count is of those signed and matched.
                 if key.matched {
                     self.count += 1;
-                    emit(Grouped::Representative(key.node.doc));
                 }
+                emit(Grouped::Representative(key.node.doc));
                 self.representative = Some(key);
             }
         }

@@ -41,7 +41,7 @@ use crate::operators::PartSink;
 use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
 use crate::operators::doc_store::DocStore;
 use crate::operators::verify_candidates::Cursor;
-use crate::records::Membership;
+use crate::records::{DocMeta, Membership};
 use crate::routing::route_doc;
 use crate::spill::{MemSize, SpillError};
 
@@ -417,6 +417,8 @@ pub fn encode_signature(signature: &Signature) -> Vec<u8> {
 struct VerifyDrain {
     store: Rc<RefCell<DocStore>>,
     signatures: Cursor,
+    /// For the content hash of new documents without a signature.
+    meta: Cursor<DocMeta>,
     stats: Rc<RefCell<crate::stats::WorkerStats>>,
 }
 
@@ -429,14 +431,16 @@ impl Drain<Keyed<(DocId, IndexRef), IndexedSide>, IndexMatch> for VerifyDrain {
         let (new, old) = item.key;
         let side = item.value.0;
         let verifier = self.store.borrow().verifier.clone().expect("set by the store");
-        let entry = self.signatures.find(new)?;
-        let similarity = if entry.node.content.get() == side.content {
-            Some(1.0)
-        } else {
-            decode_signature(&side.signature, &entry.signature).and_then(|theirs| {
+        // Equal texts match; otherwise both need signatures (a document with too few
+        // features to sign has none, and matches equal texts only).
+        let similarity = match self.signatures.get(new)? {
+            Some(entry) if entry.node.content.get() == side.content => Some(1.0),
+            Some(_) if side.signature.is_empty() => None,
+            Some(entry) => decode_signature(&side.signature, &entry.signature).and_then(|theirs| {
                 let verdict = verifier.verify(&entry.signature, &theirs, &[], &[]);
                 verdict.is_duplicate.then_some(verdict.similarity)
-            })
+            }),
+            None => (self.meta.find(new)?.content.get() == side.content).then_some(1.0),
         };
         if let Some(similarity) = similarity {
             self.stats.borrow_mut().index.matches += 1;
@@ -475,9 +479,13 @@ impl<'s, T: Timestamp> VerifyIndexed<'s, T>
     ) -> StreamVec<'s, T, IndexMatch> {
         let by_new = Exchange::new(|k: &Keyed<(DocId, IndexRef), IndexedSide>| route_doc(k.key.0));
         collect_sorted(self, by_new, "VerifyIndexed", spill, move || {
+            let meta = Cursor::over(
+                store.borrow().meta.as_ref().expect("the store finished before any candidate"),
+            )?;
             Ok(VerifyDrain {
                 store: store.clone(),
                 signatures: Cursor::open(&store)?,
+                meta,
                 stats: stats.clone(),
             })
         })

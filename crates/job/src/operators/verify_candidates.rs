@@ -32,13 +32,14 @@ pub enum Near {
     Edge(Edge),
 }
 
-/// Walks a sorted signature file alongside records sorted by `DocId`.
-pub(crate) struct Cursor {
-    rows: SortedIter<Keyed<DocId, SigEntry>>,
-    current: Option<Keyed<DocId, SigEntry>>,
+/// Walks a sorted file of the store (signatures by default, or metadata) alongside
+/// records sorted by `DocId`.
+pub(crate) struct Cursor<V = SigEntry> {
+    rows: SortedIter<Keyed<DocId, V>>,
+    current: Option<Keyed<DocId, V>>,
 }
 
-impl Cursor {
+impl Cursor<SigEntry> {
     /// A cursor over the store's signature file.
     pub(crate) fn open(store: &Rc<RefCell<DocStore>>) -> Result<Self, SpillError> {
         let store = store.borrow();
@@ -46,15 +47,17 @@ impl Cursor {
             store.signatures.as_ref().expect("the store finished before any candidate arrived");
         Self::over(file)
     }
+}
 
+impl<V: serde::de::DeserializeOwned + Clone + 'static> Cursor<V> {
     /// A cursor over `file` (it keeps the file while open).
-    pub(crate) fn over(file: &SortedFile<Keyed<DocId, SigEntry>>) -> Result<Self, SpillError> {
+    pub(crate) fn over(file: &SortedFile<Keyed<DocId, V>>) -> Result<Self, SpillError> {
         Ok(Cursor { rows: file.iter()?, current: None })
     }
 
-    /// The signature of `doc`, or `None` when it has none (not a signed representative).
-    /// Calls must come in `DocId` order.
-    pub(crate) fn get(&mut self, doc: DocId) -> Result<Option<&SigEntry>, SpillError> {
+    /// The row of `doc`, or `None` when it has none (for signatures: not a signed
+    /// representative). Calls must come in `DocId` order.
+    pub(crate) fn get(&mut self, doc: DocId) -> Result<Option<&V>, SpillError> {
         while self.current.as_ref().is_none_or(|c| c.key < doc) {
             match self.rows.next() {
                 Some(row) => self.current = Some(row?),
@@ -64,12 +67,12 @@ impl Cursor {
         Ok(self.current.as_ref().filter(|c| c.key == doc).map(|c| &c.value))
     }
 
-    /// The signature of `doc`.
+    /// The row of `doc`.
     ///
     /// # Panics
     /// If `doc` is not stored here: candidates go to their documents' home workers, so a
     /// miss is a routing bug.
-    pub(crate) fn find(&mut self, doc: DocId) -> Result<&SigEntry, SpillError> {
+    pub(crate) fn find(&mut self, doc: DocId) -> Result<&V, SpillError> {
         let found = self.get(doc)?;
         Ok(found
             .unwrap_or_else(|| unreachable!("document {doc:?} is not stored on its home worker")))

@@ -72,7 +72,8 @@ struct IndexDocs {
 }
 
 impl IndexDocs {
-    /// Adds `doc` when it is a signed representative (its signature is in the store).
+    /// Adds `doc` when it is a representative: with its signature when it has one (it is in
+    /// the store), with none when it had too few features (matched by content only).
     fn add(
         &mut self,
         doc: DocId,
@@ -81,8 +82,11 @@ impl IndexDocs {
         assignment: Option<&Assignment>,
         sink: &PartSink,
     ) -> Result<(), SpillError> {
-        let Some(entry) = self.signatures.get(doc)? else { return Ok(()) };
-        let signature = encode_signature(&entry.signature);
+        let signature = match self.signatures.get(doc)? {
+            Some(entry) => encode_signature(&entry.signature),
+            None if meta.representative => Vec::new(),
+            None => return Ok(()),
+        };
         let generation = self.plan.generation;
         let (kept, kept_id, kept_content) = match assignment {
             Some(a) => match &a.indexed {

@@ -1,0 +1,76 @@
+//! The index commands from the command line: runs add generations, `index compact` merges
+//! them without changing a later run's decisions, and `index forget` takes documents out.
+
+use neardup_cli::Outcome;
+use neardup_e2e::{neardup, render_documents, repo};
+use neardup_io::{Decision, read_documents};
+
+#[test]
+fn compacting_between_runs_changes_no_decision() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("index");
+    let input = repo().join("tests/fixtures/mixed.jsonl");
+    let run = |name: &str| {
+        let out = dir.path().join(name);
+        let args = [
+            "dedup",
+            "-i",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "-q",
+            "--index",
+            index.to_str().unwrap(),
+            "--run-name",
+            name,
+        ];
+        neardup(&args).unwrap();
+        out
+    };
+    let index_cmd = |args: &[&str]| {
+        let mut all = vec!["index", args[0], "--index", index.to_str().unwrap()];
+        all.extend_from_slice(&args[1..]);
+        neardup(&all)
+    };
+    let first = run("r1");
+    // The same input again: every accepted document is a copy of one the first run
+    // indexed, including one too short to sign (indexed by its content).
+    let second = run("r2");
+    let docs = read_documents(&second.join("documents")).unwrap();
+    let accepted: Vec<_> = docs.iter().filter(|d| d.decision != Decision::Reject).collect();
+    assert!(!accepted.is_empty());
+    assert!(accepted.iter().all(|d| d.decision == Decision::Remove), "all copies of r1");
+    assert!(accepted.iter().all(|d| d.duplicate_of_run.as_deref() == Some("r1")));
+    assert!(accepted.iter().any(|d| d.id.as_deref() == Some("short")));
+
+    assert!(matches!(index_cmd(&["compact"]).unwrap(), Outcome::Index));
+    assert!(matches!(index_cmd(&["show"]).unwrap(), Outcome::Index));
+    let manifest = neardup_io::index::Manifest::load(&index).unwrap().unwrap();
+    assert_eq!((manifest.generations.len(), manifest.segments().len()), (2, 1));
+    let third = run("r3");
+    assert_eq!(render_documents(&third), render_documents(&second));
+
+    // Forgetting every document the first run kept lets their copies in again.
+    let kept: Vec<String> = read_documents(&first.join("documents"))
+        .unwrap()
+        .into_iter()
+        .filter(|d| d.decision == Decision::Keep)
+        .filter_map(|d| d.id)
+        .collect();
+    let ids = dir.path().join("ids.txt");
+    std::fs::write(&ids, kept.join("\n")).unwrap();
+    index_cmd(&["forget", "--ids", ids.to_str().unwrap()]).unwrap();
+    let fourth = run("r4");
+    assert_eq!(render_documents(&fourth), render_documents(&first));
+}
+
+#[test]
+fn index_commands_name_a_folder_without_an_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().to_str().unwrap();
+    for command in ["show", "compact"] {
+        let e = neardup(&["index", command, "--index", path]).unwrap_err();
+        let message = format!("{e:#}");
+        assert!(message.contains(path), "{command}: {message}");
+    }
+}
