@@ -74,3 +74,38 @@ fn index_commands_name_a_folder_without_an_index() {
         assert!(message.contains(path), "{command}: {message}");
     }
 }
+
+/// A job file's `index.dir` is used like `--index`, which overrides it; `--run-name` needs
+/// one of them.
+#[test]
+fn a_job_file_names_the_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = repo().join("tests/fixtures/mixed.jsonl");
+    let from_file = dir.path().join("from-file");
+    let job = dir.path().join("weekly.toml");
+    std::fs::write(&job, format!("[index]\ndir = {:?}\n", from_file.to_str().unwrap())).unwrap();
+    let run = |out: &str, extra: &[&str]| {
+        let out = dir.path().join(out);
+        let mut args = vec!["dedup", "-i", input.to_str().unwrap(), "-o", out.to_str().unwrap()];
+        args.extend_from_slice(&["-q", "--job", job.to_str().unwrap()]);
+        args.extend_from_slice(extra);
+        neardup(&args)
+    };
+    run("w1", &["--run-name", "w1"]).unwrap();
+    let manifest = neardup_io::index::Manifest::load(&from_file).unwrap().unwrap();
+    assert_eq!(manifest.generations[0].run, "w1");
+
+    let flag = dir.path().join("from-flag");
+    run("w2", &["--index", flag.to_str().unwrap()]).unwrap();
+    let manifest = neardup_io::index::Manifest::load(&flag).unwrap().unwrap();
+    assert_eq!(manifest.generations[0].run, "w2", "the output folder's name");
+    assert_eq!(
+        neardup_io::index::Manifest::load(&from_file).unwrap().unwrap().generations.len(),
+        1
+    );
+
+    let out = dir.path().join("w3");
+    let args = ["dedup", "-i", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "-q"];
+    let e = neardup(&[&args[..], &["--run-name", "w3"]].concat()).unwrap_err();
+    assert!(format!("{e:#}").contains("--run-name"), "{e:#}");
+}

@@ -251,12 +251,12 @@ pub struct DedupArgs {
     pub write_kept: Option<PathBuf>,
     /// Index of earlier runs: deduplicate against every document it holds, then add this
     /// run's documents to it as a new generation (made on first use). Runs that share an
-    /// index must use the same signature and feature settings.
+    /// index must use the same signature and feature settings [job file: index.dir].
     #[arg(long, value_name = "DIR")]
     pub index: Option<PathBuf>,
     /// This run's name in the index, shown as `duplicate_of_run` when later runs find
     /// copies of its documents [default: the output folder's name].
-    #[arg(long, value_name = "NAME", requires = "index")]
+    #[arg(long, value_name = "NAME")]
     pub run_name: Option<String>,
     /// Job file (TOML) with every setting that changes results; the flags below override it.
     #[arg(long)]
@@ -426,9 +426,13 @@ pub fn job_config(args: &DedupArgs) -> anyhow::Result<JobConfig> {
         };
         UsageError(detail).into()
     };
+    if let Some(dir) = &args.index {
+        spec.index.dir = Some(dir.clone());
+    }
+    let index = spec.index.dir.clone();
     let config = JobConfig::with_kept(spec, &inputs, args.output.clone(), args.write_kept.clone())
         .map_err(usage)?;
-    match &args.index {
+    match &index {
         Some(dir) => {
             let run = args.run_name.clone().unwrap_or_else(|| {
                 let name = args.output.file_name().map(|n| n.to_string_lossy().into_owned());
@@ -436,6 +440,10 @@ pub fn job_config(args: &DedupArgs) -> anyhow::Result<JobConfig> {
             });
             config.with_index(dir.clone(), run).map_err(usage)
         }
+        None if args.run_name.is_some() => Err(UsageError(
+            "--run-name names a run in an index: give --index or the job file's index.dir".into(),
+        )
+        .into()),
         None => Ok(config),
     }
 }

@@ -237,6 +237,26 @@ pub struct JobSpec {
     pub decision: DecisionSpec,
     /// Boilerplate of web pages, learned from the corpus and left out of features.
     pub boilerplate: BoilerplateRule,
+    /// The index of earlier runs that scheduled runs of this job use (`--index` overrides).
+    #[serde(skip_serializing_if = "IndexSpec::is_unset")]
+    pub index: IndexSpec,
+}
+
+/// The job file's `[index]`: the index of earlier runs this job deduplicates against and
+/// adds to, so that scheduled runs need not repeat `--index`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct IndexSpec {
+    /// The index folder (made on first use); a relative path is from the working directory,
+    /// as `--index` is.
+    pub dir: Option<PathBuf>,
+}
+
+impl IndexSpec {
+    /// Whether no index is set.
+    pub fn is_unset(&self) -> bool {
+        self.dir.is_none()
+    }
 }
 
 impl Default for JobSpec {
@@ -252,6 +272,7 @@ impl Default for JobSpec {
             buckets: BucketSpec::default(),
             decision: DecisionSpec::default(),
             boilerplate: BoilerplateRule::default(),
+            index: IndexSpec::default(),
         }
     }
 }

@@ -67,8 +67,8 @@ use timely::worker::Worker;
 pub use buckets::{BucketReducer, BucketStats};
 pub use cluster::{Topology, capture_peer_failures, default_memory_budget};
 pub use config::{
-    BucketSpec, DecisionSpec, IdfSource, IndexPlan, InputSpec, JobConfig, JobSpec, KeepRule,
-    Method, MethodParams, MinHashSpec, Removal, SimHashSpec, Weighting,
+    BucketSpec, DecisionSpec, IdfSource, IndexPlan, IndexSpec, InputSpec, JobConfig, JobSpec,
+    KeepRule, Method, MethodParams, MinHashSpec, Removal, SimHashSpec, Weighting,
 };
 pub use progress::{Progress, STAGES};
 pub use records::{Assignment, BucketRecord, Candidate, ClusterInfo, Membership, SignedDoc};
