@@ -27,7 +27,7 @@ python3 bench/index_batch.py "$corpus" "$batch" "$out/batch.jsonl"
 
 per=$((history / generations))
 for ((g = 0; g < generations; g++)); do
-  tail -n +$((g * per + 1)) "$corpus" | head -n "$per" > "$out/run-$g.jsonl"
+  sed -n "$((g * per + 1)),$(((g + 1) * per))p;$(((g + 1) * per))q" "$corpus" > "$out/run-$g.jsonl"
   "$bin" dedup -i "$out/run-$g.jsonl" -o "$out/run-$g" --index "$out/index" --run-name "run-$g" -q
   rm "$out/run-$g.jsonl"
 done
@@ -60,8 +60,13 @@ echo "compaction: $(cat "$out/compact-time")" >&2
 run_batch compacted "$out/index"
 
 # The same decisions against either index (pyarrow from the peers' venv of bench/peers.sh).
-py=target/peer-venv/bin/python
-[ -x "$py" ] || py=python3
+py=python3
+for v in target/peer-venv-312 target/peer-venv-datatrove target/peer-venv; do
+  if [ -x "$v/bin/python" ] && "$v/bin/python" -c "import pyarrow" 2> /dev/null; then
+    py=$v/bin/python
+    break
+  fi
+done
 "$py" - "$out/batch-runs/documents" "$out/batch-compacted/documents" <<'PY'
 import sys
 try:

@@ -69,6 +69,9 @@ pub const KEY_ROW_GROUP_ROWS: usize = 16_384;
 const KEY_PAGE_ROWS: usize = 256;
 /// False-positive rate of the key bloom filters.
 const KEY_BLOOM_FPP: f64 = 0.001;
+/// Documents per docs part of a merged segment, at most: a lookup reads each part that
+/// holds candidates on one worker, so a large segment needs enough parts to spread them.
+const MERGED_DOCS_PER_PART: u64 = 65_536;
 /// Rows per row group and per page of a docs part.
 const DOC_ROW_GROUP_ROWS: usize = 8_192;
 const DOC_PAGE_ROWS: usize = 64;
@@ -981,6 +984,44 @@ impl KeyPartReader {
     }
 }
 
+/// The rows of one docs part, read a batch at a time.
+struct DocPartReader {
+    path: PathBuf,
+    reader: Option<parquet::arrow::arrow_reader::ParquetRecordBatchReader>,
+    rows: std::vec::IntoIter<IndexedDoc>,
+}
+
+impl DocPartReader {
+    fn open(segment_dir: &Path, part: u32) -> Result<Self> {
+        let path = doc_part_path(segment_dir, part);
+        let reader = match open_part(&path, false)? {
+            Some(builder) => Some(
+                builder
+                    .with_batch_size(DOC_PAGE_ROWS * 16)
+                    .build()
+                    .map_err(|source| Error::Parquet { path: path.clone(), source })?,
+            ),
+            None => None,
+        };
+        Ok(DocPartReader { path, reader, rows: Vec::new().into_iter() })
+    }
+
+    fn next(&mut self) -> Result<Option<IndexedDoc>> {
+        loop {
+            if let Some(row) = self.rows.next() {
+                return Ok(Some(row));
+            }
+            let Some(batch) = self.reader.as_mut().and_then(Iterator::next) else {
+                return Ok(None);
+            };
+            let path = &self.path;
+            let batch =
+                batch.map_err(|source| Error::Arrow { path: path.clone(), record: 0, source })?;
+            self.rows = doc_rows(&batch, path)?.into_iter();
+        }
+    }
+}
+
 /// What [`forget`] took out of an index.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Forgotten {
@@ -1107,9 +1148,8 @@ pub struct Compacted {
 /// manifest; only then are the old folders removed, so a failure at any point leaves the
 /// index as it was (plus a folder the next compaction removes).
 ///
-/// Reading streams every part once; memory holds a batch per merged key part and, when
-/// the merged segments were written by runs of different worker counts, one docs part of
-/// one segment.
+/// Reading streams every part once; memory holds a batch of every part being merged and
+/// a row group of every new docs part.
 ///
 /// # Errors
 /// [`Error::Damaged`] when `dir` holds no index, [`Error::IndexBusy`], or the errors of
@@ -1189,34 +1229,40 @@ pub fn compact(dir: &Path) -> Result<Compacted> {
     }
 
     // Docs: each part is the same part of every segment, in generation order; a segment
-    // written with another number of parts is split anew.
-    let doc_parts = segments.iter().map(|s| s.doc_parts).max().unwrap_or(1);
-    for part in 0..doc_parts {
-        let mut writer = DocPartWriter::create(&out, part)?;
-        let mut rows = 0u64;
-        for (segment, segment_dir) in segments.iter().zip(&dirs) {
-            if segment.doc_parts == doc_parts {
-                for_each_docs_batch(segment_dir, part, |batch| {
-                    rows += batch.len() as u64;
-                    writer.write(&batch)
-                })?;
-            } else {
-                let mut mine = Vec::new();
-                for old in 0..segment.doc_parts {
-                    for_each_docs_batch(segment_dir, old, |batch| {
-                        mine.extend(
-                            batch.into_iter().filter(|d| doc_part_of(d.doc, doc_parts) == part),
-                        );
-                        Ok(())
-                    })?;
-                }
-                mine.sort_unstable_by_key(IndexedDoc::at);
-                rows += mine.len() as u64;
-                for chunk in mine.chunks(DOC_ROW_GROUP_ROWS) {
-                    writer.write(chunk)?;
-                }
+    // written with another number of parts is split anew. As many parts as the most of any
+    // segment, and more when there are more than MERGED_DOCS_PER_PART documents a part.
+    let by_size = u32::try_from(report.documents.div_ceil(MERGED_DOCS_PER_PART)).unwrap_or(1024);
+    let doc_parts = segments.iter().map(|s| s.doc_parts).max().unwrap_or(1).max(by_size).min(1024);
+    // Every new part is open at once; each segment's parts are merged in (generation,
+    // doc_id) order and each row goes to its new part, so every part is read once.
+    let mut writers: Vec<(DocPartWriter, Vec<IndexedDoc>, u64)> = (0..doc_parts)
+        .map(|part| DocPartWriter::create(&out, part).map(|w| (w, Vec::new(), 0)))
+        .collect::<Result<_>>()?;
+    for (segment, segment_dir) in segments.iter().zip(&dirs) {
+        let mut readers = (0..segment.doc_parts)
+            .map(|part| DocPartReader::open(segment_dir, part))
+            .collect::<Result<Vec<_>>>()?;
+        let mut heap = std::collections::BinaryHeap::new();
+        for (i, r) in readers.iter_mut().enumerate() {
+            if let Some(row) = r.next()? {
+                heap.push(std::cmp::Reverse((row.at(), i, row)));
             }
         }
+        while let Some(std::cmp::Reverse((_, i, row))) = heap.pop() {
+            if let Some(next) = readers[i].next()? {
+                heap.push(std::cmp::Reverse((next.at(), i, next)));
+            }
+            let (writer, buffer, rows) = &mut writers[doc_part_of(row.doc, doc_parts) as usize];
+            buffer.push(row);
+            *rows += 1;
+            if buffer.len() == DOC_PAGE_ROWS * 16 {
+                writer.write(buffer)?;
+                buffer.clear();
+            }
+        }
+    }
+    for (mut writer, buffer, rows) in writers {
+        writer.write(&buffer)?;
         if rows > 0 {
             writer.finish()?;
         }
