@@ -2,7 +2,7 @@
 //! them without changing a later run's decisions, and `index forget` takes documents out.
 
 use neardup_cli::Outcome;
-use neardup_e2e::{neardup, render_documents, repo};
+use neardup_e2e::{dedup, neardup, render_documents, repo};
 use neardup_io::{Decision, read_documents};
 
 #[test]
@@ -12,19 +12,7 @@ fn compacting_between_runs_changes_no_decision() {
     let input = repo().join("tests/fixtures/mixed.jsonl");
     let run = |name: &str| {
         let out = dir.path().join(name);
-        let args = [
-            "dedup",
-            "-i",
-            input.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-            "-q",
-            "--index",
-            index.to_str().unwrap(),
-            "--run-name",
-            name,
-        ];
-        neardup(&args).unwrap();
+        dedup(&input, &out, &["--index", index.to_str().unwrap(), "--run-name", name]).unwrap();
         out
     };
     let index_cmd = |args: &[&str]| {
@@ -85,11 +73,9 @@ fn a_job_file_names_the_index() {
     let job = dir.path().join("weekly.toml");
     std::fs::write(&job, format!("[index]\ndir = {:?}\n", from_file.to_str().unwrap())).unwrap();
     let run = |out: &str, extra: &[&str]| {
-        let out = dir.path().join(out);
-        let mut args = vec!["dedup", "-i", input.to_str().unwrap(), "-o", out.to_str().unwrap()];
-        args.extend_from_slice(&["-q", "--job", job.to_str().unwrap()]);
+        let mut args = vec!["--job", job.to_str().unwrap()];
         args.extend_from_slice(extra);
-        neardup(&args)
+        dedup(&input, &dir.path().join(out), &args)
     };
     run("w1", &["--run-name", "w1"]).unwrap();
     let manifest = neardup_io::index::Manifest::load(&from_file).unwrap().unwrap();
@@ -104,8 +90,6 @@ fn a_job_file_names_the_index() {
         1
     );
 
-    let out = dir.path().join("w3");
-    let args = ["dedup", "-i", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "-q"];
-    let e = neardup(&[&args[..], &["--run-name", "w3"]].concat()).unwrap_err();
+    let e = dedup(&input, &dir.path().join("w3"), &["--run-name", "w3"]).unwrap_err();
     assert!(format!("{e:#}").contains("--run-name"), "{e:#}");
 }

@@ -198,8 +198,9 @@ pub enum Error {
         /// Its lock file.
         lock: PathBuf,
     },
-    /// The index gained a generation after this run read it.
-    #[error("the index \"{}\" changed after this run read it (another run added to it); run again", .path.display())]
+    /// The index changed (a run added to it, or it was compacted or forgotten from) after
+    /// this run read it.
+    #[error("the index \"{}\" changed after this run read it (another run or index command changed it); run again", .path.display())]
     IndexChanged {
         /// The index folder.
         path: PathBuf,
