@@ -46,7 +46,8 @@ use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{
-    ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection, RowSelector,
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader,
+    ParquetRecordBatchReaderBuilder, RowSelection, RowSelector,
 };
 use parquet::basic::{Compression as ParquetCompression, ZstdLevel};
 use parquet::file::metadata::PageIndexPolicy;
@@ -568,36 +569,21 @@ fn open_part(
         .map_err(|source| Error::Parquet { path: path.to_path_buf(), source })
 }
 
-/// The `(min, max)` of Int64 column `column` in row group `rg`.
-fn int64_range(
+/// The `(min, max)` of integer column `column` (Int64 or Int32) in row group `rg`.
+fn column_range(
     builder: &ParquetRecordBatchReaderBuilder<File>,
     rg: usize,
     column: usize,
     path: &Path,
 ) -> Result<(i64, i64)> {
-    match builder.metadata().row_group(rg).column(column).statistics() {
-        Some(Statistics::Int64(s)) => match (s.min_opt(), s.max_opt()) {
-            (Some(min), Some(max)) => Ok((*min, *max)),
-            _ => Err(damaged(path, "a row group has no key range")),
-        },
-        _ => Err(damaged(path, "a row group has no key statistics")),
-    }
-}
-
-/// The `(min, max)` of Int32 column `column` in row group `rg`.
-fn int32_range(
-    builder: &ParquetRecordBatchReaderBuilder<File>,
-    rg: usize,
-    column: usize,
-    path: &Path,
-) -> Result<(i32, i32)> {
-    match builder.metadata().row_group(rg).column(column).statistics() {
-        Some(Statistics::Int32(s)) => match (s.min_opt(), s.max_opt()) {
-            (Some(min), Some(max)) => Ok((*min, *max)),
-            _ => Err(damaged(path, "a row group has no generation range")),
-        },
-        _ => Err(damaged(path, "a row group has no generation statistics")),
-    }
+    let range = match builder.metadata().row_group(rg).column(column).statistics() {
+        Some(Statistics::Int64(s)) => s.min_opt().copied().zip(s.max_opt().copied()),
+        Some(Statistics::Int32(s)) => {
+            s.min_opt().map(|&v| i64::from(v)).zip(s.max_opt().map(|&v| i64::from(v)))
+        }
+        _ => return Err(damaged(path, "a row group has no integer statistics")),
+    };
+    range.ok_or_else(|| damaged(path, "a row group has no range"))
 }
 
 /// The key part of `partition` in the segment in `segment_dir`.
@@ -670,7 +656,7 @@ pub fn probe_keys(
     let mut wanted: Vec<i64> = Vec::new();
     let mut selectors: Vec<RowSelector> = Vec::new();
     for rg in 0..metadata.num_row_groups() {
-        let (min, max) = int64_range(&builder, rg, 0, &path)?;
+        let (min, max) = column_range(&builder, rg, 0, &path)?;
         let from = probes.partition_point(|&k| k < min);
         let to = probes.partition_point(|&k| k <= max);
         if from == to {
@@ -730,18 +716,13 @@ pub fn probe_keys(
     for batch in reader {
         let batch =
             batch.map_err(|source| Error::Arrow { path: path.clone(), record: 0, source })?;
-        if batch.num_columns() != 3 {
-            return Err(damaged(&path, "a keys part without the 3 index columns"));
-        }
-        let key = batch.column(0).as_primitive::<Int64Type>().values();
-        let generation = batch.column(1).as_primitive::<Int32Type>().values();
-        let doc = batch.column(2).as_primitive::<Int64Type>().values();
-        for ((&k, &g), &d) in key.iter().zip(generation.iter()).zip(doc.iter()) {
+        for row in key_rows(&batch, &path)? {
+            let k = as_i64(row.key);
             while next < wanted.len() && wanted[next] < k {
                 next += 1;
             }
             if next < wanted.len() && wanted[next] == k {
-                found.push(KeyRow { key: k as u64, generation: g as u32, doc: d as u64 });
+                found.push(row);
             }
         }
         // Row groups are read in order and keys ascend across them: `next` carries over.
@@ -776,14 +757,14 @@ pub fn fetch_docs(
     let metadata = builder.metadata().clone();
     let mut row_groups = Vec::new();
     for rg in 0..metadata.num_row_groups() {
-        let (g_min, g_max) = int32_range(&builder, rg, 0, &path)?;
-        let (d_min, d_max) = int64_range(&builder, rg, 1, &path)?;
+        let (g_min, g_max) = column_range(&builder, rg, 0, &path)?;
+        let (d_min, d_max) = column_range(&builder, rg, 1, &path)?;
         let holds = |r: &IndexRef| {
-            let (g, d) = (as_i32(r.generation), as_i64(r.doc));
+            let (g, d) = (i64::from(r.generation), as_i64(r.doc));
             (g > g_min && g < g_max) || ((g == g_min || g == g_max) && d >= d_min && d <= d_max)
         };
-        let from = docs.partition_point(|r| as_i32(r.generation) < g_min);
-        let to = docs.partition_point(|r| as_i32(r.generation) <= g_max);
+        let from = docs.partition_point(|r| i64::from(r.generation) < g_min);
+        let to = docs.partition_point(|r| i64::from(r.generation) <= g_max);
         if docs[from..to].iter().any(holds) {
             row_groups.push(rg);
         }
@@ -797,11 +778,13 @@ pub fn fetch_docs(
     let mut run_skip = 0usize;
     let mut run_select = 0usize;
     {
+        // The same file again, with the metadata already read.
         let mask = ProjectionMask::roots(builder.parquet_schema(), [0, 1]);
         let file =
             File::open(&path).map_err(|source| Error::Open { path: path.clone(), source })?;
-        let ids = ParquetRecordBatchReaderBuilder::try_new(file)
-            .map_err(|source| Error::Parquet { path: path.clone(), source })?
+        let metadata = ArrowReaderMetadata::try_new(metadata.clone(), ArrowReaderOptions::new())
+            .map_err(|source| Error::Parquet { path: path.clone(), source })?;
+        let ids = ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata)
             .with_projection(mask)
             .with_row_groups(row_groups.clone())
             .with_batch_size(DOC_ROW_GROUP_ROWS)
@@ -859,6 +842,21 @@ pub fn fetch_docs(
     Ok(found)
 }
 
+fn key_rows(batch: &RecordBatch, path: &Path) -> Result<Vec<KeyRow>> {
+    if batch.num_columns() != 3 {
+        return Err(damaged(path, "a keys part without the 3 index columns"));
+    }
+    let key = batch.column(0).as_primitive::<Int64Type>().values();
+    let generation = batch.column(1).as_primitive::<Int32Type>().values();
+    let doc = batch.column(2).as_primitive::<Int64Type>().values();
+    Ok(key
+        .iter()
+        .zip(generation.iter())
+        .zip(doc.iter())
+        .map(|((&k, &g), &d)| KeyRow { key: k as u64, generation: g as u32, doc: d as u64 })
+        .collect())
+}
+
 fn doc_rows(batch: &RecordBatch, path: &Path) -> Result<Vec<IndexedDoc>> {
     if batch.num_columns() != 10 {
         return Err(damaged(path, "a docs part without the 10 index columns"));
@@ -898,20 +896,6 @@ fn doc_rows(batch: &RecordBatch, path: &Path) -> Result<Vec<IndexedDoc>> {
         .collect()
 }
 
-/// Every row of docs part `part` of the segment in `segment_dir` (none when the part does
-/// not exist).
-///
-/// # Errors
-/// [`Error::Open`], [`Error::Parquet`], [`Error::Arrow`] or [`Error::Damaged`].
-pub fn read_docs_part(segment_dir: &Path, part: u32) -> Result<Vec<IndexedDoc>> {
-    let mut rows = Vec::new();
-    for_each_docs_batch(segment_dir, part, |batch| {
-        rows.extend(batch);
-        Ok(())
-    })?;
-    Ok(rows)
-}
-
 /// Calls `f` with the rows of docs part `part` of the segment in `segment_dir`, a batch at
 /// a time, in order (never when the part does not exist).
 ///
@@ -923,103 +907,70 @@ pub fn for_each_docs_batch(
     mut f: impl FnMut(Vec<IndexedDoc>) -> Result<()>,
 ) -> Result<()> {
     let path = doc_part_path(segment_dir, part);
-    let Some(builder) = open_part(&path, false)? else { return Ok(()) };
-    let reader = builder
-        .with_batch_size(DOC_ROW_GROUP_ROWS)
-        .build()
-        .map_err(|source| Error::Parquet { path: path.clone(), source })?;
-    for batch in reader {
-        let batch =
-            batch.map_err(|source| Error::Arrow { path: path.clone(), record: 0, source })?;
-        f(doc_rows(&batch, &path)?)?;
+    let mut rows = PartRows::open(&path, DOC_ROW_GROUP_ROWS, doc_rows)?;
+    while let Some(batch) = rows.next_batch()? {
+        f(batch)?;
     }
     Ok(())
 }
 
-/// The rows of one key part, read a batch at a time.
-struct KeyPartReader {
+/// The rows of one part (keys or docs), decoded a batch at a time.
+struct PartRows<T> {
     path: PathBuf,
-    reader: Option<parquet::arrow::arrow_reader::ParquetRecordBatchReader>,
-    rows: Vec<KeyRow>,
-    at: usize,
+    reader: Option<ParquetRecordBatchReader>,
+    decode: fn(&RecordBatch, &Path) -> Result<Vec<T>>,
+    rows: std::vec::IntoIter<T>,
 }
 
-impl KeyPartReader {
-    fn open(segment_dir: &Path, partition: u32) -> Result<Self> {
-        let path = key_part_path(segment_dir, partition);
-        let reader = match open_part(&path, false)? {
+impl<T> PartRows<T> {
+    /// The rows of the part at `path` (none when it does not exist), `batch` at a time.
+    fn open(
+        path: &Path,
+        batch: usize,
+        decode: fn(&RecordBatch, &Path) -> Result<Vec<T>>,
+    ) -> Result<Self> {
+        let reader = match open_part(path, false)? {
             Some(builder) => Some(
                 builder
-                    .with_batch_size(KEY_ROW_GROUP_ROWS)
+                    .with_batch_size(batch)
                     .build()
-                    .map_err(|source| Error::Parquet { path: path.clone(), source })?,
+                    .map_err(|source| Error::Parquet { path: path.to_path_buf(), source })?,
             ),
             None => None,
         };
-        Ok(KeyPartReader { path, reader, rows: Vec::new(), at: 0 })
+        Ok(PartRows { path: path.to_path_buf(), reader, decode, rows: Vec::new().into_iter() })
     }
 
-    fn next(&mut self) -> Result<Option<KeyRow>> {
-        while self.at == self.rows.len() {
-            let Some(batch) = self.reader.as_mut().and_then(Iterator::next) else {
-                return Ok(None);
-            };
-            let path = &self.path;
-            let batch =
-                batch.map_err(|source| Error::Arrow { path: path.clone(), record: 0, source })?;
-            if batch.num_columns() != 3 {
-                return Err(damaged(path, "a keys part without the 3 index columns"));
-            }
-            let key = batch.column(0).as_primitive::<Int64Type>().values();
-            let generation = batch.column(1).as_primitive::<Int32Type>().values();
-            let doc = batch.column(2).as_primitive::<Int64Type>().values();
-            self.rows.clear();
-            self.rows.extend(key.iter().zip(generation.iter()).zip(doc.iter()).map(
-                |((&k, &g), &d)| KeyRow { key: k as u64, generation: g as u32, doc: d as u64 },
-            ));
-            self.at = 0;
-        }
-        self.at += 1;
-        Ok(Some(self.rows[self.at - 1]))
-    }
-}
-
-/// The rows of one docs part, read a batch at a time.
-struct DocPartReader {
-    path: PathBuf,
-    reader: Option<parquet::arrow::arrow_reader::ParquetRecordBatchReader>,
-    rows: std::vec::IntoIter<IndexedDoc>,
-}
-
-impl DocPartReader {
-    fn open(segment_dir: &Path, part: u32) -> Result<Self> {
-        let path = doc_part_path(segment_dir, part);
-        let reader = match open_part(&path, false)? {
-            Some(builder) => Some(
-                builder
-                    .with_batch_size(DOC_PAGE_ROWS * 16)
-                    .build()
-                    .map_err(|source| Error::Parquet { path: path.clone(), source })?,
-            ),
-            None => None,
-        };
-        Ok(DocPartReader { path, reader, rows: Vec::new().into_iter() })
+    /// The next batch of rows, or `None` at the end.
+    fn next_batch(&mut self) -> Result<Option<Vec<T>>> {
+        let Some(batch) = self.reader.as_mut().and_then(Iterator::next) else { return Ok(None) };
+        let path = &self.path;
+        let batch =
+            batch.map_err(|source| Error::Arrow { path: path.clone(), record: 0, source })?;
+        (self.decode)(&batch, path).map(Some)
     }
 
-    fn next(&mut self) -> Result<Option<IndexedDoc>> {
+    /// The next row, or `None` at the end.
+    fn next(&mut self) -> Result<Option<T>> {
         loop {
             if let Some(row) = self.rows.next() {
                 return Ok(Some(row));
             }
-            let Some(batch) = self.reader.as_mut().and_then(Iterator::next) else {
-                return Ok(None);
-            };
-            let path = &self.path;
-            let batch =
-                batch.map_err(|source| Error::Arrow { path: path.clone(), record: 0, source })?;
-            self.rows = doc_rows(&batch, path)?.into_iter();
+            match self.next_batch()? {
+                Some(batch) => self.rows = batch.into_iter(),
+                None => return Ok(None),
+            }
         }
     }
+}
+
+/// The manifest of the index in `dir`, and its lock, for a command that changes it.
+fn open_to_change(dir: &Path) -> Result<(Manifest, IndexLock)> {
+    let Some(manifest) = Manifest::load(dir)? else {
+        return Err(damaged(&dir.join(MANIFEST), "no index here"));
+    };
+    let lock = IndexLock::acquire(dir, &manifest)?;
+    Ok((manifest, lock))
 }
 
 /// What [`forget`] took out of an index.
@@ -1044,10 +995,7 @@ pub struct Forgotten {
 /// [`Error::Damaged`] when `dir` holds no index, [`Error::IndexBusy`], or the errors of
 /// reading and writing parts.
 pub fn forget(dir: &Path, ids: &std::collections::BTreeSet<String>) -> Result<Forgotten> {
-    let Some(mut manifest) = Manifest::load(dir)? else {
-        return Err(damaged(&dir.join(MANIFEST), "no index here"));
-    };
-    let _lock = IndexLock::acquire(dir, &manifest)?;
+    let (mut manifest, _lock) = open_to_change(dir)?;
     let segments = manifest.segments();
     // First pass: the documents listed, wherever they are.
     // Parts holding a listed id or a row whose kept document has a listed id are marked
@@ -1155,10 +1103,7 @@ pub struct Compacted {
 /// [`Error::Damaged`] when `dir` holds no index, [`Error::IndexBusy`], or the errors of
 /// reading and writing parts.
 pub fn compact(dir: &Path) -> Result<Compacted> {
-    let Some(mut manifest) = Manifest::load(dir)? else {
-        return Err(damaged(&dir.join(MANIFEST), "no index here"));
-    };
-    let _lock = IndexLock::acquire(dir, &manifest)?;
+    let (mut manifest, _lock) = open_to_change(dir)?;
     let segments = manifest.segments();
     let mut report = Compacted {
         segments_before: segments.len() as u64,
@@ -1190,40 +1135,43 @@ pub fn compact(dir: &Path) -> Result<Compacted> {
     // Keys: a k-way merge of each partition's parts, in (key, generation, doc_id) order.
     let mut keys_of: BTreeMap<u32, u64> = BTreeMap::new();
     for partition in 0..manifest.partitions {
-        let mut readers =
-            dirs.iter().map(|d| KeyPartReader::open(d, partition)).collect::<Result<Vec<_>>>()?;
+        let mut readers = dirs
+            .iter()
+            .map(|d| PartRows::open(&key_part_path(d, partition), KEY_ROW_GROUP_ROWS, key_rows))
+            .collect::<Result<Vec<_>>>()?;
         let mut heap = std::collections::BinaryHeap::new();
         for (i, r) in readers.iter_mut().enumerate() {
             if let Some(row) = r.next()? {
                 heap.push(std::cmp::Reverse((row, i)));
             }
         }
+        // Made at the first row: a partition without rows has no part.
         let mut writer: Option<KeyPartWriter> = None;
         let mut chunk = Vec::with_capacity(KEY_ROW_GROUP_ROWS);
-        while let Some(std::cmp::Reverse((row, i))) = heap.pop() {
-            if let Some(next) = readers[i].next()? {
-                heap.push(std::cmp::Reverse((next, i)));
+        loop {
+            let next = heap.pop();
+            if let Some(std::cmp::Reverse((row, i))) = next {
+                if let Some(following) = readers[i].next()? {
+                    heap.push(std::cmp::Reverse((following, i)));
+                }
+                if !forgotten.contains(&row.at()) {
+                    *keys_of.entry(row.generation).or_default() += 1;
+                    chunk.push(row);
+                }
             }
-            if forgotten.contains(&row.at()) {
-                continue;
-            }
-            *keys_of.entry(row.generation).or_default() += 1;
-            chunk.push(row);
-            if chunk.len() == KEY_ROW_GROUP_ROWS {
-                let w = match writer.as_mut() {
-                    Some(w) => w,
-                    None => writer.insert(KeyPartWriter::create(&out, partition)?),
-                };
-                w.write(&chunk)?;
+            let end = next.is_none();
+            if chunk.len() == KEY_ROW_GROUP_ROWS || (end && !chunk.is_empty()) {
+                if writer.is_none() {
+                    writer = Some(KeyPartWriter::create(&out, partition)?);
+                }
+                writer.as_mut().expect("made above").write(&chunk)?;
                 chunk.clear();
             }
+            if end {
+                break;
+            }
         }
-        if !chunk.is_empty() || writer.is_some() {
-            let mut w = match writer {
-                Some(w) => w,
-                None => KeyPartWriter::create(&out, partition)?,
-            };
-            w.write(&chunk)?;
+        if let Some(w) = writer {
             report.keys_after += w.finish()?;
         }
     }
@@ -1240,7 +1188,9 @@ pub fn compact(dir: &Path) -> Result<Compacted> {
         .collect::<Result<_>>()?;
     for (segment, segment_dir) in segments.iter().zip(&dirs) {
         let mut readers = (0..segment.doc_parts)
-            .map(|part| DocPartReader::open(segment_dir, part))
+            .map(|part| {
+                PartRows::open(&doc_part_path(segment_dir, part), DOC_PAGE_ROWS * 16, doc_rows)
+            })
             .collect::<Result<Vec<_>>>()?;
         let mut heap = std::collections::BinaryHeap::new();
         for (i, r) in readers.iter_mut().enumerate() {
@@ -1425,6 +1375,16 @@ mod tests {
             content: u128::from(d) << 64 | u128::from(d * 3),
             signature: (d as u32..d as u32 + 32).flat_map(u32::to_le_bytes).collect(),
         }
+    }
+
+    /// Every row of docs part `part` of the segment in `segment_dir`.
+    fn read_docs_part(segment_dir: &Path, part: u32) -> Result<Vec<IndexedDoc>> {
+        let mut rows = Vec::new();
+        for_each_docs_batch(segment_dir, part, |batch| {
+            rows.extend(batch);
+            Ok(())
+        })?;
+        Ok(rows)
     }
 
     fn at(generation: u32, doc: u64) -> IndexRef {
