@@ -1096,8 +1096,8 @@ fn print_report(s: &Summary, config: &JobConfig) -> std::io::Result<()> {
             out,
             "index     {:>10}  removed as copies of {} earlier generation(s) in {} segment(s) ({} matches of {} candidates){bridged}",
             i.stats.removed,
-            i.stats.generations_read,
-            i.stats.segments_read,
+            i.generations_read,
+            i.segments_read,
             i.stats.matches,
             i.stats.candidates
         )?;

@@ -334,11 +334,6 @@ impl IndexPlan {
         self.dir.join(&self.folder)
     }
 
-    /// The committed segments, oldest first.
-    pub fn segments(&self) -> Vec<neardup_io::index::Segment> {
-        self.manifest.segments()
-    }
-
     /// The folder of the segment whose first generation is `first`.
     pub fn segment_dir(&self, first: u32) -> Option<PathBuf> {
         self.manifest.generation(first).map(|g| self.dir.join(&g.folder))

@@ -749,8 +749,10 @@ fn run_worker(
             IdOutcome::Duplicate { .. } => None,
         });
 
-        let mut grouped =
-            accepted.exact_groups(spill.clone()).probe_with(&probes[1]).partition(4, |g| {
+        let mut grouped = accepted
+            .exact_groups(job.index.is_some(), spill.clone())
+            .probe_with(&probes[1])
+            .partition(4, |g| {
                 let part = match &g {
                     Grouped::Pair(..) => 0,
                     Grouped::Edge(..) => 1,

@@ -76,8 +76,8 @@ pub struct DocMeta {
     pub content: ContentHash,
     /// Whether it took part in near-duplicate matching.
     pub matched: bool,
-    /// Whether it represents its text among its exact copies (the one signed, matched and,
-    /// with an index, indexed).
+    /// Whether it represents its text among its exact copies: the one signed and matched
+    /// and, with an index, indexed (with an index, texts too short to sign have one too).
     pub representative: bool,
     /// URL, fetch date and digest of a web page.
     pub web: Option<Box<WebMeta>>,
@@ -158,8 +158,6 @@ pub struct IndexedKept {
     pub kept_id: String,
     /// Its content hash.
     pub kept_content: u128,
-    /// Whether the cluster joins more than one earlier cluster.
-    pub bridged: bool,
 }
 
 /// What clustering needs of a document: its normalised length and content hash.

@@ -257,10 +257,6 @@ impl WorkerStats {
 /// What a run did with its index (`--index`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IndexStats {
-    /// Generations of earlier runs read.
-    pub generations_read: u64,
-    /// Index segments they are in (one per run, or fewer after compaction).
-    pub segments_read: u64,
     /// Index parts opened (their footers read).
     pub parts_opened: u64,
     /// Key row groups whose bloom filter was read.
@@ -286,8 +282,6 @@ pub struct IndexStats {
 
 impl IndexStats {
     fn merge(&mut self, o: &IndexStats) {
-        self.generations_read = self.generations_read.max(o.generations_read);
-        self.segments_read = self.segments_read.max(o.segments_read);
         self.parts_opened += o.parts_opened;
         self.bloom_filters_read += o.bloom_filters_read;
         self.row_groups_read += o.row_groups_read;

@@ -202,6 +202,10 @@ pub struct IndexSummary {
     pub generation: u32,
     /// This run's name.
     pub run: String,
+    /// Generations of earlier runs read.
+    pub generations_read: u64,
+    /// Index segments they are in (one per run, or fewer after compaction).
+    pub segments_read: u64,
     /// Counts of what was read, matched and written.
     #[serde(flatten)]
     pub stats: crate::stats::IndexStats,
@@ -289,6 +293,8 @@ impl Summary {
                 dir: plan.dir.display().to_string(),
                 generation: plan.generation,
                 run: plan.run.clone(),
+                generations_read: plan.manifest.generations.len() as u64,
+                segments_read: plan.manifest.segments().len() as u64,
                 stats: stats.index.clone(),
             }),
         }

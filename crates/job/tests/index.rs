@@ -36,6 +36,32 @@ fn run_batch(
     summary
 }
 
+/// Runs `inputs` one after another against `index`, as runs `batch-1`, `batch-2`, ...
+/// written under `outs`, with 1, 2, ... workers (the index does not depend on them), calling
+/// `before(i)` before batch `i`; returns every batch's decisions and summaries.
+fn run_batches(
+    spec: &JobSpec,
+    inputs: &[PathBuf],
+    index: &Path,
+    outs: &Path,
+    mut before: impl FnMut(usize),
+) -> (Decisions, Vec<Summary>) {
+    let mut batched = Decisions::new();
+    let mut summaries = Vec::new();
+    for (i, input) in inputs.iter().enumerate() {
+        before(i);
+        let name = format!("batch-{}", i + 1);
+        let out = outs.join(&name);
+        let summary =
+            run_batch(spec, std::slice::from_ref(input), out.clone(), Some((index, &name)), i + 1);
+        let decided = decisions(&out);
+        assert_eq!(summary.counts.records, decided.len() as u64, "every record accounted for");
+        batched.extend(decided);
+        summaries.push(summary);
+    }
+    (batched, summaries)
+}
+
 /// Words of a fixed vocabulary, so texts can share exactly the words they should.
 fn words(from: usize, n: usize) -> String {
     (from..from + n).map(|i| format!("w{i:04}x")).collect::<Vec<_>>().join(" ")
@@ -90,24 +116,7 @@ fn batches_against_an_index_decide_as_one_run() {
 
     // The same batches one after another, each against the index of those before.
     let index = dir.path().join("index");
-    let mut batched = Decisions::new();
-    let mut summaries = Vec::new();
-    for (i, input) in inputs.iter().enumerate() {
-        let name = format!("batch-{}", i + 1);
-        let out = dir.path().join(&name);
-        // Worker counts differ between batches: the index does not depend on them.
-        let summary = run_batch(
-            &spec,
-            std::slice::from_ref(input),
-            out.clone(),
-            Some((&index, &name)),
-            i + 1,
-        );
-        let decided = decisions(&out);
-        assert_eq!(summary.counts.records, decided.len() as u64, "every record accounted for");
-        batched.extend(decided);
-        summaries.push(summary);
-    }
+    let (batched, summaries) = run_batches(&spec, &inputs, &index, dir.path(), |_| {});
     assert_eq!(batched.len(), whole.len());
 
     // The bridge: one run keeps one of left and right; the batches keep both (batch 1
@@ -263,33 +272,21 @@ fn batches_decide_alike_against_a_compacted_index() {
     let mut results = Vec::new();
     for compacted in [false, true] {
         let index = dir.path().join(format!("index-{compacted}"));
-        let mut decided = Decisions::new();
-        let mut last = None;
-        for (i, input) in inputs.iter().enumerate() {
+        let outs = dir.path().join(format!("runs-{compacted}"));
+        let (decided, mut summaries) = run_batches(&spec, &inputs, &index, &outs, |i| {
             if compacted && i == 2 {
                 let report = neardup_io::index::compact(&index).unwrap();
                 assert_eq!((report.segments_before, report.generations), (2, 2));
                 assert_eq!(report.keys_after, report.keys_before);
             }
-            let name = format!("batch-{}", i + 1);
-            let out = dir.path().join(format!("{name}-{compacted}"));
-            let summary = run_batch(
-                &spec,
-                std::slice::from_ref(input),
-                out.clone(),
-                Some((&index, &name)),
-                i + 1,
-            );
-            decided.extend(decisions(&out));
-            last = summary.index;
-        }
-        results.push((decided, last.unwrap().stats));
+        });
+        results.push((decided, summaries.pop().unwrap().index.unwrap()));
     }
     let ((plain, plain_stats), (merged, merged_stats)) = (&results[0], &results[1]);
     assert_eq!(plain, merged);
     assert!(merged.values().any(|(_, _, run)| run.as_deref() == Some("batch-1")));
     assert_eq!((plain_stats.generations_read, plain_stats.segments_read), (2, 2));
     assert_eq!((merged_stats.generations_read, merged_stats.segments_read), (2, 1));
-    assert_eq!(plain_stats.matches, merged_stats.matches);
-    assert!(merged_stats.parts_opened < plain_stats.parts_opened, "{merged_stats:?}");
+    assert_eq!(plain_stats.stats.matches, merged_stats.stats.matches);
+    assert!(merged_stats.stats.parts_opened < plain_stats.stats.parts_opened, "{merged_stats:?}");
 }

@@ -22,8 +22,8 @@ pub enum Grouped {
     Pair(PairRow),
     /// The same pair, for clustering.
     Edge(Edge),
-    /// The first document of a text (sent to its home worker): with a signature, it is
-    /// matched by LSH; with an index, every representative is indexed.
+    /// The first document of a text with a signature (sent to its home worker), matched
+    /// by LSH; with an index, also of a text without one, and every one is indexed.
     Representative(DocId),
     /// How many representatives with signatures this worker found, once at the end.
     RepresentativeCount(u64),
@@ -32,7 +32,8 @@ pub enum Grouped {
 /// Finds exact duplicates.
 pub trait ExactGroups<'s, T: Timestamp> {
     /// Groups documents by content hash.
-    fn exact_groups(self, spill: Spill) -> StreamVec<'s, T, Grouped>;
+    /// With `index`, texts too short to sign get a representative too.
+    fn exact_groups(self, index: bool, spill: Spill) -> StreamVec<'s, T, Grouped>;
 }
 
 type Key = Keyed<(ContentHash, DocId), ContentKey>;
@@ -40,6 +41,8 @@ type Key = Keyed<(ContentHash, DocId), ContentKey>;
 struct Groups {
     representative: Option<ContentKey>,
     count: u64,
+    /// Whether the run has an index, which holds texts too short to sign as well.
+    index: bool,
 }
 
 impl Drain<Key, Grouped> for Groups {
@@ -51,12 +54,15 @@ impl Drain<Key, Grouped> for Groups {
                 emit(Grouped::Edge(Edge { a: rep.node.clone(), b: key.node }));
             }
             _ => {
-                // Every text has a representative (with an index, those too short to sign
-                // are indexed by content); the count is of those signed and matched.
+                // A text's representative is signed and matched; with an index, a text
+                // too short to sign has one too, indexed by its content. The count is of
+                // those signed.
                 if key.matched {
                     self.count += 1;
                 }
-                emit(Grouped::Representative(key.node.doc));
+                if key.matched || self.index {
+                    emit(Grouped::Representative(key.node.doc));
+                }
                 self.representative = Some(key);
             }
         }
@@ -70,11 +76,11 @@ impl Drain<Key, Grouped> for Groups {
 }
 
 impl<'s, T: Timestamp> ExactGroups<'s, T> for StreamVec<'s, T, ContentKey> {
-    fn exact_groups(self, spill: Spill) -> StreamVec<'s, T, Grouped> {
+    fn exact_groups(self, index: bool, spill: Spill) -> StreamVec<'s, T, Grouped> {
         let by_content = Exchange::new(|k: &Key| k.key.0.route());
         let keys = self.map(|k| Keyed { key: (k.node.content, k.node.doc), value: k });
-        collect_sorted(keys, by_content, "ExactGroups", spill, || {
-            Ok(Groups { representative: None, count: 0 })
+        collect_sorted(keys, by_content, "ExactGroups", spill, move || {
+            Ok(Groups { representative: None, count: 0, index })
         })
     }
 }

@@ -26,8 +26,8 @@ use std::sync::Arc;
 
 use neardup_core::{ContentHash, DocId, MinHashSignature, Signature, SimHash};
 use neardup_io::index::{
-    IndexRef, IndexedDoc, KeyPartWriter, KeyRow, ProbeStats, doc_part_of, fetch_docs, partition_of,
-    probe_keys,
+    IndexRef, IndexedDoc, KeyPartWriter, KeyRow, ProbeStats, Segment, doc_part_of, fetch_docs,
+    partition_of, probe_keys,
 };
 use serde::{Deserialize, Serialize};
 use timely::dataflow::StreamVec;
@@ -153,6 +153,8 @@ impl MemSize for OldLink {
 
 struct ProbeDrain {
     plan: Arc<IndexPlan>,
+    /// The index's segments, as the run read them.
+    segments: Vec<Segment>,
     max_bucket_size: usize,
     bucket_anchors: usize,
     partition: Option<u32>,
@@ -184,7 +186,7 @@ impl ProbeDrain {
         }
         let mut keys: Vec<u64> = rows.iter().map(|r| r.key).collect();
         keys.dedup();
-        for segment in self.plan.segments() {
+        for segment in &self.segments {
             let dir = self.plan.dir.join(&segment.folder);
             let mut probe = ProbeStats::default();
             let found = match probe_keys(&dir, partition, &keys, &mut probe) {
@@ -242,9 +244,6 @@ impl Drain<IndexKey, IndexCandidate> for ProbeDrain {
 
     fn end(&mut self, emit: &mut dyn FnMut(IndexCandidate)) -> Result<(), SpillError> {
         self.flush(emit);
-        let mut stats = self.sink.stats.borrow_mut();
-        stats.index.generations_read = self.plan.manifest.generations.len() as u64;
-        stats.index.segments_read = self.plan.segments().len() as u64;
         Ok(())
     }
 }
@@ -275,6 +274,7 @@ impl<'s, T: Timestamp> ProbeIndex<'s, T> for StreamVec<'s, T, IndexKey> {
         collect_sorted(self, by_partition, "ProbeIndex", spill, move || {
             Ok(ProbeDrain {
                 plan: plan.clone(),
+                segments: plan.manifest.segments(),
                 max_bucket_size: buckets.max_bucket_size,
                 bucket_anchors: buckets.bucket_anchors,
                 partition: None,

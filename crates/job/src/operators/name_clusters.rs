@@ -116,7 +116,6 @@ fn indexed_kept(j: &Joined) -> Box<IndexedKept> {
         kept: j.kept.kept,
         kept_id: j.kept.kept_id.clone(),
         kept_content: j.kept.kept_content,
-        bridged: j.distinct.len() > 1,
     })
 }
 

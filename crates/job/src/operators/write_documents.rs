@@ -6,8 +6,8 @@
 //! worker. Emits: the kept `DocId`s (only when the deduplicated dataset is asked for).
 //! Holds: at most its spill limit of verdicts and one batch of rows; it reads the metadata
 //! file sequentially and writes rows as it goes. With an index, it also reads the
-//! signature file alongside and writes the signed representatives to this worker's part
-//! of the new generation (`docs/part-<worker>`: a document's home worker is its part).
+//! signature file alongside and writes the representatives to this worker's part of the
+//! new generation (`docs/part-<worker>`: a document's home worker is its part).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -62,8 +62,8 @@ struct Assemble {
     index: Option<IndexDocs>,
 }
 
-/// This worker's `docs/` part of the new index generation: every signed representative,
-/// with its signature and its cluster's kept document.
+/// This worker's `docs/` part of the new index generation: every representative, with
+/// its signature (none when it had too few features) and its cluster's kept document.
 struct IndexDocs {
     plan: Arc<IndexPlan>,
     signatures: Cursor,
