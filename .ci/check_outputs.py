@@ -1,6 +1,7 @@
-"""Reads a neardup output folder with DuckDB and pyarrow, as analysts do, and checks it.
+"""Reads a neardup output folder with DuckDB and pyarrow, as analysts do, and checks it;
+with an index folder, also reads the index as the README's query does.
 
-    python .ci/check_outputs.py OUT_DIR
+    python .ci/check_outputs.py OUT_DIR [INDEX_DIR]
 """
 
 import json
@@ -39,3 +40,19 @@ assert b"neardup.config" in meta and b"neardup.signature_version" in meta, meta.
 for t in pq.read_schema(next((out / "documents").glob("part-*.parquet"))).types:
     assert "uint" not in str(t), f"unsigned column type {t}: Spark cannot read it"
 print(f"ok: {records} documents, {table.num_rows} pairs, decisions {by_decision}")
+
+if len(sys.argv) > 2:
+    index = Path(sys.argv[2])
+    manifest = json.loads((index / "index.json").read_text())
+    # The README's query: committed folders only.
+    committed = dict(con.sql(f"""
+        SELECT generation, count(*) AS documents
+        FROM read_parquet('{index}/gen-*/docs/*.parquet', filename = true)
+        WHERE regexp_extract(filename, '(gen-[^/]+)/docs/', 1)
+              IN (SELECT unnest(generations).folder FROM '{index}/index.json')
+        GROUP BY 1""").fetchall())
+    expected = {g["number"]: g["documents"] for g in manifest["generations"]}
+    assert committed == expected, (committed, expected)
+    every = con.sql(f"select count(*) from '{index}/gen-*/docs/*.parquet'").fetchone()[0]
+    assert every > sum(expected.values()), "the check needs a folder of a failed run"
+    print(f"ok: index generations {expected}; {every} rows in every folder")

@@ -93,3 +93,46 @@ fn a_job_file_names_the_index() {
     let e = dedup(&input, &dir.path().join("w3"), &["--run-name", "w3"]).unwrap_err();
     assert!(format!("{e:#}").contains("--run-name"), "{e:#}");
 }
+
+/// A run name is one run: running it again into the same output replaces its generation
+/// (a scheduler's retry), while a name taken by another output, or by a run that later runs
+/// were deduplicated against, is refused.
+#[test]
+fn a_run_name_is_one_run_that_a_retry_replaces() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join("index");
+    let input = repo().join("tests/fixtures/mixed.jsonl");
+    let run = |out: &str, name: &str| {
+        dedup(
+            &input,
+            &dir.path().join(out),
+            &["--index", index.to_str().unwrap(), "--run-name", name],
+        )
+    };
+    run("o1", "w1").unwrap();
+    let first = render_documents(&dir.path().join("o1"));
+    let folders = || {
+        let mut names: Vec<String> = std::fs::read_dir(&index)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("gen-"))
+            .collect();
+        names.sort();
+        names
+    };
+    let before = folders();
+    // The same run again: not a copy of itself, and still one generation.
+    run("o1", "w1").unwrap();
+    assert_eq!(render_documents(&dir.path().join("o1")), first, "not matched against itself");
+    let manifest = neardup_io::index::Manifest::load(&index).unwrap().unwrap();
+    assert_eq!(manifest.generations.len(), 1);
+    assert_eq!((manifest.generations[0].number, manifest.generations[0].run.as_str()), (1, "w1"));
+    assert_eq!(folders().len(), 1, "the replaced folder is gone");
+    assert_ne!(folders(), before, "a new folder, so the committed one stayed until the commit");
+
+    let e = format!("{:#}", run("elsewhere", "w1").unwrap_err());
+    assert!(e.contains("run \"w1\" is already in the index") && e.contains("o1"), "{e}");
+    run("o2", "w2").unwrap();
+    let e = format!("{:#}", run("o1", "w1").unwrap_err());
+    assert!(e.contains("later runs were deduplicated against it"), "{e}");
+}

@@ -1,8 +1,12 @@
-//! Reruns into the same output folder start clean: no stale parts or markers survive.
+//! Reruns into the same output folder start clean: no stale parts or markers survive, and
+//! nothing a run did not write is removed: inputs inside the folders a run changes are
+//! refused, files neardup did not write stop the run, and one run at a time writes a folder.
 
 use std::path::Path;
 
-use neardup_e2e::{neardup, render_documents, render_pairs, repo};
+use std::process::ExitCode;
+
+use neardup_e2e::{exit_code, neardup, render_documents, render_pairs, repo};
 
 fn parts(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
@@ -38,7 +42,10 @@ fn a_rerun_with_fewer_workers_leaves_no_stale_parts() {
     assert_eq!(parts(&out.join("documents")), ["part-00000.parquet"]);
     assert_eq!(parts(&out.join("pairs")), ["part-00000.parquet"]);
     assert_eq!((render_documents(&out), render_pairs(&out)), (docs8, pairs8));
-    assert_eq!(parts(&out), ["_SUCCESS", "documents", "pairs", "report.html", "summary.json"]);
+    assert_eq!(
+        parts(&out),
+        ["_FILES.json", "_SUCCESS", "documents", "pairs", "report.html", "summary.json"]
+    );
 }
 
 #[test]
@@ -70,5 +77,93 @@ fn a_failed_rerun_removes_the_previous_results() {
         neardup(&["dedup", "-i", bad.to_str().unwrap(), "-o", out.to_str().unwrap(), "-q"])
             .is_err()
     );
-    assert_eq!(parts(&out), ["summary.json"], "only the failure summary remains");
+    assert_eq!(parts(&out), ["_FILES.json", "summary.json"], "only the failure summary remains");
+}
+
+#[test]
+fn inputs_inside_the_folders_a_run_changes_are_refused_and_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = std::fs::read(repo().join("tests/fixtures/mixed.jsonl")).unwrap();
+    // An input among the outputs: `-i d/documents/user.jsonl -o d`.
+    let d = dir.path().join("d");
+    std::fs::create_dir_all(d.join("documents")).unwrap();
+    let user = d.join("documents/user.jsonl");
+    std::fs::write(&user, &fixture).unwrap();
+    let args = ["dedup", "-i", user.to_str().unwrap(), "-o", d.to_str().unwrap(), "-q"];
+    assert_eq!(exit_code(&args), ExitCode::from(2));
+    let e = neardup(&args).unwrap_err();
+    assert!(format!("{e:#}").contains("is inside the output folder"), "{e:#}");
+    assert_eq!(std::fs::read(&user).unwrap(), fixture, "the input is untouched");
+    // An input in the --write-kept folder: `-i s/00000-a.jsonl -o out --write-kept s`.
+    let s = dir.path().join("s");
+    std::fs::create_dir(&s).unwrap();
+    let named = s.join("00000-a.jsonl");
+    std::fs::write(&named, &fixture).unwrap();
+    let out = dir.path().join("out");
+    let (named_arg, out_arg) = (named.to_str().unwrap(), out.to_str().unwrap());
+    let args = ["dedup", "-i", named_arg, "-o", out_arg, "-q", "--write-kept", s.to_str().unwrap()];
+    assert_eq!(exit_code(&args), ExitCode::from(2));
+    assert_eq!(std::fs::read(&named).unwrap(), fixture);
+    // The kept folder may not be the output folder.
+    let input = repo().join("tests/fixtures/mixed.jsonl");
+    let args =
+        ["dedup", "-i", input.to_str().unwrap(), "-o", out_arg, "-q", "--write-kept", out_arg];
+    assert_eq!(exit_code(&args), ExitCode::from(2));
+}
+
+#[test]
+fn files_neardup_did_not_write_stop_the_run_and_are_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let input = repo().join("tests/fixtures/mixed.jsonl");
+    std::fs::create_dir_all(out.join("documents")).unwrap();
+    std::fs::write(out.join("documents/user.parquet"), b"theirs").unwrap();
+    let args = ["dedup", "-i", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "-q"];
+    let e = neardup(&args).unwrap_err();
+    assert!(format!("{e:#}").contains("was not written by neardup"), "{e:#}");
+    assert_eq!(std::fs::read(out.join("documents/user.parquet")).unwrap(), b"theirs");
+    // Moved away, the run goes on; a file of the user's beside the outputs stays.
+    std::fs::remove_file(out.join("documents/user.parquet")).unwrap();
+    std::fs::write(out.join("notes.txt"), b"mine").unwrap();
+    neardup(&args).unwrap();
+    neardup(&args).unwrap();
+    assert_eq!(std::fs::read(out.join("notes.txt")).unwrap(), b"mine");
+    // With --write-kept, a file of the same name as a kept copy is not overwritten.
+    let kept = dir.path().join("kept");
+    std::fs::create_dir(&kept).unwrap();
+    std::fs::write(kept.join("00000-mixed.jsonl"), b"theirs").unwrap();
+    let mut with_kept = args.to_vec();
+    with_kept.extend(["--write-kept", kept.to_str().unwrap()]);
+    assert!(neardup(&with_kept).is_err());
+    assert_eq!(std::fs::read(kept.join("00000-mixed.jsonl")).unwrap(), b"theirs");
+}
+
+#[test]
+fn a_second_run_into_a_locked_output_folder_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let input = repo().join("tests/fixtures/mixed.jsonl");
+    let args = ["dedup", "-i", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "-q"];
+    // A live run holds the folder (this process, as far as the lock can tell).
+    let (held, _) = neardup_io::FolderLock::acquire(&out.join(".lock")).unwrap();
+    assert_eq!(exit_code(&args), ExitCode::from(1));
+    let e = format!("{:#}", neardup(&args).unwrap_err());
+    assert!(e.contains(".lock") && e.contains("held by another run"), "{e}");
+    assert!(e.contains(&format!("process {}", std::process::id())), "{e}");
+    assert!(!out.join("_SUCCESS").exists() && !out.join("documents").exists());
+    drop(held);
+    neardup(&args).unwrap();
+    assert!(!out.join(".lock").exists(), "a finished run leaves no lock");
+    // A lock whose process is gone (killed) is taken over.
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    let lock = serde_json::json!({
+        "pid": pid, "host": neardup_io::host_name(), "process_start": 1,
+        "started_unix": 0, "heartbeat_unix": 0, "token": "killed"
+    });
+    std::fs::write(out.join(".lock"), lock.to_string()).unwrap();
+    neardup(&args).unwrap();
+    assert!(out.join("_SUCCESS").exists() && !out.join(".lock").exists());
 }

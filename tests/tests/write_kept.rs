@@ -65,8 +65,24 @@ fn kept_records_round_trip_in_their_own_format() {
 
     let (out, kept) = (dir.path().join("out"), dir.path().join("kept"));
     std::fs::create_dir(&kept).unwrap();
-    std::fs::write(kept.join("00042-stale.jsonl"), "from an earlier run\n").unwrap();
+    std::fs::write(kept.join("00042-similar.jsonl"), "not from a run\n").unwrap();
     std::fs::write(kept.join("notes.txt"), "not ours").unwrap();
+    // An earlier run over one more file: its copy of that file is stale afterwards.
+    let extra = input.join("z-extra.jsonl");
+    std::fs::write(&extra, "{\"id\":\"extra\",\"text\":\"only in the earlier run\"}\n").unwrap();
+    let earlier = [
+        "dedup",
+        "-i",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--write-kept",
+        kept.to_str().unwrap(),
+        "-q",
+    ];
+    neardup(&earlier).unwrap();
+    assert!(kept.join("00003-z-extra.jsonl").exists());
+    std::fs::remove_file(&extra).unwrap();
     let args = [
         "dedup",
         "-i",
@@ -81,8 +97,9 @@ fn kept_records_round_trip_in_their_own_format() {
     ];
     neardup(&args).unwrap();
     assert!(kept.join("_SUCCESS").exists());
-    assert!(!kept.join("00042-stale.jsonl").exists(), "stale copies are removed");
+    assert!(!kept.join("00003-z-extra.jsonl").exists(), "stale copies are removed");
     assert!(kept.join("notes.txt").exists(), "other files are left alone");
+    assert!(kept.join("00042-similar.jsonl").exists(), "even with a copy's kind of name");
 
     let docs = read_documents(&out.join("documents")).unwrap();
     let kept_ids: BTreeSet<String> =

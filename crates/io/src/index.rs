@@ -56,7 +56,7 @@ use parquet::file::statistics::Statistics;
 use parquet::schema::types::ColumnPath;
 use serde::{Deserialize, Serialize};
 
-use crate::{Error, PartWriter, Result};
+use crate::{Error, FolderLock, PartWriter, Result, TakenOver};
 
 /// Version of the index layout; an index of another version is refused.
 pub const FORMAT: u32 = 2;
@@ -86,6 +86,10 @@ pub struct Generation {
     pub folder: String,
     /// The run's name (the job's output folder unless given).
     pub run: String,
+    /// The run's output folder, as an absolute path: a rerun of the same run (same name,
+    /// same output) replaces the generation.
+    #[serde(default)]
+    pub output: String,
     /// When the run finished, seconds since the Unix epoch.
     pub created_unix: u64,
     /// Documents indexed (representatives of their texts).
@@ -177,25 +181,17 @@ impl Manifest {
         Ok(Some(manifest))
     }
 
-    /// Writes the manifest atomically: a hidden file, synced, renamed over the old one.
+    /// Writes the manifest atomically and durably: a hidden file, synced, renamed over the
+    /// old one.
     ///
     /// # Errors
     /// [`Error::Write`].
     pub fn save(&self, dir: &Path) -> Result<()> {
         std::fs::create_dir_all(dir)
             .map_err(|source| Error::Write { path: dir.to_path_buf(), source })?;
-        let path = dir.join(MANIFEST);
-        let tmp = dir.join(format!(".{MANIFEST}.inprogress"));
-        let json = serde_json::to_vec_pretty(self).expect("a manifest serialises");
-        let write = || -> std::io::Result<()> {
-            use std::io::Write;
-            let mut f = File::create(&tmp)?;
-            f.write_all(&json)?;
-            f.write_all(b"\n")?;
-            f.sync_all()
-        };
-        write().map_err(|source| Error::Write { path: tmp.clone(), source })?;
-        std::fs::rename(&tmp, &path).map_err(|source| Error::Write { path, source })
+        let mut json = serde_json::to_vec_pretty(self).expect("a manifest serialises");
+        json.push(b'\n');
+        crate::write_atomically(&dir.join(MANIFEST), &json)
     }
 
     /// Checks that a run with `settings` may use this index: every setting must be equal.
@@ -247,44 +243,36 @@ impl Manifest {
     }
 }
 
-/// The lock of an index that a run writes: a file made with `create_new`, removed when
-/// the lock is dropped. One run at a time adds to an index.
+/// The lock of an index that a run or index command changes (`DIR/.lock`, see
+/// [`FolderLock`]): one at a time.
 #[derive(Debug)]
-pub struct IndexLock(PathBuf);
+pub struct IndexLock {
+    _lock: FolderLock,
+    taken_over: Option<TakenOver>,
+}
 
 impl IndexLock {
     /// Takes the lock of the index in `dir` (making `dir`), and checks that the index still
-    /// has the generations of `read` (the manifest the run was configured with).
+    /// has the generations `read` (of the manifest the run was configured with).
     ///
     /// # Errors
-    /// [`Error::IndexBusy`] when another run holds it, [`Error::IndexChanged`] when a run
+    /// [`Error::Busy`] when another run holds it, [`Error::IndexChanged`] when a run
     /// added to the index since `read`, [`Error::Write`] when the file cannot be made.
-    pub fn acquire(dir: &Path, read: &Manifest) -> Result<Self> {
+    pub fn acquire(dir: &Path, read: &[Generation]) -> Result<Self> {
         std::fs::create_dir_all(dir)
             .map_err(|source| Error::Write { path: dir.to_path_buf(), source })?;
-        let path = dir.join(".lock");
-        match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
-            Ok(mut f) => {
-                use std::io::Write;
-                let _ = writeln!(f, "pid {}", std::process::id());
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                return Err(Error::IndexBusy { path: dir.to_path_buf(), lock: path });
-            }
-            Err(source) => return Err(Error::Write { path, source }),
-        }
-        let lock = IndexLock(path);
+        let (lock, taken_over) = FolderLock::acquire(&dir.join(".lock"))?;
+        let lock = IndexLock { _lock: lock, taken_over };
         let now = Manifest::load(dir)?.map(|m| m.generations).unwrap_or_default();
-        if now != read.generations {
+        if now != read {
             return Err(Error::IndexChanged { path: dir.to_path_buf() });
         }
         Ok(lock)
     }
-}
 
-impl Drop for IndexLock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+    /// The lock of a run that had stopped, if this one took it over.
+    pub fn taken_over(&self) -> Option<&TakenOver> {
+        self.taken_over.as_ref()
     }
 }
 
@@ -969,7 +957,7 @@ fn open_to_change(dir: &Path) -> Result<(Manifest, IndexLock)> {
     let Some(manifest) = Manifest::load(dir)? else {
         return Err(damaged(&dir.join(MANIFEST), "no index here"));
     };
-    let lock = IndexLock::acquire(dir, &manifest)?;
+    let lock = IndexLock::acquire(dir, &manifest.generations)?;
     Ok((manifest, lock))
 }
 
@@ -992,7 +980,7 @@ pub struct Forgotten {
 /// documents stay until [`compact`] and match nothing.
 ///
 /// # Errors
-/// [`Error::Damaged`] when `dir` holds no index, [`Error::IndexBusy`], or the errors of
+/// [`Error::Damaged`] when `dir` holds no index, [`Error::Busy`], or the errors of
 /// reading and writing parts.
 pub fn forget(dir: &Path, ids: &std::collections::BTreeSet<String>) -> Result<Forgotten> {
     let (mut manifest, _lock) = open_to_change(dir)?;
@@ -1100,7 +1088,7 @@ pub struct Compacted {
 /// a row group of every new docs part.
 ///
 /// # Errors
-/// [`Error::Damaged`] when `dir` holds no index, [`Error::IndexBusy`], or the errors of
+/// [`Error::Damaged`] when `dir` holds no index, [`Error::Busy`], or the errors of
 /// reading and writing parts.
 pub fn compact(dir: &Path) -> Result<Compacted> {
     let (mut manifest, _lock) = open_to_change(dir)?;
@@ -1236,7 +1224,13 @@ pub fn compact(dir: &Path) -> Result<Compacted> {
 }
 
 /// Removes the folders of `dir` named like segments that none of `segments` is.
-fn remove_orphans(dir: &Path, segments: &[Segment]) -> Result<Vec<String>> {
+/// Removes the segment folders (`gen-*`) of `dir` that `segments` do not list: what runs
+/// that failed before their commit, or a compaction or replaced run killed after its
+/// commit, left. Only for a holder of the index lock. Returns the folders removed.
+///
+/// # Errors
+/// [`Error::ReadFile`] or [`Error::Write`] naming the folder.
+pub fn remove_orphans(dir: &Path, segments: &[Segment]) -> Result<Vec<String>> {
     let entries = std::fs::read_dir(dir)
         .map_err(|source| Error::ReadFile { path: dir.to_path_buf(), source })?;
     let mut removed = Vec::new();
@@ -1483,6 +1477,7 @@ mod tests {
                     number,
                     folder: folder.to_string(),
                     run: format!("run-{number}"),
+                    output: String::new(),
                     created_unix: 0,
                     documents,
                     keys: documents * keys_per_doc,
@@ -1649,9 +1644,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let index = dir.path().join("index");
         let read = Manifest::new(BTreeMap::new());
-        let lock = IndexLock::acquire(&index, &read).unwrap();
-        let e = IndexLock::acquire(&index, &read).unwrap_err().to_string();
-        assert!(e.contains("being written by another run") && e.contains(".lock"), "{e}");
+        let lock = IndexLock::acquire(&index, &read.generations).unwrap();
+        let e = IndexLock::acquire(&index, &read.generations).unwrap_err().to_string();
+        assert!(e.contains("held by another run") && e.contains(".lock"), "{e}");
         drop(lock);
         // A run that read the index before another added to it must not commit over it.
         let mut newer = read.clone();
@@ -1659,6 +1654,7 @@ mod tests {
             number: 1,
             folder: generation_folder(1, "x"),
             run: "other".into(),
+            output: String::new(),
             created_unix: 0,
             documents: 0,
             keys: 0,
@@ -1666,10 +1662,10 @@ mod tests {
             forgotten: Vec::new(),
         });
         newer.save(&index).unwrap();
-        let e = IndexLock::acquire(&index, &read).unwrap_err().to_string();
+        let e = IndexLock::acquire(&index, &read.generations).unwrap_err().to_string();
         assert!(e.contains("changed after this run read it"), "{e}");
         assert!(!index.join(".lock").exists(), "a refused run leaves no lock");
-        IndexLock::acquire(&index, &newer).unwrap();
+        IndexLock::acquire(&index, &newer.generations).unwrap();
     }
 
     #[test]
@@ -1687,6 +1683,7 @@ mod tests {
             number: 1,
             folder: generation_folder(1, "abc"),
             run: "week-1".into(),
+            output: "/runs/week-1".into(),
             created_unix: 1,
             documents: 10,
             keys: 170,

@@ -49,7 +49,9 @@ pub fn write_kept(file: &InputFile, kept: &[u64], dir: &Path) -> Result<u64> {
     };
     match result {
         Ok(written) => {
-            std::fs::rename(&tmp, &path)
+            File::open(&tmp)
+                .and_then(|f| f.sync_all())
+                .and_then(|()| crate::rename_durably(&tmp, &path))
                 .map_err(|source| Error::Write { path: path.clone(), source })?;
             Ok(written)
         }

@@ -26,21 +26,28 @@
 
 use std::path::PathBuf;
 
+pub mod failpoint;
+mod files;
 mod html;
 pub mod index;
 mod input;
 mod jsonl;
 mod kept;
+mod lock;
 mod output;
 mod parquet_in;
 mod reader;
 mod records;
 mod warc;
 
+pub use files::{
+    FILE_LIST, FileList, rename_durably, resolved_path, temporary_name, write_atomically,
+};
 pub use html::{decode_page, html_to_text};
 pub use input::{Compression, Format, InputFile, discover};
 pub use jsonl::{JsonlRecords, LineRange, RawLine, count_line_starts, parse_line};
 pub use kept::{kept_file_name, kept_files, write_kept};
+pub use lock::{FolderLock, LockHolder, TakenOver, host_name, process_gone, process_start};
 pub use output::{
     DocumentRow, DocumentsWriter, PairKind, PairRow, PairsWriter, PartWriter, documents_schema,
     pairs_schema, read_documents, read_pairs,
@@ -170,6 +177,16 @@ pub enum Error {
         /// What Arrow reported.
         source: arrow_schema::ArrowError,
     },
+    /// A run name is already committed to the index by a run that cannot be replaced.
+    #[error("run \"{run}\" is already in the index \"{}\" {reason}; give this run another --run-name", .path.display())]
+    RunNameTaken {
+        /// The index folder.
+        path: PathBuf,
+        /// The run name.
+        run: String,
+        /// Why the committed run cannot be replaced.
+        reason: String,
+    },
     /// An index was built with other settings than the run's: its signatures or keys
     /// would not match the run's.
     #[error(
@@ -187,16 +204,27 @@ pub enum Error {
         /// Its value in the run.
         run: String,
     },
-    /// Another run is writing the index (its lock file exists).
+    /// A file in the way of a run's outputs that no earlier run listed as its own.
     #[error(
-        "the index \"{}\" is being written by another run ({}); remove that file if no run is",
-        .path.display(), .lock.display()
+        "\"{}\" was not written by neardup (no earlier run into \"{}\" lists it in _FILES.json); move it away or choose another folder",
+        .path.display(), .folder.display()
     )]
-    IndexBusy {
-        /// The index folder.
+    NotOurs {
+        /// The file.
         path: PathBuf,
-        /// Its lock file.
+        /// The folder the run writes.
+        folder: PathBuf,
+    },
+    /// Another run holds the lock of a folder this run changes (an output folder, an index).
+    #[error(
+        "\"{}\" is held by another run ({holder}); one run at a time changes that folder",
+        .lock.display()
+    )]
+    Busy {
+        /// The lock file.
         lock: PathBuf,
+        /// Who holds it.
+        holder: String,
     },
     /// The index changed (a run added to it, or it was compacted or forgotten from) after
     /// this run read it.

@@ -242,7 +242,7 @@ impl PartWriter {
             .into_inner()
             .map_err(|source| Error::ParquetWrite { path: self.tmp.clone(), source })?;
         file.sync_all().map_err(|source| Error::Write { path: self.tmp.clone(), source })?;
-        std::fs::rename(&self.tmp, &self.path)
+        crate::rename_durably(&self.tmp, &self.path)
             .map_err(|source| Error::Write { path: self.path.clone(), source })?;
         Ok(self.rows)
     }

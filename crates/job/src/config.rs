@@ -2,14 +2,14 @@
 //! [`JobConfig`].
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use neardup_core::{
     BlockLayout, JaccardMode, LshParams, MAX_NUM_PERM, SIGNATURE_VERSION, SIMHASH_BITS,
 };
-use neardup_io::index::Manifest;
-use neardup_io::{FieldNames, InputFile, OnReadError};
+use neardup_io::index::{Generation, Manifest};
+use neardup_io::{FieldNames, InputFile, OnReadError, resolved_path};
 use neardup_text::{BoilerplateRule, FeatureConfig, NormalizeConfig};
 use serde::{Deserialize, Serialize};
 
@@ -326,6 +326,14 @@ pub struct IndexPlan {
     pub folder: String,
     /// This run's name, shown as `duplicate_of_run` by later runs.
     pub run: String,
+    /// The generations of the index as the run read them (`manifest` leaves out the one
+    /// replaced): the index must still have them when the run takes its lock.
+    pub read: Vec<Generation>,
+    /// The committed generation of the same run (same name and output) that this run
+    /// replaces: a retry of a run that died after its commit.
+    pub replaces: Option<Generation>,
+    /// The run's output folder, resolved, recorded in its generation.
+    pub output: String,
 }
 
 impl IndexPlan {
@@ -398,11 +406,15 @@ impl JobConfig {
 
     /// Deduplicates against the index in `dir` (made when it does not exist yet) and adds
     /// this run to it as a new generation named `run`, in a folder named after the
-    /// generation and a hash of the inputs (so equal in every process of the run).
+    /// generation and a hash of the inputs (so equal in every process of the run). A
+    /// committed generation of the same run (same name and output folder) is left out of
+    /// the lookups and replaced at the commit, when no later run depends on it.
     ///
     /// # Errors
-    /// [`ConfigError::Index`] when the manifest cannot be read or was written with other
-    /// settings; [`ConfigError::Invalid`] for settings an index cannot hold (exact-Jaccard
+    /// [`ConfigError::Index`] when the manifest cannot be read, was written with other
+    /// settings, or holds the run name for a run that cannot be replaced;
+    /// [`ConfigError::Overlap`] when the index and the output folder overlap or an input is
+    /// inside the index; [`ConfigError::Invalid`] for settings an index cannot hold (exact-Jaccard
     /// verification needs feature sets the index does not keep; SimHash needs a fixed
     /// `simhash.blocks`, as the index's keys depend on it).
     pub fn with_index(mut self, dir: PathBuf, run: String) -> Result<Self, ConfigError> {
@@ -425,18 +437,51 @@ impl JobConfig {
             }
             _ => {}
         }
+        let (index_folder, output_folder) = (resolved_path(&dir), resolved_path(&self.output));
+        if index_folder.starts_with(&output_folder) || output_folder.starts_with(&index_folder) {
+            return Err(ConfigError::Overlap {
+                what: "the index",
+                path: dir,
+                role: "output folder",
+                folder: self.output.clone(),
+            });
+        }
+        self.refuse_inputs_in(&dir, "index")?;
         let settings = self.index_settings();
-        let manifest = match neardup_io::index::Manifest::load(&dir).map_err(ConfigError::Index)? {
-            Some(m) => {
-                m.check(&dir, &settings).map_err(ConfigError::Index)?;
-                m
+        let mut manifest =
+            match neardup_io::index::Manifest::load(&dir).map_err(ConfigError::Index)? {
+                Some(m) => {
+                    m.check(&dir, &settings).map_err(ConfigError::Index)?;
+                    m
+                }
+                None => neardup_io::index::Manifest::new(settings),
+            };
+        let read = manifest.generations.clone();
+        let output = output_folder.display().to_string();
+        let replaces = replaceable(&dir, &manifest, &run, &output)?;
+        let fingerprint = crate::input_fingerprint(&self);
+        let (generation, token) = match &replaces {
+            // A retry of a committed run: its generation is left out of the lookups and
+            // replaced at the commit, by a folder of another name.
+            Some(old) => {
+                manifest.generations.retain(|g| g.number != old.number);
+                let mut bytes = fingerprint.to_le_bytes().to_vec();
+                bytes.extend_from_slice(old.folder.as_bytes());
+                (old.number, neardup_core::hash::hash_bytes(&bytes, 0))
             }
-            None => neardup_io::index::Manifest::new(settings),
+            None => (manifest.next_generation(), fingerprint),
         };
-        let generation = manifest.next_generation();
-        let token = format!("{:016x}", crate::input_fingerprint(&self));
-        let folder = neardup_io::index::generation_folder(generation, &token);
-        self.index = Some(Arc::new(IndexPlan { dir, manifest, generation, folder, run }));
+        let folder = neardup_io::index::generation_folder(generation, &format!("{token:016x}"));
+        self.index = Some(Arc::new(IndexPlan {
+            dir,
+            manifest,
+            read,
+            replaces,
+            generation,
+            folder,
+            run,
+            output,
+        }));
         Ok(self)
     }
 
@@ -588,7 +633,77 @@ impl JobConfig {
         let exclude: Vec<PathBuf> =
             std::iter::once(output.clone()).chain(write_kept.clone()).collect();
         let inputs = neardup_io::discover(inputs, &exclude).map_err(ConfigError::Input)?;
-        Ok(JobConfig { spec, inputs, output, params, write_kept, index: None })
+        let config = JobConfig { spec, inputs, output, params, write_kept, index: None };
+        let output_folder = resolved_path(&config.output);
+        if let Some(kept) = &config.write_kept
+            && resolved_path(kept) == output_folder
+        {
+            return Err(ConfigError::Overlap {
+                what: "the --write-kept folder",
+                path: kept.clone(),
+                role: "output folder",
+                folder: config.output.clone(),
+            });
+        }
+        config.refuse_inputs_in(&config.output, "output folder")?;
+        if let Some(kept) = &config.write_kept {
+            config.refuse_inputs_in(kept, "--write-kept folder")?;
+        }
+        Ok(config)
+    }
+
+    /// Refuses an input file inside `folder`, which the run changes: a run clears what an
+    /// earlier run wrote there, and reading its own outputs would be wrong either way.
+    fn refuse_inputs_in(&self, folder: &Path, role: &'static str) -> Result<(), ConfigError> {
+        let resolved = resolved_path(folder);
+        match self.inputs.iter().find(|f| resolved_path(&f.path).starts_with(&resolved)) {
+            Some(f) => Err(ConfigError::Overlap {
+                what: "input",
+                path: f.path.clone(),
+                role,
+                folder: folder.to_path_buf(),
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The committed generation that a run named `run` writing to `output` replaces: one of
+/// the same name is a retry of the same run when it wrote to the same output, is the last
+/// generation (no later run was deduplicated against it) and has a segment of its own.
+///
+/// # Errors
+/// [`ConfigError::Index`] with [`neardup_io::Error::RunNameTaken`] when a generation of that
+/// name exists but cannot be replaced.
+fn replaceable(
+    dir: &Path,
+    manifest: &Manifest,
+    run: &str,
+    output: &str,
+) -> Result<Option<Generation>, ConfigError> {
+    let Some(old) = manifest.generations.iter().find(|g| g.run == run) else {
+        return Ok(None);
+    };
+    let last = manifest.generations.last().expect("the index has the generation found");
+    let reason = if old.output != output {
+        Some(format!("(generation {}, written by the run into \"{}\")", old.number, old.output))
+    } else if old.number != last.number {
+        Some(format!(
+            "(generation {}), and later runs were deduplicated against it (\"{}\")",
+            old.number, last.run
+        ))
+    } else if manifest.generations.iter().filter(|g| g.folder == old.folder).count() > 1 {
+        Some(format!("(generation {}), merged with others by index compact", old.number))
+    } else {
+        None
+    };
+    match reason {
+        Some(reason) => Err(ConfigError::Index(neardup_io::Error::RunNameTaken {
+            path: dir.to_path_buf(),
+            run: run.to_string(),
+            reason,
+        })),
+        None => Ok(Some(old.clone())),
     }
 }
 

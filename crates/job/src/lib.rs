@@ -33,6 +33,7 @@ mod cluster;
 mod config;
 mod corpus;
 mod operators;
+mod outputs;
 mod progress;
 mod records;
 mod report;
@@ -107,6 +108,21 @@ pub enum ConfigError {
     /// The index could not be read, or was built with other settings.
     #[error("cannot use the index")]
     Index(#[source] neardup_io::Error),
+    /// An input, or a folder the run writes, is inside another folder the run changes.
+    #[error(
+        "{what} \"{}\" is inside the {role} \"{}\", which the run changes; keep them apart",
+        .path.display(), .folder.display()
+    )]
+    Overlap {
+        /// What is inside (`input`, a folder the run writes).
+        what: &'static str,
+        /// Its path.
+        path: PathBuf,
+        /// What the folder is to the run.
+        role: &'static str,
+        /// The folder.
+        folder: PathBuf,
+    },
 }
 
 /// Errors of running a job.
@@ -301,33 +317,14 @@ pub fn run_with_progress(
     progress: Arc<Progress>,
 ) -> Result<Summary, JobError> {
     let start = Instant::now();
-    prepare_output(&config.output)?;
-    // One run at a time adds to an index: process 0 holds its lock until the run ends.
-    let mut _index_lock = None;
-    if topology.process == 0
-        && let Some(plan) = &config.index
-    {
-        _index_lock = Some(
-            neardup_io::index::IndexLock::acquire(&plan.dir, &plan.manifest)
-                .map_err(JobError::Index)?,
-        );
-        // What a failed run of the same generation left (no manifest lists it). Other
-        // processes write their parts only after this process has joined the run.
-        let dir = plan.new_generation_dir();
-        match std::fs::remove_dir_all(&dir) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(source) => {
-                return Err(JobError::Write(neardup_io::Error::Write { path: dir, source }));
-            }
-        }
-    }
-    if let Some(dir) = &config.write_kept {
-        prepare_kept(dir)?;
-    }
+    // Locks, the file lists and the spill folder, held until the run ends.
+    let held = outputs::prepare(config, topology)?;
+    let topology = outputs::with_spill_dir(topology, &held);
     let mut boilerplate = None;
-    let outcome = execute(config, topology, start, progress, &mut boilerplate);
-    finish(config, topology, outcome, boilerplate.as_deref(), start)
+    let outcome = execute(config, &topology, start, progress, &mut boilerplate);
+    let result = outputs::finish(config, &topology, outcome, boilerplate.as_deref(), start);
+    drop(held);
+    result
 }
 
 /// The boilerplate a run in `output` learned and left out of its pages under `spec`, or
@@ -460,102 +457,6 @@ fn execute(
     let mut total = results.into_iter().next().expect("at least one worker");
     total.seconds.corpus_statistics = corpus_seconds;
     total.into_result()
-}
-
-/// Checks the reject ratio and, on process 0, writes `summary.json`, and with the parts the
-/// report and the learned `boilerplate`, and on success `_SUCCESS`.
-fn finish(
-    config: &JobConfig,
-    topology: &Topology,
-    outcome: Result<WorkerReport, JobError>,
-    boilerplate: Option<&neardup_text::Boilerplate>,
-    start: Instant,
-) -> Result<Summary, JobError> {
-    let (totals, mut failure) = match outcome {
-        Ok(totals) => (totals, None),
-        Err(e) => (WorkerReport::default(), Some(e)),
-    };
-    let mut seconds = totals.seconds;
-    seconds.total = start.elapsed().as_secs_f64();
-    let resolved = Resolved::of(config, totals.blocks);
-    let mut summary = Summary::new(config, topology, &totals.stats, resolved, seconds);
-    let (rejected, records) = (summary.counts.rejected, summary.counts.records);
-    let max_ratio = config.spec.decision.max_reject_ratio;
-    let writer = topology.process == 0;
-    if failure.is_some() {
-        // The job's own error matters more than a failed cleanup; report both.
-        if writer && let Err(cleanup) = remove_parts(&config.output) {
-            tracing::error!(error = %error_chain(&cleanup), "cannot remove the parts of the failed run");
-        }
-    } else if records > 0 && rejected as f64 > max_ratio * records as f64 {
-        let top_reason = summary
-            .counts
-            .rejected_by_reason
-            .iter()
-            .max_by_key(|(_, n)| **n)
-            .map_or("none", |(r, _)| r.as_str());
-        failure = Some(JobError::TooManyRejects { rejected, top_reason, records, max_ratio });
-    }
-    if let Some(error) = &failure {
-        summary.status = "failed";
-        summary.error = Some(error_chain(error));
-    }
-    let parts_written =
-        failure.is_none() || matches!(failure, Some(JobError::TooManyRejects { .. }));
-    if writer && parts_written {
-        if let Some(boilerplate) = boilerplate {
-            // `eval` and `explain` leave out the same lines as the run did.
-            let bytes: Vec<u8> =
-                boilerplate.entries().iter().flat_map(|e| e.to_le_bytes()).collect();
-            write_atomically(&config.output.join(BOILERPLATE_FILE), &bytes)?;
-        }
-        let page = report::render(config, &summary, &totals.stats);
-        write_atomically(&config.output.join(REPORT_FILE), page.as_bytes())?;
-    }
-    if writer {
-        let json = serde_json::to_vec_pretty(&summary).expect("summary serialises");
-        write_atomically(&config.output.join(SUMMARY_FILE), &json)?;
-        tracing::info!(status = summary.status, seconds = summary.seconds.total, "summary written");
-    }
-    match failure {
-        Some(error) => Err(error),
-        None => {
-            if writer && let Some(plan) = &config.index {
-                commit_generation(plan, topology, &totals.stats.index)?;
-            }
-            if writer {
-                if let Some(dir) = &config.write_kept {
-                    write_atomically(&dir.join(SUCCESS_MARKER), b"")?;
-                }
-                write_atomically(&config.output.join(SUCCESS_MARKER), b"")?;
-            }
-            Ok(summary)
-        }
-    }
-}
-
-/// Adds the run's generation to the index manifest: the commit point of the run's index
-/// parts, written before.
-fn commit_generation(
-    plan: &IndexPlan,
-    topology: &Topology,
-    stats: &IndexStats,
-) -> Result<(), JobError> {
-    let mut manifest = plan.manifest.clone();
-    manifest.neardup_version = env!("CARGO_PKG_VERSION").to_string();
-    manifest.generations.push(neardup_io::index::Generation {
-        number: plan.generation,
-        folder: plan.folder.clone(),
-        run: plan.run.clone(),
-        created_unix: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs()),
-        documents: stats.documents_written,
-        keys: stats.keys_written,
-        doc_parts: u32::try_from(topology.processes * topology.workers).expect("few workers"),
-        forgotten: Vec::new(),
-    });
-    manifest.save(&plan.dir).map_err(JobError::Index)
 }
 
 /// An error and its sources on one line.
@@ -926,6 +827,7 @@ fn run_worker(
                 *slot = Some(now);
                 if index == 0 {
                     tracing::info!(stage, seconds = now, "stage done");
+                    neardup_io::failpoint::crash(&format!("after-{}", stage.replace(' ', "-")));
                 }
             }
         }
@@ -1017,75 +919,4 @@ fn stamped<'s, T: Timestamp + TotalOrder, D: 'static>(
         })
         .container::<Vec<_>>()
         .as_collection()
-}
-
-/// Creates the output folder and removes what an earlier run left in it.
-fn prepare_output(output: &Path) -> Result<(), JobError> {
-    let write_err = |path: &Path, source| {
-        JobError::Write(neardup_io::Error::Write { path: path.to_path_buf(), source })
-    };
-    std::fs::create_dir_all(output).map_err(|e| write_err(output, e))?;
-    for marker in [SUCCESS_MARKER, SUMMARY_FILE, REPORT_FILE] {
-        let path = output.join(marker);
-        match std::fs::remove_file(&path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(write_err(&path, e)),
-        }
-    }
-    remove_parts(output)
-}
-
-/// Creates the folder for the kept records and removes what an earlier run wrote there:
-/// only files named as neardup names them (`NNNNN-name`, their hidden temporary names,
-/// `_SUCCESS`), so other files in the folder are left alone.
-fn prepare_kept(dir: &Path) -> Result<(), JobError> {
-    let write_err = |path: &Path, source| {
-        JobError::Write(neardup_io::Error::Write { path: path.to_path_buf(), source })
-    };
-    std::fs::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
-    let numbered = |n: &str| {
-        n.len() > 6 && n.as_bytes()[..5].iter().all(u8::is_ascii_digit) && n.as_bytes()[5] == b'-'
-    };
-    for entry in std::fs::read_dir(dir).map_err(|e| write_err(dir, e))? {
-        let path = entry.map_err(|e| write_err(dir, e))?.path();
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-        let ours = name == SUCCESS_MARKER
-            || numbered(name)
-            || name.strip_prefix('.').is_some_and(|n| numbered(n) && n.ends_with(".inprogress"));
-        if ours && path.is_file() {
-            std::fs::remove_file(&path).map_err(|e| write_err(&path, e))?;
-        }
-    }
-    Ok(())
-}
-
-/// Removes the `pairs/` and `documents/` folders and the learned boilerplate.
-fn remove_parts(output: &Path) -> Result<(), JobError> {
-    for dir in ["pairs", "documents"] {
-        let path: PathBuf = output.join(dir);
-        match std::fs::remove_dir_all(&path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(source) => return Err(JobError::Write(neardup_io::Error::Write { path, source })),
-        }
-    }
-    let path = output.join(BOILERPLATE_FILE);
-    match std::fs::remove_file(&path) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(source) => Err(JobError::Write(neardup_io::Error::Write { path, source })),
-    }
-}
-
-/// Writes `bytes` to a hidden temporary file, syncs it and renames it to `path`.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), JobError> {
-    let write_err =
-        |source| JobError::Write(neardup_io::Error::Write { path: path.to_path_buf(), source });
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("output");
-    let tmp = path.with_file_name(format!(".{name}.inprogress"));
-    let file = std::fs::File::create(&tmp).map_err(write_err)?;
-    std::io::Write::write_all(&mut &file, bytes).map_err(write_err)?;
-    file.sync_all().map_err(write_err)?;
-    std::fs::rename(&tmp, path).map_err(write_err)
 }

@@ -1,0 +1,280 @@
+//! What a run writes into a folder, listed before it writes it, so that a later run removes
+//! exactly that and nothing else.
+//!
+//! A run writes `_FILES.json` into its output folder (and into the `--write-kept` folder)
+//! before anything else: the relative paths of every file it may write there. The next run
+//! into the folder removes the files the earlier list names (and their hidden temporary
+//! names, `.NAME.inprogress`), never other files, and refuses to start when a file it would
+//! write, or a file in a folder it owns (`documents/`, `pairs/`), is not on the list: a
+//! file neardup did not write, which the run would otherwise overwrite or mix into its
+//! outputs.
+
+use std::path::{Component, Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Error, Result};
+
+/// The list's file name.
+pub const FILE_LIST: &str = "_FILES.json";
+
+/// The files a run writes into one folder, relative to it (`/`-separated).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileList {
+    /// The neardup version that wrote the list.
+    pub neardup_version: String,
+    /// Relative paths, sorted.
+    pub files: Vec<String>,
+}
+
+impl FileList {
+    /// A list of `files`.
+    pub fn new(mut files: Vec<String>) -> Self {
+        files.sort();
+        files.dedup();
+        FileList { neardup_version: env!("CARGO_PKG_VERSION").to_string(), files }
+    }
+
+    /// The list in `dir`, or `None` when there is none.
+    ///
+    /// # Errors
+    /// [`Error::ReadFile`], or [`Error::Damaged`] when it does not parse or names a path
+    /// outside `dir`.
+    pub fn load(dir: &Path) -> Result<Option<FileList>> {
+        let path = dir.join(FILE_LIST);
+        let bytes = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => return Err(Error::ReadFile { path, source }),
+        };
+        let list: FileList = serde_json::from_slice(&bytes)
+            .map_err(|e| Error::Damaged { path: path.clone(), detail: e.to_string() })?;
+        if let Some(bad) = list.files.iter().find(|f| !is_plain_relative(f)) {
+            let detail = format!("lists \"{bad}\", which is not a file below the folder");
+            return Err(Error::Damaged { path, detail });
+        }
+        Ok(Some(list))
+    }
+
+    /// Makes `dir` ready for a run that writes the files of `self`: checks that nothing in
+    /// the way was written by someone else, removes what the earlier run's list names (and
+    /// its folders among `owned`, once empty), and writes this list. `owned` are subfolders
+    /// that only neardup writes (`documents`, `pairs`).
+    ///
+    /// # Errors
+    /// [`Error::NotOurs`] naming a file the run would overwrite, or a file in an owned
+    /// folder, that no earlier list names; [`Error::Write`] when a file cannot be removed
+    /// or the list written.
+    pub fn prepare(&self, dir: &Path, owned: &[&str]) -> Result<()> {
+        std::fs::create_dir_all(dir)
+            .map_err(|source| Error::Write { path: dir.to_path_buf(), source })?;
+        let old = FileList::load(dir)?.unwrap_or_default();
+        let listed = |rel: &str| old.lists(rel);
+        for rel in &self.files {
+            let path = dir.join(rel);
+            if path.symlink_metadata().is_ok() && !listed(rel) {
+                return Err(Error::NotOurs { path, folder: dir.to_path_buf() });
+            }
+        }
+        for sub in owned {
+            let folder = dir.join(sub);
+            let Ok(entries) = std::fs::read_dir(&folder) else { continue };
+            for entry in entries {
+                let entry =
+                    entry.map_err(|source| Error::ReadFile { path: folder.clone(), source })?;
+                let rel = format!("{sub}/{}", entry.file_name().to_string_lossy());
+                if !listed(&rel) {
+                    return Err(Error::NotOurs { path: entry.path(), folder: dir.to_path_buf() });
+                }
+            }
+        }
+        old.remove(dir, &[])?;
+        for sub in owned {
+            // Only once empty: `remove_dir` never takes what is inside.
+            let _ = std::fs::remove_dir(dir.join(sub));
+        }
+        self.save(dir)
+    }
+
+    /// Removes the listed files of `dir` and their temporary names, except `keep`.
+    ///
+    /// # Errors
+    /// [`Error::Write`] naming a file that cannot be removed.
+    pub fn remove(&self, dir: &Path, keep: &[&str]) -> Result<()> {
+        for rel in self.files.iter().filter(|f| !keep.contains(&f.as_str())) {
+            let path = dir.join(rel);
+            for path in [temporary_name(&path), path] {
+                match std::fs::remove_file(&path) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(source) => return Err(Error::Write { path, source }),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `rel`, or the file whose temporary name it is, is on the list.
+    fn lists(&self, rel: &str) -> bool {
+        let (folder, name) = rel.rsplit_once('/').map_or(("", rel), |(f, n)| (f, n));
+        let of_temporary = name.strip_prefix('.').and_then(|n| n.strip_suffix(".inprogress"));
+        let contains = |r: &str| self.files.binary_search_by(|f| f.as_str().cmp(r)).is_ok();
+        contains(rel)
+            || of_temporary.is_some_and(|n| {
+                contains(&if folder.is_empty() { n.to_string() } else { format!("{folder}/{n}") })
+            })
+    }
+
+    fn save(&self, dir: &Path) -> Result<()> {
+        let json = serde_json::to_vec_pretty(self).expect("a file list serialises");
+        write_atomically(&dir.join(FILE_LIST), &json)
+    }
+}
+
+/// The hidden name a file is written under until it is complete: `.NAME.inprogress`.
+pub fn temporary_name(path: &Path) -> PathBuf {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("output");
+    path.with_file_name(format!(".{name}.inprogress"))
+}
+
+/// Writes `bytes` to the temporary name of `path`, syncs it, renames it to `path` and syncs
+/// the folder, so the file is durable under its name when this returns.
+///
+/// # Errors
+/// [`Error::Write`] naming the file.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = temporary_name(path);
+    let write = || -> std::io::Result<()> {
+        let file = std::fs::File::create(&tmp)?;
+        std::io::Write::write_all(&mut &file, bytes)?;
+        file.sync_all()?;
+        rename_durably(&tmp, path)
+    };
+    write().map_err(|source| {
+        let _ = std::fs::remove_file(&tmp);
+        Error::Write { path: path.to_path_buf(), source }
+    })
+}
+
+/// Renames a synced file `from` to `to` and syncs the folder of `to`, so that the rename
+/// survives a power loss as well as a crash.
+///
+/// # Errors
+/// What the system reports.
+pub fn rename_durably(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::rename(from, to)?;
+    match to.parent() {
+        // A folder opened for reading can be synced on Unix; elsewhere this is best effort.
+        Some(folder) if cfg!(unix) => {
+            let folder = if folder.as_os_str().is_empty() { Path::new(".") } else { folder };
+            std::fs::File::open(folder)?.sync_all()
+        }
+        _ => Ok(()),
+    }
+}
+
+fn is_plain_relative(rel: &str) -> bool {
+    !rel.is_empty() && Path::new(rel).components().all(|c| matches!(c, Component::Normal(_)))
+}
+
+/// `path` made absolute with every symbolic link of its existing part resolved, so two
+/// spellings of one place compare equal whether or not it exists yet.
+pub fn resolved_path(path: &Path) -> PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut existing = absolute.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(existing) {
+            return rest.iter().rev().fold(real, |p, part| p.join(part));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => return absolute,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names = Vec::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else {
+                    names.push(p.strip_prefix(dir).unwrap().to_string_lossy().into_owned());
+                }
+            }
+        }
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_run_removes_what_the_earlier_run_listed_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path();
+        let first =
+            FileList::new(vec!["documents/part-00000.parquet".into(), "summary.json".into()]);
+        first.prepare(out, &["documents"]).unwrap();
+        std::fs::create_dir(out.join("documents")).unwrap();
+        std::fs::write(out.join("documents/part-00000.parquet"), b"x").unwrap();
+        std::fs::write(out.join("documents/.part-00000.parquet.inprogress"), b"x").unwrap();
+        std::fs::write(out.join("summary.json"), b"{}").unwrap();
+        std::fs::write(out.join("notes.txt"), b"mine").unwrap();
+        let second = FileList::new(vec!["documents/part-00001.parquet".into()]);
+        second.prepare(out, &["documents"]).unwrap();
+        assert_eq!(names(out), [FILE_LIST, "notes.txt"]);
+        assert_eq!(FileList::load(out).unwrap().unwrap(), second);
+    }
+
+    #[test]
+    fn files_neardup_did_not_write_stop_the_run_and_stay() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path();
+        std::fs::create_dir(out.join("documents")).unwrap();
+        std::fs::write(out.join("documents/user.parquet"), b"data").unwrap();
+        let list = FileList::new(vec!["documents/part-00000.parquet".into()]);
+        let err = list.prepare(out, &["documents"]).unwrap_err();
+        assert!(matches!(err, Error::NotOurs { .. }), "{err}");
+        assert!(err.to_string().contains("user.parquet"), "{err}");
+        assert!(out.join("documents/user.parquet").exists());
+        // A file the run would overwrite, outside the owned folders.
+        let kept = dir.path().join("kept");
+        std::fs::create_dir(&kept).unwrap();
+        std::fs::write(kept.join("00000-a.jsonl"), b"{}").unwrap();
+        let err = FileList::new(vec!["00000-a.jsonl".into()]).prepare(&kept, &[]).unwrap_err();
+        assert!(err.to_string().contains("00000-a.jsonl"), "{err}");
+        assert_eq!(std::fs::read(kept.join("00000-a.jsonl")).unwrap(), b"{}");
+    }
+
+    #[test]
+    fn a_list_naming_paths_outside_its_folder_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(FILE_LIST), br#"{"neardup_version":"0","files":["../x"]}"#)
+            .unwrap();
+        assert!(matches!(FileList::load(dir.path()), Err(Error::Damaged { .. })));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn paths_resolve_through_links_whether_or_not_they_exist() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real");
+        std::fs::create_dir(&real).unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let real = std::fs::canonicalize(&real).unwrap();
+        assert_eq!(resolved_path(&link.join("out/documents")), real.join("out/documents"));
+        assert!(resolved_path(&link.join("a/b")).starts_with(resolved_path(&real.join("a"))));
+        assert!(!resolved_path(&real.join("ab")).starts_with(resolved_path(&real.join("a"))));
+    }
+}

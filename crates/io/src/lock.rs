@@ -1,0 +1,423 @@
+//! Locks of the folders a run changes (its output folder, an index): one run at a time.
+//!
+//! A lock is a file made with `create_new` that says who holds it: process id, host, the
+//! process's start time and a heartbeat that a thread rewrites every [`HEARTBEAT`]. A second
+//! run is refused at once, naming the file and its holder, unless the holder is gone: on
+//! this host, its process no longer exists (or its id now belongs to a process that started
+//! later); on another host, whose processes cannot be checked, its heartbeat is older than
+//! [`STALE_AFTER`]. A lock left by a run that was killed is then taken over, and the caller
+//! is told so. The file is removed when the lock is dropped.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Error, Result};
+
+/// How often a held lock's heartbeat is rewritten.
+pub const HEARTBEAT: Duration = Duration::from_secs(10);
+/// A lock of another host whose heartbeat is older than this is taken over: its holder has
+/// stopped (a lost node), as no live holder misses eighteen heartbeats.
+pub const STALE_AFTER: Duration = Duration::from_secs(180);
+
+/// Who holds a lock, as its file says.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LockHolder {
+    /// The holder's process id on its host.
+    pub pid: u32,
+    /// The host it runs on.
+    pub host: String,
+    /// When the process started, in clock ticks since the host booted (Linux), which tells
+    /// the holder from a later process that got the same id.
+    #[serde(default)]
+    pub process_start: Option<u64>,
+    /// When the lock was taken, seconds since the Unix epoch.
+    pub started_unix: u64,
+    /// When the holder last said it is alive, seconds since the Unix epoch.
+    pub heartbeat_unix: u64,
+    /// Unique to this holding of the lock.
+    pub token: String,
+}
+
+impl LockHolder {
+    fn this_process() -> Self {
+        let now = unix_now();
+        let pid = std::process::id();
+        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        LockHolder {
+            pid,
+            host: host_name(),
+            process_start: process_start(pid),
+            started_unix: now,
+            heartbeat_unix: now,
+            token: format!("{pid:x}-{nanos:x}"),
+        }
+    }
+
+    /// Says who holds the lock, for an error message.
+    pub fn describe(&self) -> String {
+        let age = unix_now().saturating_sub(self.heartbeat_unix);
+        format!(
+            "process {} on {}, since {} (Unix time), last heartbeat {age} s ago",
+            self.pid, self.host, self.started_unix
+        )
+    }
+
+    /// Whether the holder has stopped: its process is gone from this host, or, on another
+    /// host, its heartbeat is older than `stale_after`. Returns why.
+    fn gone(&self) -> Option<String> {
+        if self.host == host_name() && procfs() {
+            return match process_start(self.pid) {
+                None => Some(format!("process {} is gone", self.pid)),
+                Some(start) if self.process_start.is_some_and(|s| s != start) => {
+                    Some(format!("process {} is gone (its id is reused)", self.pid))
+                }
+                Some(_) => None,
+            };
+        }
+        let age = unix_now().saturating_sub(self.heartbeat_unix);
+        (age > STALE_AFTER.as_secs())
+            .then(|| format!("no heartbeat from {} for {age} s", self.host))
+    }
+}
+
+/// A lock taken from a run that had stopped.
+#[derive(Clone, Debug)]
+pub struct TakenOver {
+    /// The lock file.
+    pub lock: PathBuf,
+    /// Who held it.
+    pub holder: LockHolder,
+    /// Why it was judged stopped.
+    pub reason: String,
+}
+
+impl std::fmt::Display for TakenOver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "took over the lock \"{}\" of a run that stopped ({}: {})",
+            self.lock.display(),
+            self.holder.describe(),
+            self.reason
+        )
+    }
+}
+
+/// A held lock; dropping it stops the heartbeat and removes the file.
+#[derive(Debug)]
+pub struct FolderLock {
+    path: PathBuf,
+    token: String,
+    stop: Option<mpsc::Sender<()>>,
+    heartbeat: Option<std::thread::JoinHandle<()>>,
+}
+
+impl FolderLock {
+    /// Takes the lock file `path` (its folder must exist), taking over a lock whose holder
+    /// has stopped (see the module documentation); the lock taken over is returned too.
+    ///
+    /// # Errors
+    /// [`Error::Busy`] when a live run holds it, [`Error::Write`] when the file cannot be
+    /// made.
+    pub fn acquire(path: &Path) -> Result<(Self, Option<TakenOver>)> {
+        let me = LockHolder::this_process();
+        let mut taken_over = None;
+        // A few attempts: between reading a stale lock and taking it, another run may take it.
+        for _ in 0..4 {
+            match create_new(path, &me) {
+                Ok(()) => {
+                    let lock = FolderLock::start(path.to_path_buf(), me);
+                    return Ok((lock, taken_over));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(source) => return Err(Error::Write { path: path.to_path_buf(), source }),
+            }
+            let Some((holder, bytes)) = read_holder(path)? else {
+                continue; // removed meanwhile
+            };
+            let Some(reason) = holder.gone() else {
+                return Err(Error::Busy { lock: path.to_path_buf(), holder: holder.describe() });
+            };
+            if take_stale(path, &bytes, &me.token)? {
+                taken_over = Some(TakenOver { lock: path.to_path_buf(), holder, reason });
+            }
+        }
+        Err(Error::Busy { lock: path.to_path_buf(), holder: "runs that keep taking it".into() })
+    }
+
+    fn start(path: PathBuf, me: LockHolder) -> Self {
+        let (stop, stopped) = mpsc::channel::<()>();
+        let token = me.token.clone();
+        let heartbeat = {
+            let path = path.clone();
+            std::thread::Builder::new()
+                .name("neardup-lock".into())
+                .spawn(move || beat(&path, me, &stopped))
+                .ok()
+        };
+        FolderLock { path, token, stop: Some(stop), heartbeat }
+    }
+
+    /// The lock file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for FolderLock {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(thread) = self.heartbeat.take() {
+            let _ = thread.join();
+        }
+        // Only our own lock: a run that judged us stopped may hold the file now.
+        if std::fs::read(&self.path)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<LockHolder>(&b).ok())
+            .is_some_and(|h| h.token == self.token)
+        {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Rewrites the heartbeat of `me`'s lock until told to stop (or the lock is no longer ours).
+fn beat(path: &Path, mut me: LockHolder, stopped: &mpsc::Receiver<()>) {
+    while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(HEARTBEAT) {
+        let ours = std::fs::read(path)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<LockHolder>(&b).ok())
+            .is_some_and(|h| h.token == me.token);
+        if !ours {
+            return;
+        }
+        me.heartbeat_unix = unix_now();
+        let tmp = path.with_file_name(format!(
+            ".{}.{}",
+            path.file_name().and_then(|n| n.to_str()).unwrap_or("lock"),
+            me.token
+        ));
+        let json = serde_json::to_vec(&me).expect("a lock holder serialises");
+        if std::fs::write(&tmp, json).is_ok() && std::fs::rename(&tmp, path).is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+}
+
+fn create_new(path: &Path, me: &LockHolder) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(path)?;
+    let json = serde_json::to_vec(me).expect("a lock holder serialises");
+    let written = file.write_all(&json).and_then(|()| file.sync_all());
+    if written.is_err() {
+        let _ = std::fs::remove_file(path);
+    }
+    written
+}
+
+/// The holder of the lock at `path` and the file's bytes, or `None` when there is no file.
+/// A file that does not parse (a run killed while writing it, or an older neardup's) is
+/// judged by its modification time, as if held from an unknown host.
+fn read_holder(path: &Path) -> Result<Option<(LockHolder, Vec<u8>)>> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(Error::ReadFile { path: path.to_path_buf(), source }),
+    };
+    if let Ok(holder) = serde_json::from_slice::<LockHolder>(&bytes) {
+        return Ok(Some((holder, bytes)));
+    }
+    let modified = std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or_else(|| unix_now().saturating_sub(STALE_AFTER.as_secs() + 1), |d| d.as_secs());
+    let text = String::from_utf8_lossy(&bytes);
+    let pid = text.trim().strip_prefix("pid ").and_then(|p| p.trim().parse().ok()).unwrap_or(0);
+    let holder = LockHolder {
+        pid,
+        host: "an unknown host".into(),
+        process_start: None,
+        started_unix: modified,
+        heartbeat_unix: modified,
+        token: String::new(),
+    };
+    Ok(Some((holder, bytes)))
+}
+
+/// Moves a stale lock aside and removes it, unless the file changed since it was judged
+/// (another run took it over first): then it is put back. Returns whether it was taken.
+fn take_stale(path: &Path, judged: &[u8], token: &str) -> Result<bool> {
+    let aside = path.with_file_name(format!(
+        ".{}.stale-{token}",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("lock")
+    ));
+    match std::fs::rename(path, &aside) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(source) => return Err(Error::Write { path: path.to_path_buf(), source }),
+    }
+    let moved = std::fs::read(&aside).unwrap_or_default();
+    if moved == judged {
+        let _ = std::fs::remove_file(&aside);
+        Ok(true)
+    } else {
+        // Someone else's fresh lock: give it back (a hard link fails if a third run made one).
+        let _ = std::fs::hard_link(&aside, path);
+        let _ = std::fs::remove_file(&aside);
+        Ok(false)
+    }
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// This host's name (the kernel's, or `$HOSTNAME`).
+pub fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "localhost".into())
+}
+
+/// Whether processes can be checked here (`/proc`).
+fn procfs() -> bool {
+    Path::new("/proc/self/stat").exists()
+}
+
+/// When process `pid` of this host started (clock ticks since boot), or `None` when there is
+/// no such live process (a zombie counts as gone).
+pub fn process_start(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name, in parentheses, may hold spaces: fields follow its last ')'.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?;
+    if state == "Z" || state == "X" {
+        return None;
+    }
+    // starttime is field 22 of the line; `rest` starts at field 3.
+    fields.nth(18)?.parse().ok()
+}
+
+/// Whether the process described by `pid`, `host` and `start` (as [`LockHolder`] records
+/// them) is gone: only decidable on its own host.
+pub fn process_gone(pid: u32, host: &str, start: Option<u64>) -> bool {
+    if host != host_name() || !procfs() {
+        return false;
+    }
+    match process_start(pid) {
+        None => true,
+        Some(s) => start.is_some_and(|st| st != s),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write_holder(path: &Path, holder: &LockHolder) {
+        std::fs::write(path, serde_json::to_vec(holder).unwrap()).unwrap();
+    }
+
+    #[test]
+    fn a_second_lock_is_refused_naming_the_holder_and_released_on_drop() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".lock");
+        let (lock, taken) = FolderLock::acquire(&path).unwrap();
+        assert!(taken.is_none());
+        let held: LockHolder = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!((held.pid, held.host.clone()), (std::process::id(), host_name()));
+        let err = FolderLock::acquire(&path).unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, Error::Busy { .. }), "{text}");
+        assert!(text.contains(".lock") && text.contains(&std::process::id().to_string()), "{text}");
+        drop(lock);
+        assert!(!path.exists());
+        FolderLock::acquire(&path).unwrap();
+    }
+
+    #[test]
+    fn a_lock_of_a_process_that_is_gone_is_taken_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".lock");
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        let mut dead = LockHolder::this_process();
+        dead.pid = pid;
+        dead.process_start = Some(1);
+        write_holder(&path, &dead);
+        let (_lock, taken) = FolderLock::acquire(&path).unwrap();
+        let taken = taken.expect("taken over");
+        assert_eq!(taken.holder.pid, pid);
+        assert!(taken.to_string().contains("took over"), "{taken}");
+    }
+
+    #[test]
+    fn a_reused_process_id_does_not_hold_a_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".lock");
+        let mut other = LockHolder::this_process();
+        other.process_start = other.process_start.map(|s| s + 1);
+        write_holder(&path, &other);
+        assert!(FolderLock::acquire(&path).unwrap().1.is_some());
+    }
+
+    #[test]
+    fn another_hosts_lock_is_taken_over_only_when_its_heartbeat_is_stale() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".lock");
+        let mut remote = LockHolder::this_process();
+        remote.host = "node-elsewhere".into();
+        remote.pid = 1;
+        write_holder(&path, &remote);
+        let err = FolderLock::acquire(&path).unwrap_err();
+        assert!(err.to_string().contains("node-elsewhere"), "{err}");
+        remote.heartbeat_unix -= STALE_AFTER.as_secs() + 5;
+        write_holder(&path, &remote);
+        let (_lock, taken) = FolderLock::acquire(&path).unwrap();
+        assert!(taken.unwrap().reason.contains("no heartbeat"));
+    }
+
+    #[test]
+    fn an_unreadable_lock_is_judged_by_its_age() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".lock");
+        std::fs::write(&path, "pid 12").unwrap();
+        assert!(FolderLock::acquire(&path).is_err(), "a fresh file may be a run starting");
+        let old = SystemTime::now() - STALE_AFTER - Duration::from_secs(10);
+        std::fs::File::options().write(true).open(&path).unwrap().set_modified(old).unwrap();
+        assert!(FolderLock::acquire(&path).unwrap().1.is_some());
+    }
+
+    #[test]
+    fn a_lock_taken_over_is_not_removed_by_its_old_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".lock");
+        let (lock, _) = FolderLock::acquire(&path).unwrap();
+        let mut other = LockHolder::this_process();
+        other.token = "someone-else".into();
+        write_holder(&path, &other);
+        drop(lock);
+        assert!(path.exists(), "the lock now belongs to someone else");
+    }
+
+    #[test]
+    fn the_start_time_of_this_process_is_known() {
+        if procfs() {
+            assert!(process_start(std::process::id()).is_some());
+            assert!(!process_gone(
+                std::process::id(),
+                &host_name(),
+                process_start(std::process::id())
+            ));
+        }
+    }
+}

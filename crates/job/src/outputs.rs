@@ -1,0 +1,347 @@
+//! The folders a run changes and the order in which it commits them.
+//!
+//! Before the dataflow starts, process 0 locks the output folder (and the index), removes
+//! what the earlier run's file list names and writes the new list (`neardup_io::FileList`),
+//! and every process removes the spill folders that killed runs into the same output left.
+//! Once every part is written, process 0 commits in this order, each step durable before
+//! the next:
+//!
+//! ```text
+//! boilerplate.bin, report.html -> index manifest (the generation) -> kept _SUCCESS
+//!   -> summary.json -> _SUCCESS
+//! ```
+//!
+//! A run that dies before the manifest leaves the index as it was; one that dies after it
+//! leaves its generation committed and no `_SUCCESS`, and its retry (same run name and
+//! output) replaces that generation, so either way a retry gives what one clean run gives.
+//! Every step has a failpoint (`neardup_io::failpoint`) named after what is in place.
+
+use std::path::Path;
+use std::time::Instant;
+
+use neardup_io::failpoint;
+use neardup_io::index::{IndexLock, Manifest};
+use neardup_io::{FileList, FolderLock, write_atomically};
+
+use crate::{
+    BOILERPLATE_FILE, IndexPlan, IndexStats, JobConfig, JobError, REPORT_FILE, SUCCESS_MARKER,
+    SUMMARY_FILE, Summary, Topology, WorkerReport, error_chain, report,
+};
+
+/// Folders of the output that only neardup writes.
+const OWNED_FOLDERS: [&str; 2] = ["documents", "pairs"];
+
+/// What a run holds until it ends: the locks of the folders it changes and its spill folder.
+pub(crate) struct Held {
+    _output: Option<FolderLock>,
+    _index: Option<IndexLock>,
+    /// Where this process spills (removed at the end).
+    pub(crate) spill: crate::RemoveDir,
+}
+
+/// Makes the output folders ready (see the module documentation).
+///
+/// # Errors
+/// [`JobError::Write`] when the output folder is locked by a live run, holds files neardup
+/// did not write or cannot be written; [`JobError::Index`] when the index is locked or
+/// changed since the run read it.
+pub(crate) fn prepare(config: &JobConfig, topology: &Topology) -> Result<Held, JobError> {
+    let output = &config.output;
+    let write_err = |path: &Path, source| {
+        JobError::Write(neardup_io::Error::Write { path: path.into(), source })
+    };
+    std::fs::create_dir_all(output).map_err(|e| write_err(output, e))?;
+    let spill = spill_folder(config, topology);
+    if topology.process != 0 {
+        return Ok(Held { _output: None, _index: None, spill });
+    }
+    let (output_lock, taken) =
+        FolderLock::acquire(&output.join(".lock")).map_err(JobError::Write)?;
+    if let Some(taken) = taken {
+        tracing::warn!("{taken}");
+    }
+    let index_lock = match &config.index {
+        Some(plan) => Some(lock_index(plan)?),
+        None => None,
+    };
+    FileList::new(output_files(topology))
+        .prepare(output, &OWNED_FOLDERS)
+        .map_err(JobError::Write)?;
+    if let Some(dir) = &config.write_kept {
+        FileList::new(kept_files(config)).prepare(dir, &[]).map_err(JobError::Write)?;
+    }
+    Ok(Held { _output: Some(output_lock), _index: index_lock, spill })
+}
+
+/// Takes the index lock and removes the segment folders no generation lists (failed runs'),
+/// keeping the one a retry replaces until the retry commits.
+fn lock_index(plan: &IndexPlan) -> Result<IndexLock, JobError> {
+    let lock = IndexLock::acquire(&plan.dir, &plan.read).map_err(JobError::Index)?;
+    if let Some(taken) = lock.taken_over() {
+        tracing::warn!("{taken}");
+    }
+    let as_read = Manifest { generations: plan.read.clone(), ..plan.manifest.clone() };
+    let removed = neardup_io::index::remove_orphans(&plan.dir, &as_read.segments())
+        .map_err(JobError::Index)?;
+    if !removed.is_empty() {
+        tracing::info!(folders = ?removed, "removed index folders of failed runs");
+    }
+    Ok(lock)
+}
+
+/// The files a run may write into its output folder.
+fn output_files(topology: &Topology) -> Vec<String> {
+    let parts = (0..topology.total_workers())
+        .flat_map(|p| OWNED_FOLDERS.map(|dir| format!("{dir}/part-{p:05}.parquet")));
+    [SUMMARY_FILE, REPORT_FILE, BOILERPLATE_FILE, SUCCESS_MARKER]
+        .into_iter()
+        .map(String::from)
+        .chain(parts)
+        .collect()
+}
+
+/// The files a run may write into its `--write-kept` folder.
+fn kept_files(config: &JobConfig) -> Vec<String> {
+    config
+        .inputs
+        .iter()
+        .map(neardup_io::kept_file_name)
+        .chain([SUCCESS_MARKER.to_string()])
+        .collect()
+}
+
+/// Checks the reject ratio and, on process 0, commits the run's outputs in order (see the
+/// module documentation), or on failure removes its parts and writes the failure summary.
+pub(crate) fn finish(
+    config: &JobConfig,
+    topology: &Topology,
+    outcome: Result<WorkerReport, JobError>,
+    boilerplate: Option<&neardup_text::Boilerplate>,
+    start: Instant,
+) -> Result<Summary, JobError> {
+    let (totals, mut failure) = match outcome {
+        Ok(totals) => (totals, None),
+        Err(e) => (WorkerReport::default(), Some(e)),
+    };
+    let mut seconds = totals.seconds.clone();
+    seconds.total = start.elapsed().as_secs_f64();
+    let resolved = crate::Resolved::of(config, totals.blocks);
+    let mut summary = Summary::new(config, topology, &totals.stats, resolved, seconds);
+    let (rejected, records) = (summary.counts.rejected, summary.counts.records);
+    let max_ratio = config.spec.decision.max_reject_ratio;
+    if failure.is_none() && records > 0 && rejected as f64 > max_ratio * records as f64 {
+        let top_reason = summary
+            .counts
+            .rejected_by_reason
+            .iter()
+            .max_by_key(|(_, n)| **n)
+            .map_or("none", |(r, _)| r.as_str());
+        failure = Some(JobError::TooManyRejects { rejected, top_reason, records, max_ratio });
+    }
+    if topology.process != 0 {
+        return match failure {
+            Some(error) => Err(error),
+            None => Ok(summary),
+        };
+    }
+    let committed = match &failure {
+        None => commit(config, topology, &summary, &totals, boilerplate),
+        Some(JobError::TooManyRejects { .. }) => {
+            // The parts stay: they show what was rejected.
+            write_report(config, &summary, &totals, boilerplate).map(|()| false)
+        }
+        Some(_) => Ok(false),
+    };
+    let index_committed = match committed {
+        Ok(index_committed) => index_committed,
+        Err((error, index_committed)) => {
+            failure = Some(error);
+            index_committed
+        }
+    };
+    match failure {
+        None => Ok(summary),
+        Some(error) => {
+            if !matches!(error, JobError::TooManyRejects { .. })
+                && let Err(cleanup) = remove_parts(&config.output, topology)
+            {
+                // The job's own error matters more than a failed cleanup; report both.
+                tracing::error!(error = %error_chain(&cleanup), "cannot remove the parts of the failed run");
+            }
+            if let Some(plan) = config.index.as_ref().filter(|_| !index_committed) {
+                // Uncommitted: the next run would remove it, but nothing needs it now.
+                let _ = std::fs::remove_dir_all(plan.new_generation_dir());
+            }
+            summary.status = "failed";
+            let mut message = error_chain(&error);
+            if index_committed && let Some(plan) = &config.index {
+                message.push_str(&format!(
+                    " (generation {} of the index was committed; a retry with run name \"{}\" replaces it)",
+                    plan.generation, plan.run
+                ));
+            }
+            summary.error = Some(message);
+            let json = serde_json::to_vec_pretty(&summary).expect("summary serialises");
+            if let Err(e) = write_atomically(&config.output.join(SUMMARY_FILE), &json) {
+                tracing::error!(error = %error_chain(&e), "cannot write the failure summary");
+            }
+            Err(error)
+        }
+    }
+}
+
+/// The success path of process 0; on failure returns the error and whether the index
+/// generation was committed before it.
+fn commit(
+    config: &JobConfig,
+    topology: &Topology,
+    summary: &Summary,
+    totals: &WorkerReport,
+    boilerplate: Option<&neardup_text::Boilerplate>,
+) -> Result<bool, (JobError, bool)> {
+    let point = |name: &str, path: &Path, committed: bool| {
+        failpoint::hit(name).map_err(|source| {
+            (JobError::Write(neardup_io::Error::Write { path: path.into(), source }), committed)
+        })
+    };
+    point("parts-written", &config.output, false)?;
+    write_report(config, summary, totals, boilerplate).map_err(|(e, _)| (e, false))?;
+    point("report-written", &config.output.join(REPORT_FILE), false)?;
+    let mut index_committed = false;
+    if let Some(plan) = &config.index {
+        commit_generation(plan, topology, &totals.stats.index).map_err(|e| (e, false))?;
+        index_committed = true;
+        point("manifest-written", &plan.dir.join(neardup_io::index::MANIFEST), true)?;
+    }
+    let committed = |e| (JobError::Write(e), index_committed);
+    if let Some(dir) = &config.write_kept {
+        write_atomically(&dir.join(SUCCESS_MARKER), b"").map_err(committed)?;
+        point("kept-written", &dir.join(SUCCESS_MARKER), index_committed)?;
+    }
+    let json = serde_json::to_vec_pretty(summary).expect("summary serialises");
+    write_atomically(&config.output.join(SUMMARY_FILE), &json).map_err(committed)?;
+    tracing::info!(status = summary.status, seconds = summary.seconds.total, "summary written");
+    point("summary-written", &config.output.join(SUMMARY_FILE), index_committed)?;
+    write_atomically(&config.output.join(SUCCESS_MARKER), b"").map_err(committed)?;
+    point("success-written", &config.output.join(SUCCESS_MARKER), index_committed)?;
+    Ok(index_committed)
+}
+
+/// Writes the learned boilerplate (for `eval` and `explain`) and the report page.
+fn write_report(
+    config: &JobConfig,
+    summary: &Summary,
+    totals: &WorkerReport,
+    boilerplate: Option<&neardup_text::Boilerplate>,
+) -> Result<(), (JobError, bool)> {
+    let write = |e| (JobError::Write(e), false);
+    if let Some(boilerplate) = boilerplate {
+        let bytes: Vec<u8> = boilerplate.entries().iter().flat_map(|e| e.to_le_bytes()).collect();
+        write_atomically(&config.output.join(BOILERPLATE_FILE), &bytes).map_err(write)?;
+    }
+    let page = report::render(config, summary, &totals.stats);
+    write_atomically(&config.output.join(REPORT_FILE), page.as_bytes()).map_err(write)
+}
+
+/// Commits the run's generation: the manifest without the generation it replaces, plus its
+/// own; then removes the replaced generation's folder.
+fn commit_generation(
+    plan: &IndexPlan,
+    topology: &Topology,
+    stats: &IndexStats,
+) -> Result<(), JobError> {
+    let mut manifest = plan.manifest.clone();
+    manifest.neardup_version = env!("CARGO_PKG_VERSION").to_string();
+    manifest.generations.push(neardup_io::index::Generation {
+        number: plan.generation,
+        folder: plan.folder.clone(),
+        run: plan.run.clone(),
+        output: plan.output.clone(),
+        created_unix: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        documents: stats.documents_written,
+        keys: stats.keys_written,
+        doc_parts: u32::try_from(topology.processes * topology.workers).expect("few workers"),
+        forgotten: Vec::new(),
+    });
+    manifest.save(&plan.dir).map_err(JobError::Index)?;
+    if let Some(old) = &plan.replaces {
+        // Committed without it: a failure here only leaves a folder the next run removes.
+        let path = plan.dir.join(&old.folder);
+        if let Err(e) = std::fs::remove_dir_all(&path) {
+            tracing::warn!(path = %path.display(), error = %e, "cannot remove the replaced generation");
+        }
+    }
+    Ok(())
+}
+
+/// Removes the parts of a failed run (every listed file but the summary), and its folders
+/// once empty.
+fn remove_parts(output: &Path, topology: &Topology) -> Result<(), neardup_io::Error> {
+    FileList::new(output_files(topology)).remove(output, &[SUMMARY_FILE])?;
+    for dir in OWNED_FOLDERS {
+        let _ = std::fs::remove_dir(output.join(dir));
+    }
+    Ok(())
+}
+
+/// This process's spill folder below `--spill-dir`, `neardup-OUTPUT-PID` with an `owner`
+/// file (host and process start), after removing the folders that runs into the same output
+/// left when they were killed (their process is gone from this host).
+fn spill_folder(config: &JobConfig, topology: &Topology) -> crate::RemoveDir {
+    let output = neardup_io::resolved_path(&config.output);
+    let key = neardup_core::hash::hash_bytes(output.as_os_str().as_encoded_bytes(), 0);
+    let prefix = format!("neardup-{key:016x}-");
+    let root = &topology.spill_dir;
+    if let Ok(entries) = std::fs::read_dir(root) {
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            if name.starts_with(&prefix) && spill_owner_gone(&entry.path()) {
+                match std::fs::remove_dir_all(entry.path()) {
+                    Ok(()) => {
+                        tracing::info!(path = %entry.path().display(), "removed the spill folder of a killed run")
+                    }
+                    Err(e) => {
+                        tracing::warn!(path = %entry.path().display(), error = %e, "cannot remove a killed run's spill folder")
+                    }
+                }
+            }
+        }
+    }
+    let dir = root.join(format!("{prefix}{}", std::process::id()));
+    let owner = SpillOwner {
+        pid: std::process::id(),
+        host: neardup_io::host_name(),
+        process_start: neardup_io::process_start(std::process::id()),
+    };
+    let written = std::fs::create_dir_all(&dir).and_then(|()| {
+        std::fs::write(dir.join("owner"), serde_json::to_vec(&owner).expect("serialises"))
+    });
+    if let Err(e) = written {
+        // Spilling, if needed, reports the folder's problem itself.
+        tracing::warn!(path = %dir.display(), error = %e, "cannot make the spill folder");
+    }
+    crate::RemoveDir(dir)
+}
+
+/// Who spills into a folder.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct SpillOwner {
+    pid: u32,
+    host: String,
+    process_start: Option<u64>,
+}
+
+/// Whether the process that made spill folder `dir` is gone from this host.
+fn spill_owner_gone(dir: &Path) -> bool {
+    let owner: Option<SpillOwner> =
+        std::fs::read(dir.join("owner")).ok().and_then(|b| serde_json::from_slice(&b).ok());
+    owner.is_some_and(|o| neardup_io::process_gone(o.pid, &o.host, o.process_start))
+}
+
+/// The spill root of a run, for the stages below it.
+pub(crate) fn with_spill_dir(topology: &Topology, held: &Held) -> Topology {
+    Topology { spill_dir: held.spill.0.clone(), ..topology.clone() }
+}
