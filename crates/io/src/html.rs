@@ -95,9 +95,144 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
 
-/// Elements whose content is not readable text.
-const SKIPPED: &[&[u8]] =
-    &[b"script", b"style", b"noscript", b"template", b"svg", b"head", b"iframe", b"object"];
+/// Elements whose content is not readable text: raw text (scripts, styles) and embedded
+/// or fallback content. An unclosed one ends at the next tag ([`close_unclosed`]).
+const SKIPPED: &[&[u8]] = &[
+    b"script",
+    b"style",
+    b"noscript",
+    b"template",
+    b"iframe",
+    b"object",
+    b"noembed",
+    b"noframes",
+    b"xmp",
+];
+/// Foreign (SVG, MathML) elements: their content is not page text. `<svg/>` is empty, and
+/// an unclosed one ends at the next HTML element that breaks out of foreign content.
+const FOREIGN: &[&[u8]] = &[b"svg", b"math"];
+/// Start tags that end foreign content (WHATWG, "parsing tokens in foreign content").
+const BREAKOUT: &[&[u8]] = &[
+    b"b",
+    b"big",
+    b"blockquote",
+    b"body",
+    b"br",
+    b"center",
+    b"code",
+    b"dd",
+    b"div",
+    b"dl",
+    b"dt",
+    b"em",
+    b"embed",
+    b"h1",
+    b"h2",
+    b"h3",
+    b"h4",
+    b"h5",
+    b"h6",
+    b"head",
+    b"hr",
+    b"i",
+    b"img",
+    b"li",
+    b"listing",
+    b"menu",
+    b"meta",
+    b"nobr",
+    b"ol",
+    b"p",
+    b"pre",
+    b"ruby",
+    b"s",
+    b"small",
+    b"span",
+    b"strong",
+    b"strike",
+    b"sub",
+    b"sup",
+    b"table",
+    b"tt",
+    b"u",
+    b"ul",
+    b"var",
+];
+/// Elements whose content the tokenizer reads as text up to their end tag (WHATWG raw text
+/// and RCDATA), and the skipped elements: without an end tag each ends at the next tag.
+const CLOSED_AT_NEXT_TAG: &[&str] = &[
+    "script", "style", "title", "textarea", "xmp", "iframe", "noembed", "noframes", "noscript",
+    "template", "object",
+];
+
+/// Where elements end, as the WHATWG tree construction says, except that an element of
+/// [`CLOSED_AT_NEXT_TAG`] without its end tag ends at the next tag (a browser would read
+/// the rest of the page as its content): an end tag is put there. Borrowed when every one
+/// is closed.
+fn close_unclosed(html: &str) -> std::borrow::Cow<'_, str> {
+    let bytes = html.as_bytes();
+    // One pass: where each element opens, and where it is last closed.
+    let mut opened: Vec<(usize, usize)> = Vec::new();
+    let mut last_end = [None; CLOSED_AT_NEXT_TAG.len()];
+    for start in memchr::memchr_iter(b'<', bytes) {
+        let (closing, rest) = match bytes.get(start + 1) {
+            Some(b'/') => (true, &bytes[start + 2..]),
+            _ => (false, &bytes[start + 1..]),
+        };
+        // Most tags start with another letter than these elements do: skip them at once.
+        let first = rest.first().map_or(0, u8::to_ascii_lowercase);
+        if !matches!(first, b's' | b't' | b'x' | b'i' | b'n' | b'o') {
+            continue;
+        }
+        if let Some(k) = CLOSED_AT_NEXT_TAG.iter().position(|name| opens(rest, name)) {
+            if closing {
+                last_end[k] = Some(start);
+            } else {
+                opened.push((start, k));
+            }
+        }
+    }
+    let mut inserts: Vec<(usize, &str)> = Vec::new();
+    let mut from = 0;
+    for (start, k) in opened {
+        if start < from || last_end[k].is_some_and(|e| e > start) {
+            continue;
+        }
+        let Some(gt) = bytes[start..].iter().position(|&b| b == b'>') else { break };
+        let content = start + gt + 1;
+        let next = (content..bytes.len())
+            .find(|&i| bytes[i] == b'<' && bytes.get(i + 1).is_some_and(|c| starts_tag(*c)))
+            .unwrap_or(bytes.len());
+        inserts.push((next, CLOSED_AT_NEXT_TAG[k]));
+        from = next;
+    }
+    if inserts.is_empty() {
+        return std::borrow::Cow::Borrowed(html);
+    }
+    let mut out = String::with_capacity(html.len() + inserts.len() * 12);
+    let mut copied = 0;
+    for (at, name) in inserts {
+        out.push_str(&html[copied..at]);
+        out.push_str("</");
+        out.push_str(name);
+        out.push('>');
+        copied = at;
+    }
+    out.push_str(&html[copied..]);
+    std::borrow::Cow::Owned(out)
+}
+
+/// Whether `rest` (after `<` or `</`) starts a tag named `name`, case-insensitively.
+fn opens(rest: &[u8], name: &str) -> bool {
+    rest.len() > name.len()
+        && rest[..name.len()].eq_ignore_ascii_case(name.as_bytes())
+        && matches!(rest[name.len()], b'>' | b'/' | b' ' | b'\t' | b'\n' | b'\r' | b'\x0c')
+}
+
+/// Whether a byte after `<` starts a tag, an end tag, a comment or a declaration.
+fn starts_tag(c: u8) -> bool {
+    c.is_ascii_alphabetic() || matches!(c, b'/' | b'!' | b'?')
+}
 
 /// Elements that start a new line of text.
 const BLOCKS: &[&[u8]] = &[
@@ -149,10 +284,19 @@ const BLOCKS: &[&[u8]] = &[
 
 /// The readable text of an HTML page: one line per block, whitespace collapsed inside lines,
 /// empty lines dropped. The title, when there is one, is the first line.
+///
+/// Elements end where the WHATWG tree construction ends them: the head ends at the first
+/// text or element that cannot be in it (so an unclosed `<head>` loses nothing), `<svg/>` is
+/// empty and an unclosed `<svg>` ends at an HTML element; a script, style or other raw-text
+/// element without its end tag ends at the next tag.
 pub fn html_to_text(html: &str) -> String {
+    let html = close_unclosed(html);
     let mut text = String::with_capacity(html.len() / 4);
     let mut skip_depth = 0usize;
+    let mut foreign_depth = 0usize;
     let mut in_title = false;
+    // The start tag being read, for its `/>`.
+    let mut open: Vec<u8> = Vec::new();
     {
         let text = &mut text;
         let emitter =
@@ -163,12 +307,26 @@ pub fn html_to_text(html: &str) -> String {
                         if name == b"title" {
                             in_title = true;
                         }
+                        if foreign_depth > 0 && BREAKOUT.contains(&name.as_slice()) {
+                            foreign_depth = 0;
+                        }
                         if SKIPPED.contains(&name.as_slice()) {
                             skip_depth += 1;
+                        }
+                        if FOREIGN.contains(&name.as_slice()) {
+                            foreign_depth += 1;
                         }
                         if BLOCKS.contains(&name.as_slice()) {
                             text.push('\n');
                         }
+                        open = name;
+                    }
+                    // Only foreign elements can be empty by `/>`; an HTML element's `/` is
+                    // ignored.
+                    CallbackEvent::CloseStartTag { self_closing: true }
+                        if FOREIGN.contains(&open.as_slice()) =>
+                    {
+                        foreign_depth = foreign_depth.saturating_sub(1);
                     }
                     CallbackEvent::EndTag { name } => {
                         let name = name.to_ascii_lowercase();
@@ -178,11 +336,16 @@ pub fn html_to_text(html: &str) -> String {
                         if SKIPPED.contains(&name.as_slice()) {
                             skip_depth = skip_depth.saturating_sub(1);
                         }
+                        if FOREIGN.contains(&name.as_slice()) {
+                            foreign_depth = foreign_depth.saturating_sub(1);
+                        }
                         if BLOCKS.contains(&name.as_slice()) {
                             text.push('\n');
                         }
                     }
-                    CallbackEvent::String { value } if skip_depth == 0 || in_title => {
+                    CallbackEvent::String { value }
+                        if (skip_depth == 0 && foreign_depth == 0) || in_title =>
+                    {
                         text.push_str(&String::from_utf8_lossy(value));
                     }
                     _ => {}
@@ -191,7 +354,7 @@ pub fn html_to_text(html: &str) -> String {
             });
         let mut emitter = emitter;
         emitter.naively_switch_states(true);
-        for _ in Tokenizer::new_with_emitter(html, emitter) {}
+        for _ in Tokenizer::new_with_emitter(html.as_ref(), emitter) {}
     }
     tidy_lines(&text)
 }
@@ -231,6 +394,29 @@ mod tests {
             html_to_text(html),
             "The title\nHome | News\nFirst bold para&graph.\nSecond\nline\na\nb"
         );
+    }
+
+    #[test]
+    fn elements_end_where_the_whatwg_rules_end_them() {
+        // An unclosed head ends at the body, or at the first text or element not of the head.
+        assert_eq!(html_to_text("<html><head><title>T</title><body><p>Body</p>"), "T\nBody");
+        assert_eq!(html_to_text("<head><meta charset=utf-8>Text at once"), "Text at once");
+        assert_eq!(html_to_text("<head><link rel=x><div>In a div</div>"), "In a div");
+        // `<svg/>` is empty; an unclosed `<svg>` ends at an HTML element.
+        assert_eq!(html_to_text("<p>a<svg/>b</p><p>c</p>"), "ab\nc");
+        assert_eq!(html_to_text("<svg><text>icon</text><p>After</p>"), "After");
+        assert_eq!(html_to_text("<svg><text>x</text></svg><p>y</p>"), "y");
+        // A raw-text element without its end tag ends at the next tag.
+        assert_eq!(html_to_text("<p>a</p><iframe/><p>Body</p>"), "a\nBody");
+        assert_eq!(
+            html_to_text("<p>x</p><script>var a = 1;<p>Kept</p><div>too</div>"),
+            "x\nKept\ntoo"
+        );
+        assert_eq!(html_to_text("<title>T<p>P</p>"), "T\nP");
+        assert_eq!(html_to_text("<template><p>t</p></template><p>shown</p>"), "shown");
+        // Closed ones are whole, whatever they hold.
+        assert_eq!(html_to_text("<script>if (a<b) {}</script><p>p</p>"), "p");
+        assert_eq!(html_to_text("<SCRIPT>x</Script ><p>p</p>"), "p");
     }
 
     #[test]

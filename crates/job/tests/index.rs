@@ -245,11 +245,13 @@ fn a_failed_run_adds_nothing_and_leaves_no_lock() {
         .filter(|n| n.starts_with("gen-"))
         .collect();
     assert_eq!(manifest.generations.len(), 2);
-    // The failed run's folder (other inputs, so another name) stays, unlisted: ignored.
-    assert_eq!(folders.len(), 3, "{folders:?}");
+    // The failed run removed its folder.
+    assert_eq!(folders.len(), 2, "{folders:?}");
     assert!(manifest.generations.iter().all(|g| folders.contains(&g.folder)));
 
-    // Compaction removes it, and merges the two committed generations.
+    // What a killed run leaves (an unlisted folder): compaction removes it, and merges the
+    // two committed generations.
+    std::fs::create_dir_all(index.join("gen-000009-killed/docs")).unwrap();
     let report = neardup_io::index::compact(&index).unwrap();
     assert_eq!(report.orphans_removed.len(), 1, "{report:?}");
     assert_eq!(report.segments_before, 2);
