@@ -176,3 +176,46 @@ fn usage_errors_exit_with_two() {
         format!("{:#}", neardup(&["dedup", "-i", input, "-o", out, "--job", job]).unwrap_err());
     assert!(err.contains("threshhold") && err.contains("typo.toml"), "{err}");
 }
+
+/// A record above the size limit (by default a sixty-fourth of the budget, at most 16 MiB)
+/// is a `too_large` reject, and so is a gzip bomb of one endless line; the run goes on.
+#[test]
+fn records_above_the_size_limit_are_rejected_not_held() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("big.jsonl.gz");
+    let mut gz = flate2::write::GzEncoder::new(
+        std::fs::File::create(&input).unwrap(),
+        flate2::Compression::fast(),
+    );
+    for i in 0..20 {
+        writeln!(gz, "{{\"id\":\"d{i}\",\"text\":\"document number {i} of a small batch\"}}")
+            .unwrap();
+    }
+    writeln!(gz, "{{\"id\":\"huge\",\"text\":\"{}\"}}", "word ".repeat(1 << 20)).unwrap();
+    writeln!(gz, "{{\"id\":\"after\",\"text\":\"the record after the large one\"}}").unwrap();
+    gz.write_all(&vec![0u8; 8 << 20]).unwrap();
+    gz.finish().unwrap();
+    let out = dir.path().join("out");
+    let (i, o) = (input.to_str().unwrap(), out.to_str().unwrap());
+    neardup(&["dedup", "-i", i, "-o", o, "-q", "--memory-budget", "256M"]).unwrap();
+    let docs = read_documents(&out.join("documents")).unwrap();
+    assert_eq!(docs.len(), 23, "every record is in documents/ once");
+    let large: Vec<u64> = docs
+        .iter()
+        .filter(|d| d.reason == Some(Reason::TooLarge))
+        .map(|d| d.doc.record())
+        .collect();
+    assert_eq!(large, [21, 23]);
+    assert!(docs.iter().any(|d| d.id.as_deref() == Some("after") && d.decision == Decision::Keep));
+    let s = summary(&out);
+    assert_eq!(s["config"]["input"]["max_record_bytes"], 4 << 20, "256M / 64: {s}");
+    // With a budget of 1 GiB or more, or a limit set in the job file, 16 MiB or that.
+    let job = dir.path().join("job.toml");
+    std::fs::write(&job, "[input]\nmax_record_bytes = 100\n").unwrap();
+    neardup(&["dedup", "-i", i, "-o", o, "-q", "--job", job.to_str().unwrap()]).unwrap();
+    let docs = read_documents(&out.join("documents")).unwrap();
+    assert!(
+        docs.iter().all(|d| d.reason == Some(Reason::TooLarge) || d.decision == Decision::Keep)
+    );
+    assert_eq!(docs.iter().filter(|d| d.reason == Some(Reason::TooLarge)).count(), 2);
+}

@@ -184,8 +184,11 @@ pub fn read_labels(
 ) -> anyhow::Result<HashMap<String, String>> {
     let files = neardup_io::discover(&[path.to_path_buf()], &[])
         .with_context(|| format!("cannot list the truth \"{}\"", path.display()))?;
-    let fields =
-        neardup_io::FieldNames { id: Some(id_field.to_string()), text: label_field.to_string() };
+    let fields = neardup_io::FieldNames {
+        id: Some(id_field.to_string()),
+        text: label_field.to_string(),
+        ..neardup_io::FieldNames::default()
+    };
     let mut labels = HashMap::new();
     for file in &files {
         let reader = RecordReader::open(file, &fields, OnReadError::Fail)

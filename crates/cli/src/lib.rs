@@ -911,6 +911,14 @@ pub fn topology(args: &DedupArgs) -> anyhow::Result<Topology> {
     topology.connect_timeout = std::time::Duration::from_secs(args.connect_timeout.max(1));
     if let Some(budget) = args.memory_budget {
         topology.memory_budget = budget;
+        if budget < neardup_job::MEMORY_BUDGET_FLOOR {
+            eprintln!(
+                "warning: --memory-budget {} MiB is below the {} MiB a run needs whatever its budget; \
+                 the run spills all it can but will use more (summary.json reports the peak)",
+                budget >> 20,
+                neardup_job::MEMORY_BUDGET_FLOOR >> 20
+            );
+        }
     }
     if let Some(dir) = &args.spill_dir {
         topology.spill_dir.clone_from(dir);
@@ -1115,9 +1123,10 @@ fn print_report(s: &Summary, config: &JobConfig) -> std::io::Result<()> {
         c.records as f64 / secs
     )?;
     if let Some(peak) = s.peak_memory_bytes {
+        let over = if peak > s.memory_budget_bytes { ", above the budget" } else { "" };
         writeln!(
             out,
-            "memory    {:>10.1} MiB peak  (budget {:.0} MiB, {:.1} MiB spilled)",
+            "memory    {:>10.1} MiB peak  (budget {:.0} MiB, {:.1} MiB spilled{over})",
             peak as f64 / MIB,
             s.memory_budget_bytes as f64 / MIB,
             s.spilled_bytes as f64 / MIB

@@ -201,6 +201,7 @@ fn a_killed_process_fails_the_job_and_the_rerun_starts_clean() {
     let stderr = format!("{}\n{}", seen.join("\n"), String::from_utf8_lossy(&o.stderr));
     assert_eq!(o.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("lost the connection to process 1"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "only neardup's own error is printed: {stderr}");
     assert!(!out.join("_SUCCESS").exists());
     assert!(!out.join("documents").exists(), "no parts of the failed run");
 

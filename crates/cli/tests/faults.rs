@@ -271,3 +271,17 @@ fn a_killed_runs_spill_folder_and_locks_are_cleared_by_the_next_run() {
     assert_eq!(left, [other], "the killed run's folder is gone, the rerun's too");
     assert!(!root.join("out/.lock").exists() && !root.join("index/.lock").exists());
 }
+
+#[test]
+fn a_budget_below_the_floor_is_said() {
+    let dir = tempfile::tempdir().unwrap();
+    weeks(dir.path());
+    let out = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .current_dir(dir.path())
+        .args(["dedup", "-i", "week1.jsonl", "-o", "out", "--memory-budget", "64M"])
+        .output()
+        .unwrap();
+    succeeds(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("below the 256 MiB a run needs"), "{stderr}");
+}

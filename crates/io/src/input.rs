@@ -46,7 +46,8 @@ impl Format {
     }
 
     fn of_name(path: &Path, json_extensions: &[&str]) -> Option<Self> {
-        let name = path.file_name()?.to_str()?.to_ascii_lowercase();
+        // Names need not be UTF-8 (Linux allows any bytes): the extension decides.
+        let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
         let jsonl =
             |rest: &str| json_extensions.iter().any(|ext| rest.ends_with(&format!(".{ext}")));
         let warc = |rest: &str| rest.ends_with(".warc") || rest.ends_with(".wet");
@@ -135,7 +136,7 @@ fn walk(dir: &Path, exclude: &[PathBuf], found: &mut Vec<(PathBuf, Format, u64)>
         let entry = entry.map_err(|source| Error::Open { path: dir.to_path_buf(), source })?;
         let path = entry.path();
         let hidden =
-            path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(['.', '_']));
+            entry.file_name().as_encoded_bytes().first().is_some_and(|b| b"._".contains(b));
         if hidden {
             continue;
         }
@@ -185,6 +186,20 @@ impl std::io::Read for CountingFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn names_that_are_not_utf8_are_read() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let name = std::ffi::OsStr::from_bytes(b"caf\xe9-latin1.jsonl");
+        std::fs::write(dir.path().join(name), b"{}\n").unwrap();
+        std::fs::write(dir.path().join(std::ffi::OsStr::from_bytes(b".h\xe9.jsonl")), b"").unwrap();
+        let files = discover(&[dir.path().to_path_buf()], &[]).unwrap();
+        assert_eq!(files.len(), 1);
+        assert_eq!(files[0].path.file_name(), Some(name));
+        assert_eq!(files[0].format, Format::Jsonl(Compression::None));
+    }
 
     #[test]
     fn formats_from_names() {

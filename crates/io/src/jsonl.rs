@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::input::{Compression, CountingFile, InputFile};
 use crate::reader::{FieldNames, OnReadError, generated_id, unreadable};
-use crate::{Error, InputDoc, Reason, Record, RejectedRecord, Result};
+use crate::{Error, InputDoc, Item, Reason, Record, RejectedRecord, Result};
 
 /// Reads records from one JSONL file.
 pub struct JsonlRecords {
@@ -136,7 +136,7 @@ impl JsonlRecords {
         let mut reader = BufReader::with_capacity(1 << 16, raw);
         if range.start > 0 {
             let mut skipped = Vec::new();
-            pos += reader.read_until(b'\n', &mut skipped).map_err(open_err)? as u64;
+            pos += read_line_bounded(&mut reader, &mut skipped, 0).map_err(open_err)?.0;
         }
         Ok(JsonlRecords {
             reader: Box::new(reader),
@@ -157,35 +157,59 @@ impl JsonlRecords {
     }
 
     /// The next line that is not blank, unparsed: for parsing elsewhere with
-    /// [`parse_line`] (another worker). Errors as for the records.
-    pub fn next_line(&mut self) -> Option<Result<RawLine>> {
-        self.next_raw().map(|r| r.map(|doc| RawLine { doc, bytes: std::mem::take(&mut self.buf) }))
+    /// [`parse_line`] (another worker); a line above the size limit is a `too_large`
+    /// reject. Errors as for the records.
+    pub fn next_line(&mut self) -> Option<Result<Item>> {
+        self.next_raw().map(|r| {
+            r.map(|raw| match raw {
+                Raw::Line(doc) => Item::Line(RawLine { doc, bytes: std::mem::take(&mut self.buf) }),
+                Raw::TooLarge(doc, bytes) => Item::Record(self.too_large(doc, bytes)),
+            })
+        })
     }
 
-    /// Reads the next line that is not blank into `self.buf`: its `DocId`, or what ends the
-    /// file (an error, or an `unreadable` reject under [`OnReadError::Reject`]).
-    fn next_raw(&mut self) -> Option<Result<DocId>> {
+    fn too_large(&self, doc: DocId, bytes: u64) -> Record {
+        Record::Reject(RejectedRecord {
+            doc,
+            id: None,
+            reason: Reason::TooLarge,
+            detail: format!(
+                "the line has {bytes} bytes, above input.max_record_bytes = {}",
+                self.fields.max_record_bytes
+            ),
+        })
+    }
+
+    /// Reads the next line that is not blank into `self.buf` (or past it, when it is above
+    /// the size limit): its `DocId`, or what ends the file (an error, or an `unreadable`
+    /// reject under [`OnReadError::Reject`]).
+    fn next_raw(&mut self) -> Option<Result<Raw>> {
         while !self.done {
             if self.end.is_some_and(|end| self.pos >= end) {
                 self.done = true; // the next line starts in the next range
                 break;
             }
             self.buf.clear();
-            let read = self.reader.read_until(b'\n', &mut self.buf);
+            let limit = usize::try_from(self.fields.max_record_bytes).unwrap_or(usize::MAX);
+            let read = read_line_bounded(&mut self.reader, &mut self.buf, limit);
             let next_line = self.line + 1;
             match read {
-                Ok(0) => self.done = true,
-                Ok(n) => {
-                    self.pos += n as u64;
+                Ok((0, _)) => self.done = true,
+                Ok((n, over)) => {
+                    self.pos += n;
                     self.line = next_line;
                     if self.line > DocId::MAX_RECORD {
                         self.done = true;
                         return Some(Err(Error::TooManyRecords { path: self.file.path.clone() }));
                     }
+                    let doc = DocId::new(self.file.index, self.line);
+                    if over {
+                        return Some(Ok(Raw::TooLarge(doc, n)));
+                    }
                     if self.buf.iter().all(u8::is_ascii_whitespace) {
                         continue; // blank lines are not records
                     }
-                    return Some(Ok(DocId::new(self.file.index, self.line)));
+                    return Some(Ok(Raw::Line(doc)));
                 }
                 Err(source) => {
                     self.done = true;
@@ -212,6 +236,58 @@ impl JsonlRecords {
     /// file, once reading has stopped there (taken once).
     pub fn take_unreadable(&mut self) -> Option<Record> {
         self.unreadable.take()
+    }
+}
+
+/// What reading a line found.
+enum Raw {
+    /// A line, in the buffer.
+    Line(DocId),
+    /// A line of this many bytes, above the limit: read past, not held.
+    TooLarge(DocId, u64),
+}
+
+/// Reads one line, with its line end, into `buf`, holding at most `limit` bytes of it
+/// besides the line end; returns the line's bytes and whether it was longer (then `buf` is
+/// empty and the line was read past in pieces, never held whole).
+///
+/// # Errors
+/// What the reader reports.
+pub(crate) fn read_line_bounded(
+    reader: &mut dyn BufRead,
+    buf: &mut Vec<u8>,
+    limit: usize,
+) -> std::io::Result<(u64, bool)> {
+    let mut total = 0u64;
+    let mut over = false;
+    loop {
+        let available = match reader.fill_buf() {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok((total, over));
+        }
+        let (used, ends) = match memchr::memchr(b'\n', available) {
+            Some(i) => (i + 1, true),
+            None => (available.len(), false),
+        };
+        if !over {
+            let content = buf.len() + used - usize::from(ends);
+            if content > limit {
+                over = true;
+                buf.clear();
+                buf.shrink_to(1 << 16);
+            } else {
+                buf.extend_from_slice(&available[..used]);
+            }
+        }
+        reader.consume(used);
+        total += used as u64;
+        if ends {
+            return Ok((total, over));
+        }
     }
 }
 
@@ -276,7 +352,8 @@ impl Iterator for JsonlRecords {
 
     fn next(&mut self) -> Option<Self::Item> {
         match self.next_raw() {
-            Some(Ok(doc)) => Some(Ok(self.parse_line(doc))),
+            Some(Ok(Raw::Line(doc))) => Some(Ok(self.parse_line(doc))),
+            Some(Ok(Raw::TooLarge(doc, bytes))) => Some(Ok(self.too_large(doc, bytes))),
             Some(Err(e)) => Some(Err(e)),
             None => self.take_unreadable().map(Ok),
         }
@@ -461,6 +538,55 @@ mod tests {
             .collect()
     }
 
+    #[test]
+    fn lines_above_the_limit_are_rejected_and_read_past() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.jsonl.gz");
+        let mut gz = flate2::write::GzEncoder::new(
+            File::create(&path).unwrap(),
+            flate2::Compression::fast(),
+        );
+        writeln!(gz, "{{\"id\":\"a\",\"text\":\"small\"}}").unwrap();
+        writeln!(gz, "{{\"id\":\"b\",\"text\":\"{}\"}}", "x".repeat(300_000)).unwrap();
+        writeln!(gz, "{{\"id\":\"c\",\"text\":\"after\"}}").unwrap();
+        // A bomb: a long run of zero bytes and no line end.
+        gz.write_all(&vec![0u8; 2 << 20]).unwrap();
+        gz.finish().unwrap();
+        let fields = FieldNames { max_record_bytes: 100_000, ..FieldNames::default() };
+        let records = read_all(&path, Compression::Gzip, fields.clone());
+        assert_eq!(
+            reasons(&records),
+            [(1, None), (2, Some(Reason::TooLarge)), (3, None), (4, Some(Reason::TooLarge))]
+        );
+        let Ok(Record::Reject(r)) = &records[1] else { panic!() };
+        assert!(r.detail.contains("300") && r.detail.contains("max_record_bytes"), "{}", r.detail);
+        // Read as lines for parsing elsewhere: the same rejects.
+        let mut reader = JsonlRecords::open(
+            &file(&path, Compression::Gzip),
+            Compression::Gzip,
+            fields,
+            OnReadError::Fail,
+            None,
+        )
+        .unwrap();
+        let mut kinds = Vec::new();
+        while let Some(item) = reader.next_line() {
+            kinds.push(match item.unwrap() {
+                Item::Line(l) => format!("line {}", l.doc.record()),
+                Item::Record(Record::Reject(r)) => format!("{:?}", r.reason),
+                Item::Record(Record::Doc(_)) => "doc".into(),
+            });
+        }
+        assert_eq!(kinds, ["line 1", "TooLarge", "line 3", "TooLarge"]);
+        // The bounded reader holds no more than the limit of a line.
+        let mut buf = Vec::new();
+        let mut long = std::io::BufReader::with_capacity(8, &b"0123456789abcdef\nnext\n"[..]);
+        assert_eq!(read_line_bounded(&mut long, &mut buf, 4).unwrap(), (17, true));
+        assert!(buf.is_empty());
+        assert_eq!(read_line_bounded(&mut long, &mut buf, 4).unwrap(), (5, false));
+        assert_eq!(buf, b"next\n");
+    }
+
     fn reasons(records: &[Result<Record>]) -> Vec<(u64, Option<Reason>)> {
         records
             .iter()
@@ -546,15 +672,19 @@ mod tests {
         enc.finish().unwrap();
         let zst = dir.path().join("a.jsonl.zst");
         std::fs::write(&zst, zstd::encode_all(&body[..], 3).unwrap()).unwrap();
-        let fields = FieldNames { id: Some("url".into()), text: "content".into() };
+        let fields =
+            FieldNames { id: Some("url".into()), text: "content".into(), ..FieldNames::default() };
         for (path, c) in [(&gz, Compression::Gzip), (&zst, Compression::Zstd)] {
             let records = read_all(path, c, fields.clone());
             assert_eq!(records.len(), 2);
             let Ok(Record::Doc(d)) = &records[1] else { panic!() };
             assert_eq!((d.id.as_str(), d.text.as_str()), ("u2", "two"));
         }
-        let generated =
-            read_all(&gz, Compression::Gzip, FieldNames { id: None, text: "content".into() });
+        let generated = read_all(
+            &gz,
+            Compression::Gzip,
+            FieldNames { id: None, text: "content".into(), ..FieldNames::default() },
+        );
         let Ok(Record::Doc(d)) = &generated[0] else { panic!() };
         assert!(d.id.ends_with("a.jsonl.gz:1"), "{}", d.id);
     }

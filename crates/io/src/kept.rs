@@ -7,7 +7,7 @@
 //! complete.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use arrow_array::{BooleanArray, RecordBatch};
@@ -17,6 +17,7 @@ use parquet::basic::{Compression as ParquetCompression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
 use crate::input::{Compression, Format, InputFile};
+use crate::jsonl::read_line_bounded;
 use crate::reader::OnReadError;
 use crate::warc::WarcRecords;
 use crate::{Error, Record, Result};
@@ -24,7 +25,7 @@ use crate::{Error, Record, Result};
 /// The name of a file's kept copy: its input position and name, so copies of
 /// equally named files in different folders do not collide.
 pub fn kept_file_name(file: &InputFile) -> String {
-    let name = file.path.file_name().and_then(|n| n.to_str()).unwrap_or("input");
+    let name = file.path.file_name().map_or("input".into(), |n| n.to_string_lossy());
     match file.format {
         Format::Warc(_) => format!("{:05}-{name}.jsonl.gz", file.index),
         _ => format!("{:05}-{name}", file.index),
@@ -32,20 +33,28 @@ pub fn kept_file_name(file: &InputFile) -> String {
 }
 
 /// Copies the records of `file` whose record numbers are in `kept` (ascending) into `dir`;
-/// returns how many were written. A file with nothing kept still gets an (empty) copy, so
+/// returns how many were written. `max_record_bytes` is the run's record size limit, so
+/// records are numbered as the run numbered them and no larger one is held. A file with nothing kept still gets an (empty) copy, so
 /// the output lists every input.
 ///
 /// # Errors
 /// [`Error::Open`], [`Error::Read`], [`Error::Parquet`] or [`Error::Write`], naming the file.
-pub fn write_kept(file: &InputFile, kept: &[u64], dir: &Path) -> Result<u64> {
+pub fn write_kept(
+    file: &InputFile,
+    kept: &[u64],
+    dir: &Path,
+    max_record_bytes: u64,
+) -> Result<u64> {
     std::fs::create_dir_all(dir)
         .map_err(|source| Error::Write { path: dir.to_path_buf(), source })?;
     let path = dir.join(kept_file_name(file));
     let tmp = dir.join(format!(".{}.inprogress", kept_file_name(file)));
     let result = match file.format {
-        Format::Jsonl(compression) => copy_jsonl(file, compression, kept, &tmp),
+        Format::Jsonl(compression) => copy_jsonl(file, compression, kept, &tmp, max_record_bytes),
         Format::Parquet => copy_parquet(file, kept, &tmp),
-        Format::Warc(compression) => copy_web_documents(file, compression, kept, &tmp),
+        Format::Warc(compression) => {
+            copy_web_documents(file, compression, kept, &tmp, max_record_bytes)
+        }
     };
     match result {
         Ok(written) => {
@@ -84,7 +93,13 @@ fn encoder(path: &Path, compression: Compression) -> Result<Box<dyn Write>> {
     })
 }
 
-fn copy_jsonl(file: &InputFile, compression: Compression, kept: &[u64], tmp: &Path) -> Result<u64> {
+fn copy_jsonl(
+    file: &InputFile,
+    compression: Compression,
+    kept: &[u64],
+    tmp: &Path,
+    max_record_bytes: u64,
+) -> Result<u64> {
     let open_err = |source| Error::Open { path: file.path.clone(), source };
     let raw = BufReader::new(File::open(&file.path).map_err(open_err)?);
     let reader: Box<dyn Read> = match compression {
@@ -100,11 +115,9 @@ fn copy_jsonl(file: &InputFile, compression: Compression, kept: &[u64], tmp: &Pa
     let (mut line, mut number, mut next, mut written) = (Vec::new(), 0u64, 0usize, 0u64);
     while next < kept.len() {
         line.clear();
-        let read = reader.read_until(b'\n', &mut line).map_err(|source| Error::Read {
-            path: file.path.clone(),
-            record: number,
-            source,
-        })?;
+        let limit = usize::try_from(max_record_bytes).unwrap_or(usize::MAX);
+        let (read, _) = read_line_bounded(&mut reader, &mut line, limit)
+            .map_err(|source| Error::Read { path: file.path.clone(), record: number, source })?;
         if read == 0 {
             break;
         }
@@ -169,11 +182,12 @@ fn copy_web_documents(
     compression: Compression,
     kept: &[u64],
     tmp: &Path,
+    max_record_bytes: u64,
 ) -> Result<u64> {
     let mut out = encoder(tmp, Compression::Gzip)?;
     let write_err = |source| Error::Write { path: tmp.to_path_buf(), source };
     let (mut next, mut written) = (0usize, 0u64);
-    for record in WarcRecords::open(file, compression, OnReadError::Fail, None)? {
+    for record in WarcRecords::open(file, compression, OnReadError::Fail, None, max_record_bytes)? {
         if next >= kept.len() {
             break;
         }
@@ -236,7 +250,7 @@ mod tests {
         enc.write_all(body.as_bytes()).unwrap();
         enc.finish().unwrap();
         let out = dir.path().join("kept");
-        assert_eq!(write_kept(&input(&path, 3), &[1, 4], &out).unwrap(), 2);
+        assert_eq!(write_kept(&input(&path, 3), &[1, 4], &out, 1 << 20).unwrap(), 2);
         let copy = out.join("00003-in.jsonl.gz");
         let mut text = String::new();
         flate2::read::MultiGzDecoder::new(File::open(copy).unwrap())

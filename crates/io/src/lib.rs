@@ -53,9 +53,9 @@ pub use output::{
     pairs_schema, read_documents, read_pairs,
 };
 pub use parquet_in::ParquetRecords;
-pub use reader::{FieldNames, Item, OnReadError, RecordReader};
+pub use reader::{DEFAULT_MAX_RECORD_BYTES, FieldNames, Item, OnReadError, RecordReader};
 pub use records::{Decision, InputDoc, Reason, Record, RejectedRecord, WebMeta};
-pub use warc::{MAX_RECORD_BYTES, WarcRecords};
+pub use warc::WarcRecords;
 
 /// Errors of reading inputs and writing outputs; each names the file.
 #[derive(Debug, thiserror::Error)]

@@ -122,6 +122,14 @@ impl ParquetRecords {
                 );
             }
         };
+        if value.len() as u64 > self.fields.max_record_bytes {
+            let detail = format!(
+                "column \"{name}\" has {} bytes, above input.max_record_bytes = {}",
+                value.len(),
+                self.fields.max_record_bytes
+            );
+            return reject(Some(id), Reason::TooLarge, detail);
+        }
         if value.trim().is_empty() {
             return reject(Some(id), Reason::EmptyText, format!("column \"{name}\" is empty"));
         }
@@ -269,7 +277,8 @@ mod tests {
         )
         .unwrap();
         write(&path, batch);
-        let fields = FieldNames { id: Some("doc".into()), text: "body".into() };
+        let fields =
+            FieldNames { id: Some("doc".into()), text: "body".into(), ..FieldNames::default() };
         let records: Vec<Record> = ParquetRecords::open(&input(&path), fields, OnReadError::Fail)
             .unwrap()
             .map(Result::unwrap)
@@ -337,7 +346,7 @@ mod tests {
             err.to_string().contains("b.parquet") && err.to_string().contains("\"id\""),
             "{err}"
         );
-        let fields = FieldNames { id: None, text: "text".into() };
+        let fields = FieldNames { id: None, text: "text".into(), ..FieldNames::default() };
         let err = ParquetRecords::open(&input(&path), fields, OnReadError::Fail).err().unwrap();
         assert!(matches!(err, Error::ColumnType { .. }), "{err}");
     }

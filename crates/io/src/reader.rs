@@ -9,18 +9,35 @@ use crate::parquet_in::ParquetRecords;
 use crate::warc::WarcRecords;
 use crate::{Reason, Record, RejectedRecord, Result};
 
-/// Names of the id and text fields (JSONL keys or Parquet columns).
+/// What a reader takes from a record: the id and text fields (JSONL keys or Parquet
+/// columns), and how large a record may be.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FieldNames {
     /// The id field; `None` generates ids as `path:record`.
     pub id: Option<String>,
     /// The text field.
     pub text: String,
+    /// A record with more bytes than this (a JSONL line, a web-archive record block or its
+    /// inflated payload, a Parquet text value) is a `too_large` reject; lines and archive
+    /// records that large are read past without being held in memory.
+    #[serde(default = "default_max_record_bytes")]
+    pub max_record_bytes: u64,
+}
+
+/// The record size limit a reader has unless told otherwise.
+pub const DEFAULT_MAX_RECORD_BYTES: u64 = 16 << 20;
+
+fn default_max_record_bytes() -> u64 {
+    DEFAULT_MAX_RECORD_BYTES
 }
 
 impl Default for FieldNames {
     fn default() -> Self {
-        FieldNames { id: Some("id".into()), text: "text".into() }
+        FieldNames {
+            id: Some("id".into()),
+            text: "text".into(),
+            max_record_bytes: DEFAULT_MAX_RECORD_BYTES,
+        }
     }
 }
 
@@ -72,7 +89,8 @@ impl RecordReader {
             Format::Jsonl(c) => JsonlRecords::open(file, c, fields.clone(), on_error, bytes_read)
                 .map(RecordReader::Jsonl),
             Format::Warc(c) => {
-                WarcRecords::open(file, c, on_error, bytes_read).map(RecordReader::Warc)
+                WarcRecords::open(file, c, on_error, bytes_read, fields.max_record_bytes)
+                    .map(RecordReader::Warc)
             }
             Format::Parquet => {
                 ParquetRecords::open(file, fields.clone(), on_error).map(RecordReader::Parquet)
@@ -146,7 +164,7 @@ impl RecordReader {
     pub fn next_item(&mut self, lines: bool) -> Option<Result<Item>> {
         match self {
             RecordReader::Jsonl(r) if lines => match r.next_line() {
-                Some(line) => Some(line.map(Item::Line)),
+                Some(item) => Some(item),
                 None => r.take_unreadable().map(|reject| Ok(Item::Record(reject))),
             },
             other => other.next().map(|r| r.map(Item::Record)),

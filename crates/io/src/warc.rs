@@ -16,19 +16,20 @@ use neardup_core::DocId;
 
 use crate::html::{decode_page, html_to_text};
 use crate::input::{Compression, CountingFile, InputFile};
+use crate::jsonl::read_line_bounded;
 use crate::reader::{OnReadError, unreadable};
 use crate::{Error, InputDoc, Reason, Record, RejectedRecord, Result, WebMeta};
 
-/// Records with bigger blocks are rejected without being read into memory.
-pub const MAX_RECORD_BYTES: u64 = 64 << 20;
-/// HTTP payloads are inflated up to this size at most.
-const MAX_INFLATED_BYTES: u64 = 128 << 20;
+/// Header lines longer than this are not headers (a damaged record, or not a WARC file).
+const MAX_HEADER_LINE_BYTES: usize = 1 << 16;
 
 /// Reads records from one WARC or WET file.
 pub struct WarcRecords {
     reader: Box<dyn BufRead + Send>,
     file: InputFile,
     on_error: OnReadError,
+    /// Blocks and inflated payloads above this are `too_large` rejects.
+    max_record_bytes: u64,
     record: u64,
     line: Vec<u8>,
     /// A `WARC/` line read while resynchronising, to start the next record with.
@@ -62,6 +63,7 @@ impl WarcRecords {
         compression: Compression,
         on_error: OnReadError,
         bytes_read: Option<Arc<AtomicU64>>,
+        max_record_bytes: u64,
     ) -> Result<Self> {
         let open_err = |source| Error::Open { path: file.path.clone(), source };
         let raw = BufReader::with_capacity(
@@ -79,6 +81,7 @@ impl WarcRecords {
             reader: Box::new(BufReader::with_capacity(1 << 16, reader)),
             file: file.clone(),
             on_error,
+            max_record_bytes,
             record: 0,
             line: Vec::new(),
             pending_version: false,
@@ -92,9 +95,69 @@ impl WarcRecords {
         &self.skipped
     }
 
+    /// Reads a line into `self.line`; `false` at the end of the file. A line too long for
+    /// a header is read past, and stands as a line that is neither blank nor a header.
     fn read_line(&mut self) -> std::io::Result<bool> {
         self.line.clear();
-        Ok(self.reader.read_until(b'\n', &mut self.line)? > 0)
+        let (read, over) =
+            read_line_bounded(&mut self.reader, &mut self.line, MAX_HEADER_LINE_BYTES)?;
+        if over {
+            self.line.extend_from_slice(b"(a line too long for a header)\n");
+        }
+        Ok(read > 0)
+    }
+
+    /// Puts `bytes` back in front of what is still to be read.
+    fn unread(&mut self, bytes: Vec<u8>) {
+        let rest = std::mem::replace(&mut self.reader, Box::new(std::io::empty()));
+        self.reader = Box::new(std::io::Cursor::new(bytes).chain(rest));
+    }
+
+    /// Checks that the block just read ends where the next record starts (its blank line
+    /// terminator, then a `WARC/` line or the end of the file), as robust readers do: a
+    /// wrong `Content-Length` must not swallow the records after it. Returns `None` when it
+    /// does; otherwise what was wrong, after putting back the records the block ran into (a
+    /// length too large) or skipping to the next record (a length too small). Other bytes
+    /// after a whole record are left for the next step, which rejects them as a record.
+    fn check_boundary(&mut self, block: &mut Vec<u8>) -> std::io::Result<Option<String>> {
+        let blank = |line: &[u8]| line.iter().all(u8::is_ascii_whitespace);
+        let mut after = Vec::new();
+        let mut terminated = false;
+        for _ in 0..2 {
+            if !self.read_line()? {
+                return Ok(None);
+            }
+            after.extend_from_slice(&self.line);
+            if self.line.starts_with(b"WARC/") {
+                self.pending_version = true;
+                return Ok(None);
+            }
+            if !blank(&self.line) {
+                break;
+            }
+            terminated = true;
+        }
+        if blank(&self.line) {
+            return Ok(None);
+        }
+        let length = block.len();
+        if let Some(at) = next_record_start(block) {
+            let mut rest = block.split_off(at);
+            rest.extend_from_slice(&after);
+            self.unread(rest);
+            return Ok(Some(format!(
+                "Content-Length {length} runs into the next record, {at} bytes in; reading goes on there"
+            )));
+        }
+        if terminated {
+            // A whole record, then bytes that are no record: the next step rejects them.
+            self.pending_version = true;
+            return Ok(None);
+        }
+        self.resync()?;
+        Ok(Some(format!(
+            "the record goes on past its Content-Length {length}; reading goes on at the next record"
+        )))
     }
 
     fn reject(&self, reason: Reason, detail: String, id: Option<String>) -> Record {
@@ -161,15 +224,19 @@ impl WarcRecords {
         };
         let kind = headers.get("WARC-Type").unwrap_or("").to_ascii_lowercase();
         let wanted = matches!(kind.as_str(), "response" | "resource" | "conversion");
-        if !wanted || length > MAX_RECORD_BYTES {
+        if length > self.max_record_bytes {
+            // Read past, never held. (Its end is taken on trust: a block this large is not
+            // kept to look for records a wrong length would have swallowed.)
             let copied = std::io::copy(&mut (&mut self.reader).take(length), &mut std::io::sink())?;
             if copied < length {
                 let detail = format!("the file ends {} bytes into a {length}-byte record", copied);
                 return Ok(Some(Step::Record(self.reject(Reason::MalformedRecord, detail, id))));
             }
             if wanted {
-                let detail =
-                    format!("the record has {length} bytes, above the limit of {MAX_RECORD_BYTES}");
+                let detail = format!(
+                    "the record has {length} bytes, above input.max_record_bytes = {}",
+                    self.max_record_bytes
+                );
                 return Ok(Some(Step::Record(self.reject(Reason::TooLarge, detail, id))));
             }
             return Ok(Some(Step::Skip(skip_kind(&kind))));
@@ -179,6 +246,12 @@ impl WarcRecords {
         if (block.len() as u64) < length {
             let detail = format!("the file ends {} bytes into a {length}-byte record", block.len());
             return Ok(Some(Step::Record(self.reject(Reason::MalformedRecord, detail, id))));
+        }
+        if let Some(detail) = self.check_boundary(&mut block)? {
+            return Ok(Some(Step::Record(self.reject(Reason::MalformedRecord, detail, id))));
+        }
+        if !wanted {
+            return Ok(Some(Step::Skip(skip_kind(&kind))));
         }
         let Some(id) = id else {
             let detail = "the record has no WARC-Record-ID".to_string();
@@ -236,14 +309,10 @@ impl WarcRecords {
                 if !(200..300).contains(&status) {
                     return Step::Skip("response_not_ok");
                 }
-                let body = match decoded_body(&http, body) {
+                let body = match decoded_body(&http, body, self.max_record_bytes) {
                     Ok(body) => body,
-                    Err(detail) => {
-                        return Step::Record(self.reject(
-                            Reason::MalformedRecord,
-                            detail,
-                            Some(id),
-                        ));
+                    Err((reason, detail)) => {
+                        return Step::Record(self.reject(reason, detail, Some(id)));
                     }
                 };
                 let content_type = http.get("Content-Type").unwrap_or("text/html");
@@ -344,8 +413,13 @@ fn split_http(block: &[u8]) -> Option<(u16, Headers, &[u8])> {
     Some((status, Headers(headers), &block[end.1..]))
 }
 
-/// The payload with transfer and content encodings undone where the bytes show them.
-fn decoded_body(http: &Headers, body: &[u8]) -> std::result::Result<Vec<u8>, String> {
+/// The payload with transfer and content encodings undone where the bytes show them; a
+/// payload that inflates past `limit` bytes is too large.
+fn decoded_body(
+    http: &Headers,
+    body: &[u8],
+    limit: u64,
+) -> std::result::Result<Vec<u8>, (Reason, String)> {
     let mut body = body.to_vec();
     let chunked =
         http.get("Transfer-Encoding").is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
@@ -358,12 +432,29 @@ fn decoded_body(http: &Headers, body: &[u8]) -> std::result::Result<Vec<u8>, Str
     if (encoding.contains("gzip") || encoding.is_empty()) && body.starts_with(&[0x1f, 0x8b]) {
         let mut out = Vec::new();
         flate2::read::MultiGzDecoder::new(&body[..])
-            .take(MAX_INFLATED_BYTES)
+            .take(limit + 1)
             .read_to_end(&mut out)
-            .map_err(|e| format!("the gzip-encoded payload cannot be inflated: {e}"))?;
+            .map_err(|e| {
+                let detail = format!("the gzip-encoded payload cannot be inflated: {e}");
+                (Reason::MalformedRecord, detail)
+            })?;
+        if out.len() as u64 > limit {
+            let detail =
+                format!("the gzip-encoded payload inflates past input.max_record_bytes = {limit}");
+            return Err((Reason::TooLarge, detail));
+        }
         body = out;
     }
     Ok(body)
+}
+
+/// Where the next record starts inside `block`: a `WARC/1.` line after a blank line, the
+/// way records are separated.
+fn next_record_start(block: &[u8]) -> Option<usize> {
+    memchr::memmem::find_iter(block, b"\nWARC/1.").map(|p| p + 1).find(|&at| {
+        let before = &block[..at];
+        before.ends_with(b"\r\n\r\n") || before.ends_with(b"\n\n")
+    })
 }
 
 /// Joins an HTTP chunked body, or `None` when it is not one.
@@ -403,10 +494,14 @@ mod tests {
     }
 
     fn read(path: &Path) -> (Vec<Record>, BTreeMap<String, u64>) {
+        read_limited(path, crate::DEFAULT_MAX_RECORD_BYTES)
+    }
+
+    fn read_limited(path: &Path, limit: u64) -> (Vec<Record>, BTreeMap<String, u64>) {
         let format = Format::of(path).expect("a web archive");
         let Format::Warc(c) = format else { panic!("{format:?}") };
         let file = InputFile { index: 0, path: path.to_path_buf(), format, bytes: 0 };
-        let mut reader = WarcRecords::open(&file, c, OnReadError::Fail, None).unwrap();
+        let mut reader = WarcRecords::open(&file, c, OnReadError::Fail, None, limit).unwrap();
         let records = reader.by_ref().map(Result::unwrap).collect();
         (records, reader.skipped().clone())
     }
@@ -520,6 +615,89 @@ mod tests {
                 "6 malformed_record"
             ]
         );
+    }
+
+    fn response(id: &str, body: &str, length_off_by: i64) -> String {
+        let block = format!("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<p>{body}</p>");
+        let length = block.len() as i64 + length_off_by;
+        format!(
+            "WARC/1.1\r\nWARC-Type: response\r\nWARC-Record-ID: <{id}>\r\nWARC-Target-URI: http://x.org/{id}\r\nContent-Length: {length}\r\n\r\n{block}\r\n\r\n"
+        )
+    }
+
+    fn outline(records: &[Record]) -> Vec<String> {
+        records
+            .iter()
+            .map(|r| match r {
+                Record::Doc(d) => format!("{} {}", d.doc.record(), d.text),
+                Record::Reject(r) => format!("{} {}", r.doc.record(), r.reason.as_str()),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_wrong_content_length_swallows_no_record() {
+        let dir = tempfile::tempdir().unwrap();
+        // Too large: the length runs 700 bytes into the records after it.
+        let mut text = response("a", "first", 0) + &response("b", "damaged", 700);
+        for i in 0..14 {
+            text += &response(&format!("c{i}"), &format!("page {i}"), 0);
+        }
+        // Too small: the record goes on past its length.
+        text += &response("d", "cut by its length", -10);
+        text += &response("e", "last", 0);
+        let path = dir.path().join("lengths.warc");
+        std::fs::write(&path, &text).unwrap();
+        let (records, _) = read(&path);
+        let mut expected = vec!["1 first".to_string(), "2 malformed_record".to_string()];
+        expected.extend((0..14).map(|i| format!("{} page {i}", i + 3)));
+        expected.extend(["17 malformed_record".to_string(), "18 last".to_string()]);
+        assert_eq!(outline(&records), expected);
+        let Record::Reject(r) = &records[1] else { panic!() };
+        assert!(r.detail.contains("runs into the next record"), "{}", r.detail);
+        // The same archive with a member per record, as crawlers write it.
+        let gz = dir.path().join("lengths.warc.gz");
+        let mut out = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut out, text.as_bytes()).unwrap();
+        std::fs::write(&gz, out.finish().unwrap()).unwrap();
+        assert_eq!(outline(&read(&gz).0), expected);
+    }
+
+    #[test]
+    fn records_above_the_limit_are_rejected_and_read_past() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = "x ".repeat(3000);
+        let text = response("a", "small", 0) + &response("b", &big, 0) + &response("c", "after", 0);
+        let path = dir.path().join("big.warc");
+        std::fs::write(&path, &text).unwrap();
+        let (records, _) = read_limited(&path, 4096);
+        assert_eq!(outline(&records), ["1 small", "2 too_large", "3 after"]);
+        // A gzip-encoded payload that inflates past the limit is too large, not cut short.
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        std::io::Write::write_all(&mut gz, format!("<p>{}</p>", "y".repeat(100_000)).as_bytes())
+            .unwrap();
+        let payload = gz.finish().unwrap();
+        let mut block =
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\n\r\n"
+                .to_vec();
+        block.extend_from_slice(&payload);
+        let mut record = format!(
+            "WARC/1.1\r\nWARC-Type: response\r\nWARC-Record-ID: <z>\r\nWARC-Target-URI: http://x.org/z\r\nContent-Length: {}\r\n\r\n",
+            block.len()
+        )
+        .into_bytes();
+        record.extend_from_slice(&block);
+        record.extend_from_slice(b"\r\n\r\n");
+        record.extend_from_slice(response("after", "kept", 0).as_bytes());
+        let path = dir.path().join("bomb.warc");
+        std::fs::write(&path, &record).unwrap();
+        let (records, _) = read_limited(&path, 50_000);
+        assert_eq!(outline(&records), ["1 too_large", "2 kept"]);
+        // A line that is no header at all (a damaged file) is read past, not held.
+        let path = dir.path().join("noise.warc");
+        let noise = "z".repeat(1 << 18) + "\r\n\r\n" + &response("n", "found", 0);
+        std::fs::write(&path, noise).unwrap();
+        assert_eq!(outline(&read(&path).0), ["1 malformed_record", "2 found"]);
     }
 
     #[test]

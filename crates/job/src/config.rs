@@ -94,6 +94,18 @@ pub struct InputSpec {
     /// A file that cannot be opened or read to the end: `fail` the job, or `reject` what
     /// could not be read and go on.
     pub on_read_error: OnReadError,
+    /// Records with more bytes than this (a JSONL line, a web-archive record or its
+    /// inflated payload, a Parquet text value) are `too_large` rejects, read past without
+    /// being held. Unset: [`default_max_record_bytes`] of the memory budget.
+    pub max_record_bytes: Option<u64>,
+}
+
+/// The record size limit of a run whose job file sets none: 16 MiB, or a sixty-fourth of
+/// the memory budget when that is less (signing a record takes some 25 times its size), so
+/// that one record never takes more than the budget. Worker and process counts play no
+/// part, and budgets of 1 GiB and more all give 16 MiB.
+pub fn default_max_record_bytes(memory_budget_bytes: u64) -> u64 {
+    neardup_io::DEFAULT_MAX_RECORD_BYTES.min(memory_budget_bytes / 64).max(1 << 16)
 }
 
 impl Default for InputSpec {
@@ -102,6 +114,7 @@ impl Default for InputSpec {
             id_field: "id".into(),
             text_field: "text".into(),
             on_read_error: OnReadError::Fail,
+            max_record_bytes: None,
         }
     }
 }
@@ -112,7 +125,14 @@ impl InputSpec {
         FieldNames {
             id: (!self.id_field.is_empty()).then(|| self.id_field.clone()),
             text: self.text_field.clone(),
+            max_record_bytes: self.record_limit(),
         }
+    }
+
+    /// The record size limit: as set, or the readers' default before a run resolves it
+    /// from its budget ([`JobConfig::with_record_limit`]).
+    pub fn record_limit(&self) -> u64 {
+        self.max_record_bytes.unwrap_or(neardup_io::DEFAULT_MAX_RECORD_BYTES)
     }
 }
 
@@ -485,6 +505,14 @@ impl JobConfig {
         Ok(self)
     }
 
+    /// This job with `input.max_record_bytes` set: as the job file sets it, or else
+    /// [`default_max_record_bytes`] of `memory_budget_bytes`.
+    pub fn with_record_limit(mut self, memory_budget_bytes: u64) -> Self {
+        let limit = &mut self.spec.input.max_record_bytes;
+        limit.get_or_insert_with(|| default_max_record_bytes(memory_budget_bytes));
+        self
+    }
+
     /// Checks `spec`, lists the inputs and resolves derived parameters.
     ///
     /// # Errors
@@ -520,6 +548,9 @@ impl JobConfig {
         }
         if f.max_feature_count == 0 {
             return Err(invalid("features.max_feature_count", "must be at least 1".into()));
+        }
+        if spec.input.max_record_bytes == Some(0) {
+            return Err(invalid("input.max_record_bytes", "must be at least 1".into()));
         }
         if spec.input.text_field.is_empty() {
             return Err(invalid("input.text_field", "must name a field".into()));

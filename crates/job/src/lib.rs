@@ -66,10 +66,11 @@ use timely::progress::Timestamp;
 use timely::worker::Worker;
 
 pub use buckets::{BucketReducer, BucketStats};
-pub use cluster::{Topology, capture_peer_failures, default_memory_budget};
+pub use cluster::{MEMORY_BUDGET_FLOOR, Topology, capture_peer_failures, default_memory_budget};
 pub use config::{
     BucketSpec, DecisionSpec, IdfSource, IndexPlan, IndexSpec, InputSpec, JobConfig, JobSpec,
     KeepRule, Method, MethodParams, MinHashSpec, Removal, SimHashSpec, Weighting,
+    default_max_record_bytes,
 };
 pub use progress::{Progress, STAGES};
 pub use records::{Assignment, BucketRecord, Candidate, ClusterInfo, Membership, SignedDoc};
@@ -317,6 +318,7 @@ pub fn run_with_progress(
     progress: Arc<Progress>,
 ) -> Result<Summary, JobError> {
     let start = Instant::now();
+    let config = &config.clone().with_record_limit(topology.memory_budget);
     // Locks, the file lists and the spill folder, held until the run ends.
     let held = outputs::prepare(config, topology)?;
     let topology = outputs::with_spill_dir(topology, &held);

@@ -63,7 +63,12 @@ impl<'s, T: Timestamp> WriteKept<'s, T> for StreamVec<'s, T, DocId> {
                 for file in job.inputs.iter().filter(|f| f.index as usize % peers == worker) {
                     let mut records = kept.remove(&file.index).unwrap_or_default();
                     records.sort_unstable();
-                    match neardup_io::write_kept(file, &records, &dir) {
+                    match neardup_io::write_kept(
+                        file,
+                        &records,
+                        &dir,
+                        job.spec.input.record_limit(),
+                    ) {
                         Ok(written) => stats.borrow_mut().kept_written += written,
                         Err(e) => {
                             error.borrow_mut().get_or_insert(e);
