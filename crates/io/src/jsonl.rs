@@ -249,7 +249,8 @@ enum Raw {
 
 /// Reads one line, with its line end, into `buf`, holding at most `limit` bytes of it
 /// besides the line end; returns the line's bytes and whether it was longer (then `buf` is
-/// empty and the line was read past in pieces, never held whole).
+/// empty and the line was read past in pieces, never held whole). A longer line of
+/// whitespace only is not longer: it comes back empty, as the blank line it is.
 ///
 /// # Errors
 /// What the reader reports.
@@ -260,6 +261,7 @@ pub(crate) fn read_line_bounded(
 ) -> std::io::Result<(u64, bool)> {
     let mut total = 0u64;
     let mut over = false;
+    let mut blank = true;
     loop {
         let available = match reader.fill_buf() {
             Ok(bytes) => bytes,
@@ -267,16 +269,19 @@ pub(crate) fn read_line_bounded(
             Err(e) => return Err(e),
         };
         if available.is_empty() {
-            return Ok((total, over));
+            return Ok((total, over && !blank));
         }
         let (used, ends) = match memchr::memchr(b'\n', available) {
             Some(i) => (i + 1, true),
             None => (available.len(), false),
         };
-        if !over {
+        if over {
+            blank &= available[..used].iter().all(u8::is_ascii_whitespace);
+        } else {
             let content = buf.len() + used - usize::from(ends);
             if content > limit {
                 over = true;
+                blank = buf.iter().chain(&available[..used]).all(u8::is_ascii_whitespace);
                 buf.clear();
                 buf.shrink_to(1 << 16);
             } else {
@@ -286,7 +291,7 @@ pub(crate) fn read_line_bounded(
         reader.consume(used);
         total += used as u64;
         if ends {
-            return Ok((total, over));
+            return Ok((total, over && !blank));
         }
     }
 }
