@@ -350,4 +350,37 @@ mod tests {
         let err = ParquetRecords::open(&input(&path), fields, OnReadError::Fail).err().unwrap();
         assert!(matches!(err, Error::ColumnType { .. }), "{err}");
     }
+
+    #[test]
+    fn texts_above_the_limit_are_too_large() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.parquet");
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Utf8, false),
+            Field::new("text", DataType::Utf8, false),
+        ]));
+        let texts = vec!["short".to_string(), "y".repeat(5000), "also short".to_string()];
+        let batch = RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(StringArray::from(vec!["a", "b", "c"])),
+                Arc::new(StringArray::from(texts)),
+            ],
+        )
+        .unwrap();
+        write(&path, batch);
+        let fields = FieldNames { max_record_bytes: 1000, ..FieldNames::default() };
+        let records: Vec<Record> = ParquetRecords::open(&input(&path), fields, OnReadError::Fail)
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let reasons: Vec<Option<Reason>> = records
+            .iter()
+            .map(|r| match r {
+                Record::Doc(_) => None,
+                Record::Reject(r) => Some(r.reason),
+            })
+            .collect();
+        assert_eq!(reasons, [None, Some(Reason::TooLarge), None]);
+    }
 }
