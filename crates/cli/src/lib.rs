@@ -509,6 +509,9 @@ fn index_command(command: &IndexCommand) -> anyhow::Result<Outcome> {
             let ids: std::collections::BTreeSet<String> =
                 text.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect();
             let report = forget(index, &ids)?;
+            if let Some(taken) = &report.lock_taken_over {
+                eprintln!("warning: {taken}");
+            }
             writeln!(
                 out,
                 "forgot {} listed document(s) and {} member(s) of their clusters; {} id(s) not in the index",
@@ -518,6 +521,9 @@ fn index_command(command: &IndexCommand) -> anyhow::Result<Outcome> {
         IndexCommand::Compact { index } => {
             let started = std::time::Instant::now();
             let report = compact(index)?;
+            if let Some(taken) = &report.lock_taken_over {
+                eprintln!("warning: {taken}");
+            }
             let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
             match &report.folder {
                 Some(folder) => writeln!(

@@ -970,6 +970,8 @@ pub struct Forgotten {
     pub with_their_kept: u64,
     /// Listed ids found nowhere in the index.
     pub unknown_ids: u64,
+    /// The lock of a run that had stopped, taken over, as a sentence.
+    pub lock_taken_over: Option<String>,
 }
 
 /// Takes the documents with the given ids out of the index in `dir`, so they no longer
@@ -983,7 +985,7 @@ pub struct Forgotten {
 /// [`Error::Damaged`] when `dir` holds no index, [`Error::Busy`], or the errors of
 /// reading and writing parts.
 pub fn forget(dir: &Path, ids: &std::collections::BTreeSet<String>) -> Result<Forgotten> {
-    let (mut manifest, _lock) = open_to_change(dir)?;
+    let (mut manifest, lock) = open_to_change(dir)?;
     let segments = manifest.segments();
     // First pass: the documents listed, wherever they are.
     // Parts holding a listed id or a row whose kept document has a listed id are marked
@@ -1008,8 +1010,11 @@ pub fn forget(dir: &Path, ids: &std::collections::BTreeSet<String>) -> Result<Fo
             })?;
         }
     }
-    let mut report =
-        Forgotten { unknown_ids: (ids.len() - seen_ids.len()) as u64, ..Forgotten::default() };
+    let mut report = Forgotten {
+        unknown_ids: (ids.len() - seen_ids.len()) as u64,
+        lock_taken_over: lock.taken_over().map(ToString::to_string),
+        ..Forgotten::default()
+    };
     if listed.is_empty() {
         return Ok(report);
     }
@@ -1076,6 +1081,8 @@ pub struct Compacted {
     pub orphans_removed: Vec<String>,
     /// The merged segment's folder; `None` when there was nothing to merge.
     pub folder: Option<String>,
+    /// The lock of a run that had stopped, taken over, as a sentence.
+    pub lock_taken_over: Option<String>,
 }
 
 /// Merges every segment of the index in `dir` into one, dropping the key rows of
@@ -1091,13 +1098,14 @@ pub struct Compacted {
 /// [`Error::Damaged`] when `dir` holds no index, [`Error::Busy`], or the errors of
 /// reading and writing parts.
 pub fn compact(dir: &Path) -> Result<Compacted> {
-    let (mut manifest, _lock) = open_to_change(dir)?;
+    let (mut manifest, lock) = open_to_change(dir)?;
     let segments = manifest.segments();
     let mut report = Compacted {
         segments_before: segments.len() as u64,
         generations: manifest.generations.len() as u64,
         documents: manifest.generations.iter().map(|g| g.documents).sum(),
         keys_before: manifest.generations.iter().map(|g| g.keys).sum(),
+        lock_taken_over: lock.taken_over().map(ToString::to_string),
         ..Compacted::default()
     };
     report.orphans_removed = remove_orphans(dir, &segments)?;
@@ -1544,7 +1552,10 @@ mod tests {
         // doc 14 is kept (its cluster: 14..=20); doc 30 is a removed member; one id is unknown.
         let ids = ["doc-1-14", "doc-1-30", "nowhere"].map(String::from).into_iter().collect();
         let report = forget(dir.path(), &ids).unwrap();
-        assert_eq!(report, Forgotten { listed: 2, with_their_kept: 6, unknown_ids: 1 });
+        assert_eq!(
+            report,
+            Forgotten { listed: 2, with_their_kept: 6, unknown_ids: 1, lock_taken_over: None }
+        );
         let left: Vec<u64> = all_docs(dir.path()).iter().map(|d| d.doc).collect();
         let expected: Vec<u64> =
             (7..70u64).filter(|d| !(14..=20).contains(d) && *d != 30).collect();
