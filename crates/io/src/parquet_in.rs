@@ -11,6 +11,7 @@ use arrow_schema::DataType;
 use neardup_core::DocId;
 use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use parquet::file::metadata::ParquetMetaData;
 
 use crate::input::InputFile;
 use crate::reader::{FieldNames, OnReadError, generated_id, unreadable};
@@ -31,6 +32,30 @@ pub struct ParquetRecords {
     done: bool,
 }
 
+/// Checks that every column chunk the footer describes lies inside the file: a damaged
+/// footer with negative or outlying offsets makes the Parquet reader panic, not fail.
+///
+/// # Errors
+/// [`Error::Damaged`] naming the row group and column.
+fn check_chunks(path: &std::path::Path, metadata: &ParquetMetaData, size: u64) -> Result<()> {
+    for (g, group) in metadata.row_groups().iter().enumerate() {
+        for (c, column) in group.columns().iter().enumerate() {
+            let start = column.dictionary_page_offset().unwrap_or(column.data_page_offset());
+            let length = column.compressed_size();
+            let inside = start >= 0
+                && length >= 0
+                && (start as u64).checked_add(length as u64).is_some_and(|end| end <= size);
+            if !inside {
+                let detail = format!(
+                    "row group {g} column {c} is said to take bytes {start}..+{length} of a {size}-byte file"
+                );
+                return Err(Error::Damaged { path: path.to_path_buf(), detail });
+            }
+        }
+    }
+    Ok(())
+}
+
 impl ParquetRecords {
     /// Opens `file` and checks that its id and text columns exist and have usable types.
     ///
@@ -41,8 +66,10 @@ impl ParquetRecords {
         let path = &file.path;
         let handle =
             File::open(path).map_err(|source| Error::Open { path: path.clone(), source })?;
+        let size = handle.metadata().map_or(u64::MAX, |m| m.len());
         let builder = ParquetRecordBatchReaderBuilder::try_new(handle)
             .map_err(|source| Error::Parquet { path: path.clone(), source })?;
+        check_chunks(path, builder.metadata(), size)?;
         let schema = builder.schema().clone();
         let find = |name: &str| {
             schema.index_of(name).map_err(|_| Error::MissingColumn {
@@ -154,7 +181,21 @@ impl Iterator for ParquetRecords {
                 let doc = DocId::new(self.file.index, self.record);
                 return Some(Ok(self.row(row, doc)));
             }
-            match self.batches.next() {
+            // The Parquet decoder panics on some damaged pages instead of failing: such a
+            // file is damaged like any other, not a crash of the run.
+            let batches = &mut self.batches;
+            let next = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| batches.next()))
+                .unwrap_or_else(|panic| {
+                    let message = panic
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                        .unwrap_or_default();
+                    Some(Err(arrow_schema::ArrowError::ParquetError(format!(
+                        "the decoder gave up on damaged data: {message}"
+                    ))))
+                });
+            match next {
                 None => self.done = true,
                 Some(Ok(batch)) => self.load_batch(&batch),
                 Some(Err(source)) => {
