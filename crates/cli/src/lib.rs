@@ -16,9 +16,7 @@ pub mod tune;
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use neardup_job::{
-    JobConfig, JobError, JobSpec, KeepRule, Method, Progress, STAGES, Summary, Topology,
-};
+use neardup_job::{JobConfig, JobError, JobSpec, KeepRule, Method, Progress, Summary, Topology};
 
 /// Finds near-duplicate documents with MinHash-LSH or SimHash and decides which to keep.
 #[derive(Debug, Parser)]
@@ -1029,7 +1027,7 @@ fn report_progress(progress: &Progress, total_bytes: u64, stop: &AtomicBool) {
             "{records} records, {:.1} of {:.1} MB read, {rate:.0} records/s, {}",
             progress.bytes() as f64 / 1e6,
             total_bytes as f64 / 1e6,
-            STAGES[progress.stage()]
+            progress.stage().name()
         );
         if tty {
             eprint!("\r\x1b[2K{line}");

@@ -29,7 +29,7 @@ use timely::dataflow::operators::vec::Broadcast;
 use timely::worker::Worker;
 use timely::{CommunicationConfig, WorkerConfig};
 
-use crate::JobError;
+use crate::error::JobError;
 
 /// How the job is spread over threads and processes. Never changes results.
 #[derive(Clone, Debug, PartialEq, Eq)]

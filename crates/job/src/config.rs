@@ -13,7 +13,7 @@ use neardup_io::{FieldNames, InputFile, OnReadError, resolved_path};
 use neardup_text::{BoilerplateRule, FeatureConfig, NormalizeConfig};
 use serde::{Deserialize, Serialize};
 
-use crate::ConfigError;
+use crate::error::ConfigError;
 
 /// The signature method.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -374,6 +374,18 @@ impl IndexPlan {
 }
 
 impl JobConfig {
+    /// A fingerprint of the input list: processes that disagree on it would number
+    /// documents differently.
+    pub(crate) fn input_fingerprint(&self) -> u64 {
+        let mut bytes = Vec::new();
+        for f in &self.inputs {
+            bytes.extend_from_slice(f.path.display().to_string().as_bytes());
+            bytes.push(0);
+            bytes.extend_from_slice(&f.bytes.to_le_bytes());
+        }
+        neardup_core::hash::hash_bytes(&bytes, 0)
+    }
+
     /// Whether the job learns boilerplate before signing: it is enabled and some input is a
     /// web archive (pages with URLs).
     pub fn needs_boilerplate(&self) -> bool {
@@ -479,7 +491,7 @@ impl JobConfig {
         let read = manifest.generations.clone();
         let output = output_folder.display().to_string();
         let replaces = replaceable(&dir, &manifest, &run, &output)?;
-        let fingerprint = crate::input_fingerprint(&self);
+        let fingerprint = self.input_fingerprint();
         let (generation, token) = match &replaces {
             // A retry of a committed run: its generation is left out of the lookups and
             // replaced at the commit, by a folder of another name.

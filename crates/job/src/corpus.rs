@@ -29,14 +29,16 @@ use timely::dataflow::operators::{Inspect, Probe};
 use neardup_text::{Boilerplate, Learner, LineScratch, Occurrence};
 use timely::dataflow::channels::pact::Exchange;
 
+use crate::cluster::Topology;
 use crate::cluster::run_workers;
 use crate::config::JobConfig;
+use crate::error::{JobError, error_chain};
 use crate::operators::collect::{Drain, Spill, collect_sorted};
 use crate::sign::{IdfWeights, page_text};
 use crate::source::{ReadPlan, read_share};
+use crate::spill::RemoveDir;
 use crate::spill::SpillError;
 use crate::stats::WorkerStats;
-use crate::{JobError, Topology};
 
 /// Rows of the document-frequency sketch.
 const SKETCH_DEPTH: usize = 4;
@@ -112,7 +114,7 @@ pub(crate) fn document_frequencies(
         // Every worker sends its pieces (and its failure), so no peer waits forever.
         if let Some(e) = error {
             abort.store(true, Ordering::Relaxed);
-            input.send(Piece::Failed { worker: index, message: crate::error_chain(&e) });
+            input.send(Piece::Failed { worker: index, message: error_chain(&e) });
         }
         for (i, piece) in local.counts().chunks(PIECE).enumerate() {
             if piece.iter().any(|c| *c != 0) || i == 0 {
@@ -197,7 +199,7 @@ pub(crate) fn learn_boilerplate(
         let keeps_entries = index.is_multiple_of(local_workers);
         let rule = rule.clone();
         let dir = crate::spill::worker_folder(&spill_root, "boilerplate", index);
-        let _remove = crate::RemoveDir(dir.clone());
+        let _remove = RemoveDir(dir.clone());
         let stats = Rc::new(RefCell::new(WorkerStats::default()));
         let spill = Spill {
             dir,
@@ -279,7 +281,7 @@ pub(crate) fn learn_boilerplate(
         );
         if let Some(e) = error {
             abort.store(true, Ordering::Relaxed);
-            notes.send(Note::ReadFailed { worker: index, message: crate::error_chain(&e) });
+            notes.send(Note::ReadFailed { worker: index, message: error_chain(&e) });
         }
         notes.send(Note::Pages(local_pages));
         drop(occurrences);

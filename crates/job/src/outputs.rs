@@ -23,10 +23,22 @@ use neardup_io::failpoint;
 use neardup_io::index::{IndexLock, Manifest};
 use neardup_io::{FileList, FolderLock, write_atomically};
 
-use crate::{
-    BOILERPLATE_FILE, IndexPlan, IndexStats, JobConfig, JobError, REPORT_FILE, SUCCESS_MARKER,
-    SUMMARY_FILE, Summary, Topology, WorkerReport, error_chain, report,
-};
+use crate::cluster::Topology;
+use crate::config::{IndexPlan, JobConfig};
+use crate::error::{JobError, error_chain};
+use crate::report::{self, REPORT_FILE};
+use crate::spill::RemoveDir;
+use crate::stats::IndexStats;
+use crate::summary::Summary;
+use crate::worker_report::WorkerReport;
+
+/// Name of the marker written last, when every output is complete.
+pub const SUCCESS_MARKER: &str = "_SUCCESS";
+/// Name of the run summary.
+pub const SUMMARY_FILE: &str = "summary.json";
+/// The learned boilerplate set (little-endian `u64` entries), read back by `eval` and
+/// `explain` to analyse pages as the run did.
+pub const BOILERPLATE_FILE: &str = "boilerplate.bin";
 
 /// Folders of the output that only neardup writes.
 const OWNED_FOLDERS: [&str; 2] = ["documents", "pairs"];
@@ -36,7 +48,7 @@ pub(crate) struct Held {
     _output: Option<FolderLock>,
     _index: Option<IndexLock>,
     /// Where this process spills (removed at the end).
-    pub(crate) spill: crate::RemoveDir,
+    pub(crate) spill: RemoveDir,
 }
 
 /// Makes the output folders ready (see the module documentation).
@@ -289,7 +301,7 @@ fn remove_parts(output: &Path, topology: &Topology) -> Result<(), neardup_io::Er
 /// This process's spill folder below `--spill-dir`, `neardup-OUTPUT-PID` with an `owner`
 /// file (host and process start), after removing the folders that runs into the same output
 /// left when they were killed (their process is gone from this host).
-fn spill_folder(config: &JobConfig, topology: &Topology) -> crate::RemoveDir {
+fn spill_folder(config: &JobConfig, topology: &Topology) -> RemoveDir {
     let output = neardup_io::resolved_path(&config.output);
     let key = neardup_core::hash::hash_bytes(output.as_os_str().as_encoded_bytes(), 0);
     let prefix = format!("neardup-{key:016x}-");
@@ -323,7 +335,7 @@ fn spill_folder(config: &JobConfig, topology: &Topology) -> crate::RemoveDir {
         // Spilling, if needed, reports the folder's problem itself.
         tracing::warn!(path = %dir.display(), error = %e, "cannot make the spill folder");
     }
-    crate::RemoveDir(dir)
+    RemoveDir(dir)
 }
 
 /// Who spills into a folder.

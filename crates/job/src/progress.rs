@@ -3,16 +3,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-/// Names of the stages [`Progress::stage`] counts through.
-pub const STAGES: [&str; 7] = [
-    "reading and signing",
-    "ids and exact duplicates",
-    "buckets",
-    "verifying",
-    "clustering",
-    "writing",
-    "done",
-];
+use crate::stage::Stage;
 
 /// Counters this process's workers update as the job runs (cheap atomics, updated once per
 /// batch of records, never per record).
@@ -34,9 +25,9 @@ impl Progress {
         self.bytes.load(Ordering::Relaxed)
     }
 
-    /// The furthest stage any worker of this process has reached (an index into [`STAGES`]).
-    pub fn stage(&self) -> usize {
-        self.stage.load(Ordering::Relaxed).min(STAGES.len() - 1)
+    /// The furthest stage any worker of this process has reached.
+    pub fn stage(&self) -> Stage {
+        Stage::at(self.stage.load(Ordering::Relaxed))
     }
 
     pub(crate) fn add_records(&self, n: u64) {
@@ -52,7 +43,7 @@ impl Progress {
         self.bytes.clone()
     }
 
-    pub(crate) fn reach(&self, stage: usize) {
-        self.stage.fetch_max(stage, Ordering::Relaxed);
+    pub(crate) fn reach(&self, stage: Stage) {
+        self.stage.fetch_max(stage.position(), Ordering::Relaxed);
     }
 }

@@ -14,9 +14,9 @@ use timely::dataflow::operators::probe::Handle as ProbeHandle;
 use timely::dataflow::operators::vec::Broadcast;
 use timely::worker::Worker;
 
-use crate::JobError;
 use crate::cluster::Heartbeat;
 use crate::config::JobConfig;
+use crate::error::{JobError, error_chain};
 use crate::progress::Progress;
 
 /// How the workers share the input files: worker `index` of `peers` reads the whole files
@@ -76,7 +76,7 @@ impl ReadPlan {
         for (f, file) in job.inputs.iter().enumerate() {
             let (start, end) = byte_range(file.bytes, index, peers);
             let count = count_line_starts(&file.path, start, end.min(file.bytes))
-                .map_err(|e| crate::error_chain(&e));
+                .map_err(|e| error_chain(&e));
             input.send((f, index, count));
         }
         drop(input);

@@ -306,6 +306,23 @@ impl<T: DeserializeOwned + Clone + 'static> SortedFile<T> {
     }
 }
 
+/// A folder removed (with what is in it) when dropped: a worker's spill folder.
+pub(crate) struct RemoveDir(pub(crate) PathBuf);
+
+impl Drop for RemoveDir {
+    fn drop(&mut self) {
+        use std::io::ErrorKind;
+        match std::fs::remove_dir_all(&self.0) {
+            Ok(()) => {}
+            // Never created (nothing spilled, or the spill folder is unusable).
+            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {}
+            Err(e) => {
+                tracing::warn!(path = %self.0.display(), error = %e, "cannot remove the spill folder")
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;

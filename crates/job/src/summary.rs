@@ -6,6 +6,7 @@ use neardup_io::{Decision, Reason};
 use serde::{Deserialize, Serialize};
 
 use crate::config::{JobConfig, JobSpec, MethodParams};
+use crate::stage::Stage;
 use crate::stats::WorkerStats;
 
 /// Seconds from the start of the run until each stage had finished on every worker.
@@ -28,6 +29,22 @@ pub struct StageSeconds {
 }
 
 impl StageSeconds {
+    /// The seconds from the start of the run to the end of a probed stage.
+    ///
+    /// # Panics
+    /// For a stage that is not probed ([`Stage::PROBED`]).
+    pub fn set(&mut self, stage: Stage, seconds: f64) {
+        let slot = match stage {
+            Stage::ReadAndSign => &mut self.read_and_sign,
+            Stage::IdsAndExact => &mut self.ids_and_exact,
+            Stage::Buckets => &mut self.buckets,
+            Stage::Verify => &mut self.verify,
+            Stage::Cluster => &mut self.cluster,
+            Stage::Writing | Stage::Done => panic!("stage {stage} has no time of its own"),
+        };
+        *slot = seconds;
+    }
+
     /// The later of two workers' times, stage by stage.
     pub fn max(&mut self, other: &StageSeconds) {
         self.corpus_statistics = self.corpus_statistics.max(other.corpus_statistics);

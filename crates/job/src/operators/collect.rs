@@ -49,7 +49,7 @@ impl Spill {
         match result {
             Ok(value) => Some(value),
             Err(e) => {
-                self.error.borrow_mut().get_or_insert_with(|| crate::error_chain(&e));
+                self.error.borrow_mut().get_or_insert_with(|| crate::error::error_chain(&e));
                 self.abort.store(true, AtomicOrdering::Relaxed);
                 None
             }

@@ -1,0 +1,163 @@
+//! What can go wrong checking a job ([`ConfigError`]) and running it ([`JobError`]).
+
+use std::path::PathBuf;
+
+/// Errors of checking a job.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// A setting is out of range or inconsistent.
+    #[error("invalid setting `{key}`: {message}")]
+    Invalid {
+        /// The job-file key.
+        key: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+    /// The inputs could not be listed.
+    #[error("cannot list the input")]
+    Input(#[source] neardup_io::Error),
+    /// The index could not be read, or was built with other settings.
+    #[error("cannot use the index")]
+    Index(#[source] neardup_io::Error),
+    /// An input, or a folder the run writes, is inside another folder the run changes.
+    #[error(
+        "{what} \"{}\" is inside the {role} \"{}\", which the run changes; keep them apart",
+        .path.display(), .folder.display()
+    )]
+    Overlap {
+        /// What is inside (`input`, a folder the run writes).
+        what: &'static str,
+        /// Its path.
+        path: PathBuf,
+        /// What the folder is to the run.
+        role: &'static str,
+        /// The folder.
+        folder: PathBuf,
+    },
+}
+
+/// Errors of running a job.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum JobError {
+    /// An input file could not be read (and `input.on_read_error` is `fail`).
+    #[error("worker {worker} cannot read the input: {message}")]
+    Input {
+        /// The worker that read it (global index).
+        worker: usize,
+        /// The error, with its causes.
+        message: String,
+    },
+    /// A part could not be written.
+    #[error("worker {worker} cannot write its output: {message}")]
+    Output {
+        /// The worker that wrote it.
+        worker: usize,
+        /// The error, with its causes.
+        message: String,
+    },
+    /// A spill file could not be written or read (is the spill folder's disk full?).
+    #[error(
+        "worker {worker} cannot spill to disk: {message}; set --spill-dir to a folder with room"
+    )]
+    Spill {
+        /// The worker.
+        worker: usize,
+        /// The error, with its causes.
+        message: String,
+    },
+    /// The output folder, summary or marker could not be written.
+    #[error("cannot write the output")]
+    Write(#[source] neardup_io::Error),
+    /// The index could not be locked or committed.
+    #[error("cannot use the index")]
+    Index(#[source] neardup_io::Error),
+    /// More records were rejected than `decision.max_reject_ratio` allows.
+    #[error(
+        "{rejected} of {records} records were rejected (most often: {top_reason}), above max_reject_ratio {max_ratio}"
+    )]
+    TooManyRejects {
+        /// Rejected records.
+        rejected: u64,
+        /// The most frequent reject reason.
+        top_reason: &'static str,
+        /// Records read.
+        records: u64,
+        /// The limit.
+        max_ratio: f64,
+    },
+    /// Timely could not start its workers.
+    #[error("cannot start the workers: {0}")]
+    Start(String),
+    /// The processes did not all connect in time.
+    #[error(
+        "the {processes} processes did not all connect within {seconds} s: check the hostfile and that every process was started"
+    )]
+    Connect {
+        /// Processes expected.
+        processes: usize,
+        /// The timeout.
+        seconds: u64,
+    },
+    /// A process stopped sending anything.
+    #[error(
+        "process {process} has sent nothing for {seconds} s, so the job cannot finish; a process cannot rejoin a running job: rerun it"
+    )]
+    PeerSilent {
+        /// The silent process.
+        process: usize,
+        /// How long it has been silent.
+        seconds: u64,
+    },
+    /// The connection to a process broke (it died, or the network failed).
+    #[error(
+        "lost the connection to process {process} ({message}); a process cannot rejoin a running job: rerun it"
+    )]
+    PeerLost {
+        /// The lost process.
+        process: usize,
+        /// What the network thread reported.
+        message: String,
+    },
+    /// A worker of this process stopped making progress (blocked in I/O, say).
+    #[error(
+        "worker {worker} of process {process} has made no progress for {seconds} s (blocked reading or writing?); the job cannot finish without it"
+    )]
+    WorkerStalled {
+        /// The worker (global index).
+        worker: usize,
+        /// Its process.
+        process: usize,
+        /// How long it has been stuck.
+        seconds: u64,
+    },
+    /// Processes were given different input files.
+    #[error(
+        "process {process} lists different input files than this process; every process must get the same inputs"
+    )]
+    InputMismatch {
+        /// A process whose list differs.
+        process: usize,
+    },
+    /// A worker panicked; this is a bug.
+    #[error("worker {worker} failed: {message}")]
+    WorkerFailed {
+        /// The worker's index.
+        worker: usize,
+        /// The panic message.
+        message: String,
+    },
+}
+
+/// An error and its sources on one line.
+pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut out = error.to_string();
+    let mut source = error.source();
+    while let Some(s) = source {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    out
+}
