@@ -6,10 +6,17 @@
 //! features they share and do not share, and the differing passages side by side.
 
 use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
 
 use neardup_core::{BlockLayout, JaccardMode, LshParams, MinHasher, Signature, SimHash, Verifier};
 use neardup_job::{JobSpec, Method};
 use serde::Serialize;
+
+use crate::error::UsageError;
+use crate::eval::{read_summary, read_texts};
+use crate::settings::{MethodArg, Overrides, job_spec};
 
 /// Features listed per sample.
 const SAMPLE: usize = 12;
@@ -434,6 +441,114 @@ pub fn print(out: &mut dyn Write, e: &Explanation) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Arguments of `neardup explain`.
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// A run's output folder: A and B are document ids of that run, explained under its
+    /// settings. Without it, A and B are text files, explained under --job or the defaults.
+    #[arg(long)]
+    pub run: Option<PathBuf>,
+    /// The first document.
+    pub a: String,
+    /// The second document.
+    pub b: String,
+    /// Job file (without --run).
+    #[arg(long, conflicts_with = "run")]
+    pub job: Option<PathBuf>,
+    /// Method (without --run).
+    #[arg(long, value_enum, conflicts_with = "run")]
+    pub method: Option<MethodArg>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `neardup explain`: explains the pair and prints the explanation.
+///
+/// # Errors
+/// [`UsageError`] for documents that are not in the run or files that cannot be read;
+/// the errors of reading the run.
+pub fn run(args: &ExplainArgs) -> anyhow::Result<Explanation> {
+    let mut out = std::io::stdout().lock();
+    let explanation = match &args.run {
+        Some(run) => {
+            let summary = read_summary(run)?;
+            let spec = &summary.config;
+            let resolved = &summary.resolved;
+            let docs = neardup_io::read_documents(&run.join("documents"))?;
+            let ids: std::collections::HashSet<&str> = [args.a.as_str(), args.b.as_str()].into();
+            let rows: Vec<&neardup_io::DocumentRow> = docs
+                .iter()
+                .filter(|d| d.id.as_deref().is_some_and(|id| ids.contains(id)))
+                .collect();
+            let learned = summary.boilerplate.is_some();
+            let boilerplate = neardup_job::read_boilerplate(run, spec, learned)?;
+            let mut texts = read_texts(&docs, spec, &ids, boilerplate.as_ref())?;
+            let mut take = |id: &str| -> anyhow::Result<Doc> {
+                let text = texts.remove(id).ok_or_else(|| {
+                    UsageError::new(format!("no document with id \"{id}\" in the run's inputs"))
+                })?;
+                Ok(Doc { id: id.to_string(), text })
+            };
+            let (a, b) = (take(&args.a)?, take(&args.b)?);
+            let e = explain(spec, resolved.bands.zip(resolved.rows), resolved.blocks, &a, &b)?;
+            if !args.json {
+                for row in rows {
+                    let id = row.id.as_deref().unwrap_or_default();
+                    writeln!(
+                        out,
+                        "run: {id}: {}{}{}",
+                        row.decision.as_str(),
+                        row.duplicate_of
+                            .as_ref()
+                            .map(|d| format!(" as a duplicate of {d}"))
+                            .unwrap_or_default(),
+                        row.cluster
+                            .as_ref()
+                            .map(|c| format!(", cluster {c} of {}", row.cluster_size.unwrap_or(1)))
+                            .unwrap_or_default()
+                    )?;
+                }
+                let pairs = neardup_io::read_pairs(&run.join("pairs"))?;
+                let (x, y) = if args.a <= args.b { (&args.a, &args.b) } else { (&args.b, &args.a) };
+                match pairs.iter().find(|p| &p.id_a == x && &p.id_b == y) {
+                    Some(p) => writeln!(
+                        out,
+                        "run: a {} pair, similarity {:.4}\n",
+                        p.kind.as_str(),
+                        p.similarity
+                    )?,
+                    None => writeln!(
+                        out,
+                        "run: not a pair in pairs/ (a shared cluster comes through other documents)\n"
+                    )?,
+                }
+            }
+            e
+        }
+        None => {
+            let overrides = Overrides { method: args.method, ..Overrides::default() };
+            let spec = job_spec(args.job.as_deref(), &overrides)?;
+            let read = |name: &str| -> anyhow::Result<Doc> {
+                let text = std::fs::read_to_string(name).map_err(|e| {
+                    UsageError::new(format!(
+                        "cannot read \"{name}\": {e} (without --run, give two text files)"
+                    ))
+                })?;
+                Ok(Doc { id: name.to_string(), text })
+            };
+            explain(&spec, None, None, &read(&args.a)?, &read(&args.b)?)?
+        }
+    };
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &explanation)?;
+        writeln!(out)?;
+    } else {
+        print(&mut out, &explanation)?;
+    }
+    Ok(explanation)
 }
 
 #[cfg(test)]

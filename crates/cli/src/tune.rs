@@ -14,6 +14,14 @@ use std::path::PathBuf;
 use neardup_core::{BlockLayout, LshParams};
 use serde::Serialize;
 
+use anyhow::Context;
+use clap::Args;
+use neardup_job::{JobConfig, Method, Topology};
+
+use crate::error::UsageError;
+use crate::eval::{Truth, evaluate};
+use crate::settings::{MethodArg, Overrides, job_spec};
+
 /// One point of a candidate-probability curve.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct CurvePoint {
@@ -259,6 +267,167 @@ pub fn default_grid(minhash: bool) -> Vec<f64> {
     } else {
         (1..=8).map(f64::from).collect()
     }
+}
+
+/// Arguments of `neardup tune`.
+#[derive(Debug, Args)]
+pub struct TuneArgs {
+    /// Method to tune [default: the job file's, else minhash].
+    #[arg(long, value_enum)]
+    pub method: Option<MethodArg>,
+    /// Job file to start from.
+    #[arg(long)]
+    pub job: Option<PathBuf>,
+    /// MinHash Jaccard threshold (bands and rows are chosen from it unless given).
+    #[arg(long)]
+    pub threshold: Option<f64>,
+    /// MinHash bands (with --rows).
+    #[arg(long, requires = "rows")]
+    pub bands: Option<u32>,
+    /// MinHash rows per band (with --bands).
+    #[arg(long, requires = "bands")]
+    pub rows: Option<u32>,
+    /// SimHash maximum Hamming distance.
+    #[arg(long)]
+    pub max_distance: Option<u32>,
+    /// SimHash blocks [default: chosen from --documents].
+    #[arg(long)]
+    pub blocks: Option<u32>,
+    /// Corpus size, for SimHash block choice and chance candidates.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub documents: u64,
+    /// Labelled documents (a cluster label per document): try a grid of settings on them.
+    #[arg(long)]
+    pub truth: Option<PathBuf>,
+    /// The documents to run on, with text [default: the --truth file].
+    #[arg(long, short = 'i')]
+    pub input: Vec<PathBuf>,
+    /// Settings to try: thresholds (MinHash) or distances (SimHash), comma-separated
+    /// [default: 0.5 to 0.95 by 0.05, or 1 to 8].
+    #[arg(long, value_delimiter = ',')]
+    pub grid: Vec<f64>,
+    /// Id field of the documents and the truth.
+    #[arg(long, default_value = "id")]
+    pub id_field: String,
+    /// Text field of the documents.
+    #[arg(long, default_value = "text")]
+    pub text_field: String,
+    /// Cluster label field of the truth.
+    #[arg(long, default_value = "truth")]
+    pub label_field: String,
+    /// Worker threads for the trial runs [default: the number of CPUs].
+    #[arg(long, short = 'w')]
+    pub workers: Option<usize>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `neardup tune`: shows what LSH parameters do, or with truth tries a grid of
+/// settings and prints the trials (none without truth).
+///
+/// # Errors
+/// [`UsageError`] for impossible parameters; the errors of the trial runs.
+pub fn run(args: &TuneArgs) -> anyhow::Result<Vec<Trial>> {
+    let overrides = Overrides {
+        method: args.method,
+        id_field: Some(args.id_field.clone()),
+        text_field: Some(args.text_field.clone()),
+        ..Overrides::default()
+    };
+    let spec = job_spec(args.job.as_deref(), &overrides)?;
+    let minhash = spec.method == Method::Minhash;
+    let mut out = std::io::stdout().lock();
+    let Some(truth_path) = &args.truth else {
+        if minhash {
+            let threshold = args.threshold.unwrap_or(spec.minhash.threshold);
+            let m = &spec.minhash;
+            let lsh = match (args.bands, args.rows) {
+                (Some(b), Some(r)) => neardup_core::LshParams::try_new(b, r),
+                _ => neardup_core::LshParams::choose(
+                    threshold,
+                    m.num_perm,
+                    m.false_positive_weight,
+                    m.false_negative_weight,
+                ),
+            }
+            .map_err(|e| UsageError::new(e.to_string()))?;
+            let curve = MinHashCurve::of(lsh, threshold);
+            if args.json {
+                serde_json::to_writer_pretty(&mut out, &curve)?;
+                writeln!(out)?;
+            } else {
+                print_minhash(&mut out, &curve)?;
+            }
+        } else {
+            let k = args.max_distance.unwrap_or(spec.simhash.max_distance);
+            let layout = match args.blocks.or(spec.simhash.blocks) {
+                Some(blocks) => neardup_core::BlockLayout::try_new(blocks, k),
+                None => neardup_core::BlockLayout::choose(k, args.documents),
+            }
+            .map_err(|e| UsageError::new(e.to_string()))?;
+            let curve = SimHashCurve::of(&layout, args.documents);
+            if args.json {
+                serde_json::to_writer_pretty(&mut out, &curve)?;
+                writeln!(out)?;
+            } else {
+                print_simhash(&mut out, &curve)?;
+            }
+        }
+        return Ok(Vec::new());
+    };
+    let truth = Truth::read_clusters(truth_path, &args.id_field, &args.label_field)?;
+    let inputs = if args.input.is_empty() { vec![truth_path.clone()] } else { args.input.clone() };
+    let grid = if args.grid.is_empty() { default_grid(minhash) } else { args.grid.clone() };
+    let workers =
+        args.workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    let scratch = Scratch::new().context("cannot create a folder for the trial runs")?;
+    let mut trials = Vec::new();
+    for (i, &setting) in grid.iter().enumerate() {
+        let mut trial_spec = spec.clone();
+        if minhash {
+            trial_spec.minhash.threshold = setting;
+            trial_spec.minhash.bands = None;
+            trial_spec.minhash.rows = None;
+        } else {
+            if setting.fract() != 0.0 || setting < 0.0 {
+                return Err(UsageError::new(format!(
+                    "SimHash distances are whole numbers, got {setting}"
+                ))
+                .into());
+            }
+            trial_spec.simhash.max_distance = setting as u32;
+        }
+        let config = JobConfig::new(trial_spec, &inputs, scratch.trial(i))
+            .map_err(|e| UsageError::new(e.to_string()))?;
+        let summary = neardup_job::run(&config, &Topology::local(workers))
+            .map_err(|e| anyhow::Error::new(e).context(format!("the trial at {setting} failed")))?;
+        let docs = neardup_io::read_documents(&config.output.join("documents"))?;
+        let report = evaluate(&truth, &docs, &[], None, None, 0);
+        let r = &summary.resolved;
+        let resolved = match (r.bands, r.rows, r.blocks) {
+            (Some(b), Some(rows), _) => format!("{b} x {rows}"),
+            (_, _, Some(blocks)) => format!("{blocks} blocks"),
+            _ => String::new(),
+        };
+        trials.push(Trial {
+            setting,
+            resolved,
+            precision: report.precision,
+            recall: report.recall,
+            f1: report.f1,
+            pairs: summary.counts.pairs,
+            candidates_per_document: summary.lsh.candidates_per_document,
+        });
+    }
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &trials)?;
+        writeln!(out)?;
+    } else {
+        let label = if minhash { "threshold" } else { "distance" };
+        print_trials(&mut out, label, &trials)?;
+    }
+    Ok(trials)
 }
 
 #[cfg(test)]

@@ -32,7 +32,7 @@ use timely::dataflow::channels::pact::Exchange;
 use crate::cluster::Topology;
 use crate::cluster::run_workers;
 use crate::config::JobConfig;
-use crate::error::{JobError, error_chain};
+use crate::error::{JobError, ReadFailure};
 use crate::operators::collect::{Drain, Spill, collect_sorted};
 use crate::sign::{IdfWeights, page_text};
 use crate::source::{ReadPlan, read_share};
@@ -68,7 +68,7 @@ pub(crate) fn document_frequencies(
         let plan = ReadPlan::agree(worker, heartbeat, &job)?;
         let total = Rc::new(RefCell::new(CountMinSketch::new(SKETCH_DEPTH, SKETCH_WIDTH_BITS)));
         let documents = Rc::new(Cell::new(0u64));
-        let failure: Rc<RefCell<Option<(usize, String)>>> = Rc::new(RefCell::new(None));
+        let failure: Rc<RefCell<Option<(usize, ReadFailure)>>> = Rc::new(RefCell::new(None));
         let merged = ProbeHandle::<u64>::new();
         let mut input = worker.dataflow::<u64, _, _>(|scope| {
             let (input, pieces) = scope.new_input::<Vec<Piece>>();
@@ -80,8 +80,8 @@ pub(crate) fn document_frequencies(
                         total.borrow_mut().merge_counts(*offset, counts);
                         documents.set(documents.get() + docs);
                     }
-                    Piece::Failed { worker, message } => {
-                        failure.borrow_mut().get_or_insert((*worker, message.clone()));
+                    Piece::Failed { worker, failure: f } => {
+                        failure.borrow_mut().get_or_insert((*worker, f.clone()));
                     }
                 })
                 .probe_with(&merged);
@@ -114,7 +114,7 @@ pub(crate) fn document_frequencies(
         // Every worker sends its pieces (and its failure), so no peer waits forever.
         if let Some(e) = error {
             abort.store(true, Ordering::Relaxed);
-            input.send(Piece::Failed { worker: index, message: error_chain(&e) });
+            input.send(Piece::Failed { worker: index, failure: ReadFailure::of(&e) });
         }
         for (i, piece) in local.counts().chunks(PIECE).enumerate() {
             if piece.iter().any(|c| *c != 0) || i == 0 {
@@ -133,7 +133,7 @@ pub(crate) fn document_frequencies(
             heartbeat.beat();
         }
         match failure.borrow_mut().take() {
-            Some((worker, message)) => Err(JobError::Input { worker, message }),
+            Some((worker, failure)) => Err(failure.into_error(worker)),
             None => Ok((total.replace(CountMinSketch::new(1, 4)), documents.get())),
         }
     })?;
@@ -148,7 +148,7 @@ enum Piece {
     /// documents it counted.
     Counts { offset: usize, documents: u64, counts: Vec<u32> },
     /// A worker could not read its input.
-    Failed { worker: usize, message: String },
+    Failed { worker: usize, failure: ReadFailure },
 }
 
 /// Reads occurrences in order and emits learned entries.
@@ -242,9 +242,7 @@ pub(crate) fn learn_boilerplate(
                             pages.set(pages.get() + n);
                             return;
                         }
-                        Note::ReadFailed { worker, message } => {
-                            JobError::Input { worker: *worker, message: message.clone() }
-                        }
+                        Note::ReadFailed { worker, failure } => failure.clone().into_error(*worker),
                         Note::SpillFailed { worker, message } => {
                             JobError::Spill { worker: *worker, message: message.clone() }
                         }
@@ -281,7 +279,7 @@ pub(crate) fn learn_boilerplate(
         );
         if let Some(e) = error {
             abort.store(true, Ordering::Relaxed);
-            notes.send(Note::ReadFailed { worker: index, message: error_chain(&e) });
+            notes.send(Note::ReadFailed { worker: index, failure: ReadFailure::of(&e) });
         }
         notes.send(Note::Pages(local_pages));
         drop(occurrences);
@@ -320,7 +318,7 @@ enum Note {
     /// Pages a worker read.
     Pages(u64),
     /// A worker could not read its input.
-    ReadFailed { worker: usize, message: String },
+    ReadFailed { worker: usize, failure: ReadFailure },
     /// A worker could not spill its occurrences.
     SpillFailed { worker: usize, message: String },
 }

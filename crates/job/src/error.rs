@@ -48,6 +48,8 @@ pub enum JobError {
         worker: usize,
         /// The error, with its causes.
         message: String,
+        /// The configured id or text column, when the file lacks it.
+        missing_column: Option<String>,
     },
     /// A part could not be written.
     #[error("worker {worker} cannot write its output: {message}")]
@@ -160,4 +162,35 @@ pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
         source = s.source();
     }
     out
+}
+
+/// A read error as it travels between workers and processes: its text, and what the user
+/// can act on.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct ReadFailure {
+    /// The error, with its causes.
+    pub(crate) message: String,
+    /// The configured id or text column, when a file lacks it.
+    pub(crate) missing_column: Option<String>,
+}
+
+impl ReadFailure {
+    /// The failure `error` describes.
+    pub(crate) fn of(error: &neardup_io::Error) -> Self {
+        let missing_column = match error {
+            neardup_io::Error::MissingColumn { column, .. } => Some(column.clone()),
+            _ => None,
+        };
+        ReadFailure { message: error_chain(error), missing_column }
+    }
+
+    /// A failure with nothing more to it than its text.
+    pub(crate) fn message(message: String) -> Self {
+        ReadFailure { message, missing_column: None }
+    }
+
+    /// The job error of `worker` failing so.
+    pub(crate) fn into_error(self, worker: usize) -> JobError {
+        JobError::Input { worker, message: self.message, missing_column: self.missing_column }
+    }
 }

@@ -63,7 +63,7 @@ pub use config::{
 };
 pub use driver::{read_boilerplate, run, run_with_progress};
 pub use error::{ConfigError, JobError};
-pub use outputs::{BOILERPLATE_FILE, SUCCESS_MARKER, SUMMARY_FILE};
+pub use outputs::{BOILERPLATE_FILE, SUCCESS_MARKER};
 pub use progress::Progress;
 pub use records::{Assignment, BucketRecord, Candidate, ClusterInfo, Membership, SignedDoc};
 pub use report::REPORT_FILE;
@@ -71,5 +71,6 @@ pub use sign::{IdfWeights, SignScratch, Signer, page_text};
 pub use stage::Stage;
 pub use stats::{BoilerplateStats, IndexStats, WorkerStats};
 pub use summary::{
-    Counts, LshCounts, Resolved, StageSeconds, Summary, file_metadata, peak_memory_bytes,
+    Counts, LshCounts, Resolved, SUMMARY_FILE, StageSeconds, Summary, file_metadata,
+    peak_memory_bytes,
 };

@@ -29,13 +29,11 @@ use crate::error::{JobError, error_chain};
 use crate::report::{self, REPORT_FILE};
 use crate::spill::RemoveDir;
 use crate::stats::IndexStats;
-use crate::summary::Summary;
+use crate::summary::{SUMMARY_FILE, Summary};
 use crate::worker_report::WorkerReport;
 
 /// Name of the marker written last, when every output is complete.
 pub const SUCCESS_MARKER: &str = "_SUCCESS";
-/// Name of the run summary.
-pub const SUMMARY_FILE: &str = "summary.json";
 /// The learned boilerplate set (little-endian `u64` entries), read back by `eval` and
 /// `explain` to analyse pages as the run did.
 pub const BOILERPLATE_FILE: &str = "boilerplate.bin";
@@ -184,7 +182,7 @@ pub(crate) fn finish(
                 // Uncommitted: the next run would remove it, but nothing needs it now.
                 let _ = std::fs::remove_dir_all(plan.new_generation_dir());
             }
-            summary.status = "failed";
+            summary.status = "failed".into();
             let mut message = error_chain(&error);
             if index_committed && let Some(plan) = &config.index {
                 message.push_str(&format!(

@@ -263,7 +263,7 @@ window.addEventListener("load", function () {
         summary.input_files,
         c.records,
         summary.seconds.total,
-        esc(summary.neardup_version)
+        esc(&summary.neardup_version)
     );
     html.push_str("<table><tr><th>documents</th><th class=n>count</th><th class=n>share</th></tr>");
     let pct = |n: u64| if c.records == 0 { 0.0 } else { 100.0 * n as f64 / c.records as f64 };

@@ -16,7 +16,7 @@ use timely::worker::Worker;
 
 use crate::cluster::Heartbeat;
 use crate::config::JobConfig;
-use crate::error::{JobError, error_chain};
+use crate::error::{JobError, ReadFailure, error_chain};
 use crate::progress::Progress;
 
 /// How the workers share the input files: worker `index` of `peers` reads the whole files
@@ -93,7 +93,7 @@ impl ReadPlan {
         for (f, w, count) in counts {
             match count {
                 Ok(n) => per_file[f][w] = n,
-                Err(message) => return Err(JobError::Input { worker: w, message }),
+                Err(message) => return Err(ReadFailure::message(message).into_error(w)),
             }
         }
         let lines_before = per_file

@@ -11,6 +11,7 @@ use crate::stats::WorkerStats;
 
 /// Seconds from the start of the run until each stage had finished on every worker.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct StageSeconds {
     /// The corpus pass (document frequencies), when the job needs one.
     pub corpus_statistics: f64,
@@ -58,7 +59,8 @@ impl StageSeconds {
 }
 
 /// Parameters resolved for this run.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Resolved {
     /// MinHash bands.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -95,7 +97,8 @@ impl Resolved {
 }
 
 /// Document counts.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Counts {
     /// Records read (every one is in `documents/`).
     pub records: u64,
@@ -141,7 +144,8 @@ pub struct Counts {
 }
 
 /// LSH work.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct LshCounts {
     /// Documents with a signature (representatives with enough features).
     pub signed_representatives: u64,
@@ -163,16 +167,19 @@ pub struct LshCounts {
     pub verified_pairs: u64,
 }
 
-/// `summary.json`.
-#[derive(Clone, Debug, Serialize)]
+/// Name of the run summary in the output folder.
+pub const SUMMARY_FILE: &str = "summary.json";
+
+/// `summary.json`: written by every run, read back by `eval`, `explain` and the report.
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Summary {
     /// `success` or `failed`.
-    pub status: &'static str,
+    pub status: String,
     /// Why the run failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// neardup's version.
-    pub neardup_version: &'static str,
+    pub neardup_version: String,
     /// Signature format version.
     pub signature_version: u32,
     /// The effective job settings.
@@ -211,7 +218,7 @@ pub struct Summary {
 }
 
 /// What a run did with its index.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct IndexSummary {
     /// The index folder.
     pub dir: String,
@@ -229,6 +236,21 @@ pub struct IndexSummary {
 }
 
 impl Summary {
+    /// The summary of the run whose output folder is `output`.
+    ///
+    /// # Errors
+    /// [`neardup_io::Error::ReadFile`] when there is none (not a neardup output folder),
+    /// [`neardup_io::Error::Damaged`] when it is not a summary this version reads.
+    pub fn read(output: &std::path::Path) -> Result<Summary, neardup_io::Error> {
+        let path = output.join(SUMMARY_FILE);
+        let bytes = std::fs::read(&path)
+            .map_err(|source| neardup_io::Error::ReadFile { path: path.clone(), source })?;
+        serde_json::from_slice(&bytes).map_err(|e| neardup_io::Error::Damaged {
+            path,
+            detail: format!("not a run summary this version reads: {e}"),
+        })
+    }
+
     /// Builds the summary of a run from the summed worker counts.
     pub fn new(
         config: &JobConfig,
@@ -247,9 +269,9 @@ impl Summary {
         };
         let signed = stats.signed_representatives;
         Summary {
-            status: "success",
+            status: "success".into(),
             error: None,
-            neardup_version: env!("CARGO_PKG_VERSION"),
+            neardup_version: env!("CARGO_PKG_VERSION").into(),
             signature_version: neardup_core::SIGNATURE_VERSION,
             config: config.spec.clone(),
             resolved,

@@ -29,7 +29,7 @@ use timely::worker::Worker;
 
 use crate::cluster::Heartbeat;
 use crate::config::JobConfig;
-use crate::error::{JobError, error_chain};
+use crate::error::{JobError, ReadFailure, error_chain};
 use crate::operators::{
     DedupIds, DocStore, ExactGroups, FetchIndexed, GatherReports, Grouped, IdOutcome, IndexKey,
     Keyed, LinkClusters, NameClusters, Near, PartSink, ProbeIndex, ReduceBuckets, SignDocs, Spill,
@@ -103,7 +103,7 @@ pub(crate) fn run_worker(
     let stats = Rc::new(RefCell::new(own));
     let store = Rc::new(RefCell::new(DocStore::default()));
     let write_error = Rc::new(RefCell::new(None));
-    let read_error: Rc<RefCell<Option<String>>> = Rc::new(RefCell::new(None));
+    let read_error: Rc<RefCell<Option<ReadFailure>>> = Rc::new(RefCell::new(None));
     let spill_error: Rc<RefCell<Option<String>>> = Rc::new(RefCell::new(None));
     let stage_done: Rc<RefCell<PerStage<Option<f64>>>> = Rc::default();
     let reports: Rc<RefCell<Vec<WorkerReport>>> = Rc::new(RefCell::new(Vec::new()));
@@ -150,7 +150,7 @@ pub(crate) fn run_worker(
                 seconds.set(stage, stage_done.borrow().get(stage).unwrap_or(now));
             }
             let failure = match (read_error.borrow().clone(), write_error.borrow().as_ref()) {
-                (Some(message), _) => Some((index, Failure::Input(message))),
+                (Some(failure), _) => Some((index, Failure::Input(failure))),
                 (None, Some(e)) => Some((index, Failure::Output(error_chain(e)))),
                 (None, None) => spill_error.borrow().clone().map(|m| (index, Failure::Spill(m))),
             };
@@ -333,7 +333,7 @@ pub(crate) fn run_worker(
         stats.input_rounds = round + 1;
     }
     if let Some(e) = error {
-        *read_error.borrow_mut() = Some(error_chain(&e));
+        *read_error.borrow_mut() = Some(ReadFailure::of(&e));
         abort.store(true, Ordering::Relaxed);
     }
     drop(input);

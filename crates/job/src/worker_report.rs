@@ -1,13 +1,13 @@
 //! What each worker reports at the end of a run, gathered by every worker and merged.
 
-use crate::error::JobError;
+use crate::error::{JobError, ReadFailure};
 use crate::stats::WorkerStats;
 use crate::summary::StageSeconds;
 
 /// Why a worker failed, carried to every other worker.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) enum Failure {
-    Input(String),
+    Input(ReadFailure),
     Output(String),
     Spill(String),
 }
@@ -41,7 +41,7 @@ impl WorkerReport {
     pub(crate) fn into_result(self) -> Result<WorkerReport, JobError> {
         match self.failure.clone() {
             None => Ok(self),
-            Some((worker, Failure::Input(message))) => Err(JobError::Input { worker, message }),
+            Some((worker, Failure::Input(failure))) => Err(failure.into_error(worker)),
             Some((worker, Failure::Output(message))) => Err(JobError::Output { worker, message }),
             Some((worker, Failure::Spill(message))) => Err(JobError::Spill { worker, message }),
         }

@@ -1,0 +1,404 @@
+//! `neardup dedup`: the flags, the job they describe, its topology, progress and report.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use clap::Args;
+use neardup_job::{JobConfig, JobError, Progress, Summary, Topology};
+
+use crate::error::UsageError;
+use crate::settings::{KeepArg, MethodArg, Overrides, RemovalArg, job_spec, parse_bytes};
+
+/// Arguments of `neardup dedup`.
+#[derive(Debug, Args)]
+pub struct DedupArgs {
+    /// Input files (.jsonl[.gz|.zst], .parquet, .warc[.gz], .wet[.gz]) or folders of them.
+    #[arg(long, short = 'i', num_args = 1.., required_unless_present = "input_list")]
+    pub input: Vec<PathBuf>,
+    /// A manifest of inputs: a text file with one path per line (blank lines and lines
+    /// starting with # are ignored), as cluster schedulers hand them out.
+    #[arg(long)]
+    pub input_list: Option<PathBuf>,
+    /// Output folder: pairs/, documents/, summary.json and _SUCCESS are written here.
+    #[arg(long, short = 'o')]
+    pub output: PathBuf,
+    /// Also write the deduplicated dataset here: every kept record, in its input's format
+    /// (JSONL lines and Parquet rows with all their fields; web pages as JSONL of id, url,
+    /// date, digest and text).
+    #[arg(long, value_name = "DIR")]
+    pub write_kept: Option<PathBuf>,
+    /// Index of earlier runs: deduplicate against every document it holds, then add this
+    /// run's documents to it as a new generation (made on first use). Runs that share an
+    /// index must use the same signature and feature settings [job file: index.dir].
+    #[arg(long, value_name = "DIR")]
+    pub index: Option<PathBuf>,
+    /// This run's name in the index, shown as `duplicate_of_run` when later runs find
+    /// copies of its documents [default: the output folder's name].
+    #[arg(long, value_name = "NAME")]
+    pub run_name: Option<String>,
+    /// Job file (TOML) with every setting that changes results; the flags below override it.
+    #[arg(long)]
+    pub job: Option<PathBuf>,
+    /// Signature method [job file: method; default: minhash].
+    #[arg(long, value_enum)]
+    pub method: Option<MethodArg>,
+    /// MinHash Jaccard threshold for a verified pair [job file: minhash.threshold; default: 0.8].
+    #[arg(long)]
+    pub threshold: Option<f64>,
+    /// SimHash largest Hamming distance of a verified pair [job file: simhash.max_distance; default: 3].
+    #[arg(long)]
+    pub max_distance: Option<u32>,
+    /// Which document of a cluster to keep [job file: decision.keep; default: first].
+    #[arg(long, value_enum)]
+    pub keep: Option<KeepArg>,
+    /// Which cluster members are removed: all (connected) or only those verified against
+    /// the kept document (verified) [job file: decision.removal; default: connected].
+    #[arg(long, value_enum)]
+    pub removal: Option<RemovalArg>,
+    /// Field holding the document id; "" numbers records as path:record [job file: input.id_field; default: id].
+    #[arg(long)]
+    pub id_field: Option<String>,
+    /// Field holding the document text [job file: input.text_field; default: text].
+    #[arg(long)]
+    pub text_field: Option<String>,
+    /// Seed of all hashing [job file: seed; default: 42].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Worker threads per process; results do not depend on it [default: the number of CPUs].
+    #[arg(long, short = 'w')]
+    pub workers: Option<usize>,
+    /// Processes of a cluster run (each started with the same arguments but --process).
+    #[arg(long, short = 'n', default_value_t = 1)]
+    pub processes: usize,
+    /// This process's index in a cluster run, 0..processes.
+    #[arg(long, short = 'p', default_value_t = 0)]
+    pub process: usize,
+    /// For a cluster run: a file with one host:port per process, in process order.
+    #[arg(long)]
+    pub hostfile: Option<PathBuf>,
+    /// A cluster run fails when a process has sent nothing for this many seconds.
+    #[arg(long, default_value_t = 600)]
+    pub watchdog: u64,
+    /// A cluster run fails when the processes have not all connected within this many seconds.
+    #[arg(long, default_value_t = 300)]
+    pub connect_timeout: u64,
+    /// Memory this process aims to stay within, e.g. 8G or 512M; grouping stages spill
+    /// sorted runs to --spill-dir past it [default: half the machine's or container's limit].
+    #[arg(long, value_parser = parse_bytes)]
+    pub memory_budget: Option<u64>,
+    /// Folder for spill files (a subfolder per worker, removed at the end) [default: the
+    /// system temporary folder].
+    #[arg(long)]
+    pub spill_dir: Option<PathBuf>,
+    /// Print nothing but errors.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// Parses the job file, applies flag overrides and checks the result.
+///
+/// # Errors
+/// [`UsageError`] when the job file cannot be read or parsed, or a setting is invalid.
+pub fn job_config(args: &DedupArgs) -> anyhow::Result<JobConfig> {
+    let overrides = Overrides {
+        method: args.method,
+        threshold: args.threshold,
+        max_distance: args.max_distance,
+        keep: args.keep,
+        removal: args.removal,
+        id_field: args.id_field.clone(),
+        text_field: args.text_field.clone(),
+        seed: args.seed,
+        index: args.index.clone(),
+    };
+    let spec = job_spec(args.job.as_deref(), &overrides)?;
+    let mut inputs = args.input.clone();
+    if let Some(list) = &args.input_list {
+        let text = std::fs::read_to_string(list).map_err(|e| {
+            UsageError::new(format!("cannot read input list \"{}\": {e}", list.display()))
+        })?;
+        inputs.extend(
+            text.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(PathBuf::from),
+        );
+    }
+    let usage = |e: neardup_job::ConfigError| -> anyhow::Error {
+        let detail = match &e {
+            neardup_job::ConfigError::Input(source) | neardup_job::ConfigError::Index(source) => {
+                format!("{e}: {source}")
+            }
+            _ => e.to_string(),
+        };
+        UsageError::new(detail).into()
+    };
+    let index = spec.index.dir.clone();
+    let config = JobConfig::with_kept(spec, &inputs, args.output.clone(), args.write_kept.clone())
+        .map_err(usage)?;
+    match &index {
+        Some(dir) => {
+            let run = args.run_name.clone().unwrap_or_else(|| {
+                let name = args.output.file_name().map(|n| n.to_string_lossy().into_owned());
+                name.unwrap_or_else(|| args.output.display().to_string())
+            });
+            config.with_index(dir.clone(), run).map_err(usage)
+        }
+        None if args.run_name.is_some() => Err(UsageError::new(
+            "--run-name names a run in an index: give --index or the job file's index.dir",
+        )
+        .into()),
+        None => Ok(config),
+    }
+}
+
+/// The topology the flags describe.
+///
+/// # Errors
+/// [`UsageError`] for an inconsistent process index or an unreadable or short hostfile.
+pub fn topology(args: &DedupArgs) -> anyhow::Result<Topology> {
+    let workers = args
+        .workers
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
+        .max(1);
+    let mut topology = Topology::local(workers);
+    topology.watchdog = std::time::Duration::from_secs(args.watchdog.max(1));
+    topology.connect_timeout = std::time::Duration::from_secs(args.connect_timeout.max(1));
+    if let Some(budget) = args.memory_budget {
+        topology.memory_budget = budget;
+        if budget < neardup_job::MEMORY_BUDGET_FLOOR {
+            eprintln!(
+                "warning: --memory-budget {} MiB is below the {} MiB a run needs whatever its budget; \
+                 the run spills all it can but will use more (summary.json reports the peak)",
+                budget >> 20,
+                neardup_job::MEMORY_BUDGET_FLOOR >> 20
+            );
+        }
+    }
+    if let Some(dir) = &args.spill_dir {
+        topology.spill_dir.clone_from(dir);
+    }
+    if args.processes <= 1 {
+        return Ok(topology);
+    }
+    if args.process >= args.processes {
+        return Err(UsageError::new(format!(
+            "--process {} is not below --processes {}",
+            args.process, args.processes
+        ))
+        .into());
+    }
+    let Some(hostfile) = &args.hostfile else {
+        return Err(UsageError::new("a cluster run (--processes above 1) needs --hostfile").into());
+    };
+    let text = std::fs::read_to_string(hostfile).map_err(|e| {
+        UsageError::new(format!("cannot read hostfile \"{}\": {e}", hostfile.display()))
+    })?;
+    let addresses: Vec<String> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_string)
+        .take(args.processes)
+        .collect();
+    if addresses.len() < args.processes {
+        let message = format!(
+            "hostfile \"{}\" has {} addresses for {} processes",
+            hostfile.display(),
+            addresses.len(),
+            args.processes
+        );
+        return Err(UsageError::new(message).into());
+    }
+    topology.processes = args.processes;
+    topology.process = args.process;
+    topology.addresses = addresses;
+    Ok(topology)
+}
+
+/// Runs `neardup dedup`: the job, with a progress line and the report at the end.
+///
+/// # Errors
+/// [`UsageError`] for bad flags or job files; the job's error, with context, when it fails.
+pub fn run(args: &DedupArgs) -> anyhow::Result<Summary> {
+    let config = job_config(args)?;
+    let topology = topology(args)?;
+    let workers = topology.workers;
+    if !args.quiet {
+        let bytes: u64 = config.inputs.iter().map(|f| f.bytes).sum();
+        let place = if topology.processes > 1 {
+            format!("process {} of {}, ", topology.process, topology.processes)
+        } else {
+            String::new()
+        };
+        eprintln!(
+            "neardup: {} on {} file(s), {:.1} MB, {place}{} worker(s) -> {}",
+            config.spec.method.as_str(),
+            config.inputs.len(),
+            bytes as f64 / 1e6,
+            workers,
+            config.output.display()
+        );
+    }
+    let progress = Arc::new(Progress::default());
+    let stop = Arc::new(AtomicBool::new(false));
+    let reporter = (!args.quiet).then(|| {
+        let (progress, stop) = (progress.clone(), stop.clone());
+        let total: u64 = config.inputs.iter().map(|f| f.bytes).sum();
+        std::thread::spawn(move || report_progress(&progress, total, &stop))
+    });
+    let outcome = neardup_job::run_with_progress(&config, &topology, progress);
+    stop.store(true, Ordering::Relaxed);
+    if let Some(reporter) = reporter {
+        let _ = reporter.join();
+    }
+    let summary = outcome.map_err(|e| match e {
+        JobError::TooManyRejects { .. } => anyhow::Error::new(e),
+        other => anyhow::Error::new(other).context("the job failed; no _SUCCESS was written"),
+    })?;
+    if !args.quiet {
+        print_report(&summary, &config).context("cannot print the report")?;
+    }
+    Ok(summary)
+}
+
+/// Shows progress until `stop`: one line rewritten in place on a terminal, or a plain line
+/// every ten seconds when stderr is a file or a pipe (as under a scheduler).
+fn report_progress(progress: &Progress, total_bytes: u64, stop: &AtomicBool) {
+    let tty = std::io::stderr().is_terminal();
+    let period = if tty { Duration::from_millis(250) } else { Duration::from_secs(10) };
+    let start = Instant::now();
+    let mut last = Instant::now();
+    while !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(50));
+        if last.elapsed() < period {
+            continue;
+        }
+        last = Instant::now();
+        let records = progress.records();
+        let rate = records as f64 / start.elapsed().as_secs_f64().max(1e-3);
+        let line = format!(
+            "{records} records, {:.1} of {:.1} MB read, {rate:.0} records/s, {}",
+            progress.bytes() as f64 / 1e6,
+            total_bytes as f64 / 1e6,
+            progress.stage().name()
+        );
+        if tty {
+            eprint!("\r\x1b[2K{line}");
+        } else {
+            eprintln!("progress: {line}");
+        }
+    }
+    if tty {
+        eprint!("\r\x1b[2K");
+    }
+}
+
+/// The short human summary printed at the end of a run.
+fn print_report(s: &Summary, config: &JobConfig) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    let c = &s.counts;
+    let pct = |n: u64| {
+        if c.records == 0 { 0.0 } else { 100.0 * n as f64 / c.records as f64 }
+    };
+    writeln!(out, "records   {:>10}", c.records)?;
+    if !c.skipped_records.is_empty() {
+        let total: u64 = c.skipped_records.values().sum();
+        let mut kinds: Vec<_> = c.skipped_records.iter().collect();
+        kinds.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let kinds: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        let kinds = kinds.join(", ");
+        writeln!(out, "skipped   {total:>10}  web-archive records, not documents: {kinds}")?;
+    }
+    writeln!(out, "kept      {:>10}  {:5.1}%", c.kept, pct(c.kept))?;
+    if c.kept_unverified_in_cluster > 0 {
+        let n = c.kept_unverified_in_cluster;
+        writeln!(out, "  of them {n:>10}  {:5.1}%  unverified_in_cluster", pct(n))?;
+    }
+    for (reason, n) in &c.removed_by_reason {
+        writeln!(out, "removed   {:>10}  {:5.1}%  {}", n, pct(*n), reason.as_str())?;
+    }
+    for (reason, n) in &c.rejected_by_reason {
+        writeln!(out, "rejected  {:>10}  {:5.1}%  {}", n, pct(*n), reason.as_str())?;
+    }
+    writeln!(out, "pairs     {:>10}  ({} exact, {} near)", c.pairs, c.exact_pairs, c.near_pairs)?;
+    match &c.largest_cluster_id {
+        Some(id) => {
+            writeln!(out, "clusters  {:>10}  (largest {}: {id})", c.clusters, c.largest_cluster)?
+        }
+        None => writeln!(out, "clusters  {:>10}", c.clusters)?,
+    }
+    if c.clusters_by_radius.keys().any(|r| *r > 1) {
+        let radii: Vec<String> =
+            c.clusters_by_radius.iter().map(|(r, n)| format!("{n} of radius {r}")).collect();
+        writeln!(
+            out,
+            "          {:>10}  pair hops from the kept document: {}",
+            "",
+            radii.join(", ")
+        )?;
+    }
+    if let Some(b) = &s.boilerplate {
+        writeln!(
+            out,
+            "boilerplate {:>8}  lines learned from {} pages; {} lines ({} chars) left out of {} pages",
+            b.learned_lines,
+            b.learned_from_pages,
+            b.lines_removed,
+            b.chars_removed,
+            b.pages_stripped
+        )?;
+    }
+    if let Some(i) = &s.index {
+        let bridged = if i.stats.bridged_clusters > 0 {
+            format!(
+                "; {} new cluster(s) bridge earlier ones, which stay apart",
+                i.stats.bridged_clusters
+            )
+        } else {
+            String::new()
+        };
+        writeln!(
+            out,
+            "index     {:>10}  removed as copies of {} earlier generation(s) in {} segment(s) ({} matches of {} candidates){bridged}",
+            i.stats.removed,
+            i.generations_read,
+            i.segments_read,
+            i.stats.matches,
+            i.stats.candidates
+        )?;
+        writeln!(
+            out,
+            "          {:>10}  generation {} \"{}\" added: {} documents, {} keys -> {}",
+            "", i.generation, i.run, i.stats.documents_written, i.stats.keys_written, i.dir
+        )?;
+    }
+    let secs = s.seconds.total.max(1e-9);
+    writeln!(
+        out,
+        "time      {:>10.2}s  {:.0} records/s",
+        s.seconds.total,
+        c.records as f64 / secs
+    )?;
+    if let Some(peak) = s.peak_memory_bytes {
+        let over = if peak > s.memory_budget_bytes { ", above the budget" } else { "" };
+        writeln!(
+            out,
+            "memory    {:>10.1} MiB peak  (budget {:.0} MiB, {:.1} MiB spilled{over})",
+            peak as f64 / MIB,
+            s.memory_budget_bytes as f64 / MIB,
+            s.spilled_bytes as f64 / MIB
+        )?;
+    }
+    writeln!(out, "output    {}", config.output.display())?;
+    if let (Some(dir), Some(n)) = (&config.write_kept, c.kept_written) {
+        writeln!(out, "kept      {n:>10}  records written to {}", dir.display())?;
+    }
+    Ok(())
+}
+
+const MIB: f64 = 1024.0 * 1024.0;

@@ -1,0 +1,179 @@
+//! The `neardup eval` command: its flags, the run it reads and the report it prints.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::Args;
+use neardup_job::Summary;
+
+use super::{Report, Truth, evaluate, read_labels, read_texts};
+use crate::error::UsageError;
+
+/// Arguments of `neardup eval`.
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// Truth as a cluster label per document, in any input format (JSONL, Parquet; plain
+    /// or compressed); documents with equal labels are duplicates.
+    #[arg(long, required_unless_present = "truth_pairs", conflicts_with = "truth_pairs")]
+    pub truth: Option<PathBuf>,
+    /// Truth as labelled pairs: JSON Lines with `id_a`, `id_b` and `duplicate` (true or
+    /// false; true when absent).
+    #[arg(long)]
+    pub truth_pairs: Option<PathBuf>,
+    /// The output folder of the run to score.
+    #[arg(long)]
+    pub run: PathBuf,
+    /// The truth's id field.
+    #[arg(long, default_value = "id")]
+    pub id_field: String,
+    /// The truth's cluster label field.
+    #[arg(long, default_value = "truth")]
+    pub label_field: String,
+    /// A field of the truth that groups documents (such as the transformation that made
+    /// them): scores are also given per group, over the pairs with a document of the
+    /// group (--truth only).
+    #[arg(long, conflicts_with = "truth_pairs")]
+    pub by: Option<String>,
+    /// False-positive pairs to list.
+    #[arg(long, default_value_t = 20)]
+    pub show: usize,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `neardup eval`: scores the run and prints the report.
+///
+/// # Errors
+/// [`UsageError`] without truth; the errors of reading the run, its inputs or the truth.
+pub fn run(args: &EvalArgs) -> anyhow::Result<Report> {
+    let summary = read_summary(&args.run)?;
+    let spec = &summary.config;
+    let docs = neardup_io::read_documents(&args.run.join("documents"))?;
+    let pairs = neardup_io::read_pairs(&args.run.join("pairs"))?;
+    let truth = match (&args.truth, &args.truth_pairs) {
+        (Some(path), _) => Truth::read_clusters(path, &args.id_field, &args.label_field)?,
+        (None, Some(path)) => Truth::read_pairs(path)?,
+        (None, None) => return Err(UsageError::new("give --truth or --truth-pairs").into()),
+    };
+    let ids: std::collections::HashSet<&str> = match &truth {
+        Truth::Clusters(labels) => labels.keys().map(String::as_str).collect(),
+        Truth::Pairs(labelled) => labelled
+            .iter()
+            .filter(|(_, dup)| **dup)
+            .flat_map(|((a, b), _)| [a.as_str(), b.as_str()])
+            .collect(),
+    };
+    // The similarity bands need the texts; without them the other scores still stand.
+    let learned = summary.boilerplate.is_some();
+    let boilerplate = neardup_job::read_boilerplate(&args.run, spec, learned)?;
+    let texts = match read_texts(&docs, spec, &ids, boilerplate.as_ref()) {
+        Ok(texts) => Some(texts),
+        Err(e) => {
+            eprintln!("note: no recall by similarity, the inputs cannot be read again: {e:#}");
+            None
+        }
+    };
+    let groups = match (&args.by, &args.truth) {
+        (Some(field), Some(path)) => Some(read_labels(path, &args.id_field, field)?),
+        _ => None,
+    };
+    let analyzer = neardup_job::Signer::spec_analyzer(spec);
+    let texts = texts.as_ref().map(|t| (t, &analyzer));
+    let report = evaluate(&truth, &docs, &pairs, texts, groups.as_ref(), args.show);
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+    } else {
+        print(&mut out, &report)?;
+    }
+    Ok(report)
+}
+
+/// The summary of the run in `run`, for the settings it ran with.
+///
+/// # Errors
+/// When `run` holds no summary this version reads.
+pub(crate) fn read_summary(run: &Path) -> anyhow::Result<Summary> {
+    Summary::read(run).with_context(|| {
+        format!("cannot use \"{}\" as a run: is it a neardup output folder?", run.display())
+    })
+}
+
+/// The human form of an evaluation report.
+pub fn print(out: &mut dyn Write, r: &Report) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "documents  {:>10}  ({} of the truth not in the run)",
+        r.documents, r.missing_from_run
+    )?;
+    writeln!(
+        out,
+        "pairs      {:>10} true, {} predicted, {} both",
+        r.true_pairs, r.predicted_pairs, r.true_positives
+    )?;
+    write!(
+        out,
+        "precision  {:>10.4}\nrecall     {:>10.4}\nF1         {:>10.4}\n",
+        r.precision, r.recall, r.f1
+    )?;
+    if let Some(ari) = r.adjusted_rand_index {
+        writeln!(out, "ARI        {ari:>10.4}")?;
+    }
+    if !r.recall_by_similarity.is_empty() {
+        writeln!(out, "\nrecall by feature Jaccard of the true pairs")?;
+        for b in r.recall_by_similarity.iter().filter(|b| b.pairs > 0) {
+            let range = if b.from >= 1.0 {
+                "1.0 (same features)".to_string()
+            } else {
+                format!("{:.1} - {:.1}", b.from, b.to)
+            };
+            writeln!(
+                out,
+                "  {range:<20} {:>8} pairs  {:>6.1}% found",
+                b.pairs,
+                100.0 * b.found as f64 / b.pairs as f64
+            )?;
+        }
+    }
+    if r.removed > 0 {
+        writeln!(
+            out,
+            "removed    {:>10}  ({} for a document the truth says differs)",
+            r.removed, r.removed_wrongly
+        )?;
+    }
+    if !r.by_group.is_empty() {
+        let cell = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.3}"));
+        writeln!(
+            out,
+            "\n{:<16} {:>6} {:>8} {:>9} {:>6} {:>6} {:>6} {:>8} {:>7}",
+            "group", "docs", "true", "predicted", "P", "R", "F1", "removed", "wrongly"
+        )?;
+        for g in &r.by_group {
+            writeln!(
+                out,
+                "{:<16} {:>6} {:>8} {:>9} {:>6} {:>6} {:>6} {:>8} {:>7}",
+                g.group,
+                g.documents,
+                g.true_pairs,
+                g.predicted_pairs,
+                cell(g.precision),
+                cell(g.recall),
+                cell(g.f1),
+                g.removed,
+                g.removed_wrongly
+            )?;
+        }
+    }
+    writeln!(out, "\nfalse positives: {} predicted pairs", r.false_positive_count)?;
+    if !r.false_positive_pairs.is_empty() {
+        writeln!(out, "  verified pairs the truth rejects, most similar first:")?;
+        for p in &r.false_positive_pairs {
+            writeln!(out, "  {:.3} {:<5} {}  {}", p.similarity, p.kind, p.id_a, p.id_b)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,195 @@
+//! Settings from the command line: a job file merged with the flags that override it (in
+//! one place, for every subcommand), the flags' value types, and byte sizes.
+
+use std::path::{Path, PathBuf};
+
+use clap::ValueEnum;
+use neardup_job::{JobSpec, KeepRule, Method, Removal};
+
+use crate::error::UsageError;
+
+/// Signature method on the command line.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum MethodArg {
+    /// MinHash with banded LSH, verified by Jaccard similarity.
+    Minhash,
+    /// SimHash with block tables, verified by Hamming distance.
+    Simhash,
+}
+
+/// Removal rule on the command line.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum RemovalArg {
+    /// Every member of a cluster but the kept document.
+    Connected,
+    /// Only members verified against the kept document.
+    Verified,
+}
+
+/// Keep rule on the command line.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum KeepArg {
+    /// Keep the earliest document of a cluster (input order).
+    First,
+    /// Keep the longest document of a cluster; ties go to the earliest.
+    Longest,
+}
+
+/// Flags that override a job file's settings; `None` leaves the job file's value.
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    /// `method`.
+    pub method: Option<MethodArg>,
+    /// `minhash.threshold`.
+    pub threshold: Option<f64>,
+    /// `simhash.max_distance`.
+    pub max_distance: Option<u32>,
+    /// `decision.keep`.
+    pub keep: Option<KeepArg>,
+    /// `decision.removal`.
+    pub removal: Option<RemovalArg>,
+    /// `input.id_field`.
+    pub id_field: Option<String>,
+    /// `input.text_field`.
+    pub text_field: Option<String>,
+    /// `seed`.
+    pub seed: Option<u64>,
+    /// `index.dir`.
+    pub index: Option<PathBuf>,
+}
+
+/// The job file at `job` (the defaults without one) with `overrides` applied.
+///
+/// # Errors
+/// [`UsageError`] when the job file cannot be read or parsed.
+pub fn job_spec(job: Option<&Path>, overrides: &Overrides) -> anyhow::Result<JobSpec> {
+    let mut spec = match job {
+        Some(path) => read_job_file(path)?,
+        None => JobSpec::default(),
+    };
+    let o = overrides;
+    if let Some(m) = o.method {
+        spec.method = m.into();
+    }
+    if let Some(t) = o.threshold {
+        spec.minhash.threshold = t;
+    }
+    if let Some(k) = o.max_distance {
+        spec.simhash.max_distance = k;
+    }
+    if let Some(k) = o.keep {
+        spec.decision.keep = match k {
+            KeepArg::First => KeepRule::First,
+            KeepArg::Longest => KeepRule::Longest,
+        };
+    }
+    if let Some(r) = o.removal {
+        spec.decision.removal = match r {
+            RemovalArg::Connected => Removal::Connected,
+            RemovalArg::Verified => Removal::Verified,
+        };
+    }
+    if let Some(f) = &o.id_field {
+        spec.input.id_field.clone_from(f);
+    }
+    if let Some(f) = &o.text_field {
+        spec.input.text_field.clone_from(f);
+    }
+    if let Some(s) = o.seed {
+        spec.seed = s;
+    }
+    if let Some(dir) = &o.index {
+        spec.index.dir = Some(dir.clone());
+    }
+    Ok(spec)
+}
+
+/// A job file.
+fn read_job_file(path: &Path) -> anyhow::Result<JobSpec> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        UsageError::new(format!("cannot read job file \"{}\": {e}", path.display()))
+    })?;
+    Ok(toml::from_str::<JobSpec>(&text)
+        .map_err(|e| UsageError::new(format!("invalid job file \"{}\": {e}", path.display())))?)
+}
+
+impl From<MethodArg> for Method {
+    fn from(m: MethodArg) -> Method {
+        match m {
+            MethodArg::Minhash => Method::Minhash,
+            MethodArg::Simhash => Method::Simhash,
+        }
+    }
+}
+
+/// Parses a byte count with an optional binary suffix: `1073741824`, `512M`, `8G`, `1T`.
+///
+/// # Errors
+/// A message for clap when the text is not such a count.
+pub fn parse_bytes(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let (digits, shift) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let shift = match c.to_ascii_uppercase() {
+                'K' => 10,
+                'M' => 20,
+                'G' => 30,
+                'T' => 40,
+                'B' => 0,
+                _ => return Err(format!("unknown size suffix in \"{text}\" (use K, M, G or T)")),
+            };
+            (&t[..i], shift)
+        }
+        _ => (t, 0),
+    };
+    let n: f64 =
+        digits.trim().parse().map_err(|_| format!("\"{text}\" is not a size like 512M or 8G"))?;
+    let bytes = n * (1u64 << shift) as f64;
+    if !(1.0..1e19).contains(&bytes) {
+        return Err(format!("size \"{text}\" is out of range"));
+    }
+    Ok(bytes as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_with_binary_suffixes() {
+        assert_eq!(parse_bytes("1048576"), Ok(1 << 20));
+        assert_eq!(parse_bytes("512M"), Ok(512 << 20));
+        assert_eq!(parse_bytes("8g"), Ok(8 << 30));
+        assert_eq!(parse_bytes("1.5G"), Ok(3 << 29));
+        assert_eq!(parse_bytes("2T"), Ok(2 << 40));
+        assert!(parse_bytes("lots").is_err());
+        assert!(parse_bytes("5X").is_err());
+        assert!(parse_bytes("0").is_err());
+    }
+
+    #[test]
+    fn flags_override_the_job_file_and_the_rest_is_left() {
+        let dir = std::env::temp_dir().join(format!("neardup-settings-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let job = dir.join("job.toml");
+        std::fs::write(&job, "method = \"simhash\"\nseed = 7\n[minhash]\nthreshold = 0.6\n")
+            .unwrap();
+        let overrides = Overrides {
+            threshold: Some(0.9),
+            keep: Some(KeepArg::Longest),
+            ..Overrides::default()
+        };
+        let spec = job_spec(Some(&job), &overrides).unwrap();
+        assert_eq!(spec.method, Method::Simhash);
+        assert_eq!(spec.seed, 7);
+        assert_eq!(spec.minhash.threshold, 0.9);
+        assert_eq!(spec.decision.keep, KeepRule::Longest);
+        assert_eq!(spec.input.text_field, JobSpec::default().input.text_field);
+        let plain = job_spec(None, &Overrides::default()).unwrap();
+        assert_eq!(plain.method, JobSpec::default().method);
+        std::fs::write(&job, "method = 3\n").unwrap();
+        let error = job_spec(Some(&job), &Overrides::default()).unwrap_err();
+        assert!(error.downcast_ref::<UsageError>().is_some(), "{error:#}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
