@@ -11,8 +11,8 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
 use crate::input::{Compression, CountingFile, InputFile};
-use crate::reader::{FieldNames, OnReadError, generated_id, unreadable};
-use crate::{Error, InputDoc, Item, Reason, Record, RejectedRecord, Result};
+use crate::read_options::{FieldNames, OnReadError, generated_id};
+use crate::{Error, InputDoc, Reason, Record, RejectedRecord, Result};
 
 /// Reads records from one JSONL file.
 pub struct JsonlRecords {
@@ -213,18 +213,13 @@ impl JsonlRecords {
                 }
                 Err(source) => {
                     self.done = true;
-                    self.unreadable = match self.on_error {
-                        OnReadError::Fail => {
-                            return Some(Err(Error::Read {
-                                path: self.file.path.clone(),
-                                record: self.line,
-                                source,
-                            }));
-                        }
-                        OnReadError::Reject => {
-                            Some(unreadable(self.file.index, next_line, &source))
-                        }
-                    };
+                    let path = &self.file.path;
+                    let fail =
+                        |source| Error::Read { path: path.clone(), record: self.line, source };
+                    match self.on_error.rest_of_file(source, fail, self.file.index, next_line) {
+                        Ok(reject) => self.unreadable = Some(reject),
+                        Err(e) => return Some(Err(e)),
+                    }
                     return None;
                 }
             }
@@ -464,6 +459,26 @@ impl<'de> Visitor<'de> for KeyMatch<'_> {
         } else {
             Key::Other
         })
+    }
+}
+
+/// What a reader yields: a record, or a JSONL line left for another worker to parse.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum Item {
+    /// A parsed record.
+    Record(Record),
+    /// An unparsed JSONL line (see [`crate::parse_line`]).
+    Line(RawLine),
+}
+
+impl Item {
+    /// The record's position.
+    pub fn doc(&self) -> DocId {
+        match self {
+            Item::Record(Record::Doc(d)) => d.doc,
+            Item::Record(Record::Reject(r)) => r.doc,
+            Item::Line(line) => line.doc,
+        }
     }
 }
 

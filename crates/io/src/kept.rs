@@ -18,7 +18,7 @@ use parquet::file::properties::WriterProperties;
 
 use crate::input::{Compression, Format, InputFile};
 use crate::jsonl::read_line_bounded;
-use crate::reader::OnReadError;
+use crate::read_options::OnReadError;
 use crate::warc::WarcRecords;
 use crate::{Error, Record, Result};
 

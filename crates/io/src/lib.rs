@@ -36,6 +36,7 @@ mod kept;
 mod lock;
 mod output;
 mod parquet_in;
+mod read_options;
 mod reader;
 mod records;
 mod warc;
@@ -45,7 +46,7 @@ pub use files::{
 };
 pub use html::{decode_page, html_to_text};
 pub use input::{Compression, Format, InputFile, discover};
-pub use jsonl::{JsonlRecords, LineRange, RawLine, count_line_starts, parse_line};
+pub use jsonl::{Item, JsonlRecords, LineRange, RawLine, count_line_starts, parse_line};
 pub use kept::{kept_file_name, kept_files, write_kept};
 pub use lock::{FolderLock, LockHolder, TakenOver, host_name, process_gone, process_start};
 pub use output::{
@@ -53,7 +54,8 @@ pub use output::{
     pairs_schema, read_documents, read_pairs,
 };
 pub use parquet_in::ParquetRecords;
-pub use reader::{DEFAULT_MAX_RECORD_BYTES, FieldNames, Item, OnReadError, RecordReader};
+pub use read_options::{DEFAULT_MAX_RECORD_BYTES, FieldNames, OnReadError};
+pub use reader::RecordReader;
 pub use records::{Decision, InputDoc, Reason, Record, RejectedRecord, WebMeta};
 pub use warc::WarcRecords;
 

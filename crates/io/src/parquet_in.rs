@@ -14,7 +14,7 @@ use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchR
 use parquet::file::metadata::ParquetMetaData;
 
 use crate::input::InputFile;
-use crate::reader::{FieldNames, OnReadError, generated_id, unreadable};
+use crate::read_options::{FieldNames, OnReadError, generated_id};
 use crate::{Error, InputDoc, Reason, Record, RejectedRecord, Result};
 
 /// Rows decoded per batch.
@@ -200,16 +200,14 @@ impl Iterator for ParquetRecords {
                 Some(Ok(batch)) => self.load_batch(&batch),
                 Some(Err(source)) => {
                     self.done = true;
-                    return Some(match self.on_error {
-                        OnReadError::Fail => Err(Error::Arrow {
-                            path: self.file.path.clone(),
-                            record: self.record,
-                            source,
-                        }),
-                        OnReadError::Reject => {
-                            Ok(unreadable(self.file.index, self.record + 1, &source))
-                        }
-                    });
+                    let (path, record) = (&self.file.path, self.record);
+                    let fail = |source| Error::Arrow { path: path.clone(), record, source };
+                    return Some(self.on_error.rest_of_file(
+                        source,
+                        fail,
+                        self.file.index,
+                        record + 1,
+                    ));
                 }
             }
         }

@@ -17,7 +17,7 @@ use neardup_core::DocId;
 use crate::html::{decode_page, html_to_text};
 use crate::input::{Compression, CountingFile, InputFile};
 use crate::jsonl::read_line_bounded;
-use crate::reader::{OnReadError, unreadable};
+use crate::read_options::OnReadError;
 use crate::{Error, InputDoc, Reason, Record, RejectedRecord, Result, WebMeta};
 
 /// Header lines longer than this are not headers (a damaged record, or not a WARC file).
@@ -352,16 +352,14 @@ impl Iterator for WarcRecords {
                 }
                 Err(source) => {
                     self.done = true;
-                    return Some(match self.on_error {
-                        OnReadError::Fail => Err(Error::Read {
-                            path: self.file.path.clone(),
-                            record: self.record,
-                            source,
-                        }),
-                        OnReadError::Reject => {
-                            Ok(unreadable(self.file.index, self.record + 1, &source))
-                        }
-                    });
+                    let (path, record) = (&self.file.path, self.record);
+                    let fail = |source| Error::Read { path: path.clone(), record, source };
+                    return Some(self.on_error.rest_of_file(
+                        source,
+                        fail,
+                        self.file.index,
+                        record + 1,
+                    ));
                 }
             }
         }
