@@ -1,7 +1,7 @@
 //! Records that flow between operators (and between workers, so all are serialisable),
 //! with their memory sizes for the spill limits.
 
-use neardup_core::{BucketKey, ContentHash, DocId, Signature};
+use neardup_core::{BucketKey, ContentHash, DocId, MinHashSignature, Signature, SimHash};
 use neardup_io::{RejectedRecord, WebMeta};
 use serde::{Deserialize, Serialize};
 
@@ -341,5 +341,43 @@ impl MemSize for PairOut {
 impl MemSize for neardup_io::PairRow {
     fn mem_size(&self) -> usize {
         std::mem::size_of::<neardup_io::PairRow>() + self.id_a.capacity() + self.id_b.capacity()
+    }
+}
+
+/// Mixed into a content hash to make a representative's content key, so content keys and
+/// band keys never meet by design.
+const CONTENT_KEY_SEED: u64 = 0x636f_6e74_656e_7431;
+
+/// The content key of a text: its index key for exact copies.
+pub fn content_key(content: ContentHash) -> u64 {
+    let h = content.get();
+    neardup_core::hash::route((h as u64) ^ ((h >> 64) as u64) ^ CONTENT_KEY_SEED)
+}
+
+/// The signature an index row holds, in the run's method.
+pub(crate) fn decode_signature(bytes: &[u8], like: &Signature) -> Option<Signature> {
+    match like {
+        Signature::MinHash(_) => {
+            if !bytes.len().is_multiple_of(4) {
+                return None;
+            }
+            let values = bytes
+                .chunks_exact(4)
+                .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
+                .collect();
+            Some(Signature::MinHash(MinHashSignature::from_values(values)))
+        }
+        Signature::SimHash(_) => {
+            let bits: [u8; 8] = bytes.try_into().ok()?;
+            Some(Signature::SimHash(SimHash::from_bits(u64::from_le_bytes(bits))))
+        }
+    }
+}
+
+/// A signature as an index row holds it: little-endian values.
+pub fn encode_signature(signature: &Signature) -> Vec<u8> {
+    match signature {
+        Signature::MinHash(m) => m.values().iter().flat_map(|v| v.to_le_bytes()).collect(),
+        Signature::SimHash(s) => s.bits().to_le_bytes().to_vec(),
     }
 }

@@ -18,10 +18,10 @@ use timely::dataflow::operators::vec::Map;
 use timely::progress::Timestamp;
 
 use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
-use crate::operators::doc_store::DocStore;
-use crate::records::{Candidate, Edge, HalfPair, SigEntry};
+use crate::operators::doc_store::{Cursor, DocStore};
+use crate::records::{Candidate, Edge, HalfPair};
 use crate::routing::route_doc;
-use crate::spill::{SortedFile, SortedIter, SpillError};
+use crate::spill::SpillError;
 
 /// A verified near-duplicate pair.
 #[derive(Clone, Debug)]
@@ -30,53 +30,6 @@ pub enum Near {
     Pair(PairRow),
     /// The pair for clustering.
     Edge(Edge),
-}
-
-/// Walks a sorted file of the store (signatures by default, or metadata) alongside
-/// records sorted by `DocId`.
-pub(crate) struct Cursor<V = SigEntry> {
-    rows: SortedIter<Keyed<DocId, V>>,
-    current: Option<Keyed<DocId, V>>,
-}
-
-impl Cursor<SigEntry> {
-    /// A cursor over the store's signature file.
-    pub(crate) fn open(store: &Rc<RefCell<DocStore>>) -> Result<Self, SpillError> {
-        let store = store.borrow();
-        let file =
-            store.signatures.as_ref().expect("the store finished before any candidate arrived");
-        Self::over(file)
-    }
-}
-
-impl<V: serde::de::DeserializeOwned + Clone + 'static> Cursor<V> {
-    /// A cursor over `file` (it keeps the file while open).
-    pub(crate) fn over(file: &SortedFile<Keyed<DocId, V>>) -> Result<Self, SpillError> {
-        Ok(Cursor { rows: file.iter()?, current: None })
-    }
-
-    /// The row of `doc`, or `None` when it has none (for signatures: not a signed
-    /// representative). Calls must come in `DocId` order.
-    pub(crate) fn get(&mut self, doc: DocId) -> Result<Option<&V>, SpillError> {
-        while self.current.as_ref().is_none_or(|c| c.key < doc) {
-            match self.rows.next() {
-                Some(row) => self.current = Some(row?),
-                None => return Ok(None),
-            }
-        }
-        Ok(self.current.as_ref().filter(|c| c.key == doc).map(|c| &c.value))
-    }
-
-    /// The row of `doc`.
-    ///
-    /// # Panics
-    /// If `doc` is not stored here: candidates go to their documents' home workers, so a
-    /// miss is a routing bug.
-    pub(crate) fn find(&mut self, doc: DocId) -> Result<&V, SpillError> {
-        let found = self.get(doc)?;
-        Ok(found
-            .unwrap_or_else(|| unreachable!("document {doc:?} is not stored on its home worker")))
-    }
 }
 
 struct AttachFirst {

@@ -1,0 +1,112 @@
+//! Fetching the indexed documents of the candidates, a docs part at a time
+//! ([`FetchIndexed`]).
+
+use std::sync::Arc;
+
+use neardup_core::DocId;
+use neardup_io::index::{IndexRef, IndexedDoc, ProbeStats, fetch_docs};
+use timely::dataflow::StreamVec;
+use timely::dataflow::channels::pact::Exchange;
+use timely::progress::Timestamp;
+
+use crate::config::IndexPlan;
+use crate::operators::PartSink;
+use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
+use crate::spill::SpillError;
+
+use super::records::{IndexCandidate, IndexedSide};
+
+struct FetchDrain {
+    plan: Arc<IndexPlan>,
+    group: Option<(u32, u32)>,
+    candidates: Vec<IndexCandidate>,
+    sink: PartSink,
+}
+
+impl FetchDrain {
+    fn flush(&mut self, emit: &mut dyn FnMut(Keyed<(DocId, IndexRef), IndexedSide>)) {
+        let Some((segment, part)) = self.group else { return };
+        let candidates = std::mem::take(&mut self.candidates);
+        if candidates.is_empty() || self.sink.stopped() {
+            return;
+        }
+        let mut wanted: Vec<IndexRef> = candidates.iter().map(|c| c.old).collect();
+        wanted.dedup();
+        let Some(dir) = self.plan.segment_dir(segment) else {
+            unreachable!("candidates come from committed segments")
+        };
+        let mut probe = ProbeStats::default();
+        let docs = match fetch_docs(&dir, part, &wanted, &mut probe) {
+            Ok(docs) => docs,
+            Err(e) => return self.sink.fail(e),
+        };
+        let mut stats = self.sink.stats.borrow_mut();
+        stats.index.add_probe(probe);
+        stats.index.candidates += candidates.len() as u64;
+        drop(stats);
+        for c in candidates {
+            // A document missing from its part was taken out of the index: no candidate.
+            if let Ok(i) = docs.binary_search_by_key(&c.old, IndexedDoc::at) {
+                emit(Keyed { key: (c.new, c.old), value: IndexedSide(docs[i].clone()) });
+            }
+        }
+    }
+}
+
+impl Drain<IndexCandidate, Keyed<(DocId, IndexRef), IndexedSide>> for FetchDrain {
+    fn item(
+        &mut self,
+        c: IndexCandidate,
+        emit: &mut dyn FnMut(Keyed<(DocId, IndexRef), IndexedSide>),
+    ) -> Result<(), SpillError> {
+        if self.candidates.last() == Some(&c) {
+            return Ok(()); // found through several keys
+        }
+        if self.group != Some((c.segment, c.part)) {
+            self.flush(emit);
+            self.group = Some((c.segment, c.part));
+        }
+        self.candidates.push(c);
+        Ok(())
+    }
+
+    fn end(
+        &mut self,
+        emit: &mut dyn FnMut(Keyed<(DocId, IndexRef), IndexedSide>),
+    ) -> Result<(), SpillError> {
+        self.flush(emit);
+        Ok(())
+    }
+}
+
+/// Reads the indexed side of every candidate.
+pub trait FetchIndexed<'s, T: Timestamp> {
+    /// The indexed documents of the candidates, keyed by the new document.
+    fn fetch_indexed(
+        self,
+        plan: Arc<IndexPlan>,
+        sink: PartSink,
+        spill: Spill,
+    ) -> StreamVec<'s, T, Keyed<(DocId, IndexRef), IndexedSide>>;
+}
+
+impl<'s, T: Timestamp> FetchIndexed<'s, T> for StreamVec<'s, T, IndexCandidate> {
+    fn fetch_indexed(
+        self,
+        plan: Arc<IndexPlan>,
+        sink: PartSink,
+        spill: Spill,
+    ) -> StreamVec<'s, T, Keyed<(DocId, IndexRef), IndexedSide>> {
+        let by_part = Exchange::new(|c: &IndexCandidate| {
+            neardup_core::hash::route((u64::from(c.segment) << 32) | u64::from(c.part))
+        });
+        collect_sorted(self, by_part, "FetchIndexed", spill, move || {
+            Ok(FetchDrain {
+                plan: plan.clone(),
+                group: None,
+                candidates: Vec::new(),
+                sink: sink.clone(),
+            })
+        })
+    }
+}
