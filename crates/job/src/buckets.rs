@@ -3,8 +3,8 @@
 
 use neardup_core::{BucketKey, DocId};
 
-use crate::config::BucketSpec;
 use crate::records::Candidate;
+use crate::spec::BucketSpec;
 
 /// Bucket statistics, summed over workers into the summary.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -9,12 +9,13 @@ use std::time::Instant;
 use neardup_text::Segmenter;
 
 use crate::cluster::{self, Topology};
-use crate::config::{JobConfig, JobSpec};
+use crate::config::JobConfig;
 use crate::corpus;
 use crate::error::JobError;
 use crate::outputs::{self, BOILERPLATE_FILE};
 use crate::progress::Progress;
 use crate::sign::Signer;
+use crate::spec::JobSpec;
 use crate::summary::Summary;
 use crate::worker::{LearnedPass, MemoryPlan, RunContext, run_worker};
 use crate::worker_report::WorkerReport;

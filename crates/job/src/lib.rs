@@ -47,6 +47,7 @@ mod report;
 mod routing;
 mod sign;
 mod source;
+mod spec;
 mod spill;
 mod stage;
 mod stats;
@@ -56,11 +57,7 @@ mod worker_report;
 
 pub use buckets::{BucketReducer, BucketStats};
 pub use cluster::{MEMORY_BUDGET_FLOOR, Topology, capture_peer_failures, default_memory_budget};
-pub use config::{
-    BucketSpec, DecisionSpec, IdfSource, IndexPlan, IndexSpec, InputSpec, JobConfig, JobSpec,
-    KeepRule, Method, MethodParams, MinHashSpec, Removal, SimHashSpec, Weighting,
-    default_max_record_bytes,
-};
+pub use config::{IndexPlan, JobConfig, MethodParams};
 pub use driver::{read_boilerplate, run, run_with_progress};
 pub use error::{ConfigError, JobError};
 pub use outputs::{BOILERPLATE_FILE, SUCCESS_MARKER};
@@ -68,6 +65,10 @@ pub use progress::Progress;
 pub use records::{Assignment, BucketRecord, Candidate, ClusterInfo, Membership, SignedDoc};
 pub use report::REPORT_FILE;
 pub use sign::{IdfWeights, SignScratch, Signer, page_text};
+pub use spec::{
+    BucketSpec, DecisionSpec, IdfSource, IndexSpec, InputSpec, JobSpec, KeepRule, Method,
+    MinHashSpec, Removal, SimHashSpec, Weighting, default_max_record_bytes,
+};
 pub use stage::Stage;
 pub use stats::{BoilerplateStats, IndexStats, WorkerStats};
 pub use summary::{

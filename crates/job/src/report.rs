@@ -13,7 +13,8 @@ use std::fmt::Write as _;
 use neardup_core::{BlockLayout, DocId, LshParams};
 use neardup_io::{OnReadError, Record, RecordReader};
 
-use crate::config::{JobConfig, Method};
+use crate::config::JobConfig;
+use crate::spec::Method;
 use crate::stats::{SIMILARITY_BINS, WorkerStats};
 use crate::summary::Summary;
 

@@ -9,8 +9,9 @@ use neardup_text::{
     WordIdf,
 };
 
-use crate::config::{IdfSource, JobConfig, JobSpec, MethodParams, Weighting};
+use crate::config::{JobConfig, MethodParams};
 use crate::records::SignedDoc;
+use crate::spec::{IdfSource, JobSpec, Weighting};
 use crate::stats::BoilerplateStats;
 
 /// Inverse document frequencies for SimHash `tf_idf` weights.
@@ -232,7 +233,7 @@ mod tests {
     use neardup_core::DocId;
 
     use super::*;
-    use crate::config::{JobSpec, Method};
+    use crate::spec::{JobSpec, Method};
 
     fn job(spec: JobSpec) -> (tempfile::TempDir, JobConfig) {
         let dir = tempfile::tempdir().unwrap();

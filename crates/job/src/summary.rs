@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use neardup_io::{Decision, Reason};
 use serde::{Deserialize, Serialize};
 
-use crate::config::{JobConfig, JobSpec, MethodParams};
+use crate::config::{JobConfig, MethodParams};
+use crate::spec::JobSpec;
 use crate::stage::Stage;
 use crate::stats::WorkerStats;
 
@@ -368,7 +369,7 @@ pub fn file_metadata(config: &JobConfig, resolved: &Resolved) -> Vec<(String, St
 
 /// What SimHash weights come from, for output metadata.
 fn idf_description(config: &JobConfig) -> String {
-    use crate::config::{IdfSource, Method, Weighting};
+    use crate::spec::{IdfSource, Method, Weighting};
     let s = &config.spec.simhash;
     match (config.spec.method, s.weighting, s.idf) {
         (Method::Simhash, Weighting::TfIdf, IdfSource::Jieba) => {

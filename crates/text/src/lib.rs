@@ -21,6 +21,7 @@
 mod boilerplate;
 mod features;
 mod idf;
+mod markup;
 mod normalize;
 mod segment;
 mod stopwords;

@@ -13,8 +13,8 @@ use differential_dataflow::algorithms::graphs::bfs::bfs;
 use differential_dataflow::algorithms::graphs::propagate::propagate_at;
 use neardup_core::DocId;
 
-use crate::config::KeepRule;
 use crate::records::{ClusterInfo, Membership};
+use crate::spec::KeepRule;
 
 /// The cluster of every document that is in some pair. `exact` holds exact pairs
 /// `(representative, copy)`, `near` verified pairs `(a, b)` with `a < b` (between

@@ -9,9 +9,9 @@ use timely::dataflow::channels::pact::Exchange;
 use timely::progress::Timestamp;
 
 use crate::buckets::BucketReducer;
-use crate::config::BucketSpec;
 use crate::operators::collect::{Drain, Spill, collect_sorted};
 use crate::records::{BucketRecord, Candidate};
+use crate::spec::BucketSpec;
 use crate::spill::SpillError;
 
 /// Reduces LSH buckets to candidate pairs.

@@ -21,12 +21,13 @@ use timely::progress::Timestamp;
 
 use neardup_io::index::{DocPartWriter, IndexRef, IndexedDoc};
 
-use crate::config::{IndexPlan, JobConfig, Removal};
+use crate::config::{IndexPlan, JobConfig};
 use crate::operators::PartSink;
 use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
 use crate::operators::doc_store::{Cursor, DocStore};
 use crate::records::{Assignment, DocMeta, Verdict, encode_signature};
 use crate::routing::route_doc;
+use crate::spec::Removal;
 use crate::spill::{SortedIter, SpillError};
 use crate::stats::WorkerStats;
 

@@ -119,7 +119,7 @@ pub trait ProbeIndex<'s, T: Timestamp> {
     fn probe_index(
         self,
         plan: Arc<IndexPlan>,
-        buckets: crate::config::BucketSpec,
+        buckets: crate::spec::BucketSpec,
         sink: PartSink,
         spill: Spill,
     ) -> StreamVec<'s, T, IndexCandidate>;
@@ -129,7 +129,7 @@ impl<'s, T: Timestamp> ProbeIndex<'s, T> for StreamVec<'s, T, IndexKey> {
     fn probe_index(
         self,
         plan: Arc<IndexPlan>,
-        buckets: crate::config::BucketSpec,
+        buckets: crate::spec::BucketSpec,
         sink: PartSink,
         spill: Spill,
     ) -> StreamVec<'s, T, IndexCandidate> {

@@ -1,0 +1,291 @@
+//! The job file: every setting that changes results, with its defaults. Checked into a
+//! [`crate::JobConfig`] by `config`.
+
+use std::path::PathBuf;
+
+use neardup_core::JaccardMode;
+use neardup_io::{FieldNames, OnReadError};
+use neardup_text::{BoilerplateRule, FeatureConfig, NormalizeConfig};
+use serde::{Deserialize, Serialize};
+
+/// The signature method.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Method {
+    /// MinHash with banded LSH; pairs verified by Jaccard.
+    #[default]
+    Minhash,
+    /// SimHash with pigeonhole block tables; pairs verified by Hamming distance.
+    Simhash,
+}
+
+impl Method {
+    /// The name used in flags and files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Minhash => "minhash",
+            Method::Simhash => "simhash",
+        }
+    }
+}
+
+/// Which document of a cluster is kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum KeepRule {
+    /// The earliest document in input order.
+    #[default]
+    First,
+    /// The document with the most normalised characters; ties go to the earliest.
+    Longest,
+}
+
+/// Which members of a cluster are removed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Removal {
+    /// Every member but the kept document: connected components, most recall.
+    #[default]
+    Connected,
+    /// Only members verified against the kept document (identical text, or a verified
+    /// pair between the two texts); the others are kept as `unverified_in_cluster`.
+    Verified,
+}
+
+/// SimHash feature weights.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Weighting {
+    /// Term frequency, capped by `features.max_feature_count`.
+    #[default]
+    Tf,
+    /// Term frequency times inverse document frequency (see [`IdfSource`]).
+    TfIdf,
+}
+
+/// Where inverse document frequencies come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum IdfSource {
+    /// Document frequencies of this corpus, counted in a first pass over the input
+    /// (a count-min sketch, so rare features may be slightly overcounted).
+    #[default]
+    Corpus,
+    /// jieba's IDF table of Chinese words; needs `features.kind = "words"`.
+    Jieba,
+}
+
+/// Where documents come from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct InputSpec {
+    /// Field (JSONL key or Parquet column) holding the document id; `""` generates ids as
+    /// `path:record`.
+    pub id_field: String,
+    /// Field holding the document text.
+    pub text_field: String,
+    /// A file that cannot be opened or read to the end: `fail` the job, or `reject` what
+    /// could not be read and go on.
+    pub on_read_error: OnReadError,
+    /// Records with more bytes than this (a JSONL line, a web-archive record or its
+    /// inflated payload, a Parquet text value) are `too_large` rejects, read past without
+    /// being held. Unset: [`default_max_record_bytes`] of the memory budget.
+    pub max_record_bytes: Option<u64>,
+}
+
+/// The record size limit of a run whose job file sets none: 16 MiB, or a sixty-fourth of
+/// the memory budget when that is less (signing a record takes some 25 times its size), so
+/// that one record never takes more than the budget. Worker and process counts play no
+/// part, and budgets of 1 GiB and more all give 16 MiB.
+pub fn default_max_record_bytes(memory_budget_bytes: u64) -> u64 {
+    neardup_io::DEFAULT_MAX_RECORD_BYTES.min(memory_budget_bytes / 64).max(1 << 16)
+}
+
+impl Default for InputSpec {
+    fn default() -> Self {
+        InputSpec {
+            id_field: "id".into(),
+            text_field: "text".into(),
+            on_read_error: OnReadError::Fail,
+            max_record_bytes: None,
+        }
+    }
+}
+
+impl InputSpec {
+    /// The field names for readers.
+    pub fn field_names(&self) -> FieldNames {
+        FieldNames {
+            id: (!self.id_field.is_empty()).then(|| self.id_field.clone()),
+            text: self.text_field.clone(),
+            max_record_bytes: self.record_limit(),
+        }
+    }
+
+    /// The record size limit: as set, or the readers' default before a run resolves it
+    /// from its budget ([`JobConfig::with_record_limit`]).
+    pub fn record_limit(&self) -> u64 {
+        self.max_record_bytes.unwrap_or(neardup_io::DEFAULT_MAX_RECORD_BYTES)
+    }
+}
+
+/// MinHash settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MinHashSpec {
+    /// Number of permutations.
+    pub num_perm: usize,
+    /// Jaccard threshold: verified pairs have similarity at least this.
+    pub threshold: f64,
+    /// Bands; chosen from the threshold when unset (set both or neither).
+    pub bands: Option<u32>,
+    /// Rows per band; chosen from the threshold when unset.
+    pub rows: Option<u32>,
+    /// Weight of the false-positive area when choosing bands and rows.
+    pub false_positive_weight: f64,
+    /// Weight of the false-negative area when choosing bands and rows.
+    pub false_negative_weight: f64,
+    /// Verify candidates by the `signature` estimate or by `exact` Jaccard of feature sets.
+    pub verify: JaccardMode,
+}
+
+impl Default for MinHashSpec {
+    fn default() -> Self {
+        MinHashSpec {
+            num_perm: 128,
+            threshold: 0.8,
+            bands: None,
+            rows: None,
+            // Verification drops the false positives, so they cost work, not precision;
+            // the missed pairs are lost. These weights choose 16 x 8 at 0.8.
+            false_positive_weight: 0.05,
+            false_negative_weight: 0.95,
+            verify: JaccardMode::Signature,
+        }
+    }
+}
+
+/// SimHash settings.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SimHashSpec {
+    /// Largest Hamming distance of a verified pair.
+    pub max_distance: u32,
+    /// Blocks the fingerprint is split into; chosen from the corpus size when unset.
+    pub blocks: Option<u32>,
+    /// Feature weights.
+    pub weighting: Weighting,
+    /// IDF source for `tf_idf` weights.
+    pub idf: IdfSource,
+}
+
+impl Default for SimHashSpec {
+    fn default() -> Self {
+        SimHashSpec {
+            max_distance: 3,
+            blocks: None,
+            weighting: Weighting::Tf,
+            idf: IdfSource::Corpus,
+        }
+    }
+}
+
+/// Limits on bucket sizes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BucketSpec {
+    /// Buckets with more members are cut: members are compared only with the first
+    /// `bucket_anchors` members in input order, so a boilerplate band costs linear work.
+    pub max_bucket_size: usize,
+    /// Members of a cut bucket that every other member is compared with.
+    pub bucket_anchors: usize,
+}
+
+impl Default for BucketSpec {
+    fn default() -> Self {
+        BucketSpec { max_bucket_size: 500, bucket_anchors: 50 }
+    }
+}
+
+/// How clusters become decisions.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DecisionSpec {
+    /// Which document of a cluster is kept.
+    pub keep: KeepRule,
+    /// Which members of a cluster are removed.
+    pub removal: Removal,
+    /// The job fails (no `_SUCCESS`) when more than this fraction of records is rejected.
+    pub max_reject_ratio: f64,
+}
+
+impl Default for DecisionSpec {
+    fn default() -> Self {
+        DecisionSpec { keep: KeepRule::First, removal: Removal::Connected, max_reject_ratio: 0.5 }
+    }
+}
+
+/// The job file: every setting that changes results. Topology (workers, processes) is not
+/// here: it never changes results.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct JobSpec {
+    /// Signature method.
+    pub method: Method,
+    /// Seed of every hash, permutation and key.
+    pub seed: u64,
+    /// Input fields.
+    pub input: InputSpec,
+    /// Normalisation steps.
+    pub normalize: NormalizeConfig,
+    /// Features.
+    pub features: FeatureConfig,
+    /// MinHash settings.
+    pub minhash: MinHashSpec,
+    /// SimHash settings.
+    pub simhash: SimHashSpec,
+    /// Bucket limits.
+    pub buckets: BucketSpec,
+    /// Decision rules.
+    pub decision: DecisionSpec,
+    /// Boilerplate of web pages, learned from the corpus and left out of features.
+    pub boilerplate: BoilerplateRule,
+    /// The index of earlier runs that scheduled runs of this job use (`--index` overrides).
+    #[serde(skip_serializing_if = "IndexSpec::is_unset")]
+    pub index: IndexSpec,
+}
+
+/// The job file's `[index]`: the index of earlier runs this job deduplicates against and
+/// adds to, so that scheduled runs need not repeat `--index`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct IndexSpec {
+    /// The index folder (made on first use); a relative path is from the working directory,
+    /// as `--index` is.
+    pub dir: Option<PathBuf>,
+}
+
+impl IndexSpec {
+    /// Whether no index is set.
+    pub fn is_unset(&self) -> bool {
+        self.dir.is_none()
+    }
+}
+
+impl Default for JobSpec {
+    fn default() -> Self {
+        JobSpec {
+            method: Method::Minhash,
+            seed: 42,
+            input: InputSpec::default(),
+            normalize: NormalizeConfig::default(),
+            features: FeatureConfig::default(),
+            minhash: MinHashSpec::default(),
+            simhash: SimHashSpec::default(),
+            buckets: BucketSpec::default(),
+            decision: DecisionSpec::default(),
+            boilerplate: BoilerplateRule::default(),
+            index: IndexSpec::default(),
+        }
+    }
+}

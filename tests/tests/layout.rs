@@ -1,0 +1,402 @@
+//! The layout rules of `ARCHITECTURE.md`, checked on the source: no file under
+//! `crates/*/src` longer than 650 lines before its test module (generated files start with
+//! `// @generated`), every multi-module crate's `lib.rs` at most 300 lines, and no import
+//! loop between the files of a crate.
+//!
+//! An import is a `use crate::...` or `use super::...` item, or a `crate::a::b::` path in
+//! code, resolved to the file of the module it names; a name taken from a `lib.rs` or
+//! `mod.rs` that only re-exports it is followed to the file that defines it. `mod`
+//! declarations and the re-exports of `lib.rs` and `mod.rs` are not imports.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+const MAX_FILE_LINES: usize = 650;
+const MAX_LIB_LINES: usize = 300;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace").to_path_buf()
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+fn crates() -> Vec<PathBuf> {
+    let mut dirs: Vec<_> = std::fs::read_dir(workspace().join("crates"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("src"))
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// The code of a file before its test module, without comments.
+fn code(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
+    let end = text.find("\n#[cfg(test)]").unwrap_or(text.len());
+    text[..end]
+        .lines()
+        .map(|l| match l.find("//") {
+            Some(i) if !l[..i].contains('"') => &l[..i],
+            _ => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The module path of a file of a crate (`[]` for `lib.rs`).
+fn module_of(src: &Path, file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src).unwrap();
+    let mut parts: Vec<String> =
+        rel.iter().map(|p| p.to_string_lossy().trim_end_matches(".rs").to_string()).collect();
+    if matches!(parts.last().map(String::as_str), Some("lib" | "mod" | "main")) {
+        parts.pop();
+    }
+    parts
+}
+
+/// Expands a use tree (`a::{b, c::{d as e}}`) into its paths, each with the name it
+/// makes visible (`e` for `a::c::d as e`).
+fn expand(tree: &str) -> Vec<(Vec<String>, String)> {
+    let marked = tree.split_whitespace().collect::<Vec<_>>().join(" ").replace(" as ", "@");
+    let tree: String = marked.chars().filter(|c| !c.is_whitespace()).collect();
+    let mut out = Vec::new();
+    expand_into(&tree, &mut Vec::new(), &mut out);
+    out
+}
+
+fn expand_into(tree: &str, prefix: &mut Vec<String>, out: &mut Vec<(Vec<String>, String)>) {
+    match tree.find('{') {
+        None => {
+            let (path, alias) = tree.split_once('@').unwrap_or((tree, ""));
+            let mut full = prefix.clone();
+            full.extend(path.split("::").filter(|s| !s.is_empty()).map(String::from));
+            let visible = if alias.is_empty() {
+                full.last().cloned().unwrap_or_default()
+            } else {
+                alias.to_string()
+            };
+            out.push((full, visible));
+        }
+        Some(open) => {
+            let head: Vec<String> =
+                tree[..open].split("::").filter(|s| !s.is_empty()).map(String::from).collect();
+            let inner = &tree[open + 1..tree.rfind('}').unwrap()];
+            let len = prefix.len();
+            prefix.extend(head);
+            let (mut depth, mut start) = (0, 0);
+            for (i, c) in inner.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        if !inner[start..i].is_empty() {
+                            expand_into(&inner[start..i], prefix, out);
+                        }
+                        start = i + 1;
+                    }
+                    _ => {}
+                }
+            }
+            if !inner[start..].is_empty() {
+                expand_into(&inner[start..], prefix, out);
+            }
+            prefix.truncate(len);
+        }
+    }
+}
+
+/// The `use` items of some code, as (is it `pub use`, the tree after `use`).
+fn use_items(code: &str) -> Vec<(bool, String)> {
+    split_uses(code).0
+}
+
+/// The `use` items of some code, and the code without them.
+fn split_uses(code: &str) -> (Vec<(bool, String)>, String) {
+    let mut items = Vec::new();
+    let mut other = String::new();
+    let mut rest = code;
+    while let Some(i) = rest.find("use ") {
+        let before = &rest[..i];
+        let line_start = before.rfind('\n').map_or(0, |n| n + 1);
+        let lead = rest[line_start..i].trim();
+        let is_item = lead.is_empty() || lead == "pub" || lead.starts_with("pub(");
+        let after = &rest[i + 4..];
+        let Some(end) = after.find(';') else { break };
+        if is_item {
+            items.push((!lead.is_empty(), after[..end].to_string()));
+            other.push_str(&rest[..line_start]);
+        } else {
+            other.push_str(&rest[..i + 4 + end]);
+        }
+        rest = &after[end..];
+    }
+    other.push_str(rest);
+    (items, other)
+}
+
+struct Crate {
+    /// Files by module path.
+    files: BTreeMap<Vec<String>, PathBuf>,
+    /// For `lib.rs` and `mod.rs` modules: re-exported names and the module they come from.
+    reexports: BTreeMap<Vec<String>, BTreeMap<String, Vec<String>>>,
+}
+
+impl Crate {
+    fn read(src: &Path) -> Crate {
+        let mut paths = Vec::new();
+        rust_files(src, &mut paths);
+        let mut files = BTreeMap::new();
+        for p in &paths {
+            if p.file_name().is_some_and(|n| n == "main.rs") {
+                continue;
+            }
+            files.insert(module_of(src, p), p.clone());
+        }
+        let mut reexports = BTreeMap::new();
+        for (module, path) in &files {
+            let name = path.file_name().unwrap();
+            if name != "lib.rs" && name != "mod.rs" {
+                continue;
+            }
+            let mut map = BTreeMap::new();
+            for (public, tree) in use_items(&code(path)) {
+                if !public {
+                    continue;
+                }
+                for (full, visible) in expand(&tree) {
+                    let mut from = module.clone();
+                    let mut segments = full.as_slice();
+                    match segments.first().map(String::as_str) {
+                        Some("crate") => {
+                            from.clear();
+                            segments = &segments[1..];
+                        }
+                        Some("super") => {
+                            from.pop();
+                            segments = &segments[1..];
+                        }
+                        Some("self") => segments = &segments[1..],
+                        _ => {}
+                    }
+                    let Some((last, head)) = segments.split_last() else { continue };
+                    from.extend(head.iter().cloned());
+                    // The visible name leads to the original one in the source module.
+                    from.push(last.clone());
+                    map.insert(visible, from);
+                }
+            }
+            reexports.insert(module.clone(), map);
+        }
+        Crate { files, reexports }
+    }
+
+    /// The file a path (relative to the crate root) names, following re-exports.
+    fn resolve(&self, path: &[String]) -> Option<Vec<String>> {
+        let mut best = None;
+        for n in (0..=path.len()).rev() {
+            if self.files.contains_key(path[..n]) {
+                best = Some(n);
+                break;
+            }
+        }
+        let n = best?;
+        let module = path[..n].to_vec();
+        if let (Some(map), Some(name)) = (self.reexports.get(&module), path.get(n))
+            && let Some(from) = map.get(name)
+            && from[..from.len() - 1] != module[..]
+        {
+            let mut next = from.clone();
+            next.extend(path[n + 1..].iter().cloned());
+            return self.resolve(&next).or(Some(module));
+        }
+        Some(module)
+    }
+
+    /// The modules each file imports from.
+    fn imports(&self) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
+        let mut graph = BTreeMap::new();
+        for (module, path) in &self.files {
+            let code = code(path);
+            let hub = path.file_name().is_some_and(|n| n == "lib.rs" || n == "mod.rs");
+            let mut targets = BTreeSet::new();
+            let mut add = |full: Vec<String>| {
+                let mut base = module.clone();
+                let mut segments = full.as_slice();
+                match segments.first().map(String::as_str) {
+                    Some("crate") => {
+                        base.clear();
+                        segments = &segments[1..];
+                    }
+                    Some("super") => {
+                        while segments.first().is_some_and(|s| s == "super") {
+                            base.pop();
+                            segments = &segments[1..];
+                        }
+                    }
+                    Some("self") => segments = &segments[1..],
+                    _ => return, // another crate, std, or a local name
+                }
+                base.extend(segments.iter().cloned());
+                if let Some(target) = self.resolve(&base)
+                    && target != *module
+                {
+                    targets.insert(target);
+                }
+            };
+            let (uses, code) = split_uses(&code);
+            for (public, tree) in uses {
+                if hub && public {
+                    continue; // a re-export
+                }
+                for (full, _) in expand(&tree) {
+                    add(full);
+                }
+            }
+            // Paths written in code: `crate::a::b::name`.
+            let mut rest = code.as_str();
+            while let Some(i) = rest.find("crate::") {
+                let tail = &rest[i..];
+                let end = tail
+                    .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+                    .unwrap_or(tail.len());
+                let path: Vec<String> =
+                    tail[..end].split("::").filter(|s| !s.is_empty()).map(String::from).collect();
+                add(path);
+                rest = &tail[end.max(1)..];
+            }
+            graph.insert(module.clone(), targets);
+        }
+        graph
+    }
+}
+
+/// A loop in `graph`, as the files around it.
+fn find_loop(graph: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>) -> Option<Vec<Vec<String>>> {
+    fn visit(
+        node: &Vec<String>,
+        graph: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
+        state: &mut BTreeMap<Vec<String>, u8>,
+        stack: &mut Vec<Vec<String>>,
+    ) -> Option<Vec<Vec<String>>> {
+        state.insert(node.clone(), 1);
+        stack.push(node.clone());
+        for next in graph.get(node).into_iter().flatten() {
+            match state.get(next).copied().unwrap_or(0) {
+                1 => {
+                    let at = stack.iter().position(|n| n == next).unwrap();
+                    return Some(stack[at..].to_vec());
+                }
+                0 => {
+                    if let Some(found) = visit(next, graph, state, stack) {
+                        return Some(found);
+                    }
+                }
+                _ => {}
+            }
+        }
+        stack.pop();
+        state.insert(node.clone(), 2);
+        None
+    }
+    let mut state = BTreeMap::new();
+    for node in graph.keys() {
+        if state.get(node).copied().unwrap_or(0) == 0
+            && let Some(found) = visit(node, graph, &mut state, &mut Vec::new())
+        {
+            return Some(found);
+        }
+    }
+    None
+}
+
+#[test]
+fn no_source_file_is_longer_than_650_lines_before_its_tests() {
+    let mut long = Vec::new();
+    for src in crates() {
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            if text.starts_with("// @generated") {
+                continue;
+            }
+            let end = text.find("\n#[cfg(test)]").unwrap_or(text.len());
+            let lines = text[..end].lines().count();
+            if lines > MAX_FILE_LINES {
+                long.push(format!("{} ({lines} lines)", file.display()));
+            }
+        }
+    }
+    assert!(long.is_empty(), "longer than {MAX_FILE_LINES} lines before the tests: {long:#?}");
+}
+
+#[test]
+fn a_crate_root_is_a_table_of_contents() {
+    for src in crates() {
+        let lib = src.join("lib.rs");
+        let before_tests = code(&lib);
+        let modules =
+            before_tests.matches("\nmod ").count() + before_tests.matches("\npub mod ").count();
+        let lines = std::fs::read_to_string(&lib).unwrap().lines().count();
+        if modules > 0 {
+            assert!(lines <= MAX_LIB_LINES, "{} has {lines} lines", lib.display());
+        }
+    }
+}
+
+#[test]
+fn no_two_files_of_a_crate_import_each_other() {
+    for src in crates() {
+        let krate = Crate::read(&src);
+        let graph = krate.imports();
+        if let Some(found) = find_loop(&graph) {
+            let files: Vec<String> =
+                found.iter().map(|m| krate.files[m].display().to_string()).collect();
+            panic!("an import loop: {}", files.join(" -> "));
+        }
+    }
+}
+
+#[test]
+fn the_loop_check_sees_loops_and_follows_reexports() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    std::fs::create_dir_all(src.join("ops")).unwrap();
+    std::fs::write(src.join("lib.rs"), "mod a;\nmod ops;\npub use a::Thing;\n").unwrap();
+    std::fs::write(src.join("ops/mod.rs"), "mod b;\nmod c;\npub use b::{B, helper as h};\n")
+        .unwrap();
+    std::fs::write(src.join("ops/b.rs"), "use super::c::C;\npub struct B;\n").unwrap();
+    std::fs::write(src.join("ops/c.rs"), "pub struct C;\nfn f() { crate::a::go(); }\n").unwrap();
+    std::fs::write(src.join("a.rs"), "use crate::ops::{B, h};\npub struct Thing;\n").unwrap();
+    let krate = Crate::read(src);
+    let graph = krate.imports();
+    let module = |s: &str| s.split('/').filter(|p| !p.is_empty()).map(String::from).collect();
+    assert_eq!(graph[&module("a")], [module("ops/b")].into());
+    assert_eq!(graph[&module("ops/b")], [module("ops/c")].into());
+    assert_eq!(graph[&module("")], BTreeSet::new(), "re-exports are not imports");
+    let found = find_loop(&graph).expect("a -> ops/b -> ops/c -> a");
+    assert_eq!(found.len(), 3);
+    std::fs::write(src.join("ops/c.rs"), "pub struct C;\n").unwrap();
+    assert_eq!(find_loop(&Crate::read(src).imports()), None);
+    let path = |s: &str| s.split("::").map(String::from).collect::<Vec<_>>();
+    assert_eq!(
+        expand("a::{b, c::{d as e, f}}"),
+        vec![
+            (path("a::b"), "b".to_string()),
+            (path("a::c::d"), "e".to_string()),
+            (path("a::c::f"), "f".to_string()),
+        ]
+    );
+}
