@@ -206,7 +206,7 @@ impl Crate {
     fn resolve(&self, path: &[String]) -> Option<Vec<String>> {
         let mut best = None;
         for n in (0..=path.len()).rev() {
-            if self.files.contains_key(path[..n]) {
+            if self.files.contains_key(&path[..n]) {
                 best = Some(n);
                 break;
             }
