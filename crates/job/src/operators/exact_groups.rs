@@ -99,3 +99,72 @@ pub fn exact_pair(x: &NodeInfo, y: &NodeInfo) -> PairRow {
         matching_bands: None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(record: u64, text: &str, matched: bool) -> Key {
+        let node = NodeInfo {
+            doc: DocId::new(0, record),
+            id: format!("d{record}"),
+            chars: text.chars().count() as u64,
+            content: ContentHash::of_text(text, 42),
+        };
+        Keyed { key: (node.content, node.doc), value: ContentKey { node, matched } }
+    }
+
+    /// Feeds keys in the order the operator sorts them, and returns what it emits.
+    fn drain(index: bool, mut keys: Vec<Key>) -> Vec<Grouped> {
+        keys.sort_by_key(|k| k.key);
+        let mut groups = Groups { representative: None, count: 0, index };
+        let mut out = Vec::new();
+        for k in keys {
+            groups.item(k, &mut |g| out.push(g)).unwrap();
+        }
+        groups.end(&mut |g| out.push(g)).unwrap();
+        out
+    }
+
+    #[test]
+    fn the_earliest_of_equal_texts_represents_them_and_the_rest_are_exact_pairs() {
+        let out =
+            drain(false, vec![key(3, "same", true), key(1, "same", true), key(2, "other", true)]);
+        let representatives: Vec<DocId> = out
+            .iter()
+            .filter_map(|g| match g {
+                Grouped::Representative(d) => Some(*d),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(representatives.len(), 2);
+        assert!(
+            representatives.contains(&DocId::new(0, 1))
+                && representatives.contains(&DocId::new(0, 2))
+        );
+        let pairs: Vec<&PairRow> = out
+            .iter()
+            .filter_map(|g| match g {
+                Grouped::Pair(p) => Some(p),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(pairs.len(), 1);
+        assert_eq!((pairs[0].id_a.as_str(), pairs[0].id_b.as_str()), ("d1", "d3"));
+        assert_eq!(pairs[0].kind, PairKind::Exact);
+        assert!(out.iter().any(|g| matches!(g, Grouped::Edge(e) if e.a.doc == DocId::new(0, 1) && e.b.doc == DocId::new(0, 3))));
+        assert!(matches!(out.last(), Some(Grouped::RepresentativeCount(2))));
+    }
+
+    #[test]
+    fn texts_too_short_to_sign_are_represented_only_with_an_index() {
+        let without = drain(false, vec![key(1, "x", false)]);
+        assert!(!without.iter().any(|g| matches!(g, Grouped::Representative(_))));
+        let with = drain(true, vec![key(1, "x", false)]);
+        assert!(
+            with.iter().any(|g| matches!(g, Grouped::Representative(d) if *d == DocId::new(0, 1)))
+        );
+        // Only signed representatives are counted.
+        assert!(matches!(with.last(), Some(Grouped::RepresentativeCount(0))));
+    }
+}
