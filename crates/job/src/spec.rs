@@ -123,7 +123,7 @@ impl InputSpec {
     }
 
     /// The record size limit: as set, or the readers' default before a run resolves it
-    /// from its budget ([`JobConfig::with_record_limit`]).
+    /// from its budget ([`crate::JobConfig::with_record_limit`]).
     pub fn record_limit(&self) -> u64 {
         self.max_record_bytes.unwrap_or(neardup_io::DEFAULT_MAX_RECORD_BYTES)
     }
