@@ -220,3 +220,85 @@ where
         })
         .container::<Vec<O>>()
 }
+
+#[cfg(test)]
+mod tests {
+    use timely::dataflow::channels::pact::Pipeline;
+    use timely::dataflow::operators::Inspect;
+    use timely::dataflow::operators::core::Input;
+
+    use super::*;
+    use crate::operators::testing::{one_worker, spill};
+
+    type Item = (u64, u64, u64);
+
+    /// Emits each record's first field, then how many records it saw.
+    struct Echo {
+        seen: u64,
+    }
+
+    impl Drain<Item, u64> for Echo {
+        fn item(&mut self, item: Item, emit: &mut dyn FnMut(u64)) -> Result<(), SpillError> {
+            self.seen += 1;
+            emit(item.0);
+            Ok(())
+        }
+
+        fn end(&mut self, emit: &mut dyn FnMut(u64)) -> Result<(), SpillError> {
+            emit(self.seen);
+            Ok(())
+        }
+    }
+
+    /// Sends `rounds` rounds of records (a permutation of `0..n`) through `collect_sorted`
+    /// with `spill`; returns what it emitted.
+    fn collect(spill: Spill, n: u64, rounds: u64) -> Vec<u64> {
+        let out = Rc::new(RefCell::new(Vec::new()));
+        let sink = out.clone();
+        one_worker(move |worker| {
+            let mut input = worker.dataflow::<u64, _, _>(move |scope| {
+                let (input, stream) = scope.new_input::<Vec<Item>>();
+                collect_sorted(stream, Pipeline, "Echo", spill, || Ok(Echo { seen: 0 }))
+                    .inspect(move |x| sink.borrow_mut().push(*x));
+                input
+            });
+            for round in 0..rounds {
+                for i in (0..n).filter(|i| i % rounds == round) {
+                    // A scrambled order within each round.
+                    input.send(((i * 7919) % n, round, i));
+                }
+                input.advance_to(round + 1);
+                worker.step();
+            }
+        });
+        out.take()
+    }
+
+    #[test]
+    fn records_of_every_round_are_drained_once_in_order_after_spilling() {
+        let dir = tempfile::tempdir().unwrap();
+        let spill = spill(dir.path(), 0);
+        let stats = spill.stats.clone();
+        let n = 20_000; // 480 KB of records against the 64 KiB floor: several runs
+        let out = collect(spill.clone(), n, 3);
+        assert_eq!(out.len() as u64, n + 1);
+        assert_eq!(out[..n as usize], (0..n).collect::<Vec<_>>());
+        assert_eq!(out[n as usize], n);
+        assert!(stats.borrow().spilled_bytes > 0, "{:?}", stats.borrow().spilled_bytes);
+        assert!(!spill.failed());
+    }
+
+    #[test]
+    fn a_spill_error_is_recorded_and_the_stage_emits_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        // A spill folder below a regular file cannot be made.
+        std::fs::write(dir.path().join("file"), "").unwrap();
+        let spill = spill(&dir.path().join("file").join("spill"), 0);
+        let out = collect(spill.clone(), 20_000, 2);
+        assert!(out.is_empty(), "{} records emitted", out.len());
+        assert!(spill.failed());
+        let error = spill.error.borrow().clone().unwrap();
+        assert!(error.contains("file/spill"), "{error}");
+        assert!(spill.abort.load(AtomicOrdering::Relaxed));
+    }
+}

@@ -69,3 +69,48 @@ impl<'s, T: Timestamp> DedupIds<'s, T> for StreamVec<'s, T, IdClaim> {
         collect_sorted(claims, Pipeline, "DedupIds", spill, || Ok(FirstOfId { current: None }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use neardup_core::ContentHash;
+
+    use super::*;
+    use crate::operators::testing::{drain, node};
+
+    fn claim(id: &str, record: u64, accepted: bool) -> Claim {
+        let hash = ContentHash::of_text(id, 0).get();
+        let doc = DocId::new(0, record);
+        let value = accepted.then(|| ContentKey { node: node(record, "text"), matched: true });
+        Keyed { key: (hash, doc), value }
+    }
+
+    fn outcomes(claims: Vec<Claim>) -> Vec<String> {
+        drain(&mut FirstOfId { current: None }, claims)
+            .into_iter()
+            .map(|o| match o {
+                IdOutcome::Accepted(k) => format!("accepted {}", k.node.doc.record()),
+                IdOutcome::Duplicate { doc, first } => {
+                    format!("{} duplicates {}", doc.record(), first.record())
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_first_record_of_an_id_owns_it_and_later_documents_are_duplicates() {
+        let mut out = outcomes(vec![
+            claim("a", 5, true),
+            claim("a", 2, true),
+            claim("b", 3, true),
+            claim("a", 9, true),
+        ]);
+        out.sort();
+        assert_eq!(out, ["5 duplicates 2", "9 duplicates 2", "accepted 2", "accepted 3"]);
+    }
+
+    #[test]
+    fn a_rejected_first_record_still_owns_its_id_and_later_rejects_say_nothing() {
+        let out = outcomes(vec![claim("a", 1, false), claim("a", 2, true), claim("a", 3, false)]);
+        assert_eq!(out, ["2 duplicates 1"]);
+    }
+}

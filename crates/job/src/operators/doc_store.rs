@@ -303,3 +303,136 @@ impl<V: serde::de::DeserializeOwned + Clone + 'static> Cursor<V> {
             .unwrap_or_else(|| unreachable!("document {doc:?} is not stored on its home worker")))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::operators::testing::{self, drain, signed};
+    use crate::spec::{JobSpec, Method};
+
+    const LONG: &str = "the quick brown fox jumps over the lazy dog near the river bank today";
+
+    fn store_drain(job: JobConfig, spill: &Spill) -> (StoreDrain, Rc<RefCell<DocStore>>) {
+        let shared = Rc::new(RefCell::new(DocStore::default()));
+        let drain = StoreDrain {
+            job: Arc::new(job),
+            shared: shared.clone(),
+            spill: spill.clone(),
+            total: 0,
+            representative: None,
+            keyer: None,
+            meta: spill.runs(),
+            signatures: spill.runs(),
+            signed: 0,
+        };
+        (drain, shared)
+    }
+
+    /// Documents 1 (a representative), 2 (a copy of another text) and 3 (a representative
+    /// too short to sign), and counts of 1 and 2 representatives from two workers.
+    fn input(job: &JobConfig) -> Vec<StoreKey> {
+        let short = signed(job, 3, "tiny");
+        assert!(short.signature.is_none());
+        vec![
+            doc_in(signed(job, 1, LONG)),
+            doc_in(signed(job, 2, &format!("{LONG} again"))),
+            doc_in(short),
+            representative_in(DocId::new(0, 3)),
+            representative_in(DocId::new(0, 1)),
+            count_in(1, 2),
+            count_in(0, 1),
+        ]
+    }
+
+    fn rows<V: serde::de::DeserializeOwned + Clone + 'static>(
+        file: &SortedFile<Keyed<DocId, V>>,
+    ) -> Vec<(u64, V)> {
+        file.iter().unwrap().map(|r| r.unwrap()).map(|r| (r.key.record(), r.value)).collect()
+    }
+
+    #[test]
+    fn representatives_get_their_band_keys_and_every_document_its_metadata() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = testing::job(dir.path(), JobSpec::default());
+        let MethodParams::Minhash { lsh, .. } = job.params else { unreachable!() };
+        let spill = testing::spill(dir.path(), 0);
+        let (mut stage, shared) = store_drain(job.clone(), &spill);
+        let out = drain(&mut stage, input(&job));
+        // One key per band, for the signed representative only; no content keys.
+        assert_eq!(out.len() as u32, lsh.bands());
+        assert!(out.iter().all(|s| matches!(s, Stored::Bucket(r) if r.doc == DocId::new(0, 1))));
+
+        let shared = shared.borrow();
+        assert!(matches!(shared.verifier, Some(Verifier::MinHash { .. })));
+        assert_eq!(shared.blocks, None);
+        assert!(!shared.signatures_read_later);
+        let meta = rows(shared.meta.as_ref().unwrap());
+        let flags: Vec<(u64, bool, bool)> =
+            meta.iter().map(|(r, m)| (*r, m.representative, m.matched)).collect();
+        assert_eq!(flags, [(1, true, true), (2, false, true), (3, true, false)]);
+        let signatures = rows(shared.signatures.as_ref().unwrap());
+        assert_eq!(signatures.len(), 1);
+        assert_eq!(signatures[0].1.node.id, "d1");
+        assert_eq!(spill.stats.borrow().signed_representatives, 1);
+    }
+
+    #[test]
+    fn simhash_chooses_its_blocks_from_every_workers_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let job =
+            testing::job(dir.path(), JobSpec { method: Method::Simhash, ..JobSpec::default() });
+        let spill = testing::spill(dir.path(), 0);
+        let (mut stage, shared) = store_drain(job.clone(), &spill);
+        let out = drain(&mut stage, input(&job));
+        // Three representatives in all (two with counts from the other worker).
+        let layout = BlockLayout::choose(job.spec.simhash.max_distance, 3).unwrap();
+        assert_eq!(shared.borrow().blocks, Some(layout.blocks()));
+        let Some(Signature::SimHash(f)) = signed(&job, 1, LONG).signature else { unreachable!() };
+        let expected: Vec<u64> = layout.keys(f, job.spec.seed).map(BucketKey::get).collect();
+        let keys: Vec<u64> = out.iter().map(|s| s.record().key.get()).collect();
+        assert_eq!(keys, expected);
+        assert!(matches!(shared.borrow().verifier, Some(Verifier::SimHash { .. })));
+    }
+
+    #[test]
+    fn with_an_index_every_representative_gets_a_content_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = testing::job(dir.path(), JobSpec::default())
+            .with_index(dir.path().join("index"), "run".into())
+            .unwrap();
+        let spill = testing::spill(dir.path(), 0);
+        let (mut stage, shared) = store_drain(job.clone(), &spill);
+        let out = drain(&mut stage, input(&job));
+        let content: Vec<BucketRecord> = out
+            .iter()
+            .filter_map(|s| match s {
+                Stored::Content(r) => Some(*r),
+                Stored::Bucket(_) => None,
+            })
+            .collect();
+        let short = signed(&job, 3, "tiny");
+        let long = signed(&job, 1, LONG);
+        assert_eq!(content.len(), 2);
+        assert_eq!(content[0].key.get(), content_key(long.content));
+        assert_eq!(content[1].key.get(), content_key(short.content));
+        assert!(shared.borrow().signatures_read_later);
+    }
+
+    #[test]
+    fn a_cursor_finds_rows_in_doc_order_and_says_which_are_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut runs = SortedRuns::new(dir.path(), 0);
+        for record in [2, 5, 9] {
+            runs.push(Keyed { key: DocId::new(0, record), value: format!("row {record}") })
+                .unwrap();
+        }
+        let file = runs.into_file().unwrap();
+        let mut cursor = Cursor::over(&file).unwrap();
+        assert_eq!(cursor.get(DocId::new(0, 1)).unwrap(), None);
+        assert_eq!(cursor.find(DocId::new(0, 2)).unwrap(), "row 2");
+        assert_eq!(cursor.get(DocId::new(0, 2)).unwrap().map(String::as_str), Some("row 2"));
+        assert_eq!(cursor.get(DocId::new(0, 6)).unwrap(), None);
+        assert_eq!(cursor.find(DocId::new(0, 9)).unwrap(), "row 9");
+        assert_eq!(cursor.get(DocId::new(0, 10)).unwrap(), None);
+    }
+}

@@ -103,27 +103,15 @@ pub fn exact_pair(x: &NodeInfo, y: &NodeInfo) -> PairRow {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::operators::testing::{self, node};
 
     fn key(record: u64, text: &str, matched: bool) -> Key {
-        let node = NodeInfo {
-            doc: DocId::new(0, record),
-            id: format!("d{record}"),
-            chars: text.chars().count() as u64,
-            content: ContentHash::of_text(text, 42),
-        };
+        let node = node(record, text);
         Keyed { key: (node.content, node.doc), value: ContentKey { node, matched } }
     }
 
-    /// Feeds keys in the order the operator sorts them, and returns what it emits.
-    fn drain(index: bool, mut keys: Vec<Key>) -> Vec<Grouped> {
-        keys.sort_by_key(|k| k.key);
-        let mut groups = Groups { representative: None, count: 0, index };
-        let mut out = Vec::new();
-        for k in keys {
-            groups.item(k, &mut |g| out.push(g)).unwrap();
-        }
-        groups.end(&mut |g| out.push(g)).unwrap();
-        out
+    fn drain(index: bool, keys: Vec<Key>) -> Vec<Grouped> {
+        testing::drain(&mut Groups { representative: None, count: 0, index }, keys)
     }
 
     #[test]

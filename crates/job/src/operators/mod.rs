@@ -16,6 +16,8 @@ pub(crate) mod index;
 mod name_clusters;
 mod reduce_buckets;
 mod sign_docs;
+#[cfg(test)]
+pub(crate) mod testing;
 mod verify_candidates;
 mod write_documents;
 mod write_kept;

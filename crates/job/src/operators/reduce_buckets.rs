@@ -56,3 +56,47 @@ impl<'s, T: Timestamp> ReduceBuckets<'s, T> for StreamVec<'s, T, BucketRecord> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use neardup_core::{BucketKey, DocId};
+
+    use super::*;
+    use crate::operators::testing::{drain, spill};
+
+    fn record(key: u64, record: u64) -> BucketRecord {
+        BucketRecord { key: BucketKey::new(key), doc: DocId::new(0, record) }
+    }
+
+    #[test]
+    fn every_bucket_gives_its_pairs_and_the_records_are_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let spill = spill(dir.path(), 0);
+        let limits = BucketSpec { max_bucket_size: 3, bucket_anchors: 1 };
+        let mut buckets =
+            Buckets { reducer: BucketReducer::new(limits), spill: spill.clone(), records: 0 };
+        let records = vec![
+            // Three members: all three pairs.
+            record(7, 3),
+            record(7, 1),
+            record(7, 2),
+            // Alone: none.
+            record(8, 4),
+            // Four members, over the limit: each with the anchor only.
+            record(9, 5),
+            record(9, 6),
+            record(9, 7),
+            record(9, 8),
+        ];
+        let mut pairs: Vec<(u64, u64)> = drain(&mut buckets, records)
+            .into_iter()
+            .map(|c| (c.a.record(), c.b.record()))
+            .collect();
+        pairs.sort_unstable();
+        assert_eq!(pairs, [(1, 2), (1, 3), (2, 3), (5, 6), (5, 7), (5, 8)]);
+        let stats = spill.stats.borrow();
+        assert_eq!(stats.bucket_records, 8);
+        assert_eq!((stats.buckets.shared_buckets, stats.buckets.cut_buckets), (2, 1));
+        assert_eq!(stats.buckets.largest_bucket, 4);
+    }
+}

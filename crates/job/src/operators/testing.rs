@@ -1,0 +1,177 @@
+//! Helpers for the operators' unit tests: a stage's drain fed by hand with a plain `emit`,
+//! a dataflow on one worker for the operators that are not drains, and the spill, sink,
+//! job and documents a stage needs.
+
+use std::cell::RefCell;
+use std::path::Path;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use neardup_core::{ContentHash, DocId};
+use neardup_io::InputDoc;
+use timely::WorkerConfig;
+use timely::communication::Allocator;
+use timely::communication::allocator::thread::Thread;
+use timely::dataflow::StreamVec;
+use timely::dataflow::operators::Inspect;
+use timely::dataflow::operators::vec::ToStream;
+use timely::worker::Worker;
+
+use crate::config::JobConfig;
+use crate::operators::collect::{Drain, Keyed, Spill};
+use crate::operators::doc_store::DocStore;
+use crate::operators::write_parts::PartSink;
+use crate::records::{DocMeta, NodeInfo, SigEntry, SignedDoc};
+use crate::sign::{SignScratch, Signer};
+use crate::spec::JobSpec;
+use crate::spill::SortedRuns;
+use crate::stats::WorkerStats;
+
+/// Feeds `items` to `stage` in sorted order, as `collect_sorted` does once its input is
+/// complete, then ends it; returns what it emitted, in order.
+pub(crate) fn drain<D: Ord, O>(stage: &mut impl Drain<D, O>, mut items: Vec<D>) -> Vec<O> {
+    items.sort();
+    let mut out = Vec::new();
+    for item in items {
+        stage.item(item, &mut |o| out.push(o)).expect("no spill error");
+    }
+    stage.end(&mut |o| out.push(o)).expect("no spill error");
+    out
+}
+
+/// A spill under `dir` that holds `limit_bytes` in memory, with fresh statistics.
+pub(crate) fn spill(dir: &Path, limit_bytes: usize) -> Spill {
+    Spill {
+        dir: dir.to_path_buf(),
+        limit_bytes,
+        stats: Rc::default(),
+        error: Rc::default(),
+        abort: Arc::default(),
+    }
+}
+
+/// A sink writing part 0 below `dir`, counting into `stats`.
+pub(crate) fn sink(dir: &Path, stats: Rc<RefCell<WorkerStats>>) -> PartSink {
+    PartSink {
+        output: dir.to_path_buf(),
+        part: 0,
+        metadata: Rc::new(Vec::new),
+        stats,
+        error: Rc::default(),
+        abort: Arc::default(),
+    }
+}
+
+/// A checked job with `spec` over one JSONL file `a.jsonl` in `dir` (written when missing),
+/// writing to `dir/out`.
+pub(crate) fn job(dir: &Path, spec: JobSpec) -> JobConfig {
+    let input = dir.join("a.jsonl");
+    if !input.exists() {
+        std::fs::write(&input, "{\"id\":\"1\",\"text\":\"x\"}\n").unwrap();
+    }
+    JobConfig::new(spec, &[input], dir.join("out")).unwrap()
+}
+
+/// `text` analysed and signed as `job` does, as record `record` of file 0 with id
+/// `d<record>`.
+pub(crate) fn signed(job: &JobConfig, record: u64, text: &str) -> SignedDoc {
+    let signer = Signer::new(job, None, None);
+    let doc = InputDoc {
+        doc: DocId::new(0, record),
+        id: format!("d{record}"),
+        text: text.into(),
+        meta: None,
+    };
+    signer.sign(doc, &mut SignScratch::default()).expect("a text with words")
+}
+
+/// The node of record `record` of file 0 with id `d<record>` and text `text`.
+pub(crate) fn node(record: u64, text: &str) -> NodeInfo {
+    NodeInfo {
+        doc: DocId::new(0, record),
+        id: format!("d{record}"),
+        chars: text.chars().count() as u64,
+        content: ContentHash::of_text(text, 42),
+    }
+}
+
+/// A finished document store below `dir` holding `docs`: the metadata of each, and the
+/// signatures of those signed. `docs` are all representatives.
+pub(crate) fn store(dir: &Path, job: &JobConfig, docs: &[SignedDoc]) -> Rc<RefCell<DocStore>> {
+    let mut meta = SortedRuns::new(dir, 1 << 20);
+    let mut signatures = SortedRuns::new(dir, 1 << 20);
+    for d in docs {
+        meta.push(Keyed {
+            key: d.doc,
+            value: DocMeta {
+                id: d.id.clone(),
+                chars: d.chars,
+                features: d.features,
+                content: d.content,
+                matched: d.signature.is_some(),
+                representative: true,
+                web: None,
+            },
+        })
+        .unwrap();
+        if let Some(signature) = &d.signature {
+            let node =
+                NodeInfo { doc: d.doc, id: d.id.clone(), chars: d.chars, content: d.content };
+            signatures
+                .push(Keyed {
+                    key: d.doc,
+                    value: SigEntry {
+                        node,
+                        signature: signature.clone(),
+                        feature_set: d.feature_set.clone(),
+                    },
+                })
+                .unwrap();
+        }
+    }
+    let lsh = match &job.params {
+        crate::config::MethodParams::Minhash { lsh, .. } => *lsh,
+        crate::config::MethodParams::Simhash { .. } => panic!("the helper stores MinHash runs"),
+    };
+    Rc::new(RefCell::new(DocStore {
+        verifier: Some(neardup_core::Verifier::MinHash {
+            threshold: job.spec.minhash.threshold,
+            lsh,
+            mode: job.spec.minhash.verify,
+        }),
+        blocks: None,
+        signatures: Some(signatures.into_file().unwrap()),
+        signatures_read_later: job.index.is_some(),
+        meta: Some(meta.into_file().unwrap()),
+    }))
+}
+
+/// Builds a dataflow on one worker (this thread) with `build` and runs it to completion;
+/// returns what `build` returned.
+pub(crate) fn one_worker<R>(build: impl FnOnce(&mut Worker) -> R) -> R {
+    let allocator = Allocator::Thread(Thread::default());
+    let mut worker = Worker::new(WorkerConfig::default(), allocator, None);
+    let result = build(&mut worker);
+    while worker.has_dataflows() {
+        worker.step_or_park(None);
+    }
+    result
+}
+
+/// Runs `operator` on one worker over `input`, all at the first time; returns its output
+/// in the order emitted.
+pub(crate) fn run_operator<I, O, F>(input: Vec<I>, operator: F) -> Vec<O>
+where
+    I: Clone + 'static,
+    O: Clone + 'static,
+    F: for<'s> FnOnce(StreamVec<'s, u64, I>) -> StreamVec<'s, u64, O>,
+{
+    let out = Rc::new(RefCell::new(Vec::new()));
+    let sink = out.clone();
+    one_worker(move |worker| {
+        worker.dataflow::<u64, _, _>(move |scope| {
+            operator(input.to_stream(scope)).inspect(move |o| sink.borrow_mut().push(o.clone()));
+        });
+    });
+    out.take()
+}
