@@ -211,3 +211,120 @@ impl<'s, T: Timestamp> NameClusters<'s, T> for StreamVec<'s, T, (DocId, Membersh
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use neardup_core::ContentHash;
+    use neardup_io::index::IndexRef;
+
+    use super::*;
+    use crate::operators::testing::drain;
+
+    fn doc(record: u64) -> DocId {
+        DocId::new(0, record)
+    }
+
+    fn name(record: u64) -> NameKey {
+        Keyed { key: (doc(record), 0, doc(record)), value: NameIn::Name(format!("d{record}")) }
+    }
+
+    fn member(kept: u64, record: u64, verified: bool) -> NameKey {
+        let m = Membership {
+            kept: doc(kept),
+            kept_content: ContentHash::of_text("kept", 0),
+            cluster_size: 3,
+            radius: 1,
+            verified_with_kept: verified,
+        };
+        Keyed { key: (doc(kept), 2, doc(record)), value: NameIn::Member(m) }
+    }
+
+    fn old(cluster: u64, from: u64, earlier: u64, direct: bool) -> NameKey {
+        let link = OldLink {
+            kept: IndexRef { generation: 1, doc: earlier },
+            kept_id: format!("old{earlier}"),
+            kept_content: u128::from(earlier),
+            direct: direct.then_some(doc(from)),
+        };
+        Keyed { key: (doc(cluster), 1, doc(from)), value: NameIn::Old(link) }
+    }
+
+    fn assignments(
+        stats: &Rc<RefCell<WorkerStats>>,
+        input: Vec<NameKey>,
+    ) -> Vec<(u64, Assignment)> {
+        let mut naming = Naming { current: None, joined: None, stats: stats.clone() };
+        drain(&mut naming, input)
+            .into_iter()
+            .map(|v| match v.value {
+                Verdict::Assigned(a) => (v.key.record(), a),
+                other => panic!("only assignments: {other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_member_gets_its_kept_documents_id_whatever_the_repeats() {
+        let stats = Rc::default();
+        let out = assignments(
+            &stats,
+            vec![
+                member(1, 1, true),
+                member(1, 2, true),
+                member(1, 3, false),
+                name(2),
+                name(1),
+                name(1), // ids may arrive more than once
+                member(4, 4, true),
+                member(4, 5, true),
+                name(4),
+            ],
+        );
+        let got: Vec<(u64, &str, bool)> =
+            out.iter().map(|(d, a)| (*d, a.kept_id.as_str(), a.verified_with_kept)).collect();
+        assert_eq!(
+            got,
+            [(1, "d1", true), (2, "d1", true), (3, "d1", false), (4, "d4", true), (5, "d4", true)]
+        );
+        assert!(out.iter().all(|(_, a)| a.indexed.is_none() && a.cluster_size == 3));
+    }
+
+    #[test]
+    fn a_cluster_joining_earlier_ones_takes_the_earliest_kept_document() {
+        let stats = Rc::default();
+        let out = assignments(
+            &stats,
+            vec![
+                name(1),
+                member(1, 1, true),
+                member(1, 2, true),
+                // Document 2 matched the earlier kept document 30 itself, document 1 a
+                // member of the earlier cluster kept as 20.
+                old(1, 2, 30, true),
+                old(1, 1, 20, false),
+            ],
+        );
+        assert_eq!(out.len(), 2);
+        for (_, a) in &out {
+            let indexed = a.indexed.as_ref().expect("joins the index's cluster");
+            assert_eq!((indexed.kept.doc, indexed.kept_id.as_str()), (20, "old20"));
+        }
+        // Only a direct match counts as verified with the earlier kept document.
+        assert_eq!((out[0].1.verified_with_kept, out[1].1.verified_with_kept), (false, true));
+        assert_eq!(stats.borrow().index.bridged_clusters, 1);
+    }
+
+    #[test]
+    fn a_document_alone_in_this_run_that_matches_an_earlier_one_gets_a_verdict() {
+        let stats = Rc::default();
+        let out = assignments(&stats, vec![old(7, 7, 40, true), old(8, 8, 50, false)]);
+        let got: Vec<(u64, u64, bool, u64)> = out
+            .iter()
+            .map(|(d, a)| {
+                (*d, a.indexed.as_ref().unwrap().kept.doc, a.verified_with_kept, a.cluster_size)
+            })
+            .collect();
+        assert_eq!(got, [(7, 40, true, 1), (8, 50, false, 1)]);
+        assert_eq!(stats.borrow().index.bridged_clusters, 0);
+    }
+}

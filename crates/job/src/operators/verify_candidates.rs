@@ -165,3 +165,77 @@ fn near_row(
         matching_bands: verdict.matching_bands,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::operators::testing::{self, drain, signed, store};
+    use crate::spec::JobSpec;
+
+    const TEXT: &str = "a river runs through the old town and past the mill where the baker \
+                        sells bread every morning before the market opens on the square";
+
+    fn candidate(a: u64, b: u64) -> Candidate {
+        Candidate { a: DocId::new(0, a), b: DocId::new(0, b) }
+    }
+
+    #[test]
+    fn candidates_found_in_several_buckets_are_verified_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = testing::job(dir.path(), JobSpec::default());
+        let docs = [signed(&job, 1, TEXT), signed(&job, 2, TEXT), signed(&job, 3, TEXT)];
+        let store = store(dir.path(), &job, &docs);
+        let spill = testing::spill(dir.path(), 0);
+        let mut attach =
+            AttachFirst { cursor: Cursor::open(&store).unwrap(), last: None, unique: 0, spill };
+        let halves = drain(
+            &mut attach,
+            vec![candidate(1, 2), candidate(1, 3), candidate(1, 2), candidate(2, 3)],
+        );
+        let got: Vec<(u64, u64)> =
+            halves.iter().map(|h| (h.first.node.doc.record(), h.b.record())).collect();
+        assert_eq!(got, [(1, 2), (1, 3), (2, 3)]);
+        assert_eq!(halves[0].first.node.id, "d1");
+        assert_eq!(attach.spill.stats.borrow().unique_candidates, 3);
+    }
+
+    #[test]
+    fn similar_pairs_become_pair_rows_and_edges_and_the_rest_are_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = testing::job(dir.path(), JobSpec::default());
+        let edited = TEXT.replace("bread", "cakes");
+        let other = "nothing in this sentence is shared with the other documents at all, \
+                     whatever the seed and whatever the shingles";
+        let docs = [signed(&job, 1, TEXT), signed(&job, 2, &edited), signed(&job, 3, other)];
+        let store = store(dir.path(), &job, &docs);
+        let spill = testing::spill(dir.path(), 0);
+        let mut attach = AttachFirst {
+            cursor: Cursor::open(&store).unwrap(),
+            last: None,
+            unique: 0,
+            spill: spill.clone(),
+        };
+        let halves = drain(&mut attach, vec![candidate(1, 2), candidate(1, 3)]);
+        let mut verify = VerifySecond {
+            cursor: Cursor::open(&store).unwrap(),
+            verifier: store.borrow().verifier.clone().unwrap(),
+            store: store.clone(),
+            spill: spill.clone(),
+            compared: 0,
+            verified: 0,
+        };
+        let keyed =
+            halves.into_iter().map(|h| Keyed { key: (h.b, h.first.node.doc), value: h }).collect();
+        let near = drain(&mut verify, keyed);
+        assert_eq!(near.len(), 2);
+        let Near::Pair(row) = &near[0] else { panic!("a pair row first: {near:?}") };
+        assert_eq!((row.id_a.as_str(), row.id_b.as_str(), row.kind), ("d1", "d2", PairKind::Near));
+        assert!(row.similarity >= job.spec.minhash.threshold && row.similarity < 1.0, "{row:?}");
+        assert!(row.matching_bands.is_some() && row.hamming.is_none());
+        assert!(matches!(&near[1], Near::Edge(e) if e.a.id == "d1" && e.b.id == "d2"));
+        let stats = spill.stats.borrow();
+        assert_eq!((stats.compared_pairs, stats.verified_pairs), (2, 1));
+        // Nothing reads the signatures after verification in a run without an index.
+        assert!(store.borrow().signatures.is_none());
+    }
+}

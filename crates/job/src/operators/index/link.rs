@@ -95,3 +95,52 @@ impl<'s, T: Timestamp> LinkClusters<'s, T> for StreamVec<'s, T, IndexMatch> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::operators::testing::drain;
+
+    fn doc(record: u64) -> DocId {
+        DocId::new(0, record)
+    }
+
+    fn at(doc: u64) -> IndexRef {
+        IndexRef { generation: 1, doc }
+    }
+
+    fn matched(new: u64, old: u64, kept: u64) -> Keyed<(DocId, u8, IndexRef), LinkIn> {
+        let m = IndexMatch {
+            new: doc(new),
+            old: at(old),
+            kept: at(kept),
+            kept_id: format!("old{kept}"),
+            kept_content: 0,
+            similarity: 0.9,
+        };
+        Keyed { key: (doc(new), 1, at(old)), value: LinkIn::Match(m) }
+    }
+
+    fn member(record: u64, kept: u64) -> Keyed<(DocId, u8, IndexRef), LinkIn> {
+        Keyed { key: (doc(record), 0, at(0)), value: LinkIn::Member(doc(kept)) }
+    }
+
+    #[test]
+    fn matches_are_keyed_by_the_kept_document_of_their_cluster_or_their_own() {
+        let out = drain(
+            &mut LinkDrain { cluster: None },
+            vec![
+                matched(2, 30, 30), // document 2 is in document 1's cluster
+                member(2, 1),
+                member(3, 1),       // a member without matches says nothing
+                matched(5, 41, 40), // document 5 is in no pair of this run
+            ],
+        );
+        let got: Vec<(u64, u64, Option<u64>)> = out
+            .iter()
+            .map(|l| (l.key.record(), l.value.kept.doc, l.value.direct.map(DocId::record)))
+            .collect();
+        // A match with the earlier kept document itself is direct.
+        assert_eq!(got, [(1, 30, Some(2)), (5, 40, None)]);
+    }
+}
