@@ -49,3 +49,28 @@ impl<'s, T: Timestamp> GatherReports<'s, T> for StreamVec<'s, T, ()> {
         .inspect(move |report| all.borrow_mut().push(report.clone()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::operators::testing::run_operator;
+
+    #[test]
+    fn the_report_is_sent_once_the_writers_are_done() {
+        let all = Rc::new(RefCell::new(Vec::new()));
+        let received = all.clone();
+        let mut taken = 0;
+        let out = run_operator(vec![(), ()], move |markers| {
+            markers.gather_reports(
+                move || {
+                    taken += 1;
+                    assert_eq!(taken, 1, "the report is taken once");
+                    WorkerReport { worker: 3, ..WorkerReport::default() }
+                },
+                received,
+            )
+        });
+        assert_eq!(out.iter().map(|r| r.worker).collect::<Vec<_>>(), [3]);
+        assert_eq!(all.borrow().iter().map(|r| r.worker).collect::<Vec<_>>(), [3]);
+    }
+}

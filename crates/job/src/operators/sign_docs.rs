@@ -59,3 +59,46 @@ impl<'s, T: Timestamp> SignDocs<'s, T> for StreamVec<'s, T, Record> {
         .container::<Vec<_>>()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use neardup_core::DocId;
+    use neardup_io::{InputDoc, Reason};
+
+    use super::*;
+    use crate::operators::testing::{self, run_operator};
+    use crate::spec::JobSpec;
+
+    fn doc(record: u64, text: &str) -> Record {
+        let id = format!("d{record}");
+        Record::Doc(InputDoc { doc: DocId::new(0, record), id, text: text.into(), meta: None })
+    }
+
+    #[test]
+    fn documents_are_signed_and_rejects_pass_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = testing::job(dir.path(), JobSpec::default());
+        let stats = Rc::new(RefCell::new(WorkerStats::default()));
+        let reject = RejectedRecord {
+            doc: DocId::new(0, 2),
+            id: None,
+            reason: Reason::MissingId,
+            detail: "no id".into(),
+        };
+        let signer = Signer::new(&job, None, None);
+        let counted = stats.clone();
+        let out = run_operator(
+            vec![
+                doc(1, "a document long enough to have a signature of its own"),
+                Record::Reject(reject),
+                doc(3, "<p> </p>"),
+            ],
+            move |records| records.sign_docs(signer, counted),
+        );
+        assert_eq!(out.len(), 3);
+        assert!(matches!(&out[0], Ok(d) if d.id == "d1" && d.signature.is_some()));
+        assert!(matches!(&out[1], Err(r) if r.reason == Reason::MissingId));
+        assert!(matches!(&out[2], Err(r) if r.reason == Reason::EmptyText));
+        assert_eq!(stats.borrow().documents_signed, 2);
+    }
+}

@@ -442,3 +442,147 @@ pub fn reject_row(r: RejectedRecord, sources: &[Arc<str>]) -> DocumentRow {
         web: None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use neardup_core::ContentHash;
+
+    use super::*;
+    use crate::operators::testing::{drain, sink};
+    use crate::spill::SortedRuns;
+
+    fn doc(record: u64) -> DocId {
+        DocId::new(0, record)
+    }
+
+    fn meta(record: u64, text: &str, matched: bool) -> Keyed<DocId, DocMeta> {
+        Keyed {
+            key: doc(record),
+            value: DocMeta {
+                id: format!("d{record}"),
+                chars: text.len() as u64,
+                features: 10,
+                content: ContentHash::of_text(text, 0),
+                matched,
+                representative: true,
+                web: None,
+            },
+        }
+    }
+
+    fn assigned(kept: u64, kept_text: &str, verified: bool) -> Verdict {
+        Verdict::Assigned(Assignment {
+            kept: doc(kept),
+            kept_id: format!("d{kept}"),
+            kept_content: ContentHash::of_text(kept_text, 0),
+            cluster_size: 3,
+            radius: 1,
+            verified_with_kept: verified,
+            indexed: None,
+        })
+    }
+
+    fn verdict(record: u64, v: Verdict) -> Keyed<DocId, Verdict> {
+        Keyed { key: doc(record), value: v }
+    }
+
+    /// Runs the stage over `meta` and `verdicts`; returns the kept documents it emitted
+    /// and the rows it wrote, as (record, decision, reason, duplicate_of).
+    fn assemble(
+        removal: Removal,
+        meta: Vec<Keyed<DocId, DocMeta>>,
+        verdicts: Vec<Keyed<DocId, Verdict>>,
+    ) -> (Vec<u64>, Vec<(u64, Decision, Option<Reason>, Option<String>)>, WorkerStats) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut runs = SortedRuns::new(dir.path(), 0);
+        for m in meta {
+            runs.push(m).unwrap();
+        }
+        let file = runs.into_file().unwrap();
+        let sink = sink(dir.path(), Rc::default());
+        let mut stage = Assemble {
+            meta: file.iter().unwrap(),
+            next_meta: None,
+            rows: Vec::new(),
+            writer: None,
+            sink: sink.clone(),
+            sources: vec![Arc::from("a.jsonl")].into(),
+            emit_kept: true,
+            removal,
+            index: None,
+        };
+        let kept = drain(&mut stage, verdicts).into_iter().map(DocId::record).collect();
+        assert!(sink.error.borrow().is_none());
+        let rows = neardup_io::read_documents(&dir.path().join("documents"))
+            .unwrap()
+            .into_iter()
+            .map(|r| (r.doc.record(), r.decision, r.reason, r.duplicate_of))
+            .collect();
+        let stats = sink.stats.borrow().clone();
+        (kept, rows, stats)
+    }
+
+    #[test]
+    fn every_record_gets_one_row_in_doc_order() {
+        let reject = RejectedRecord {
+            doc: doc(5),
+            id: Some("d5".into()),
+            reason: Reason::MalformedJson,
+            detail: "expected value".into(),
+        };
+        let (kept, rows, stats) = assemble(
+            Removal::Connected,
+            vec![
+                meta(1, "kept", true),
+                meta(2, "near", true),
+                meta(3, "copy", true),
+                meta(4, "short", false),
+                meta(6, "last", true),
+            ],
+            vec![
+                verdict(5, Verdict::Rejected(reject)),
+                verdict(2, assigned(1, "kept", false)),
+                verdict(1, assigned(1, "kept", true)),
+                verdict(3, Verdict::DuplicateId { first: doc(1) }),
+            ],
+        );
+        let d1 = Some("d1".to_string());
+        assert_eq!(
+            rows,
+            [
+                (1, Decision::Keep, None, None),
+                (2, Decision::Remove, Some(Reason::NearDuplicate), d1.clone()),
+                (3, Decision::Reject, Some(Reason::DuplicateId), None),
+                // In no pair: kept, and said to be too short to be matched.
+                (4, Decision::Keep, Some(Reason::TooFewFeatures), None),
+                (5, Decision::Reject, Some(Reason::MalformedJson), None),
+                (6, Decision::Keep, None, None),
+            ]
+        );
+        assert_eq!(kept, [1, 4, 6]);
+        assert_eq!((stats.clusters, stats.removed_not_verified_with_kept), (1, 1));
+        assert_eq!(stats.decisions[&Decision::Keep], 3);
+    }
+
+    #[test]
+    fn with_verified_removal_a_member_never_compared_with_the_kept_document_stays() {
+        let (kept, rows, _) = assemble(
+            Removal::Verified,
+            vec![meta(1, "kept", true), meta(2, "kept", true), meta(3, "far", true)],
+            vec![
+                verdict(1, assigned(1, "kept", true)),
+                verdict(2, assigned(1, "kept", true)),
+                verdict(3, assigned(1, "kept", false)),
+            ],
+        );
+        assert_eq!(
+            rows,
+            [
+                (1, Decision::Keep, None, None),
+                (2, Decision::Remove, Some(Reason::ExactDuplicate), Some("d1".into())),
+                (3, Decision::Keep, Some(Reason::UnverifiedInCluster), None),
+            ]
+        );
+        assert_eq!(kept, [1, 3]);
+    }
+}

@@ -82,3 +82,36 @@ impl<'s, T: Timestamp> WriteKept<'s, T> for StreamVec<'s, T, DocId> {
         .container::<Vec<_>>()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::operators::testing::{self, run_operator};
+    use crate::spec::JobSpec;
+
+    #[test]
+    fn the_kept_records_of_this_workers_files_are_copied() {
+        let dir = tempfile::tempdir().unwrap();
+        let lines = [
+            "{\"id\":\"1\",\"text\":\"one\"}",
+            "{\"id\":\"2\",\"text\":\"two\"}",
+            "{\"id\":\"3\",\"text\":\"three\"}",
+        ];
+        std::fs::write(dir.path().join("a.jsonl"), lines.join("\n") + "\n").unwrap();
+        let job = Arc::new(testing::job(dir.path(), JobSpec::default()));
+        let kept_dir = dir.path().join("kept");
+        let stats = Rc::new(RefCell::new(WorkerStats::default()));
+        let error = Rc::new(RefCell::new(None));
+        let (file, into, counted, failed) =
+            (job.inputs[0].clone(), kept_dir.clone(), stats.clone(), error.clone());
+        let markers = run_operator(vec![DocId::new(0, 3), DocId::new(0, 1)], move |kept| {
+            kept.write_kept(0, 1, job, into, counted, failed)
+        });
+        assert_eq!(markers.len(), 1);
+        assert!(error.borrow().is_none());
+        let written =
+            std::fs::read_to_string(kept_dir.join(neardup_io::kept_file_name(&file))).unwrap();
+        assert_eq!(written, format!("{}\n{}\n", lines[0], lines[2]));
+        assert_eq!(stats.borrow().kept_written, 2);
+    }
+}

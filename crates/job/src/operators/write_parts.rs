@@ -131,3 +131,69 @@ impl<'s, T: Timestamp> WritePairs<'s, T> for StreamVec<'s, T, PairRow> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use neardup_core::DocId;
+
+    use super::*;
+    use crate::operators::testing::{drain, sink};
+
+    fn row(a: &str, b: &str, kind: PairKind, similarity: f64) -> PairOut {
+        PairOut(PairRow {
+            id_a: a.into(),
+            id_b: b.into(),
+            doc_a: DocId::new(0, 1),
+            doc_b: DocId::new(0, 2),
+            similarity,
+            kind,
+            hamming: None,
+            matching_bands: None,
+        })
+    }
+
+    #[test]
+    fn rows_are_written_in_id_order_and_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let sink = sink(dir.path(), Rc::default());
+        let mut pairs = Pairs { sink: sink.clone(), rows: Vec::new(), writer: None };
+        let markers = drain(
+            &mut pairs,
+            vec![
+                row("b", "c", PairKind::Near, 0.9),
+                row("a", "c", PairKind::Exact, 1.0),
+                row("a", "b", PairKind::Near, 0.8),
+            ],
+        );
+        assert_eq!(markers.len(), 1);
+        let written = neardup_io::read_pairs(&dir.path().join("pairs")).unwrap();
+        let ids: Vec<(&str, &str)> =
+            written.iter().map(|r| (r.id_a.as_str(), r.id_b.as_str())).collect();
+        assert_eq!(ids, [("a", "b"), ("a", "c"), ("b", "c")]);
+        let stats = sink.stats.borrow();
+        assert_eq!((stats.exact_pairs, stats.near_pairs), (1, 2));
+        assert!(sink.error.borrow().is_none());
+    }
+
+    #[test]
+    fn a_worker_without_pairs_writes_an_empty_part() {
+        let dir = tempfile::tempdir().unwrap();
+        let sink = sink(dir.path(), Rc::default());
+        let markers = drain(&mut Pairs { sink, rows: Vec::new(), writer: None }, Vec::new());
+        assert_eq!(markers.len(), 1);
+        let parts = std::fs::read_dir(dir.path().join("pairs")).unwrap().count();
+        assert_eq!(parts, 1);
+        assert!(neardup_io::read_pairs(&dir.path().join("pairs")).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_stopped_sink_writes_nothing_and_still_says_it_is_done() {
+        let dir = tempfile::tempdir().unwrap();
+        let sink = sink(dir.path(), Rc::default());
+        sink.abort.store(true, Ordering::Relaxed);
+        let mut pairs = Pairs { sink, rows: Vec::new(), writer: None };
+        let markers = drain(&mut pairs, vec![row("a", "b", PairKind::Near, 0.9)]);
+        assert_eq!(markers.len(), 1);
+        assert!(!dir.path().join("pairs").exists());
+    }
+}
