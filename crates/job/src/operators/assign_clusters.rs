@@ -159,7 +159,7 @@ mod tests {
                 .flat_map(|(d, chars, text)| {
                     // Repeated, as every edge of a document brings its info.
                     let i = ((doc(d), (chars, ContentHash::of_text(text, 0))), 0u64, 1isize);
-                    [i.clone(), i]
+                    [i, i]
                 })
                 .collect();
                 assign_clusters(

@@ -9,6 +9,9 @@ use std::sync::Arc;
 
 use neardup_core::{ContentHash, DocId};
 use neardup_io::InputDoc;
+use neardup_io::index::{
+    DocPartWriter, Generation, IndexedDoc, KeyPartWriter, KeyRow, Manifest, partition_of,
+};
 use timely::WorkerConfig;
 use timely::communication::Allocator;
 use timely::communication::allocator::thread::Thread;
@@ -144,6 +147,48 @@ pub(crate) fn store(dir: &Path, job: &JobConfig, docs: &[SignedDoc]) -> Rc<RefCe
         signatures_read_later: job.index.is_some(),
         meta: Some(meta.into_file().unwrap()),
     }))
+}
+
+/// A job as [`job`] makes, with the index `dir/index` holding one committed generation
+/// (folder `g1`, run `first`) of `docs` (one docs part) and `keys`; the job adds
+/// generation 2.
+pub(crate) fn job_with_index(dir: &Path, docs: &[IndexedDoc], keys: &[KeyRow]) -> JobConfig {
+    let job = job(dir, JobSpec::default());
+    let index = dir.join("index");
+    let segment = index.join("g1");
+    let mut docs = docs.to_vec();
+    docs.sort_unstable();
+    let mut w = DocPartWriter::create(&segment, 0).unwrap();
+    w.write(&docs).unwrap();
+    w.finish().unwrap();
+    let mut keys = keys.to_vec();
+    keys.sort_unstable();
+    let mut manifest = Manifest::new(job.index_settings());
+    for partition in 0..manifest.partitions {
+        let mine: Vec<KeyRow> = keys
+            .iter()
+            .filter(|k| partition_of(k.key, manifest.partitions) == partition)
+            .copied()
+            .collect();
+        if !mine.is_empty() {
+            let mut w = KeyPartWriter::create(&segment, partition).unwrap();
+            w.write(&mine).unwrap();
+            w.finish().unwrap();
+        }
+    }
+    manifest.generations.push(Generation {
+        number: 1,
+        folder: "g1".into(),
+        run: "first".into(),
+        output: String::new(),
+        created_unix: 0,
+        documents: docs.len() as u64,
+        keys: keys.len() as u64,
+        doc_parts: 1,
+        forgotten: Vec::new(),
+    });
+    manifest.save(&index).unwrap();
+    job.with_index(index, "second".into()).unwrap()
 }
 
 /// Builds a dataflow on one worker (this thread) with `build` and runs it to completion;

@@ -486,13 +486,16 @@ mod tests {
         Keyed { key: doc(record), value: v }
     }
 
+    /// A written row: (record, decision, reason, duplicate_of).
+    type Row = (u64, Decision, Option<Reason>, Option<String>);
+
     /// Runs the stage over `meta` and `verdicts`; returns the kept documents it emitted
-    /// and the rows it wrote, as (record, decision, reason, duplicate_of).
+    /// and the rows it wrote.
     fn assemble(
         removal: Removal,
         meta: Vec<Keyed<DocId, DocMeta>>,
         verdicts: Vec<Keyed<DocId, Verdict>>,
-    ) -> (Vec<u64>, Vec<(u64, Decision, Option<Reason>, Option<String>)>, WorkerStats) {
+    ) -> (Vec<u64>, Vec<Row>, WorkerStats) {
         let dir = tempfile::tempdir().unwrap();
         let mut runs = SortedRuns::new(dir.path(), 0);
         for m in meta {

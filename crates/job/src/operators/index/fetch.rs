@@ -110,3 +110,63 @@ impl<'s, T: Timestamp> FetchIndexed<'s, T> for StreamVec<'s, T, IndexCandidate> 
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::rc::Rc;
+
+    use super::*;
+    use crate::operators::testing::{self, drain};
+
+    fn indexed(doc: u64) -> IndexedDoc {
+        IndexedDoc {
+            generation: 1,
+            doc,
+            id: format!("old{doc}"),
+            source: "old.jsonl".into(),
+            kept: IndexRef { generation: 1, doc },
+            kept_id: format!("old{doc}"),
+            kept_content: u128::from(doc),
+            content: u128::from(doc),
+            signature: vec![1, 2, 3, 4],
+        }
+    }
+
+    fn candidate(old: u64, new: u64) -> IndexCandidate {
+        IndexCandidate {
+            segment: 1,
+            part: 0,
+            old: IndexRef { generation: 1, doc: old },
+            new: DocId::new(0, new),
+        }
+    }
+
+    #[test]
+    fn each_candidate_gets_its_indexed_document_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = testing::job_with_index(dir.path(), &[indexed(10), indexed(11)], &[]);
+        let sink = testing::sink(dir.path(), Rc::default());
+        let mut fetch = FetchDrain {
+            plan: job.index.clone().unwrap(),
+            group: None,
+            candidates: Vec::new(),
+            sink: sink.clone(),
+        };
+        let sides = drain(
+            &mut fetch,
+            vec![
+                candidate(11, 2),
+                candidate(10, 1),
+                candidate(10, 1), // found through two keys
+                candidate(99, 3), // taken out of the index since
+            ],
+        );
+        let got: Vec<(u64, u64, &str)> =
+            sides.iter().map(|s| (s.key.0.record(), s.key.1.doc, s.value.0.id.as_str())).collect();
+        assert_eq!(got, [(1, 10, "old10"), (2, 11, "old11")]);
+        assert_eq!(sides[0].value.0, indexed(10));
+        let stats = sink.stats.borrow();
+        assert_eq!(stats.index.candidates, 3);
+        assert!(sink.error.borrow().is_none());
+    }
+}

@@ -149,3 +149,65 @@ impl<'s, T: Timestamp> ProbeIndex<'s, T> for StreamVec<'s, T, IndexKey> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::rc::Rc;
+
+    use neardup_core::DocId;
+    use neardup_io::index::{IndexRef, key_part_path};
+
+    use super::*;
+    use crate::operators::testing::{self, drain};
+
+    /// Keys 5 and 7 fall in partition 0, the other two in partition 4.
+    const SHARED: u64 = 5;
+    const CROWDED: u64 = 7;
+    const NEW_ONLY: u64 = 1 << 60;
+    const OLD_ONLY: u64 = (1 << 60) + 5;
+
+    fn key_row(key: u64, doc: u64) -> KeyRow {
+        KeyRow { key, generation: 1, doc }
+    }
+
+    fn new_key(key: u64, record: u64) -> IndexKey {
+        IndexKey { key, doc: DocId::new(0, record) }
+    }
+
+    #[test]
+    fn keys_are_written_and_shared_buckets_of_the_index_make_candidates() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut keys = vec![key_row(SHARED, 10), key_row(SHARED, 11), key_row(OLD_ONLY, 16)];
+        // Four indexed documents in one bucket, over the limit of three.
+        keys.extend((12..16).map(|d| key_row(CROWDED, d)));
+        let job = testing::job_with_index(dir.path(), &[], &keys);
+        let plan = job.index.clone().unwrap();
+        let sink = testing::sink(dir.path(), Rc::default());
+        let mut probe = ProbeDrain {
+            plan: plan.clone(),
+            segments: plan.manifest.segments(),
+            max_bucket_size: 3,
+            bucket_anchors: 1,
+            partition: None,
+            rows: Vec::new(),
+            sink: sink.clone(),
+        };
+        let candidates = drain(
+            &mut probe,
+            vec![new_key(SHARED, 1), new_key(CROWDED, 2), new_key(NEW_ONLY, 3), new_key(SHARED, 4)],
+        );
+        let got: Vec<(u64, u64)> = candidates.iter().map(|c| (c.old.doc, c.new.record())).collect();
+        // The crowded bucket gives its anchor only.
+        assert_eq!(got, [(10, 1), (11, 1), (10, 4), (11, 4), (12, 2)]);
+        assert!(candidates.iter().all(|c| c.segment == 1 && c.part == 0));
+        assert!(candidates.iter().all(|c| c.old.generation == 1));
+        assert_eq!(candidates[0].old, IndexRef { generation: 1, doc: 10 });
+
+        // The new generation's keys, a part per partition.
+        let generation = plan.new_generation_dir();
+        assert!(key_part_path(&generation, 0).exists() && key_part_path(&generation, 4).exists());
+        let stats = sink.stats.borrow();
+        assert_eq!(stats.index.keys_written, 4);
+        assert!(sink.error.borrow().is_none());
+    }
+}

@@ -97,3 +97,77 @@ impl<'s, T: Timestamp> VerifyIndexed<'s, T>
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use neardup_core::Signature;
+    use neardup_io::index::IndexedDoc;
+
+    use super::*;
+    use crate::operators::testing::{self, drain, signed, store};
+    use crate::records::{SignedDoc, encode_signature};
+    use crate::stats::WorkerStats;
+
+    const TEXT: &str = "a river runs through the old town and past the mill where the baker \
+                        sells bread every morning before the market opens on the square";
+
+    /// An indexed document `old` with `content` and, when given, the signature of `like`.
+    fn side(
+        new: u64,
+        old: u64,
+        content: u128,
+        like: Option<&SignedDoc>,
+    ) -> Keyed<(DocId, IndexRef), IndexedSide> {
+        let at = IndexRef { generation: 1, doc: old };
+        let signature =
+            like.and_then(|d| d.signature.as_ref()).map(encode_signature).unwrap_or_default();
+        let doc = IndexedDoc {
+            generation: 1,
+            doc: old,
+            id: format!("old{old}"),
+            source: "old.jsonl".into(),
+            kept: IndexRef { generation: 1, doc: 1 },
+            kept_id: "old1".into(),
+            kept_content: 7,
+            content,
+            signature,
+        };
+        Keyed { key: (DocId::new(0, new), at), value: IndexedSide(doc) }
+    }
+
+    #[test]
+    fn equal_texts_match_and_signatures_are_verified_as_within_a_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = testing::job_with_index(dir.path(), &[], &[]);
+        let long = signed(&job, 1, TEXT);
+        let edited = signed(&job, 2, &TEXT.replace("bread", "cakes"));
+        let short = signed(&job, 3, "tiny");
+        assert!(matches!(long.signature, Some(Signature::MinHash(_))) && short.signature.is_none());
+        let store = store(dir.path(), &job, &[long.clone(), edited.clone(), short.clone()]);
+        let stats = Rc::new(RefCell::new(WorkerStats::default()));
+        let meta = Cursor::over(store.borrow().meta.as_ref().unwrap()).unwrap();
+        let mut verify = VerifyDrain {
+            store: store.clone(),
+            signatures: Cursor::open(&store).unwrap(),
+            meta,
+            stats: stats.clone(),
+        };
+        let other = u128::MAX;
+        let matches = drain(
+            &mut verify,
+            vec![
+                side(1, 10, long.content.get(), None),  // the same text
+                side(2, 11, other, Some(&long)),        // a near text
+                side(2, 12, other, None),               // indexed without a signature
+                side(3, 13, short.content.get(), None), // a short text, the same
+                side(3, 14, other, Some(&long)),        // a short text, another
+            ],
+        );
+        let got: Vec<(u64, u64)> = matches.iter().map(|m| (m.new.record(), m.old.doc)).collect();
+        assert_eq!(got, [(1, 10), (2, 11), (3, 13)]);
+        assert_eq!((matches[0].similarity, matches[2].similarity), (1.0, 1.0));
+        assert!(matches[1].similarity >= job.spec.minhash.threshold && matches[1].similarity < 1.0);
+        assert!(matches.iter().all(|m| m.kept_id == "old1" && m.kept_content == 7));
+        assert_eq!(stats.borrow().index.matches, 3);
+    }
+}
