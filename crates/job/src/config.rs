@@ -313,9 +313,9 @@ impl JobConfig {
                 format!("must be within 0..=1, got {}", bp.min_share),
             ));
         }
-        if bp.min_urls < 2 || bp.corpus_min_hosts < 2 {
-            let (key, value) = if bp.min_urls < 2 {
-                ("boilerplate.min_urls", bp.min_urls)
+        if bp.min_pages < 2 || bp.corpus_min_hosts < 2 {
+            let (key, value) = if bp.min_pages < 2 {
+                ("boilerplate.min_pages", bp.min_pages)
             } else {
                 ("boilerplate.corpus_min_hosts", bp.corpus_min_hosts)
             };

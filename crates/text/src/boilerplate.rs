@@ -3,15 +3,22 @@
 //! Pages of one site share navigation, bylines, "most read" boxes, footers and licence
 //! notices. A line (one block of the page: the WARC reader turns HTML into one line per
 //! paragraph, heading, list item or table cell) is boilerplate for a host when it appears
-//! on many distinct URLs of that host, and boilerplate everywhere when it is short and
+//! on many distinct pages of that host, and boilerplate everywhere when it is short and
 //! appears on many hosts. Lines are compared in a canonical form (case folded, whitespace collapsed,
 //! every number one `#`), so "Views: 1,024" and "Views: 17" are one line.
+//!
+//! A template is what pages with different content share; text that only copies of one
+//! page share is content. So pages are counted by their content, not by URL: a page's
+//! content key (see [`occurrences`]) is the smallest key among its longest lines, a
+//! one-permutation MinHash of its paragraphs, which copies of one article (at several URLs of a host:
+//! tracking parameters, print, AMP or mobile versions, reposts; or crawled again with
+//! changed counters) share with a probability about their overlap, and different articles
+//! almost never. A page without long lines is counted by its canonical URL ([`url_key`]).
 //!
 //! Learning takes the corpus as [`Occurrence`]s sorted by `(scope, line, distinct)` and
 //! reads it once ([`Learner`]); the result is a sorted set of (scope, line) entries
 //! ([`Boilerplate`]), which [`Boilerplate::strip`] uses to drop a page's boilerplate
-//! lines. Counting distinct URLs rather than documents means a page crawled again (same
-//! URL, changed counters) never makes its own article look like boilerplate.
+//! lines.
 
 use neardup_core::hash::{hash_bytes, hash_u64s};
 use serde::{Deserialize, Serialize};
@@ -19,8 +26,12 @@ use serde::{Deserialize, Serialize};
 /// The scope of corpus-wide entries (hosts are never 0).
 pub const CORPUS_SCOPE: u64 = 0;
 
-/// The line of an occurrence that counts a host's URLs (line keys are never 0).
+/// The line of an occurrence that counts a host's pages (line keys are never 0).
 pub const URL_MARKER: u64 = 0;
+
+/// Lines of more canonical characters than this identify a page's content (paragraphs,
+/// rather than menu items, buttons and short bylines).
+pub const CONTENT_LINE_CHARS: u32 = 40;
 
 /// When a line is boilerplate.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -28,10 +39,11 @@ pub const URL_MARKER: u64 = 0;
 pub struct BoilerplateRule {
     /// Learn boilerplate from web pages (documents with a URL) and leave it out.
     pub enabled: bool,
-    /// A line is boilerplate for a host when it is on at least this many distinct URLs of
-    /// the host...
-    pub min_urls: u32,
-    /// ...and on at least this share of the host's distinct URLs.
+    /// A line is boilerplate for a host when it is on at least this many pages of the host
+    /// with distinct contents (see the module documentation)...
+    #[serde(alias = "min_urls")]
+    pub min_pages: u32,
+    /// ...and on at least this share of the host's distinct pages.
     pub min_share: f64,
     /// A line of at most `corpus_max_chars` characters is boilerplate everywhere when it is
     /// on at least this many hosts. High by default: a short sentence of an article copied
@@ -47,7 +59,7 @@ impl Default for BoilerplateRule {
     fn default() -> Self {
         BoilerplateRule {
             enabled: true,
-            min_urls: 3,
+            min_pages: 3,
             min_share: 0.1,
             corpus_min_hosts: 1000,
             corpus_max_chars: 40,
@@ -56,11 +68,11 @@ impl Default for BoilerplateRule {
 }
 
 impl BoilerplateRule {
-    /// Whether a line on `urls` distinct URLs of a host with `host_urls` URLs is
-    /// boilerplate.
-    pub fn host_line(&self, urls: u32, host_urls: u32) -> bool {
-        let by_share = (self.min_share * f64::from(host_urls)).ceil();
-        urls >= self.min_urls && f64::from(urls) >= by_share
+    /// Whether a line on `pages` distinct pages of a host with `host_pages` distinct pages
+    /// is boilerplate.
+    pub fn host_line(&self, pages: u32, host_pages: u32) -> bool {
+        let by_share = (self.min_share * f64::from(host_pages)).ceil();
+        pages >= self.min_pages && f64::from(pages) >= by_share
     }
 
     /// Whether a short line on `hosts` distinct hosts is boilerplate.
@@ -69,8 +81,8 @@ impl BoilerplateRule {
     }
 }
 
-/// A URL's host, lowercased, without scheme, user, port, trailing dot and a leading
-/// `www.`, and the rest of the URL (path and query, `/` when empty) without its fragment.
+/// A URL's host, lowercased, without scheme, user, port, trailing dot and leading `www.`,
+/// `m.`, `amp.`, `mobile.` or `wap.`, and the rest of the URL (path and query, `/` when empty) without its fragment.
 /// `None` when the URL has no host.
 fn split_url(url: &str) -> Option<(String, &str)> {
     let url = url.trim();
@@ -83,28 +95,64 @@ fn split_url(url: &str) -> Option<(String, &str)> {
         Some(v6) => v6.split(']').next()?,
         None => host.split(':').next()?,
     };
-    let host = host.trim_end_matches('.').to_ascii_lowercase();
-    let host = match host.strip_prefix("www.") {
-        Some(bare) => bare.to_string(),
-        None => host,
-    };
+    let mut host = host.trim_end_matches('.').to_ascii_lowercase();
+    // The mobile, AMP and www versions of a site are the site.
+    while let Some(bare) = ["www.", "m.", "amp.", "mobile.", "wap."]
+        .iter()
+        .find_map(|p| host.strip_prefix(p).filter(|rest| rest.contains('.')))
+    {
+        host = bare.to_string();
+    }
     (!host.is_empty()).then_some((host, if path.is_empty() { "/" } else { path }))
 }
 
-/// The key of a URL's host: lowercased, without scheme, user, port and a leading `www.`.
-/// `None` when the URL has no host.
+/// Query parameters that track a visit rather than name a page.
+fn is_tracking(parameter: &str) -> bool {
+    let name = parameter.split('=').next().unwrap_or_default().to_ascii_lowercase();
+    name.starts_with("utm_")
+        || matches!(
+            name.as_str(),
+            "fbclid"
+                | "gclid"
+                | "dclid"
+                | "msclkid"
+                | "yclid"
+                | "mc_cid"
+                | "mc_eid"
+                | "_ga"
+                | "ref"
+                | "ref_src"
+                | "spm"
+                | "from"
+                | "share"
+                | "igshid"
+        )
+}
+
+/// The key of a URL's host: lowercased, without scheme, user, port and leading `www.`,
+/// `m.`, `amp.`, `mobile.` or `wap.` (the versions of one site). `None` when the URL has
+/// no host.
 pub fn host_key(url: &str, seed: u64) -> Option<u64> {
     split_url(url).map(|(host, _)| hash_bytes(host.as_bytes(), seed).max(1))
 }
 
-/// The key of a URL: what distinct URLs are counted by. The host is taken as in
-/// [`host_key`] and the fragment is dropped, so `http://www.Example.com:80/a#top` and
-/// `https://example.com/a` are one URL; path and query keep their case.
+/// The key of a canonical URL: what a page without long lines is counted by. The host is
+/// taken as in [`host_key`], the fragment and tracking parameters (`utm_*`, `fbclid`,
+/// `gclid`, ...) are dropped, so `http://www.Example.com:80/a?utm_source=x#top` and
+/// `https://example.com/a` are one URL; path and the other parameters keep their case and
+/// order.
 pub fn url_key(url: &str, seed: u64) -> u64 {
     match split_url(url) {
-        Some((host, path)) => {
+        Some((host, rest)) => {
             let mut key = host;
+            let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
             key.push_str(path);
+            let mut first = true;
+            for parameter in query.split('&').filter(|p| !p.is_empty() && !is_tracking(p)) {
+                key.push(if first { '?' } else { '&' });
+                key.push_str(parameter);
+                first = false;
+            }
             hash_bytes(key.as_bytes(), seed)
         }
         None => hash_bytes(url.trim().as_bytes(), seed),
@@ -170,11 +218,24 @@ pub fn entry(scope: u64, line: u64) -> u64 {
 }
 
 /// One fact for learning: `line` of a page at `scope`, with what distinct ones count.
-/// Per host: `(host, line, url)` and `(host, URL_MARKER, url)` once per page; corpus
-/// wide: `(CORPUS_SCOPE, line, host)` for short lines.
+/// Per host: `(host, line, page)` and `(host, URL_MARKER, page)` once per page, `page`
+/// being its content key; corpus wide: `(CORPUS_SCOPE, line, host)` for short lines.
 pub type Occurrence = (u64, u64, u64);
 
-/// The occurrences of one page's lines, distinct and sorted. `url` is the page's URL.
+/// The key a page's content is counted by, from the `(chars, key)` of its lines longer than
+/// [`CONTENT_LINE_CHARS`]: the smallest key among those at least half as long as the
+/// longest. Paragraphs of an article are long; a template's long lines (a footer, a
+/// related headline) are rarely half as long as the article's longest paragraph, so they
+/// seldom name a page and make pages with different articles look like one. `None`
+/// without long lines.
+fn content_key(long: &[(u32, u64)]) -> Option<u64> {
+    let longest = long.iter().map(|&(chars, _)| chars).max()?;
+    long.iter().filter(|&&(chars, _)| chars * 2 >= longest).map(|&(_, key)| key).min()
+}
+
+/// The occurrences of one page's lines, distinct and sorted. `url` is the page's URL. The
+/// page is counted by its content key ([`content_key`]), or the key of its canonical URL
+/// when it has no long lines.
 pub fn occurrences(
     text: &str,
     url: &str,
@@ -185,16 +246,25 @@ pub fn occurrences(
 ) {
     out.clear();
     let Some(host) = host_key(url, seed) else { return };
-    let page = url_key(url, seed);
-    out.push((host, URL_MARKER, page));
+    // (chars, key) of the lines that may name the page's content.
+    let mut long = Vec::new();
     for line in text.lines() {
         if let Some(key) = line_key(line, seed, scratch) {
-            out.push((host, key.key, page));
+            // The page key is filled in below, once every line is seen.
+            out.push((host, key.key, 0));
             if key.chars <= rule.corpus_max_chars {
                 out.push((CORPUS_SCOPE, key.key, host));
             }
+            if key.chars > CONTENT_LINE_CHARS {
+                long.push((key.chars, key.key));
+            }
         }
     }
+    let page = content_key(&long).unwrap_or_else(|| url_key(url, seed));
+    for o in out.iter_mut().filter(|o| o.0 == host) {
+        o.2 = page;
+    }
+    out.push((host, URL_MARKER, page));
     out.sort_unstable();
     out.dedup();
 }
@@ -437,8 +507,66 @@ mod tests {
         let pages: Vec<(&str, &str)> =
             pages.iter().map(|(u, t)| (u.as_str(), t.as_str())).collect();
         let learned = learn(&pages, &rule);
-        // Two URLs only: below min_urls, nothing is learned.
+        // Two URLs only: below min_pages, nothing is learned.
         assert!(learned.is_empty());
+    }
+
+    /// An article of a small host at several URLs (tracking parameters, print and mobile
+    /// versions, another path) is one page's content: its paragraphs stay, while the lines
+    /// that pages with different articles share are learned.
+    #[test]
+    fn copies_of_one_article_at_several_urls_are_not_its_hosts_template() {
+        let rule = BoilerplateRule::default();
+        let paragraph = |topic: &str, n: usize| {
+            format!(
+                "Paragraph {n} of the story about {topic}: a paragraph of an article is long, \
+                 longer than the template's footer, its related headlines and its buttons."
+            )
+        };
+        let article = |topic: &str| (0..4).map(|n| paragraph(topic, n)).collect::<Vec<_>>();
+        let render = |body: &[String], views: u32| {
+            format!(
+                "Home | News | Sport\nViews: {views}\n{}\nRelated: the council votes on the \
+                 harbour budget again\n© Small Site. All rights reserved; no copying without leave.",
+                body.join("\n")
+            )
+        };
+        let copied = article("the harbour");
+        let mut edited = copied.clone();
+        edited[2] = "A paragraph rewritten in the print version, still long enough to be content \
+                     rather than template, as the paragraphs of articles are."
+            .into();
+        let mut pages = vec![
+            ("https://small.example/a/17".to_string(), render(&copied, 3)),
+            ("https://small.example/a/17?utm_source=feed&fbclid=x".to_string(), render(&copied, 4)),
+            ("https://m.small.example/news/2024/05/17/17.html".to_string(), render(&copied, 5)),
+            ("https://small.example/print/17".to_string(), render(&edited, 6)),
+        ];
+        for topic in ["the mill", "the market", "the school"] {
+            pages.push((format!("https://small.example/a/{topic}"), render(&article(topic), 1)));
+        }
+        let pages: Vec<(&str, &str)> =
+            pages.iter().map(|(u, t)| (u.as_str(), t.as_str())).collect();
+        let learned = learn(&pages, &rule);
+        let mut out = String::new();
+        learned.strip(pages[1].1, pages[1].0, &mut LineScratch::default(), &mut out);
+        // The template is out, the article whole.
+        assert_eq!(out.trim_end(), copied.join("\n"));
+    }
+
+    #[test]
+    fn tracking_parameters_and_site_versions_are_one_url() {
+        let k = |u| url_key(u, SEED);
+        assert_eq!(
+            k("https://s.example/a?id=3&utm_source=x&fbclid=y"),
+            k("https://s.example/a?id=3")
+        );
+        assert_eq!(k("https://m.s.example/a"), k("https://www.s.example/a"));
+        assert_eq!(k("https://amp.s.example/a"), k("https://s.example/a"));
+        assert_ne!(k("https://s.example/a?id=3"), k("https://s.example/a?id=4"));
+        // A host that is only a prefix and a suffix keeps its name.
+        assert_ne!(host_key("https://m.example/", SEED), host_key("https://example/", SEED));
+        assert_eq!(host_key("https://m.example/", SEED), host_key("https://M.example/", SEED));
     }
 
     #[test]
