@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::input::{Compression, CountingFile, InputFile};
 use crate::read_options::{FieldNames, OnReadError, generated_id};
-use crate::{Error, InputDoc, Reason, Record, RejectedRecord, Result};
+use crate::{Error, InputDoc, Reason, Record, RejectedRecord, Result, WebMeta};
 
 /// Reads records from one JSONL file.
 pub struct JsonlRecords {
@@ -301,7 +301,7 @@ pub struct RawLine {
 }
 
 /// Parses one line of the JSONL file `file` (record `doc`): a document, or a reject with
-/// its reason. Only the id and text fields are decoded.
+/// its reason. Only the id, text and URL fields are decoded.
 pub fn parse_line(file: &InputFile, fields: &FieldNames, doc: DocId, line: &[u8]) -> Record {
     let reject = |id: Option<String>, reason, detail: String| {
         Record::Reject(RejectedRecord { doc, id, reason, detail })
@@ -314,12 +314,28 @@ pub fn parse_line(file: &InputFile, fields: &FieldNames, doc: DocId, line: &[u8]
     let Ok(text) = std::str::from_utf8(bytes) else {
         return reject(None, Reason::InvalidUtf8, "the line is not valid UTF-8".into());
     };
-    let picker = Picker { id: fields.id.as_deref(), text: &fields.text };
+    let picker = Picker {
+        fields: KeyMatch {
+            id: fields.id.as_deref(),
+            text: &fields.text,
+            url: fields.url.as_deref(),
+        },
+    };
     let mut de = serde_json::Deserializer::from_str(text);
     let picked = match picker.deserialize(&mut de).and_then(|p| de.end().map(|()| p)) {
         Ok(p) => p,
         Err(e) => return reject(None, Reason::MalformedJson, json_error_detail(&e)),
     };
+    // A web page's URL: a string in the URL field (which may be the id field too).
+    let url = match picked.url {
+        Some(Value::String(url)) if !url.trim().is_empty() => Some(url),
+        None if fields.url.is_some() && fields.url == fields.id => match &picked.id {
+            Some(Value::String(url)) if !url.trim().is_empty() => Some(url.clone()),
+            _ => None,
+        },
+        _ => None,
+    };
+    let meta = url.map(|url| Box::new(WebMeta { url: Some(url), ..WebMeta::default() }));
     let id = match (&fields.id, picked.id) {
         (None, _) => generated_id(file, doc.record()),
         (Some(_), Some(Value::String(s))) => s,
@@ -336,7 +352,7 @@ pub fn parse_line(file: &InputFile, fields: &FieldNames, doc: DocId, line: &[u8]
         Some(Value::String(text)) if text.trim().is_empty() => {
             reject(Some(id), Reason::EmptyText, format!("field \"{}\" is empty", fields.text))
         }
-        Some(Value::String(text)) => Record::Doc(InputDoc { doc, id, text, meta: None }),
+        Some(Value::String(text)) => Record::Doc(InputDoc { doc, id, text, meta }),
         None | Some(Value::Null) => {
             reject(Some(id), Reason::MissingText, format!("no field \"{}\"", fields.text))
         }
@@ -382,16 +398,16 @@ fn json_error_detail(e: &serde_json::Error) -> String {
     }
 }
 
-/// The two fields of interest, as JSON values.
+/// The fields of interest, as JSON values.
 struct Picked {
     id: Option<Value>,
     text: Option<Value>,
+    url: Option<Value>,
 }
 
-/// Deserializes a JSON object keeping only the id and text fields.
+/// Deserializes a JSON object keeping only the id, text and URL fields.
 struct Picker<'a> {
-    id: Option<&'a str>,
-    text: &'a str,
+    fields: KeyMatch<'a>,
 }
 
 impl<'de> DeserializeSeed<'de> for Picker<'_> {
@@ -410,11 +426,12 @@ impl<'de> Visitor<'de> for Picker<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Picked, A::Error> {
-        let mut picked = Picked { id: None, text: None };
-        while let Some(key) = map.next_key_seed(KeyMatch { id: self.id, text: self.text })? {
+        let mut picked = Picked { id: None, text: None, url: None };
+        while let Some(key) = map.next_key_seed(self.fields)? {
             match key {
                 Key::Id => picked.id = Some(map.next_value()?),
                 Key::Text => picked.text = Some(map.next_value()?),
+                Key::Url => picked.url = Some(map.next_value()?),
                 Key::Other => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -427,13 +444,17 @@ impl<'de> Visitor<'de> for Picker<'_> {
 enum Key {
     Id,
     Text,
+    Url,
     Other,
 }
 
-/// Classifies an object key without allocating.
+/// Classifies an object key without allocating. A key that names two fields is the text,
+/// then the id.
+#[derive(Clone, Copy)]
 struct KeyMatch<'a> {
     id: Option<&'a str>,
     text: &'a str,
+    url: Option<&'a str>,
 }
 
 impl<'de> DeserializeSeed<'de> for KeyMatch<'_> {
@@ -456,6 +477,8 @@ impl<'de> Visitor<'de> for KeyMatch<'_> {
             Key::Text
         } else if Some(key) == self.id {
             Key::Id
+        } else if Some(key) == self.url {
+            Key::Url
         } else {
             Key::Other
         })
@@ -678,6 +701,49 @@ mod tests {
         assert!(matches!(&records[0], Ok(Record::Doc(d)) if d.id == "a"));
         // Only at the start of the file: elsewhere it is a malformed line.
         assert!(matches!(&records[1], Ok(Record::Reject(r)) if r.reason == Reason::MalformedJson));
+    }
+
+    #[test]
+    fn a_string_in_the_url_field_makes_a_web_page() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pages.jsonl");
+        let lines = [
+            r#"{"id": "a", "url": "https://s.example/a", "text": "x"}"#,
+            r#"{"id": "b", "text": "x"}"#,
+            r#"{"id": "c", "url": null, "text": "x"}"#,
+            r#"{"id": "d", "url": {"href": "https://s.example/d"}, "text": "x"}"#,
+            r#"{"text": "x", "link": "https://s.example/e", "id": "e"}"#,
+        ];
+        std::fs::write(&path, lines.join("\n")).unwrap();
+        let url_of = |fields: FieldNames| -> Vec<Option<String>> {
+            read_all(&path, Compression::None, fields)
+                .into_iter()
+                .map(|r| match r {
+                    Ok(Record::Doc(d)) => d.meta.and_then(|m| m.url),
+                    other => panic!("{other:?}"),
+                })
+                .collect()
+        };
+        let url = |u: &str| Some(u.to_string());
+        assert_eq!(
+            url_of(FieldNames::default()),
+            [url("https://s.example/a"), None, None, None, None]
+        );
+        let link = FieldNames { url: Some("link".into()), ..FieldNames::default() };
+        assert_eq!(url_of(link), [None, None, None, None, url("https://s.example/e")]);
+        assert_eq!(url_of(FieldNames { url: None, ..FieldNames::default() }), [const { None }; 5]);
+        // The URL may be the id as well.
+        let by_url = FieldNames {
+            id: Some("link".into()),
+            url: Some("link".into()),
+            ..FieldNames::default()
+        };
+        let records = read_all(&path, Compression::None, by_url);
+        let Ok(Record::Doc(d)) = &records[4] else { panic!() };
+        assert_eq!(
+            (d.id.as_str(), d.meta.as_ref().unwrap().url.as_deref()),
+            ("https://s.example/e", Some("https://s.example/e"))
+        );
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Parquet reader: reads only the id and text columns, in batches.
+//! Parquet reader: reads only the id, text and URL columns, in batches.
 
 use std::fs::File;
 
@@ -15,7 +15,14 @@ use parquet::file::metadata::ParquetMetaData;
 
 use crate::input::InputFile;
 use crate::read_options::{FieldNames, OnReadError, generated_id};
-use crate::{Error, InputDoc, Reason, Record, RejectedRecord, Result};
+use crate::{Error, InputDoc, Reason, Record, RejectedRecord, Result, WebMeta};
+
+/// The columns of a batch that records are made of.
+struct Columns {
+    text: ArrayRef,
+    id: Option<ArrayRef>,
+    url: Option<ArrayRef>,
+}
 
 /// Rows decoded per batch.
 const BATCH_ROWS: usize = 4096;
@@ -25,8 +32,10 @@ pub struct ParquetRecords {
     batches: ParquetRecordBatchReader,
     file: InputFile,
     fields: FieldNames,
+    /// The URL column's name, when the file has one of a string type.
+    url: Option<String>,
     on_error: OnReadError,
-    batch: Option<(ArrayRef, Option<ArrayRef>)>,
+    batch: Option<Columns>,
     row_in_batch: usize,
     record: u64,
     done: bool,
@@ -58,6 +67,7 @@ fn check_chunks(path: &std::path::Path, metadata: &ParquetMetaData, size: u64) -
 
 impl ParquetRecords {
     /// Opens `file` and checks that its id and text columns exist and have usable types.
+    /// The URL column is read when it exists with a string type.
     ///
     /// # Errors
     /// [`Error::Open`], [`Error::Parquet`], [`Error::MissingColumn`] or
@@ -86,6 +96,14 @@ impl ParquetRecords {
             check_type(file, name, schema.field(index).data_type(), false)?;
             roots.push(index);
         }
+        let url = fields.url.as_deref().and_then(|name| {
+            let index = schema.index_of(name).ok()?;
+            check_type(file, name, schema.field(index).data_type(), true).ok()?;
+            roots.push(index);
+            Some(name.to_string())
+        });
+        roots.sort_unstable();
+        roots.dedup();
         let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
         let batches = builder
             .with_projection(mask)
@@ -96,6 +114,7 @@ impl ParquetRecords {
             batches,
             file: file.clone(),
             fields,
+            url,
             on_error,
             batch: None,
             row_in_batch: 0,
@@ -104,19 +123,23 @@ impl ParquetRecords {
         })
     }
 
+    /// Whether the file has a URL column that is read.
+    pub fn has_urls(&self) -> bool {
+        self.url.is_some()
+    }
+
     fn load_batch(&mut self, batch: &RecordBatch) {
-        let text = batch.column_by_name(&self.fields.text).expect("projected").clone();
-        let id = self
-            .fields
-            .id
-            .as_ref()
-            .map(|name| batch.column_by_name(name).expect("projected").clone());
-        self.batch = Some((text, id));
+        let column = |name: &str| batch.column_by_name(name).expect("projected").clone();
+        self.batch = Some(Columns {
+            text: column(&self.fields.text),
+            id: self.fields.id.as_deref().map(column),
+            url: self.url.as_deref().map(column),
+        });
         self.row_in_batch = 0;
     }
 
     fn row(&self, row: usize, doc: DocId) -> Record {
-        let (text, id) = self.batch.as_ref().expect("a batch is loaded");
+        let Columns { text, id, url } = self.batch.as_ref().expect("a batch is loaded");
         let reject = |id: Option<String>, reason, detail: String| {
             Record::Reject(RejectedRecord { doc, id, reason, detail })
         };
@@ -160,7 +183,14 @@ impl ParquetRecords {
         if value.trim().is_empty() {
             return reject(Some(id), Reason::EmptyText, format!("column \"{name}\" is empty"));
         }
-        Record::Doc(InputDoc { doc, id, text: value, meta: None })
+        // A web page's URL; a null or invalid one makes a document without.
+        let url = url
+            .as_ref()
+            .filter(|col| !col.is_null(row))
+            .and_then(|col| text_value(col, row).ok())
+            .filter(|url| !url.trim().is_empty());
+        let meta = url.map(|url| Box::new(WebMeta { url: Some(url), ..WebMeta::default() }));
+        Record::Doc(InputDoc { doc, id, text: value, meta })
     }
 }
 
@@ -169,7 +199,7 @@ impl Iterator for ParquetRecords {
 
     fn next(&mut self) -> Option<Self::Item> {
         while !self.done {
-            let len = self.batch.as_ref().map_or(0, |(t, _)| t.len());
+            let len = self.batch.as_ref().map_or(0, |c| c.text.len());
             if self.row_in_batch < len {
                 let row = self.row_in_batch;
                 self.row_in_batch += 1;
@@ -388,6 +418,48 @@ mod tests {
         let fields = FieldNames { id: None, text: "text".into(), ..FieldNames::default() };
         let err = ParquetRecords::open(&input(&path), fields, OnReadError::Fail).err().unwrap();
         assert!(matches!(err, Error::ColumnType { .. }), "{err}");
+    }
+
+    #[test]
+    fn a_string_url_column_makes_web_pages_another_type_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pages.parquet");
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Utf8, false),
+            Field::new("text", DataType::Utf8, false),
+            Field::new("url", DataType::Utf8, true),
+            Field::new("rank", DataType::Int64, false),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(StringArray::from(vec!["a", "b"])),
+                Arc::new(StringArray::from(vec!["first text", "second text"])),
+                Arc::new(StringArray::from(vec![Some("https://s.example/a"), None])),
+                Arc::new(Int64Array::from(vec![1, 2])),
+            ],
+        )
+        .unwrap();
+        write(&path, batch);
+        let urls = |fields: FieldNames| {
+            let reader = ParquetRecords::open(&input(&path), fields, OnReadError::Fail).unwrap();
+            let has = reader.has_urls();
+            let urls: Vec<Option<String>> = reader
+                .map(|r| match r.unwrap() {
+                    Record::Doc(d) => d.meta.and_then(|m| m.url),
+                    other => panic!("{other:?}"),
+                })
+                .collect();
+            (has, urls)
+        };
+        assert_eq!(
+            urls(FieldNames::default()),
+            (true, vec![Some("https://s.example/a".into()), None])
+        );
+        let rank = FieldNames { url: Some("rank".into()), ..FieldNames::default() };
+        assert_eq!(urls(rank), (false, vec![None, None]));
+        let missing = FieldNames { url: Some("link".into()), ..FieldNames::default() };
+        assert_eq!(urls(missing), (false, vec![None, None]));
     }
 
     #[test]

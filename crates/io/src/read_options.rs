@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::input::InputFile;
 use crate::{Error, Reason, Record, RejectedRecord, Result};
 
-/// What a reader takes from a record: the id and text fields (JSONL keys or Parquet
+/// What a reader takes from a record: the id, text and URL fields (JSONL keys or Parquet
 /// columns), and how large a record may be.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FieldNames {
@@ -15,6 +15,12 @@ pub struct FieldNames {
     pub id: Option<String>,
     /// The text field.
     pub text: String,
+    /// The field holding a web page's URL (`url` in C4, RefinedWeb, FineWeb, Dolma and
+    /// CCNet exports); a record with a string there is a web page ([`crate::WebMeta`]).
+    /// A record without the field, or with another type there, is not; a Parquet column of
+    /// another type is not read. `None` reads no URLs. Web archives carry their own.
+    #[serde(default)]
+    pub url: Option<String>,
     /// A record with more bytes than this (a JSONL line, a web-archive record block or its
     /// inflated payload, a Parquet text value) is a `too_large` reject; lines and archive
     /// records that large are read past without being held in memory.
@@ -34,6 +40,7 @@ impl Default for FieldNames {
         FieldNames {
             id: Some("id".into()),
             text: "text".into(),
+            url: Some("url".into()),
             max_record_bytes: DEFAULT_MAX_RECORD_BYTES,
         }
     }

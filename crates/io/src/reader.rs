@@ -58,6 +58,28 @@ impl RecordReader {
     }
 }
 
+/// Records of a JSON Lines file looked at to tell whether it holds web pages.
+const URL_PROBE_RECORDS: usize = 8;
+
+/// Whether `file` holds web pages (documents with URLs): a web archive; a Parquet file
+/// with a string column named `fields.url`; a JSON Lines file with a string in that field
+/// in one of its first records. Costs a footer or a few lines; a file that cannot be read
+/// holds none (reading it later says why).
+pub fn has_urls(file: &InputFile, fields: &FieldNames) -> bool {
+    match file.format {
+        Format::Warc(_) => true,
+        _ if fields.url.is_none() => false,
+        Format::Parquet => ParquetRecords::open(file, fields.clone(), OnReadError::Reject)
+            .is_ok_and(|r| r.has_urls()),
+        Format::Jsonl(c) => JsonlRecords::open(file, c, fields.clone(), OnReadError::Reject, None)
+            .is_ok_and(|records| {
+                records.take(URL_PROBE_RECORDS).any(|r| {
+                    matches!(r, Ok(Record::Doc(d)) if d.meta.as_ref().is_some_and(|m| m.url.is_some()))
+                })
+            }),
+    }
+}
+
 impl RecordReader {
     /// Opens the lines of the plain JSONL `file` that start in `range` (see [`LineRange`]),
     /// counting bytes read into `bytes_read` when given.
@@ -115,5 +137,34 @@ impl Iterator for RecordReader {
             RecordReader::Warc(r) => r.next(),
             RecordReader::Unopenable(r) => r.take().map(Ok),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Compression;
+
+    fn jsonl(dir: &std::path::Path, name: &str, lines: &[&str]) -> InputFile {
+        let path = dir.join(name);
+        std::fs::write(&path, lines.join("\n")).unwrap();
+        InputFile { index: 0, path, format: Format::Jsonl(Compression::None), bytes: 0 }
+    }
+
+    #[test]
+    fn files_with_urls_in_their_first_records_hold_web_pages() {
+        let dir = tempfile::tempdir().unwrap();
+        let fields = FieldNames::default();
+        let plain = jsonl(dir.path(), "plain.jsonl", &[r#"{"id": "a", "text": "x"}"#; 20]);
+        assert!(!has_urls(&plain, &fields));
+        let mut lines = vec![r#"{"id": "a", "text": "x"}"#; 3];
+        lines.push(r#"{"id": "b", "text": "x", "url": "https://s.example/b"}"#);
+        let pages = jsonl(dir.path(), "pages.jsonl", &lines);
+        assert!(has_urls(&pages, &fields));
+        assert!(!has_urls(&pages, &FieldNames { url: None, ..FieldNames::default() }));
+        let missing = InputFile { path: dir.path().join("missing.jsonl"), ..plain.clone() };
+        assert!(!has_urls(&missing, &fields));
+        let warc = InputFile { format: Format::Warc(Compression::Gzip), ..missing };
+        assert!(has_urls(&warc, &fields));
     }
 }

@@ -46,6 +46,9 @@ pub struct JobConfig {
     pub write_kept: Option<PathBuf>,
     /// The index of earlier runs this run is deduplicated against and adds to, if any.
     pub index: Option<Arc<IndexPlan>>,
+    /// Whether some input holds web pages: a web archive, or JSON Lines or Parquet with
+    /// URLs in `input.url_field` ([`neardup_io::has_urls`]). Their templates are learned.
+    pub web_pages: bool,
 }
 
 /// A run's use of an index (`--index`): the index as it was when the run started, and
@@ -102,11 +105,10 @@ impl JobConfig {
         neardup_core::hash::hash_bytes(&bytes, 0)
     }
 
-    /// Whether the job learns boilerplate before signing: it is enabled and some input is a
-    /// web archive (pages with URLs).
+    /// Whether the job learns boilerplate before signing: it is enabled and some input
+    /// holds web pages ([`JobConfig::web_pages`]).
     pub fn needs_boilerplate(&self) -> bool {
-        self.spec.boilerplate.enabled
-            && self.inputs.iter().any(|f| matches!(f.format, neardup_io::Format::Warc(_)))
+        self.spec.boilerplate.enabled && self.web_pages
     }
 
     /// Whether signing needs corpus document frequencies.
@@ -392,7 +394,9 @@ impl JobConfig {
         let exclude: Vec<PathBuf> =
             std::iter::once(output.clone()).chain(write_kept.clone()).collect();
         let inputs = neardup_io::discover(inputs, &exclude).map_err(ConfigError::Input)?;
-        let config = JobConfig { spec, inputs, output, params, write_kept, index: None };
+        let fields = spec.input.field_names();
+        let web_pages = inputs.iter().any(|f| neardup_io::has_urls(f, &fields));
+        let config = JobConfig { spec, inputs, output, params, write_kept, index: None, web_pages };
         let output_folder = resolved_path(&config.output);
         if let Some(kept) = &config.write_kept
             && resolved_path(kept) == output_folder

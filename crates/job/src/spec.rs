@@ -84,6 +84,10 @@ pub struct InputSpec {
     pub id_field: String,
     /// Field holding the document text.
     pub text_field: String,
+    /// Field (JSONL key or string Parquet column) holding a web page's URL: records with
+    /// one are web pages, whose templates are learned and left out as in web archives
+    /// (`[boilerplate]`). `""` reads no URLs.
+    pub url_field: String,
     /// A file that cannot be opened or read to the end: `fail` the job, or `reject` what
     /// could not be read and go on.
     pub on_read_error: OnReadError,
@@ -106,6 +110,7 @@ impl Default for InputSpec {
         InputSpec {
             id_field: "id".into(),
             text_field: "text".into(),
+            url_field: "url".into(),
             on_read_error: OnReadError::Fail,
             max_record_bytes: None,
         }
@@ -118,6 +123,7 @@ impl InputSpec {
         FieldNames {
             id: (!self.id_field.is_empty()).then(|| self.id_field.clone()),
             text: self.text_field.clone(),
+            url: (!self.url_field.is_empty()).then(|| self.url_field.clone()),
             max_record_bytes: self.record_limit(),
         }
     }

@@ -192,6 +192,7 @@ pub fn read_labels(
     let fields = neardup_io::FieldNames {
         id: Some(id_field.to_string()),
         text: label_field.to_string(),
+        url: None,
         ..neardup_io::FieldNames::default()
     };
     let mut labels = HashMap::new();
