@@ -27,15 +27,35 @@ pub fn neardup(args: &[&str]) -> anyhow::Result<Outcome> {
     neardup_cli::run(cli)
 }
 
+/// The arguments `dedup -i INPUT -o OUT -q EXTRA...`.
+pub fn dedup_args<'a>(input: &'a Path, out: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
+    let (input, out) = (input.to_str().expect("UTF-8 path"), out.to_str().expect("UTF-8 path"));
+    let mut args = vec!["dedup", "-i", input, "-o", out, "-q"];
+    args.extend_from_slice(extra);
+    args
+}
+
 /// Runs `neardup dedup -i INPUT -o OUT -q EXTRA...` in-process.
 ///
 /// # Errors
 /// What the CLI reports.
 pub fn dedup(input: &Path, out: &Path, extra: &[&str]) -> anyhow::Result<Outcome> {
-    let (input, out) = (input.to_str().expect("UTF-8 path"), out.to_str().expect("UTF-8 path"));
-    let mut args = vec!["dedup", "-i", input, "-o", out, "-q"];
-    args.extend_from_slice(extra);
-    neardup(&args)
+    neardup(&dedup_args(input, out, extra))
+}
+
+/// Runs `neardup dedup -i INPUT -o OUT -q EXTRA...` in-process and returns its exit code.
+pub fn dedup_exit_code(input: &Path, out: &Path, extra: &[&str]) -> ExitCode {
+    exit_code(&dedup_args(input, out, extra))
+}
+
+/// A run's `summary.json`, parsed.
+///
+/// # Panics
+/// When it cannot be read or parsed (the message names the file).
+pub fn summary(out: &Path) -> serde_json::Value {
+    let path = out.join("summary.json");
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// Runs `neardup ARGS` in-process and returns its exit code.

@@ -6,29 +6,15 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-use neardup_e2e::{exit_code, neardup, repo};
+use neardup_e2e::{dedup, dedup_args, exit_code, neardup, repo, summary};
 use neardup_io::{Decision, Reason, read_documents};
-
-fn summary(out: &Path) -> serde_json::Value {
-    serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap()
-}
 
 #[test]
 fn every_record_of_the_fixture_is_accounted_for() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let input = repo().join("tests/fixtures/mixed.jsonl");
-    neardup(&[
-        "dedup",
-        "-i",
-        input.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "-q",
-        "-w",
-        "2",
-    ])
-    .unwrap();
+    dedup(&input, &out, &["-w", "2"]).unwrap();
     let lines: Vec<Vec<u8>> =
         std::fs::read(&input).unwrap().split(|b| *b == b'\n').map(<[u8]>::to_vec).collect();
     let records: Vec<u64> = (1..=lines.len() as u64)
@@ -77,8 +63,7 @@ fn a_damaged_archive_fails_the_job_naming_the_file() {
     let input = dir.path().join("damaged.jsonl.gz");
     truncated_gzip(&input);
     let out = dir.path().join("out");
-    let args =
-        ["dedup", "-i", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "-q", "-w", "2"];
+    let args = dedup_args(&input, &out, &["-w", "2"]);
     let err = neardup(&args).unwrap_err();
     let message = format!("{err:#}");
     assert!(message.contains("damaged.jsonl.gz") && message.contains("after record"), "{message}");
@@ -99,17 +84,7 @@ fn a_damaged_archive_can_be_counted_as_a_reject() {
     let job = dir.path().join("job.toml");
     std::fs::write(&job, "[input]\non_read_error = \"reject\"\n").unwrap();
     let out = dir.path().join("out");
-    neardup(&[
-        "dedup",
-        "-i",
-        input.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--job",
-        job.to_str().unwrap(),
-        "-q",
-    ])
-    .unwrap();
+    dedup(&input, &out, &["--job", job.to_str().unwrap()]).unwrap();
     let docs = read_documents(&out.join("documents")).unwrap();
     let unreadable: Vec<_> = docs.iter().filter(|d| d.reason == Some(Reason::Unreadable)).collect();
     assert_eq!(unreadable.len(), 1);
@@ -132,7 +107,7 @@ fn a_wrong_text_field_fails_on_the_reject_ratio() {
     )
     .unwrap();
     let out = dir.path().join("out");
-    let args = ["dedup", "-i", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "-q"];
+    let args = dedup_args(&input, &out, &[]);
     let err = format!("{:#}", neardup(&args).unwrap_err());
     assert!(err.contains("2 of 2 records were rejected") && err.contains("missing_text"), "{err}");
     assert_eq!(exit_code(&args), ExitCode::from(1));
@@ -140,16 +115,7 @@ fn a_wrong_text_field_fails_on_the_reject_ratio() {
     assert_eq!(summary(&out)["status"], "failed");
     // The parts stay, so the rejects can be inspected.
     assert_eq!(read_documents(&out.join("documents")).unwrap().len(), 2);
-    let ok = [
-        "dedup",
-        "-i",
-        input.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "-q",
-        "--text-field",
-        "content",
-    ];
+    let ok = dedup_args(&input, &out, &["--text-field", "content"]);
     neardup(&ok).unwrap();
     assert!(out.join("_SUCCESS").exists());
 }
@@ -196,8 +162,7 @@ fn records_above_the_size_limit_are_rejected_not_held() {
     gz.write_all(&vec![0u8; 8 << 20]).unwrap();
     gz.finish().unwrap();
     let out = dir.path().join("out");
-    let (i, o) = (input.to_str().unwrap(), out.to_str().unwrap());
-    neardup(&["dedup", "-i", i, "-o", o, "-q", "--memory-budget", "256M"]).unwrap();
+    dedup(&input, &out, &["--memory-budget", "256M"]).unwrap();
     let docs = read_documents(&out.join("documents")).unwrap();
     assert_eq!(docs.len(), 23, "every record is in documents/ once");
     let large: Vec<u64> = docs
@@ -212,7 +177,7 @@ fn records_above_the_size_limit_are_rejected_not_held() {
     // With a budget of 1 GiB or more, or a limit set in the job file, 16 MiB or that.
     let job = dir.path().join("job.toml");
     std::fs::write(&job, "[input]\nmax_record_bytes = 100\n").unwrap();
-    neardup(&["dedup", "-i", i, "-o", o, "-q", "--job", job.to_str().unwrap()]).unwrap();
+    dedup(&input, &out, &["--job", job.to_str().unwrap()]).unwrap();
     let docs = read_documents(&out.join("documents")).unwrap();
     assert!(
         docs.iter().all(|d| d.reason == Some(Reason::TooLarge) || d.decision == Decision::Keep)

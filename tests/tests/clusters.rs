@@ -2,7 +2,7 @@
 //! document: exactly the connected-components decisions minus the unverified removals,
 //! which stay kept in their cluster, the same with any number of workers.
 
-use neardup_e2e::{dedup, render_documents, repo};
+use neardup_e2e::{dedup, render_documents, repo, summary};
 use neardup_io::{Decision, Reason, read_documents};
 
 #[test]
@@ -32,8 +32,7 @@ fn verified_removal_keeps_exactly_the_unverified_members() {
         }
     }
     assert!(unverified > 10, "the templated openings chain: {unverified}");
-    let summary: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(verified_out.join("summary.json")).unwrap()).unwrap();
+    let summary = summary(&verified_out);
     assert_eq!(summary["counts"]["kept_unverified_in_cluster"], unverified);
     assert_eq!(summary["counts"]["removed_not_verified_with_kept"], 0);
 }

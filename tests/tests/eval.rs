@@ -4,7 +4,7 @@
 
 use neardup_cli::Outcome;
 use neardup_cli::eval::Report;
-use neardup_e2e::{cluster_scores, dedup, neardup, repo, truth};
+use neardup_e2e::{cluster_scores, dedup, neardup, repo, summary, truth};
 use neardup_io::read_documents;
 
 fn eval(args: &[&str]) -> Report {
@@ -156,8 +156,7 @@ fn tune_tries_a_grid_on_labels_and_agrees_with_eval() {
     assert_eq!(trials.len(), 2);
     assert_eq!(trials[1].resolved, "16 x 8");
     assert!((trials[1].f1 - at_default.f1).abs() < 1e-12, "{trials:?} vs {at_default:?}");
-    let summary: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let summary = summary(&out);
     assert_eq!(trials[1].pairs, summary["counts"]["pairs"].as_u64().unwrap());
     // The poems' editions differ in many characters: a lower threshold finds more of them.
     assert!(trials[0].recall > trials[1].recall && trials[0].f1 > trials[1].f1, "{trials:?}");

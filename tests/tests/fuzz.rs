@@ -13,7 +13,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use neardup_e2e::{neardup, repo};
+use neardup_e2e::{dedup, repo, summary};
 use neardup_io::{
     Compression, FieldNames, Format, InputFile, OnReadError, Record, RecordReader, html_to_text,
     read_documents,
@@ -239,21 +239,8 @@ fn job_checked(dir: &Path, out: &Path) -> Result<u64, String> {
         "[input]\non_read_error = \"reject\"\n[decision]\nmax_reject_ratio = 1.0\n",
     )
     .unwrap();
-    let args = [
-        "dedup",
-        "-i",
-        dir.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "-q",
-        "-w",
-        "2",
-        "--memory-budget",
-        "256M",
-        "--job",
-        job.to_str().unwrap(),
-    ];
-    if let Err(e) = neardup(&args) {
+    let extra = ["-w", "2", "--memory-budget", "256M", "--job", job.to_str().unwrap()];
+    if let Err(e) = dedup(dir, out, &extra) {
         let message = format!("{e:#}");
         // Too many records in one file is the one clear error left; anything else (a worker
         // failure is a bug) fails the case.
@@ -262,8 +249,7 @@ fn job_checked(dir: &Path, out: &Path) -> Result<u64, String> {
         }
         return Err(format!("the job failed: {message}"));
     }
-    let summary: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let summary = summary(out);
     let records = summary["counts"]["records"].as_u64().unwrap();
     let docs = read_documents(&out.join("documents")).map_err(|e| e.to_string())?;
     let mut ids: Vec<_> = docs.iter().map(|d| d.doc).collect();

@@ -5,16 +5,13 @@
 //! Jaccard 0.8 over 5-grams and is kept; the changed counter, the HTML copy, the full-width
 //! copy and the whitespace copies are found.
 
-use neardup_e2e::{check_golden, neardup, render_documents, render_pairs, repo};
+use neardup_e2e::{check_golden, dedup, render_documents, render_pairs, repo};
 
 fn run_fixture(extra: &[&str], name: &str) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let input = repo().join("tests/fixtures/mixed.jsonl");
-    let mut args =
-        vec!["dedup", "--input", input.to_str().unwrap(), "--output", out.to_str().unwrap(), "-q"];
-    args.extend_from_slice(extra);
-    neardup(&args).unwrap();
+    dedup(&input, &out, extra).unwrap();
     check_golden(&format!("{name}-documents.tsv"), &render_documents(&out));
     check_golden(&format!("{name}-pairs.tsv"), &render_pairs(&out));
 }

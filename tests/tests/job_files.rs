@@ -1,6 +1,6 @@
 //! Every job file shipped in jobs/ parses and passes validation.
 
-use neardup_e2e::{neardup, repo};
+use neardup_e2e::{dedup, repo};
 
 #[test]
 fn every_shipped_job_file_is_valid_and_runs() {
@@ -43,17 +43,8 @@ fn every_shipped_job_file_is_valid_and_runs() {
                 .collect::<Vec<_>>()
                 .join("\n");
         std::fs::write(&relaxed, job).unwrap();
-        let args = [
-            "dedup",
-            "-i",
-            input.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-            "--job",
-            relaxed.to_str().unwrap(),
-            "-q",
-        ];
-        neardup(&args).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
+        dedup(&input, &out, &["--job", relaxed.to_str().unwrap()])
+            .unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
         checked += 1;
     }
     assert!(checked >= 6, "{checked} job files");

@@ -1,11 +1,7 @@
 //! A small memory budget makes the job read in rounds and spill to disk, with the same
 //! outputs; a spill folder that cannot be used fails the job with a clear error.
 
-use neardup_e2e::{dedup, render_documents, render_pairs, repo};
-
-fn summary(out: &std::path::Path) -> serde_json::Value {
-    serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap()
-}
+use neardup_e2e::{dedup, render_documents, render_pairs, repo, summary};
 
 #[test]
 fn a_tiny_budget_spills_and_changes_nothing() {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use arrow_array::{Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
-use neardup_e2e::{neardup, repo};
+use neardup_e2e::{dedup, repo};
 use neardup_io::read_documents;
 use parquet::arrow::ArrowWriter;
 
@@ -55,18 +55,7 @@ fn parquet_and_jsonl_inputs_agree() {
 
     let decide = |input: &std::path::Path, extra: &[&str]| {
         let out = dir.path().join(input.file_name().unwrap()).with_extension("out");
-        let mut args = vec![
-            "dedup",
-            "-i",
-            input.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-            "-q",
-            "-w",
-            "2",
-        ];
-        args.extend_from_slice(extra);
-        neardup(&args).unwrap();
+        dedup(input, &out, &[&["-w", "2"], extra].concat()).unwrap();
         let mut docs: Vec<_> = read_documents(&out.join("documents"))
             .unwrap()
             .into_iter()

@@ -5,16 +5,13 @@
 
 use std::path::Path;
 
-use neardup_e2e::{Scores, cluster_scores, neardup, repo, truth};
+use neardup_e2e::{Scores, cluster_scores, dedup, repo, truth};
 use neardup_io::read_documents;
 
 fn scores(input: &Path, extra: &[&str]) -> Scores {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let mut args =
-        vec!["dedup", "--input", input.to_str().unwrap(), "--output", out.to_str().unwrap(), "-q"];
-    args.extend_from_slice(extra);
-    neardup(&args).unwrap();
+    dedup(input, &out, extra).unwrap();
     let docs = read_documents(&out.join("documents")).unwrap();
     cluster_scores(&docs, &truth(input))
 }

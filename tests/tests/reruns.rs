@@ -6,7 +6,9 @@ use std::path::Path;
 
 use std::process::ExitCode;
 
-use neardup_e2e::{exit_code, neardup, render_documents, render_pairs, repo};
+use neardup_e2e::{
+    dedup, dedup_args, dedup_exit_code, exit_code, neardup, render_documents, render_pairs, repo,
+};
 
 fn parts(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
@@ -23,17 +25,7 @@ fn a_rerun_with_fewer_workers_leaves_no_stale_parts() {
     let out = dir.path().join("out");
     let input = repo().join("tests/fixtures/mixed.jsonl");
     let run = |workers: &str| {
-        neardup(&[
-            "dedup",
-            "-i",
-            input.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-            "-q",
-            "-w",
-            workers,
-        ])
-        .unwrap();
+        dedup(&input, &out, &["-w", workers]).unwrap();
     };
     run("8");
     assert_eq!(parts(&out.join("documents")).len(), 8);
@@ -57,7 +49,7 @@ fn an_output_folder_inside_the_input_folder_is_not_read() {
     // A manifest is not JSON Lines: inside a folder, .json files are skipped.
     std::fs::write(input.join("manifest.json"), "{\n  \"files\": [\"mixed.jsonl\"]\n}\n").unwrap();
     let out = input.join("out");
-    let args = ["dedup", "-i", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "-q"];
+    let args = dedup_args(&input, &out, &[]);
     neardup(&args).unwrap();
     let first = render_documents(&out);
     neardup(&args).unwrap();
@@ -69,14 +61,11 @@ fn a_failed_rerun_removes_the_previous_results() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let good = repo().join("tests/fixtures/mixed.jsonl");
-    neardup(&["dedup", "-i", good.to_str().unwrap(), "-o", out.to_str().unwrap(), "-q"]).unwrap();
+    dedup(&good, &out, &[]).unwrap();
     assert!(out.join("_SUCCESS").exists());
     let bad = dir.path().join("bad.jsonl.gz");
     std::fs::write(&bad, b"\x1f\x8b\x08\x00not really gzip").unwrap();
-    assert!(
-        neardup(&["dedup", "-i", bad.to_str().unwrap(), "-o", out.to_str().unwrap(), "-q"])
-            .is_err()
-    );
+    assert!(dedup(&bad, &out, &[]).is_err());
     assert_eq!(parts(&out), ["_FILES.json", "summary.json"], "only the failure summary remains");
 }
 
@@ -89,7 +78,7 @@ fn inputs_inside_the_folders_a_run_changes_are_refused_and_kept() {
     std::fs::create_dir_all(d.join("documents")).unwrap();
     let user = d.join("documents/user.jsonl");
     std::fs::write(&user, &fixture).unwrap();
-    let args = ["dedup", "-i", user.to_str().unwrap(), "-o", d.to_str().unwrap(), "-q"];
+    let args = dedup_args(&user, &d, &[]);
     assert_eq!(exit_code(&args), ExitCode::from(2));
     let e = neardup(&args).unwrap_err();
     assert!(format!("{e:#}").contains("is inside the output folder"), "{e:#}");
@@ -100,15 +89,13 @@ fn inputs_inside_the_folders_a_run_changes_are_refused_and_kept() {
     let named = s.join("00000-a.jsonl");
     std::fs::write(&named, &fixture).unwrap();
     let out = dir.path().join("out");
-    let (named_arg, out_arg) = (named.to_str().unwrap(), out.to_str().unwrap());
-    let args = ["dedup", "-i", named_arg, "-o", out_arg, "-q", "--write-kept", s.to_str().unwrap()];
-    assert_eq!(exit_code(&args), ExitCode::from(2));
+    let kept_in_s = dedup_exit_code(&named, &out, &["--write-kept", s.to_str().unwrap()]);
+    assert_eq!(kept_in_s, ExitCode::from(2));
     assert_eq!(std::fs::read(&named).unwrap(), fixture);
     // The kept folder may not be the output folder.
     let input = repo().join("tests/fixtures/mixed.jsonl");
-    let args =
-        ["dedup", "-i", input.to_str().unwrap(), "-o", out_arg, "-q", "--write-kept", out_arg];
-    assert_eq!(exit_code(&args), ExitCode::from(2));
+    let kept_in_out = dedup_exit_code(&input, &out, &["--write-kept", out.to_str().unwrap()]);
+    assert_eq!(kept_in_out, ExitCode::from(2));
 }
 
 #[test]
@@ -118,7 +105,7 @@ fn files_neardup_did_not_write_stop_the_run_and_are_kept() {
     let input = repo().join("tests/fixtures/mixed.jsonl");
     std::fs::create_dir_all(out.join("documents")).unwrap();
     std::fs::write(out.join("documents/user.parquet"), b"theirs").unwrap();
-    let args = ["dedup", "-i", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "-q"];
+    let args = dedup_args(&input, &out, &[]);
     let e = neardup(&args).unwrap_err();
     assert!(format!("{e:#}").contains("was not written by neardup"), "{e:#}");
     assert_eq!(std::fs::read(out.join("documents/user.parquet")).unwrap(), b"theirs");
@@ -144,7 +131,7 @@ fn a_second_run_into_a_locked_output_folder_is_refused_at_once() {
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
     let input = repo().join("tests/fixtures/mixed.jsonl");
-    let args = ["dedup", "-i", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "-q"];
+    let args = dedup_args(&input, &out, &[]);
     // A live run holds the folder (this process, as far as the lock can tell).
     let (held, _) = neardup_io::FolderLock::acquire(&out.join(".lock")).unwrap();
     assert_eq!(exit_code(&args), ExitCode::from(1));

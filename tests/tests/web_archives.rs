@@ -1,7 +1,7 @@
 //! WARC and WET input end to end: documents keep their URL, date and digest, records that
 //! are not documents are counted by kind, and a page equals its WET conversion.
 
-use neardup_e2e::{dedup, repo};
+use neardup_e2e::{dedup, repo, summary};
 use neardup_io::{Decision, Reason, read_documents, read_pairs};
 
 #[test]
@@ -11,8 +11,7 @@ fn web_archives_become_documents_with_their_urls() {
     let input = repo().join("data-samples/warc");
     dedup(&input, &out, &["-w", "2"]).unwrap();
     let docs = read_documents(&out.join("documents")).unwrap();
-    let summary: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let summary = summary(&out);
     assert_eq!(docs.len() as u64, summary["counts"]["records"].as_u64().unwrap());
     let skipped = &summary["counts"]["skipped_records"];
     assert_eq!(skipped["request"], 57, "{skipped}");

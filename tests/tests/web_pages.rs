@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use neardup_cli::Outcome;
 use neardup_cli::eval::{GroupScore, Report};
-use neardup_e2e::{dedup, neardup, render_documents, repo};
+use neardup_e2e::{dedup, neardup, render_documents, repo, summary};
 
 fn pages() -> PathBuf {
     repo().join("data-samples/web-templated")
@@ -25,10 +25,6 @@ fn evaluate(run: &Path) -> Report {
 
 fn group<'a>(report: &'a Report, kind: &str) -> &'a GroupScore {
     report.by_group.iter().find(|g| g.group == kind).unwrap_or_else(|| panic!("no group {kind}"))
-}
-
-fn summary(run: &Path) -> serde_json::Value {
-    serde_json::from_slice(&std::fs::read(run.join("summary.json")).unwrap()).unwrap()
 }
 
 #[test]

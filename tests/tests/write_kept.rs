@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use arrow_array::{Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
-use neardup_e2e::{neardup, repo};
+use neardup_e2e::{dedup, repo, summary};
 use neardup_io::{Decision, read_documents};
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -70,32 +70,10 @@ fn kept_records_round_trip_in_their_own_format() {
     // An earlier run over one more file: its copy of that file is stale afterwards.
     let extra = input.join("z-extra.jsonl");
     std::fs::write(&extra, "{\"id\":\"extra\",\"text\":\"only in the earlier run\"}\n").unwrap();
-    let earlier = [
-        "dedup",
-        "-i",
-        input.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--write-kept",
-        kept.to_str().unwrap(),
-        "-q",
-    ];
-    neardup(&earlier).unwrap();
+    dedup(&input, &out, &["--write-kept", kept.to_str().unwrap()]).unwrap();
     assert!(kept.join("00003-z-extra.jsonl").exists());
     std::fs::remove_file(&extra).unwrap();
-    let args = [
-        "dedup",
-        "-i",
-        input.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--write-kept",
-        kept.to_str().unwrap(),
-        "-q",
-        "-w",
-        "3",
-    ];
-    neardup(&args).unwrap();
+    dedup(&input, &out, &["--write-kept", kept.to_str().unwrap(), "-w", "3"]).unwrap();
     assert!(kept.join("_SUCCESS").exists());
     assert!(!kept.join("00003-z-extra.jsonl").exists(), "stale copies are removed");
     assert!(kept.join("notes.txt").exists(), "other files are left alone");
@@ -104,8 +82,7 @@ fn kept_records_round_trip_in_their_own_format() {
     let docs = read_documents(&out.join("documents")).unwrap();
     let kept_ids: BTreeSet<String> =
         docs.iter().filter(|d| d.decision == Decision::Keep).filter_map(|d| d.id.clone()).collect();
-    let summary: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let summary = summary(&out);
     assert_eq!(summary["counts"]["kept_written"].as_u64().unwrap() as usize, kept_ids.len());
 
     // Files are numbered by their position in the sorted input list.
