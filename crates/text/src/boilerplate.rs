@@ -123,8 +123,6 @@ fn is_tracking(parameter: &str) -> bool {
                 | "ref"
                 | "ref_src"
                 | "spm"
-                | "from"
-                | "share"
                 | "igshid"
         )
 }
@@ -564,6 +562,11 @@ mod tests {
         assert_eq!(k("https://m.s.example/a"), k("https://www.s.example/a"));
         assert_eq!(k("https://amp.s.example/a"), k("https://s.example/a"));
         assert_ne!(k("https://s.example/a?id=3"), k("https://s.example/a?id=4"));
+        // Paging parameters name pages.
+        assert_ne!(k("https://s.example/list?from=20"), k("https://s.example/list?from=40"));
+        // Job files written for the old name still read.
+        let old: BoilerplateRule = serde_json::from_str(r#"{"min_urls": 5}"#).unwrap();
+        assert_eq!(old.min_pages, 5);
         // A host that is only a prefix and a suffix keeps its name.
         assert_ne!(host_key("https://m.example/", SEED), host_key("https://example/", SEED));
         assert_eq!(host_key("https://m.example/", SEED), host_key("https://M.example/", SEED));
