@@ -64,11 +64,13 @@ const URL_PROBE_RECORDS: usize = 8;
 /// Whether `file` holds web pages (documents with URLs): a web archive; a Parquet file
 /// with a string column named `fields.url`; a JSON Lines file with a string in that field
 /// in one of its first records. Costs a footer or a few lines; a file that cannot be read
-/// holds none (reading it later says why).
+/// holds none (reading it later says why). Only regular files are looked into: what is
+/// read from a pipe is gone, and opening one waits for its writer.
 pub fn has_urls(file: &InputFile, fields: &FieldNames) -> bool {
+    let regular = || std::fs::metadata(&file.path).is_ok_and(|m| m.is_file());
     match file.format {
         Format::Warc(_) => true,
-        _ if fields.url.is_none() => false,
+        _ if fields.url.is_none() || !regular() => false,
         Format::Parquet => ParquetRecords::open(file, fields.clone(), OnReadError::Reject)
             .is_ok_and(|r| r.has_urls()),
         Format::Jsonl(c) => JsonlRecords::open(file, c, fields.clone(), OnReadError::Reject, None)
@@ -166,5 +168,17 @@ mod tests {
         assert!(!has_urls(&missing, &fields));
         let warc = InputFile { format: Format::Warc(Compression::Gzip), ..missing };
         assert!(has_urls(&warc, &fields));
+    }
+
+    /// A pipe is not opened: that would wait for a writer, and take the records it gives.
+    #[cfg(unix)]
+    #[test]
+    fn pipes_are_not_looked_into() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pipe.jsonl");
+        let made = std::process::Command::new("mkfifo").arg(&path).status().unwrap();
+        assert!(made.success());
+        let file = InputFile { index: 0, path, format: Format::Jsonl(Compression::None), bytes: 0 };
+        assert!(!has_urls(&file, &FieldNames::default()));
     }
 }
