@@ -232,8 +232,8 @@ fn content_key(long: &[(u32, u64)]) -> Option<u64> {
 }
 
 /// The occurrences of one page's lines, distinct and sorted. `url` is the page's URL. The
-/// page is counted by its content key (the least key among its longest lines), or the key of its canonical URL
-/// when it has no long lines.
+/// page is counted by its content key (the least key among its longest lines), or the key
+/// of its canonical URL when it has no long lines.
 pub fn occurrences(
     text: &str,
     url: &str,
