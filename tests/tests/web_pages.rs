@@ -34,23 +34,30 @@ fn minhash_finds_articles_across_templates_and_keeps_template_siblings_apart() {
     dedup(&pages(), &run, &["-w", "2"]).unwrap();
     let r = evaluate(&run);
     assert_eq!((r.documents, r.missing_from_run), (492, 0));
-    assert!(r.precision >= 0.85 && r.recall >= 0.65 && r.f1 >= 0.75, "{r:#?}");
-    // Different articles of one site are never joined; the court pages (one legal formula,
-    // different parties) are the hard negatives that remain.
-    let original = group(&r, "original");
-    assert_eq!(original.precision, Some(1.0), "{original:?}");
-    assert!(group(&r, "mirror").recall.unwrap() >= 0.8, "{r:#?}");
-    // Groups of 16 to 26 true pairs: a pair or two moves between permutation seeds.
-    // Measured: recrawl 0.88, ads 0.19, edit 0.31, reorder 0.47, truncate 0.81.
-    assert!(group(&r, "recrawl").recall.unwrap() >= 0.85, "{r:#?}");
-    for kind in ["ads", "edit", "truncate", "reorder"] {
+    // Measured: P 0.945, R 0.905, F1 0.925.
+    assert!(r.precision >= 0.9 && r.recall >= 0.85 && r.f1 >= 0.88, "{r:#?}");
+    // Different articles of one site are never joined. The court pages are the hard
+    // negatives that remain: openings of one legal formula whose texts differ in a party or
+    // a docket number (Jaccard 0.95 for some).
+    for kind in ["original", "mirror", "recrawl", "ads", "edit", "truncate", "reorder"] {
         let g = group(&r, kind);
-        assert!(g.recall.unwrap() >= 0.15 && g.precision == Some(1.0), "{g:?}");
+        assert_eq!(g.precision, Some(1.0), "{g:?}");
     }
-    // The similarity bands are measured on the texts the run analysed (boilerplate out),
-    // so nothing below the threshold's reach is found.
-    let low: u64 = r.recall_by_similarity.iter().filter(|b| b.to <= 0.7).map(|b| b.found).sum();
-    assert_eq!(low, 0, "{:?}", r.recall_by_similarity);
+    // Groups of 16 to 34 true pairs: a pair or two moves between permutation seeds.
+    // Measured: mirror 0.94, recrawl 0.96, reorder 0.93, truncate 0.94, edit 0.84, ads 0.66.
+    for (kind, floor) in [("mirror", 0.85), ("recrawl", 0.85), ("edit", 0.7), ("ads", 0.5)] {
+        let g = group(&r, kind);
+        assert!(g.recall.unwrap() >= floor, "{g:?}");
+    }
+    // The similarity bands are measured on the texts the run analysed (boilerplate out):
+    // no true pair is below 0.5, and the few below the threshold's reach that are found
+    // are found through other documents of their cluster, never as a verified pair.
+    let band = |to: f64| r.recall_by_similarity.iter().filter(move |b| b.to <= to);
+    assert_eq!(band(0.5).map(|b| b.pairs).sum::<u64>(), 0, "{:?}", r.recall_by_similarity);
+    let (low, found) = band(0.7).fold((0, 0), |(p, f), b| (p + b.pairs, f + b.found));
+    assert!(found * 2 <= low, "{:?}", r.recall_by_similarity);
+    let pairs = neardup_io::read_pairs(&run.join("pairs")).unwrap();
+    assert!(pairs.iter().all(|p| p.similarity >= 0.8), "a verified pair below the threshold");
 
     let s = summary(&run);
     let b = &s["boilerplate"];
@@ -81,7 +88,11 @@ fn simhash_is_precise_on_templated_pages() {
     let run = dir.path().join("out");
     dedup(&pages(), &run, &["--method", "simhash"]).unwrap();
     let r = evaluate(&run);
-    assert!(r.precision >= 0.95 && r.f1 >= 0.45, "{r:#?}");
+    // Measured: P 0.989, R 0.468, F1 0.636; the one false positive is a court page.
+    assert!(r.precision >= 0.95 && r.f1 >= 0.55 && r.recall >= 0.4, "{r:#?}");
+    for kind in ["original", "mirror", "recrawl", "reorder", "truncate"] {
+        assert_eq!(group(&r, kind).precision, Some(1.0), "{r:#?}");
+    }
     assert!(group(&r, "recrawl").recall.unwrap() >= 0.6, "{r:#?}");
 }
 

@@ -40,10 +40,11 @@ pub use simhash::{BlockLayout, CANDIDATE_COST, MAX_TABLES, SIMHASH_BITS, SimHash
 pub use sketch::CountMinSketch;
 
 /// Version of the signature format: the hash scheme, permutation scheme, band and block key
-/// derivation. Signatures and bucket keys of equal versions (and equal settings) are equal
-/// across machines and releases; any change to them bumps this. CHANGELOG.md lists the
-/// versions.
-pub const SIGNATURE_VERSION: u32 = 2;
+/// derivation, and what a document is signed from where no setting names it (the
+/// template learning of web pages). Signatures and bucket keys of equal versions (and
+/// equal settings) are equal across machines and releases; any change to them bumps this.
+/// CHANGELOG.md lists the versions.
+pub const SIGNATURE_VERSION: u32 = 3;
 
 /// Errors from checking parameters.
 #[derive(Debug, thiserror::Error, PartialEq)]

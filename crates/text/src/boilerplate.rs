@@ -8,12 +8,17 @@
 //! every number one `#`), so "Views: 1,024" and "Views: 17" are one line.
 //!
 //! A template is what pages with different content share; text that only copies of one
-//! page share is content. So pages are counted by their content, not by URL: a page's
-//! content key (see [`occurrences`]) is the smallest key among its longest lines, a
-//! one-permutation MinHash of its paragraphs, which copies of one article (at several URLs of a host:
-//! tracking parameters, print, AMP or mobile versions, reposts; or crawled again with
-//! changed counters) share with a probability about their overlap, and different articles
-//! almost never. A page without long lines is counted by its canonical URL ([`url_key`]).
+//! page share is content. So pages are counted by their content, not by URL. A page's
+//! identity is the pair of the two least keys among its identity lines (lines of more than
+//! [`IDENTITY_LINE_CHARS`] canonical characters and at least half as many as its longest
+//! line: paragraphs rather than menu items, bylines and boxes), a bottom-2 sketch of its
+//! text that copies of one article (at several URLs of a host: tracking parameters,
+//! print, AMP or mobile versions, reposts; or crawled again with changed counters) share
+//! with a probability about their overlap, and different articles almost never. When a
+//! line is counted, the page is named by its identity without that line, so one long
+//! template line (a footer longer than the paragraphs) does not make all of its host's
+//! pages one page. A page with fewer than [`MIN_IDENTITY_LINES`] identity lines (short
+//! texts: poems under a long footer) is counted by its canonical URL ([`url_key`]).
 //!
 //! Learning takes the corpus as [`Occurrence`]s sorted by `(scope, line, distinct)` and
 //! reads it once ([`Learner`]); the result is a sorted set of (scope, line) entries
@@ -29,9 +34,18 @@ pub const CORPUS_SCOPE: u64 = 0;
 /// The line of an occurrence that counts a host's pages (line keys are never 0).
 pub const URL_MARKER: u64 = 0;
 
-/// Lines of more canonical characters than this identify a page's content (paragraphs,
-/// rather than menu items, buttons and short bylines).
+/// A line of at least this many canonical characters, or half of the page's longest
+/// line that is not boilerplate when that is less, is a content line for
+/// [`BoilerplateRule::main_text`].
 pub const CONTENT_LINE_CHARS: u32 = 40;
+
+/// Lines of more canonical characters than this identify a page's content (paragraphs,
+/// headlines, a poem's stanza, rather than menu items, buttons and short bylines).
+pub const IDENTITY_LINE_CHARS: u32 = 15;
+
+/// A page with fewer distinct identity lines than this is counted by its canonical URL:
+/// with so little text, its template's long lines could be all there is to name it by.
+pub const MIN_IDENTITY_LINES: usize = 4;
 
 /// When a line is boilerplate.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -53,6 +67,10 @@ pub struct BoilerplateRule {
     /// The longest line (in canonical characters) the corpus-wide rule applies to, so an
     /// article copied to many sites keeps its text.
     pub corpus_max_chars: u32,
+    /// On a page with boilerplate, keep only its main text (see [`Boilerplate::strip`]):
+    /// leave out the lines of its template that differ from page to page and so are never
+    /// learned (a title with the site's name, a byline, the links of a related box).
+    pub main_text: bool,
 }
 
 impl Default for BoilerplateRule {
@@ -63,6 +81,7 @@ impl Default for BoilerplateRule {
             min_share: 0.1,
             corpus_min_hosts: 1000,
             corpus_max_chars: 40,
+            main_text: true,
         }
     }
 }
@@ -168,7 +187,7 @@ pub struct LineKey {
 
 /// Reusable buffer for [`line_key`].
 #[derive(Debug, Default)]
-pub struct LineScratch(String);
+pub struct LineScratch(String, Vec<(u32, u64)>);
 
 /// The key of one line, or `None` when it has no letter or digit (nothing to learn).
 pub fn line_key(line: &str, seed: u64, scratch: &mut LineScratch) -> Option<LineKey> {
@@ -217,23 +236,22 @@ pub fn entry(scope: u64, line: u64) -> u64 {
 
 /// One fact for learning: `line` of a page at `scope`, with what distinct ones count.
 /// Per host: `(host, line, page)` and `(host, URL_MARKER, page)` once per page, `page`
-/// being its content key; corpus wide: `(CORPUS_SCOPE, line, host)` for short lines.
+/// being the page's identity without that line; corpus wide: `(CORPUS_SCOPE, line, host)` for short lines.
 pub type Occurrence = (u64, u64, u64);
 
-/// The key a page's content is counted by, from the `(chars, key)` of its lines longer than
-/// [`CONTENT_LINE_CHARS`]: the smallest key among those at least half as long as the
-/// longest. Paragraphs of an article are long; a template's long lines (a footer, a
-/// related headline) are rarely half as long as the article's longest paragraph, so they
-/// seldom name a page and make pages with different articles look like one. `None`
-/// without long lines.
-fn content_key(long: &[(u32, u64)]) -> Option<u64> {
-    let longest = long.iter().map(|&(chars, _)| chars).max()?;
-    long.iter().filter(|&&(chars, _)| chars * 2 >= longest).map(|&(_, key)| key).min()
+/// The identity of a page from the three least keys of its identity lines (ascending):
+/// the two least keys other than `without` (a line's key, or [`URL_MARKER`] for the page
+/// as a whole), or `None` when fewer than two remain.
+fn identity(least: &[u64], without: u64, seed: u64) -> Option<u64> {
+    let mut two = least.iter().copied().filter(|&k| k != without);
+    let (a, b) = (two.next()?, two.next()?);
+    Some(hash_u64s(&[a, b], seed ^ 0x6964_656e_7469_7479).max(1))
 }
 
-/// The occurrences of one page's lines, distinct and sorted. `url` is the page's URL. The
-/// page is counted by its content key (the least key among its longest lines), or the key
-/// of its canonical URL when it has no long lines.
+/// The occurrences of one page's lines, distinct and sorted. `url` is the page's URL. A
+/// line is counted for the page's identity without that line (see the module
+/// documentation), or the key of its canonical URL when the page has fewer than
+/// [`MIN_IDENTITY_LINES`] identity lines.
 pub fn occurrences(
     text: &str,
     url: &str,
@@ -244,25 +262,40 @@ pub fn occurrences(
 ) {
     out.clear();
     let Some(host) = host_key(url, seed) else { return };
-    // (chars, key) of the lines that may name the page's content.
-    let mut long = Vec::new();
+    let mut keys = std::mem::take(&mut scratch.1);
+    keys.clear();
     for line in text.lines() {
         if let Some(key) = line_key(line, seed, scratch) {
-            // The page key is filled in below, once every line is seen.
+            // The page is filled in below, once every line is seen.
             out.push((host, key.key, 0));
             if key.chars <= rule.corpus_max_chars {
                 out.push((CORPUS_SCOPE, key.key, host));
             }
-            if key.chars > CONTENT_LINE_CHARS {
-                long.push((key.chars, key.key));
+            if key.chars > IDENTITY_LINE_CHARS {
+                keys.push((key.chars, key.key));
             }
         }
     }
-    let page = content_key(&long).unwrap_or_else(|| url_key(url, seed));
-    for o in out.iter_mut().filter(|o| o.0 == host) {
-        o.2 = page;
+    // Identity lines are at least half as long as the longest: paragraphs rather than the
+    // template's footers and boxes where the text is long.
+    let longest = keys.iter().map(|&(chars, _)| chars).max().unwrap_or(0);
+    keys.retain(|&(chars, _)| chars * 2 >= longest);
+    keys.iter_mut().for_each(|k| k.0 = 0);
+    keys.sort_unstable();
+    keys.dedup();
+    // The three least keys of identity lines, when there are enough of them.
+    let mut least = [0; 3];
+    let enough = keys.len() >= MIN_IDENTITY_LINES;
+    if enough {
+        least = [keys[0].1, keys[1].1, keys[2].1];
     }
-    out.push((host, URL_MARKER, page));
+    let least = if enough { &least[..] } else { &[][..] };
+    let by_url = url_key(url, seed);
+    for o in out.iter_mut().filter(|o| o.0 == host) {
+        o.2 = identity(least, o.1, seed).unwrap_or(by_url);
+    }
+    out.push((host, URL_MARKER, identity(least, URL_MARKER, seed).unwrap_or(by_url)));
+    scratch.1 = keys;
     out.sort_unstable();
     out.dedup();
 }
@@ -340,6 +373,7 @@ pub struct Stripped {
 pub struct Boilerplate {
     entries: Vec<u64>,
     corpus_max_chars: u32,
+    main_text: bool,
     seed: u64,
 }
 
@@ -349,7 +383,12 @@ impl Boilerplate {
         entries.sort_unstable();
         entries.dedup();
         entries.shrink_to_fit();
-        Boilerplate { entries, corpus_max_chars: rule.corpus_max_chars, seed }
+        Boilerplate {
+            entries,
+            corpus_max_chars: rule.corpus_max_chars,
+            main_text: rule.main_text,
+            seed,
+        }
     }
 
     /// The entries, sorted.
@@ -379,6 +418,18 @@ impl Boilerplate {
 
     /// Writes the lines of `text` (a page at `url`) that are not boilerplate into `out`,
     /// one per line, and says what was left out. A page without a host is copied whole.
+    ///
+    /// With [`BoilerplateRule::main_text`], a page with learned boilerplate keeps only its
+    /// main text, as text extractors that look for a page's main text do. Its boilerplate
+    /// lines cut it into blocks; a block's text is the characters of its content lines (a
+    /// line that is not boilerplate and has at least [`CONTENT_LINE_CHARS`] canonical
+    /// characters, or half as many as the page's longest such line when that is less).
+    /// The blocks with at least half the text of the biggest stay, each from its first
+    /// content line on. What goes is the template's lines that change from page to page:
+    /// a title with the site's name and a byline above the text, the headlines and leads
+    /// of a related box below its learned heading. The short lines of a block that stays
+    /// (subheadings, captions, a poem's verses after its title) stay with it, and so do
+    /// an article's two halves around a learned "Advertisement" line.
     pub fn strip(
         &self,
         text: &str,
@@ -392,26 +443,59 @@ impl Boilerplate {
             out.push_str(text);
             return stripped;
         };
-        let mut content = false;
+        // Per line: None for boilerplate, else its canonical characters (0 for a line
+        // without letters or digits).
+        let mut kept: Vec<Option<u32>> = Vec::new();
         for line in text.lines() {
-            match line_key(line, self.seed, scratch) {
-                Some(key) if self.is_boilerplate(key, host) => {
-                    stripped.lines += 1;
-                    stripped.chars += line.chars().count() as u64;
-                }
-                key => {
-                    content |= key.is_some();
-                    out.push_str(line);
-                    out.push('\n');
-                }
+            kept.push(match line_key(line, self.seed, scratch) {
+                Some(key) if self.is_boilerplate(key, host) => None,
+                Some(key) => Some(key.chars.max(1)),
+                None => Some(0),
+            });
+        }
+        let longest = kept.iter().flatten().copied().max().unwrap_or(0);
+        if longest == 0 {
+            if kept.iter().any(Option::is_none) {
+                // Every line was boilerplate: analyse the page whole.
+                out.push_str(text);
+                return Stripped { whole: true, ..Stripped::default() };
+            }
+            out.push_str(text);
+            return stripped;
+        }
+        if self.main_text && kept.iter().any(Option::is_none) {
+            main_text(&mut kept, longest);
+        }
+        for (line, k) in text.lines().zip(&kept) {
+            if k.is_some() {
+                out.push_str(line);
+                out.push('\n');
+            } else {
+                stripped.lines += 1;
+                stripped.chars += line.chars().count() as u64;
             }
         }
-        if !content && stripped.lines > 0 {
-            out.clear();
-            out.push_str(text);
-            return Stripped { whole: true, ..Stripped::default() };
-        }
         stripped
+    }
+}
+
+/// Marks the lines outside the page's main text as left out (`None`); see
+/// [`Boilerplate::strip`]. `kept` holds `None` for boilerplate lines and the canonical
+/// characters of the others; `longest` is the most characters of any.
+fn main_text(kept: &mut [Option<u32>], longest: u32) {
+    let content = CONTENT_LINE_CHARS.min(longest.div_ceil(2));
+    let is_content = |k: &Option<u32>| k.is_some_and(|chars| chars >= content);
+    let text = |block: &[Option<u32>]| -> u64 {
+        block.iter().filter(|k| is_content(k)).map(|k| u64::from(k.unwrap_or(0))).sum()
+    };
+    let biggest = kept.split(Option::is_none).map(text).max().unwrap_or(0);
+    for block in kept.split_mut(Option::is_none) {
+        let keep_from = if text(block) * 2 >= biggest {
+            block.iter().position(is_content).unwrap_or(block.len())
+        } else {
+            block.len()
+        };
+        block[..keep_from].fill(None);
     }
 }
 
@@ -450,10 +534,14 @@ mod tests {
     }
 
     fn learn(pages: &[(&str, &str)], rule: &BoilerplateRule) -> Boilerplate {
+        learn_with_seed(pages, rule, SEED)
+    }
+
+    fn learn_with_seed(pages: &[(&str, &str)], rule: &BoilerplateRule, seed: u64) -> Boilerplate {
         let (mut all, mut one) = (Vec::new(), Vec::new());
         let mut scratch = LineScratch::default();
         for (url, text) in pages {
-            occurrences(text, url, rule, SEED, &mut scratch, &mut one);
+            occurrences(text, url, rule, seed, &mut scratch, &mut one);
             all.extend_from_slice(&one);
         }
         all.sort_unstable();
@@ -463,7 +551,7 @@ mod tests {
             learner.push(item, &mut |e| learned.push(e));
         }
         learner.finish(&mut |e| learned.push(e));
-        Boilerplate::new(learned, rule, SEED)
+        Boilerplate::new(learned, rule, seed)
     }
 
     fn page(article: &str, views: u32) -> String {
@@ -515,13 +603,16 @@ mod tests {
     #[test]
     fn copies_of_one_article_at_several_urls_are_not_its_hosts_template() {
         let rule = BoilerplateRule::default();
-        let paragraph = |topic: &str, n: usize| {
+        // Numbers read as one `#`: the paragraphs differ in words.
+        let paragraph = |topic: &str, n: &str| {
             format!(
-                "Paragraph {n} of the story about {topic}: a paragraph of an article is long, \
-                 longer than the template's footer, its related headlines and its buttons."
+                "The {n} paragraph of the story about {topic}: a paragraph of an article is \
+                 long, longer than the template's footer, its related headlines and buttons."
             )
         };
-        let article = |topic: &str| (0..4).map(|n| paragraph(topic, n)).collect::<Vec<_>>();
+        let article = |topic: &str| {
+            ["first", "second", "third", "fourth"].map(|n| paragraph(topic, n)).to_vec()
+        };
         let render = |body: &[String], views: u32| {
             format!(
                 "Home | News | Sport\nViews: {views}\n{}\nRelated: the council votes on the \
@@ -550,6 +641,124 @@ mod tests {
         learned.strip(pages[1].1, pages[1].0, &mut LineScratch::default(), &mut out);
         // The template is out, the article whole.
         assert_eq!(out.trim_end(), copied.join("\n"));
+    }
+
+    /// A site of short texts (poems) whose footer is its pages' longest line: each page is
+    /// still counted once, so the template is learned and the poems stay.
+    #[test]
+    fn a_footer_longer_than_the_texts_does_not_make_the_hosts_pages_one() {
+        let rule = BoilerplateRule::default();
+        let poems = [
+            "床前明月光，疑是地上霜。",
+            "白日依山尽，黄河入海流。",
+            "春眠不觉晓，处处闻啼鸟。",
+            "千山鸟飞绝，万径人踪灭。",
+            "红豆生南国，春来发几枝。",
+            "独坐幽篁里，弹琴复长啸。",
+        ];
+        let footer = "本站部分内容来源于网络，如有侵权请联系删除。古诗文苑版权所有，未经授权不得转载、摘编或以其他方式使用。";
+        let texts: Vec<(String, String)> = poems
+            .iter()
+            .enumerate()
+            .map(|(i, poem)| {
+                let title = format!("唐诗选读第{}首（五言绝句）：{poem}", i + 1);
+                let text = format!("首页 | 唐诗 | 宋词\n{title}\n{poem}\n{footer}");
+                (format!("https://poems.example/p/{i}"), text)
+            })
+            .collect();
+        let pages: Vec<(&str, &str)> =
+            texts.iter().map(|(u, t)| (u.as_str(), t.as_str())).collect();
+        let learned = learn(&pages, &rule);
+        let mut out = String::new();
+        learned.strip(pages[2].1, pages[2].0, &mut LineScratch::default(), &mut out);
+        assert_eq!(out, format!("唐诗选读第3首（五言绝句）：{}\n{}\n", poems[2], poems[2]));
+    }
+
+    /// The lines of a template that change from page to page (a title with the site's
+    /// name, a byline, the links of a related box) are never on enough pages to be learned;
+    /// the main text leaves them out, and keeps a subheading inside the article.
+    #[test]
+    fn the_main_text_leaves_out_the_short_lines_around_the_article() {
+        let words = ["harbour", "mill", "market", "school", "bridge", "library"];
+        let render = |i: usize| {
+            let topic = words[i];
+            let body: Vec<String> = ["opening", "middle", "closing"]
+                .iter()
+                .map(|part| {
+                    format!(
+                        "The {part} paragraph about the {topic}, long enough to be the text \
+                         of an article rather than a line of its template."
+                    )
+                })
+                .collect();
+            format!(
+                "Home | News | Sport | Weather\nThe {topic} story - Small Site\nBy Writer {i} | \
+                 May {i}\n{}\nWhat the {topic} did next\n{}\nRelated stories\nA {} headline\nAnother \
+                 {} headline\n© Small Site. All rights reserved; no copying without leave.",
+                body[..2].join("\nAdvertisement\n"),
+                body[2],
+                words[(i + 1) % 6],
+                words[(i + 2) % 6],
+            )
+        };
+        let texts: Vec<(String, String)> =
+            (0..6).map(|i| (format!("https://small.example/a/{i}"), render(i))).collect();
+        let pages: Vec<(&str, &str)> =
+            texts.iter().map(|(u, t)| (u.as_str(), t.as_str())).collect();
+        let mut out = String::new();
+        let learned = learn(&pages, &BoilerplateRule::default());
+        let s = learned.strip(pages[0].1, pages[0].0, &mut LineScratch::default(), &mut out);
+        // The article's two halves around a learned line stay.
+        let article: Vec<&str> =
+            pages[0].1.lines().skip(3).take(5).filter(|l| *l != "Advertisement").collect();
+        assert_eq!(out.lines().collect::<Vec<_>>(), article);
+        assert_eq!(s.lines, 8);
+        // Without the main text, only the learned lines are out.
+        let rule = BoilerplateRule { main_text: false, ..BoilerplateRule::default() };
+        let learned = learn(&pages, &rule);
+        let s = learned.strip(pages[0].1, pages[0].0, &mut LineScratch::default(), &mut out);
+        // (The byline is learned: numbers read as one `#`.)
+        assert_eq!(s.lines, 5);
+        assert!(out.contains("The harbour story - Small Site") && out.contains("A mill headline"));
+    }
+
+    /// Court rulings on one site: a paragraph each, under a template of many long lines.
+    /// The template's lines are not the pages' identity (they are less than half as long
+    /// as the paragraph), so the pages count as different and the template is learned.
+    #[test]
+    fn many_long_template_lines_do_not_make_the_hosts_pages_one() {
+        let template = [
+            "Share this ruling: mail, print, copy link",
+            "Published by the court's press office",
+            "Most read: rulings on tenancy and labour",
+            "Hotline for the public: weekdays nine to five",
+            "All rulings are published for study only",
+            "Run by the provincial high court information centre",
+        ];
+        let names = ["Zhang", "Wang", "Li", "Zhao", "Chen", "Liu", "Yang", "Huang"];
+        let texts: Vec<(String, String)> = names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let ruling = format!(
+                    "The plaintiff {name} sued the district labour bureau over a pension \
+                     decision; the court accepted the case, formed a panel and heard it in \
+                     public, and the plaintiff {name} withdrew the suit before judgement."
+                );
+                let text =
+                    format!("{}\n{ruling}\n{}", template[..3].join("\n"), template[3..].join("\n"));
+                (format!("https://court.example/ruling/{i}"), text)
+            })
+            .collect();
+        let pages: Vec<(&str, &str)> =
+            texts.iter().map(|(u, t)| (u.as_str(), t.as_str())).collect();
+        // Under any seed: which lines have the least keys is up to the hash.
+        for seed in 0..32 {
+            let learned = learn_with_seed(&pages, &BoilerplateRule::default(), seed);
+            let mut out = String::new();
+            let s = learned.strip(pages[5].1, pages[5].0, &mut LineScratch::default(), &mut out);
+            assert_eq!((out.lines().count(), s.lines), (1, 6), "seed {seed}: {out}");
+        }
     }
 
     #[test]

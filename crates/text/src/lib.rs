@@ -29,8 +29,9 @@ mod stopwords;
 use neardup_core::ContentHash;
 
 pub use boilerplate::{
-    Boilerplate, BoilerplateRule, CORPUS_SCOPE, Learner, LineKey, LineScratch, Occurrence,
-    Stripped, URL_MARKER, entry, host_key, line_key, occurrences, url_key,
+    Boilerplate, BoilerplateRule, CONTENT_LINE_CHARS, CORPUS_SCOPE, IDENTITY_LINE_CHARS, Learner,
+    LineKey, LineScratch, MIN_IDENTITY_LINES, Occurrence, Stripped, URL_MARKER, entry, host_key,
+    line_key, occurrences, url_key,
 };
 pub use features::{
     FeatureConfig, FeatureExtractor, FeatureKind, FeatureScratch, Features, feature_text_into,
