@@ -204,6 +204,7 @@ fn explain_agrees_with_the_run() {
     };
     assert!(*candidate && *verified && !agreeing_bands.is_empty());
     assert!((estimate - near.similarity).abs() < 1e-9, "the run's similarity is the estimate");
+    assert!(e.left_out.iter().all(Vec::is_empty), "plain JSON Lines have no boilerplate");
     // Two documents of different clusters are not verified.
     let kept: Vec<&str> = docs
         .iter()

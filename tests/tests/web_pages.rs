@@ -65,6 +65,18 @@ fn minhash_finds_articles_across_templates_and_keeps_template_siblings_apart() {
     assert!(b["learned_lines"].as_u64().unwrap() > 50, "{b}");
     assert_eq!(b["pages_stripped"], 492, "every page carries its site's template");
     assert!(run.join("boilerplate.bin").is_file());
+
+    // explain shows what the boilerplate left out of each page of a pair.
+    let p = &pairs[0];
+    let Outcome::Explained(e) =
+        neardup(&["explain", "--run", run.to_str().unwrap(), &p.id_a, &p.id_b, "--json"]).unwrap()
+    else {
+        panic!("explain explains")
+    };
+    for (id, left_out) in e.ids.iter().zip(&e.left_out) {
+        assert!(!left_out.is_empty(), "{id} carries its site's template");
+        assert!(left_out.iter().all(|l| !l.trim().is_empty()), "{id}: {left_out:?}");
+    }
 }
 
 #[test]

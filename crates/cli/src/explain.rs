@@ -15,7 +15,7 @@ use neardup_job::{JobSpec, Method};
 use serde::Serialize;
 
 use crate::error::UsageError;
-use crate::eval::{read_summary, read_texts};
+use crate::eval::{read_pages, read_summary};
 use crate::settings::{MethodArg, Overrides, job_spec};
 
 /// Features listed per sample.
@@ -30,8 +30,10 @@ const COLUMN: usize = 56;
 pub struct Doc {
     /// Its id (or file name).
     pub id: String,
-    /// Its text.
+    /// Its text, as the run analysed it (boilerplate left out).
     pub text: String,
+    /// The lines the run's boilerplate left out of it, in page order.
+    pub left_out: Vec<String>,
 }
 
 /// Why two documents were or were not matched.
@@ -57,6 +59,9 @@ pub struct Explanation {
     pub method: MethodView,
     /// Differing passages: `(first's, second's)`.
     pub differences: Vec<(Vec<String>, Vec<String>)>,
+    /// The lines of each page that the run's boilerplate left out (web pages of a run only):
+    /// learned template lines, and the lines outside the page's main text.
+    pub left_out: [Vec<String>; 2],
 }
 
 /// What the LSH method makes of the pair.
@@ -234,6 +239,7 @@ pub fn explain(
         samples: [sample(shared), sample(only_a), sample(only_b)],
         method,
         differences: differences(&a.text, &b.text),
+        left_out: [a.left_out.clone(), b.left_out.clone()],
     })
 }
 
@@ -332,6 +338,9 @@ fn pad(line: &str) -> String {
     format!("{line}{}", " ".repeat(COLUMN.saturating_sub(used)))
 }
 
+/// Lines left out shown per document (`--json` has them all).
+const LEFT_OUT_SHOWN: usize = 12;
+
 /// Prints an explanation for people.
 ///
 /// # Errors
@@ -424,6 +433,28 @@ pub fn print(out: &mut dyn Write, e: &Explanation) -> std::io::Result<()> {
         let shown: Vec<String> = sample.iter().map(|f| format!("{f:?}")).collect();
         writeln!(out, "{title:<16} {}", shown.join(" "))?;
     }
+    if e.left_out.iter().any(|l| !l.is_empty()) {
+        writeln!(
+            out,
+            "\nleft out as boilerplate (template lines and lines outside the main text): {} and {} lines",
+            e.left_out[0].len(),
+            e.left_out[1].len()
+        )?;
+        for (name, lines) in ["A", "B"].iter().zip(&e.left_out) {
+            for line in lines.iter().take(LEFT_OUT_SHOWN) {
+                let shown = wrap(line).into_iter().next().unwrap_or_default();
+                let more = if shown.len() < line.len() { " ..." } else { "" };
+                writeln!(out, "  {name}  {shown}{more}")?;
+            }
+            if lines.len() > LEFT_OUT_SHOWN {
+                writeln!(
+                    out,
+                    "  {name}  ... and {} more (--json lists all)",
+                    lines.len() - LEFT_OUT_SHOWN
+                )?;
+            }
+        }
+    }
     if e.differences.is_empty() {
         writeln!(out, "\nno differing passages")?;
     } else {
@@ -485,12 +516,12 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Explanation> {
                 .collect();
             let learned = summary.boilerplate.is_some();
             let boilerplate = neardup_job::read_boilerplate(run, spec, learned)?;
-            let mut texts = read_texts(&docs, spec, &ids, boilerplate.as_ref())?;
+            let mut pages = read_pages(&docs, spec, &ids, boilerplate.as_ref())?;
             let mut take = |id: &str| -> anyhow::Result<Doc> {
-                let text = texts.remove(id).ok_or_else(|| {
+                let page = pages.remove(id).ok_or_else(|| {
                     UsageError::new(format!("no document with id \"{id}\" in the run's inputs"))
                 })?;
-                Ok(Doc { id: id.to_string(), text })
+                Ok(Doc { id: id.to_string(), text: page.text, left_out: page.left_out })
             };
             let (a, b) = (take(&args.a)?, take(&args.b)?);
             let e = explain(spec, resolved.bands.zip(resolved.rows), resolved.blocks, &a, &b)?;
@@ -537,7 +568,7 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Explanation> {
                         "cannot read \"{name}\": {e} (without --run, give two text files)"
                     ))
                 })?;
-                Ok(Doc { id: name.to_string(), text })
+                Ok(Doc { id: name.to_string(), text, left_out: Vec::new() })
             };
             explain(&spec, None, None, &read(&args.a)?, &read(&args.b)?)?
         }
@@ -579,8 +610,9 @@ mod tests {
     #[test]
     fn an_edited_copy_is_explained_as_a_near_duplicate() {
         let base = "The quick brown fox jumps over the lazy dog near the river bank every morning at dawn.";
-        let a = Doc { id: "a".into(), text: format!("{base} It was a sunny day.") };
-        let b = Doc { id: "b".into(), text: format!("{base} It was a rainy day.") };
+        let doc = |id: &str, text: String| Doc { id: id.into(), text, left_out: Vec::new() };
+        let a = doc("a", format!("{base} It was a sunny day."));
+        let b = doc("b", format!("{base} It was a rainy day."));
         let spec = JobSpec::default();
         let e = explain(&spec, None, None, &a, &b).unwrap();
         assert!(!e.identical_normalized);

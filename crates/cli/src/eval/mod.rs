@@ -485,6 +485,31 @@ pub fn read_texts(
     ids: &HashSet<&str>,
     boilerplate: Option<&Boilerplate>,
 ) -> anyhow::Result<HashMap<String, String>> {
+    let pages = read_pages(docs, spec, ids, boilerplate)?;
+    Ok(pages.into_iter().map(|(id, page)| (id, page.text)).collect())
+}
+
+/// A document's text as the run analysed it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PageText {
+    /// The text, boilerplate left out.
+    pub text: String,
+    /// The lines left out as boilerplate (learned lines, and those outside the main text),
+    /// in page order.
+    pub left_out: Vec<String>,
+}
+
+/// Reads the texts of `ids` from the run's inputs, with the run's fields, and says which
+/// lines the run's boilerplate left out of each.
+///
+/// # Errors
+/// When an input cannot be read.
+pub fn read_pages(
+    docs: &[DocumentRow],
+    spec: &JobSpec,
+    ids: &HashSet<&str>,
+    boilerplate: Option<&Boilerplate>,
+) -> anyhow::Result<HashMap<String, PageText>> {
     let (mut lines, mut content) = (LineScratch::default(), String::new());
     let sources: BTreeMap<&str, ()> = docs
         .iter()
@@ -492,7 +517,7 @@ pub fn read_texts(
         .map(|d| (&*d.source, ()))
         .collect();
     let fields = spec.input.field_names();
-    let mut texts = HashMap::new();
+    let mut pages = HashMap::new();
     for source in sources.keys() {
         let path = PathBuf::from(source);
         let files = neardup_io::discover(std::slice::from_ref(&path), &[])
@@ -501,20 +526,45 @@ pub fn read_texts(
             for record in RecordReader::open(file, &fields, OnReadError::Fail)? {
                 if let Record::Doc(d) = record?
                     && ids.contains(d.id.as_str())
-                    && !texts.contains_key(&d.id)
+                    && !pages.contains_key(&d.id)
                 {
-                    let (text, _) = page_text(boilerplate, &d, &mut lines, &mut content);
-                    texts.insert(d.id.clone(), text.to_string());
+                    let (text, stripped) = page_text(boilerplate, &d, &mut lines, &mut content);
+                    let left_out = match stripped {
+                        Some(s) if s.lines > 0 => left_out(&d.text, text),
+                        _ => Vec::new(),
+                    };
+                    pages.insert(d.id.clone(), PageText { text: text.to_string(), left_out });
                 }
             }
         }
     }
-    Ok(texts)
+    Ok(pages)
+}
+
+/// The lines of `text` that are not in `kept`, which holds some of its lines in order.
+fn left_out(text: &str, kept: &str) -> Vec<String> {
+    let mut kept = kept.lines().peekable();
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if kept.peek() == Some(&line) {
+            kept.next();
+        } else {
+            out.push(line.to_string());
+        }
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn left_out_lines_are_those_not_kept_in_order() {
+        let text = "Home\nTitle\nBody one\nHome\nBody two\nFooter";
+        assert_eq!(left_out(text, "Body one\nHome\nBody two\n"), ["Home", "Title", "Footer"]);
+        assert!(left_out(text, text).is_empty());
+    }
 
     fn labels(pairs: &[(&str, &str)]) -> HashMap<String, String> {
         pairs.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
