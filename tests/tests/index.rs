@@ -136,3 +136,108 @@ fn a_run_name_is_one_run_that_a_retry_replaces() {
     let e = format!("{:#}", run("o1", "w1").unwrap_err());
     assert!(e.contains("later runs were deduplicated against it"), "{e}");
 }
+
+/// Text of `sentences` sentences of made-up words, different for each `seed`.
+fn article(seed: u64, sentences: usize) -> Vec<String> {
+    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut word = || {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let n = 2 + (state >> 60) as usize % 3;
+        (0..n)
+            .map(|i| {
+                let pick = (state >> (12 * i + 3)) as usize;
+                format!("{}{}", &"bdfgklmnprstvz"[pick % 14..][..1], &"aeiou"[pick / 14 % 5..][..1])
+            })
+            .collect::<String>()
+    };
+    (0..sentences)
+        .map(|_| {
+            let words: Vec<String> = (0..12).map(|_| word()).collect();
+            format!("{}.", words.join(" "))
+        })
+        .collect()
+}
+
+fn pages(path: &std::path::Path, pages: &[(&str, &str, String)]) {
+    let lines: Vec<String> = pages
+        .iter()
+        .map(|(id, url, text)| serde_json::json!({"id": id, "url": url, "text": text}).to_string())
+        .collect();
+    std::fs::write(path, lines.join("\n") + "\n").unwrap();
+}
+
+/// A teaser holding the first 65% of an article (Jaccard about 0.65, all of it inside the
+/// article) is a copy of the article by containment, which web pages have by default:
+/// within a run and against the index of an earlier run alike. Without URLs (plain text)
+/// or with `minhash.containment = 0` it is not, and an index made with containment refuses
+/// a run without it, naming the setting.
+#[test]
+fn containment_finds_a_teaser_within_a_run_and_against_the_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let full = article(1, 40);
+    let teaser = full[..26].join(" ");
+    let other = article(2, 40).join(" ");
+    let first = dir.path().join("first.jsonl");
+    let second = dir.path().join("second.jsonl");
+    pages(
+        &first,
+        &[
+            ("article", "https://news.example.com/a/1", full.join(" ")),
+            ("other", "https://news.example.com/a/2", other),
+        ],
+    );
+    pages(&second, &[("teaser", "https://blog.example.org/p/9", teaser.clone())]);
+    let both = dir.path().join("both.jsonl");
+    std::fs::write(
+        &both,
+        std::fs::read_to_string(&first).unwrap() + &std::fs::read_to_string(&second).unwrap(),
+    )
+    .unwrap();
+
+    // Within a run: one pair, verified by containment, below the Jaccard threshold.
+    let run = dir.path().join("within");
+    dedup(&both, &run, &[]).unwrap();
+    let pairs = neardup_io::read_pairs(&run.join("pairs")).unwrap();
+    assert_eq!(pairs.len(), 1, "{pairs:?}");
+    let p = &pairs[0];
+    assert_eq!((p.id_a.as_str(), p.id_b.as_str()), ("article", "teaser"));
+    assert_eq!(p.measure, Some(neardup_core::Measure::Containment), "{p:?}");
+    assert!(p.similarity < 0.8 && p.containment.unwrap() >= 0.9, "{p:?}");
+
+    // Against the index: the teaser is removed as a copy of the earlier run's article.
+    let index = dir.path().join("index");
+    let indexed = |input: &std::path::Path, name: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        let mut args = vec!["--index", index.to_str().unwrap(), "--run-name", name];
+        args.extend_from_slice(extra);
+        dedup(input, &out, &args).map(|_| out)
+    };
+    indexed(&first, "r1", &[]).unwrap();
+    let r2 = indexed(&second, "r2", &[]).unwrap();
+    let docs = read_documents(&r2.join("documents")).unwrap();
+    assert_eq!(docs[0].decision, Decision::Remove, "{docs:?}");
+    assert_eq!(docs[0].duplicate_of.as_deref(), Some("article"));
+    assert_eq!(docs[0].duplicate_of_run.as_deref(), Some("r1"));
+
+    // The index holds runs with containment at 0.9: a run without it is refused.
+    let off = dir.path().join("off.toml");
+    std::fs::write(&off, "[minhash]\ncontainment = 0\n").unwrap();
+    let refused = indexed(&second, "r3", &["--job", off.to_str().unwrap()]).unwrap_err();
+    assert!(format!("{refused:#}").contains("minhash.containment"), "{refused:#}");
+
+    // Without containment, the teaser stays: off by setting, and off for plain text.
+    for (name, extra) in [("off", vec!["--job", off.to_str().unwrap()]), ("plain", vec![])] {
+        let input = if name == "plain" {
+            let plain = dir.path().join("plain.jsonl");
+            let text = std::fs::read_to_string(&both).unwrap().replace("\"url\"", "\"link\"");
+            std::fs::write(&plain, text).unwrap();
+            plain
+        } else {
+            both.clone()
+        };
+        let out = dir.path().join(name);
+        dedup(&input, &out, &extra).unwrap();
+        let pairs = neardup_io::read_pairs(&out.join("pairs")).unwrap();
+        assert!(pairs.is_empty(), "{name}: {pairs:?}");
+    }
+}

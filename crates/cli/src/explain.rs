@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use neardup_core::{BlockLayout, JaccardMode, LshParams, MinHasher, Signature, SimHash, Verifier};
+use neardup_core::{BlockLayout, JaccardMode, LshParams, MinHasher, Signature, SimHash};
 use neardup_job::{JobSpec, Method};
 use serde::Serialize;
 
@@ -74,6 +74,8 @@ pub enum MethodView {
         bands: u32,
         /// Rows per band.
         rows: u32,
+        /// Permutations of the signature (bands use `bands x rows` of them).
+        permutations: usize,
         /// Signature estimate of Jaccard.
         estimate: f64,
         /// Bands (numbered from 0) on which the signatures agree.
@@ -82,6 +84,13 @@ pub enum MethodView {
         threshold: f64,
         /// Whether verification uses the exact Jaccard.
         exact: bool,
+        /// Containment of the smaller feature set in the larger (estimated from the
+        /// estimate and the feature counts, or exact), when `minhash.containment` is on.
+        containment: Option<f64>,
+        /// The containment rule: least containment and its Jaccard floor.
+        containment_rule: Option<(f64, f64)>,
+        /// The measure that verifies the pair (or would, for one that fails).
+        measure: neardup_core::Measure,
         /// Candidates: sharing at least one band.
         candidate: bool,
         /// Passes verification.
@@ -168,7 +177,7 @@ pub fn explain(
             let lsh = match bands_rows.or(m.bands.zip(m.rows)) {
                 Some((b, r)) => LshParams::try_new(b, r)?,
                 None => LshParams::choose(
-                    m.threshold,
+                    m.least_jaccard(),
                     m.num_perm,
                     m.false_positive_weight,
                     m.false_negative_weight,
@@ -180,21 +189,33 @@ pub fn explain(
             let keys_b: Vec<_> = lsh.band_keys(&sb, spec.seed).collect();
             let agreeing_bands: Vec<u32> =
                 (0..lsh.bands()).filter(|&i| keys_a[i as usize] == keys_b[i as usize]).collect();
-            let verifier = Verifier::MinHash { threshold: m.threshold, lsh, mode: m.verify };
-            let verdict = verifier.verify(
-                &Signature::MinHash(sa.clone()),
-                &Signature::MinHash(sb.clone()),
-                &fa.sorted_hashes(),
-                &fb.sorted_hashes(),
+            let (sig_a, sig_b) = (Signature::MinHash(sa.clone()), Signature::MinHash(sb.clone()));
+            let (set_a, set_b) = (fa.sorted_hashes(), fb.sorted_hashes());
+            let count = |set: &[u64]| u32::try_from(set.len()).unwrap_or(u32::MAX);
+            let verdict = m.verifier(lsh).verify(
+                neardup_core::Side {
+                    signature: &sig_a,
+                    features: count(&set_a),
+                    feature_set: &set_a,
+                },
+                neardup_core::Side {
+                    signature: &sig_b,
+                    features: count(&set_b),
+                    feature_set: &set_b,
+                },
             );
             MethodView::Minhash {
                 bands: lsh.bands(),
                 rows: lsh.rows(),
+                permutations: m.num_perm,
                 estimate: sa.jaccard_estimate(&sb),
                 candidate: !agreeing_bands.is_empty(),
                 agreeing_bands,
                 threshold: m.threshold,
                 exact: m.verify == JaccardMode::Exact,
+                containment: verdict.containment,
+                containment_rule: m.containment_rule().map(|c| (c.min_containment, c.min_jaccard)),
+                measure: verdict.measure,
                 verified: verdict.is_duplicate,
             }
         }
@@ -372,17 +393,20 @@ pub fn print(out: &mut dyn Write, e: &Explanation) -> std::io::Result<()> {
         MethodView::Minhash {
             bands,
             rows,
+            permutations,
             estimate,
             agreeing_bands,
             threshold,
             exact,
+            containment,
+            containment_rule,
+            measure,
             candidate,
             verified,
         } => {
             writeln!(
                 out,
-                "MinHash          estimated Jaccard {estimate:.4} ({} permutations)",
-                bands * rows
+                "MinHash          estimated Jaccard {estimate:.4} ({permutations} permutations)"
             )?;
             writeln!(
                 out,
@@ -391,12 +415,26 @@ pub fn print(out: &mut dyn Write, e: &Explanation) -> std::io::Result<()> {
                 agreeing_bands,
                 if *candidate { "a candidate pair" } else { "not a candidate" }
             )?;
-            let measure = if *exact { "exact Jaccard" } else { "estimate" };
-            writeln!(
-                out,
-                "verification     {measure} >= {threshold}: {}",
-                if *verified { "passes" } else { "fails" }
-            )?;
+            let jaccard = if *exact { "exact Jaccard" } else { "estimate" };
+            let outcome = match (verified, measure) {
+                (true, neardup_core::Measure::Containment) => "passes by containment",
+                (true, _) => "passes",
+                (false, _) => "fails",
+            };
+            match (containment, containment_rule) {
+                (Some(c), Some((least, floor))) => {
+                    let how = if *exact { "exact" } else { "from the estimate and feature counts" };
+                    writeln!(
+                        out,
+                        "containment      {c:.4} of the smaller document in the larger ({how})"
+                    )?;
+                    writeln!(
+                        out,
+                        "verification     {jaccard} >= {threshold}, or containment >= {least} with {jaccard} >= {floor}: {outcome}"
+                    )?;
+                }
+                _ => writeln!(out, "verification     {jaccard} >= {threshold}: {outcome}")?,
+            }
         }
         MethodView::Simhash {
             blocks,

@@ -192,19 +192,15 @@ pub enum Error {
     /// An index was built with other settings than the run's: its signatures or keys
     /// would not match the run's.
     #[error(
-        "the index \"{}\" was built with {setting} = {index}, this run has {setting} = {run}; \
-         use the settings of the index, or another index folder",
-        .path.display()
+        "the index \"{}\" was built with {}; use the settings of the index, or another index folder",
+        .path.display(),
+        describe_differences(.differences)
     )]
     IncompatibleIndex {
         /// The index folder.
         path: PathBuf,
-        /// The setting that differs.
-        setting: String,
-        /// Its value in the index.
-        index: String,
-        /// Its value in the run.
-        run: String,
+        /// The settings that differ, in name order: name, value in the index, value in the run.
+        differences: Vec<[String; 3]>,
     },
     /// A file in the way of a run's outputs that no earlier run listed as its own.
     #[error(
@@ -247,3 +243,16 @@ pub enum Error {
 
 /// Result type of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// "`a` = 1, this run has `a` = 2 (these differ too: b, c)".
+fn describe_differences(differences: &[[String; 3]]) -> String {
+    let Some([setting, index, run]) = differences.first() else {
+        return "other settings".to_string();
+    };
+    let mut text = format!("{setting} = {index}, this run has {setting} = {run}");
+    if differences.len() > 1 {
+        let others: Vec<&str> = differences[1..].iter().map(|d| d[0].as_str()).collect();
+        text.push_str(&format!(" (these differ too: {})", others.join(", ")));
+    }
+    text
+}

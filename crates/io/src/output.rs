@@ -16,7 +16,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, Int32Type, Int64Type};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use neardup_core::DocId;
+use neardup_core::{DocId, Measure};
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::{Compression as ParquetCompression, ZstdLevel};
@@ -67,6 +67,13 @@ pub struct PairRow {
     pub similarity: f64,
     /// Exact or near.
     pub kind: PairKind,
+    /// What verified a near pair: Jaccard (MinHash at the threshold), containment (MinHash,
+    /// most of the smaller document inside the larger) or Hamming distance (SimHash); none
+    /// for exact pairs.
+    pub measure: Option<Measure>,
+    /// Containment of the smaller document's features in the larger (MinHash near pairs
+    /// when `minhash.containment` is on).
+    pub containment: Option<f64>,
     /// Hamming distance of the fingerprints (SimHash near pairs).
     pub hamming: Option<u32>,
     /// Bands agreeing completely (MinHash near pairs).
@@ -119,6 +126,8 @@ pub fn pairs_schema() -> SchemaRef {
         Field::new("matching_bands", DataType::Int32, true),
         Field::new("doc_id_a", DataType::Int64, false),
         Field::new("doc_id_b", DataType::Int64, false),
+        Field::new("measure", DataType::Utf8, true),
+        Field::new("containment", DataType::Float64, true),
     ]))
 }
 
@@ -283,6 +292,8 @@ impl PairsWriter {
             let mut bands = Int32Builder::with_capacity(chunk.len());
             let mut doc_a = Int64Builder::with_capacity(chunk.len());
             let mut doc_b = Int64Builder::with_capacity(chunk.len());
+            let mut measure = StringBuilder::new();
+            let mut containment = Float64Builder::with_capacity(chunk.len());
             for r in chunk {
                 id_a.append_value(&r.id_a);
                 id_b.append_value(&r.id_b);
@@ -292,6 +303,8 @@ impl PairsWriter {
                 bands.append_option(opt_i32(r.matching_bands));
                 doc_a.append_value(doc_i64(r.doc_a));
                 doc_b.append_value(doc_i64(r.doc_b));
+                measure.append_option(r.measure.map(Measure::as_str));
+                containment.append_option(r.containment);
             }
             self.0.write_columns(vec![
                 Arc::new(id_a.finish()),
@@ -302,6 +315,8 @@ impl PairsWriter {
                 Arc::new(bands.finish()),
                 Arc::new(doc_a.finish()),
                 Arc::new(doc_b.finish()),
+                Arc::new(measure.finish()),
+                Arc::new(containment.finish()),
             ])?;
         }
         Ok(())
@@ -462,6 +477,12 @@ pub fn read_pairs(dir: &Path) -> Result<Vec<PairRow>> {
         let opt = |a: &arrow_array::Int32Array, i: usize| {
             (!arrow_array::Array::is_null(a, i)).then(|| a.value(i) as u32)
         };
+        let measure = s("measure");
+        let containment = b
+            .column_by_name("containment")
+            .expect("pairs schema")
+            .as_primitive::<Float64Type>()
+            .clone();
         for i in 0..b.num_rows() {
             rows.push(PairRow {
                 id_a: id_a.value(i).to_string(),
@@ -470,6 +491,16 @@ pub fn read_pairs(dir: &Path) -> Result<Vec<PairRow>> {
                 doc_b: DocId::from_raw(db.value(i) as u64),
                 similarity: sim.value(i),
                 kind: if kind.value(i) == "exact" { PairKind::Exact } else { PairKind::Near },
+                measure: match arrow_array::Array::is_null(&measure, i) {
+                    true => None,
+                    false => match measure.value(i) {
+                        "jaccard" => Some(Measure::Jaccard),
+                        "containment" => Some(Measure::Containment),
+                        _ => Some(Measure::Hamming),
+                    },
+                },
+                containment: (!arrow_array::Array::is_null(&containment, i))
+                    .then(|| containment.value(i)),
                 hamming: opt(&ham, i),
                 matching_bands: opt(&bands, i),
             });
@@ -590,6 +621,8 @@ mod tests {
                 doc_b: DocId::new(0, 2),
                 similarity: 0.875,
                 kind: PairKind::Near,
+                measure: Some(Measure::Containment),
+                containment: Some(0.95),
                 hamming: None,
                 matching_bands: Some(3),
             },
@@ -600,6 +633,8 @@ mod tests {
                 doc_b: DocId::new(1, 2),
                 similarity: 1.0,
                 kind: PairKind::Exact,
+                measure: None,
+                containment: None,
                 hamming: Some(0),
                 matching_bands: None,
             },

@@ -12,7 +12,9 @@ use neardup_io::index::{Generation, Manifest};
 use neardup_io::{InputFile, resolved_path};
 
 use crate::error::ConfigError;
-use crate::spec::{IdfSource, JobSpec, Method, Weighting, default_max_record_bytes};
+use crate::spec::{
+    IdfSource, JobSpec, Method, WEB_CONTAINMENT, Weighting, default_max_record_bytes,
+};
 /// The method-specific settings, checked.
 #[derive(Clone, Debug)]
 pub enum MethodParams {
@@ -323,9 +325,19 @@ impl JobConfig {
             };
             return Err(invalid(key, format!("must be at least 2, got {value}")));
         }
+        let exclude: Vec<PathBuf> =
+            std::iter::once(output.clone()).chain(write_kept.clone()).collect();
+        let inputs = neardup_io::discover(inputs, &exclude).map_err(ConfigError::Input)?;
+        let fields = spec.input.field_names();
+        let web_pages = inputs.iter().any(|f| neardup_io::has_urls(f, &fields));
         let params = match spec.method {
             Method::Minhash => {
                 let m = &mut spec.minhash;
+                // Containment is on for web pages unless set: copies of a page there are
+                // often teasers or cut at "Read more".
+                let containment =
+                    m.containment.unwrap_or(if web_pages { WEB_CONTAINMENT } else { 0.0 });
+                m.containment = Some(containment);
                 if m.num_perm == 0 || m.num_perm > MAX_NUM_PERM {
                     return Err(invalid(
                         "minhash.num_perm",
@@ -336,6 +348,23 @@ impl JobConfig {
                     return Err(invalid(
                         "minhash.threshold",
                         format!("must be strictly between 0 and 1, got {}", m.threshold),
+                    ));
+                }
+                if !(containment == 0.0 || (containment > 0.0 && containment <= 1.0)) {
+                    return Err(invalid(
+                        "minhash.containment",
+                        format!("must be in (0, 1], or 0 for off, got {containment}"),
+                    ));
+                }
+                if containment > 0.0
+                    && !(m.containment_min_jaccard > 0.0 && m.containment_min_jaccard < 1.0)
+                {
+                    return Err(invalid(
+                        "minhash.containment_min_jaccard",
+                        format!(
+                            "must be strictly between 0 and 1, got {}",
+                            m.containment_min_jaccard
+                        ),
                     ));
                 }
                 let lsh = match (m.bands, m.rows) {
@@ -352,7 +381,7 @@ impl JobConfig {
                                 "weights must be non-negative and not both zero".into(),
                             ));
                         }
-                        LshParams::choose(m.threshold, m.num_perm, weights[0], weights[1])
+                        LshParams::choose(m.least_jaccard(), m.num_perm, weights[0], weights[1])
                             .map_err(|e| invalid("minhash.threshold", e.to_string()))?
                     }
                     _ => {
@@ -391,11 +420,6 @@ impl JobConfig {
                 MethodParams::Simhash { layout }
             }
         };
-        let exclude: Vec<PathBuf> =
-            std::iter::once(output.clone()).chain(write_kept.clone()).collect();
-        let inputs = neardup_io::discover(inputs, &exclude).map_err(ConfigError::Input)?;
-        let fields = spec.input.field_names();
-        let web_pages = inputs.iter().any(|f| neardup_io::has_urls(f, &fields));
         let config = JobConfig { spec, inputs, output, params, write_kept, index: None, web_pages };
         let output_folder = resolved_path(&config.output);
         if let Some(kept) = &config.write_kept

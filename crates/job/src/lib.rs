@@ -67,7 +67,8 @@ pub use report::REPORT_FILE;
 pub use sign::{IdfWeights, SignScratch, Signer, page_text};
 pub use spec::{
     BucketSpec, DecisionSpec, IdfSource, IndexSpec, InputSpec, JobSpec, KeepRule, Method,
-    MinHashSpec, Removal, SimHashSpec, Weighting, default_max_record_bytes,
+    MinHashSpec, Removal, SimHashSpec, WEB_CONTAINMENT, WEB_CONTAINMENT_MIN_JACCARD, Weighting,
+    default_max_record_bytes,
 };
 pub use stage::Stage;
 pub use stats::{BoilerplateStats, IndexStats, WorkerStats};

@@ -90,8 +90,21 @@ pub struct SigEntry {
     pub node: NodeInfo,
     /// Its signature.
     pub signature: Signature,
+    /// Its distinct features (containment).
+    pub features: u32,
     /// Its feature set (exact-Jaccard verification only).
     pub feature_set: Vec<u64>,
+}
+
+impl SigEntry {
+    /// The side verification compares.
+    pub fn side(&self) -> neardup_core::Side<'_> {
+        neardup_core::Side {
+            signature: &self.signature,
+            features: self.features,
+            feature_set: &self.feature_set,
+        }
+    }
 }
 
 /// One LSH bucket membership: a band (MinHash) or table (SimHash) key and a document.

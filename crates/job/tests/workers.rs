@@ -206,11 +206,7 @@ fn reference(spec: &JobSpec, inputs: &[PathBuf]) -> (BTreeSet<PairKey>, BTreeMap
         }
     };
     let verifier = match &config.params {
-        MethodParams::Minhash { lsh, .. } => neardup_core::Verifier::MinHash {
-            threshold: spec.minhash.threshold,
-            lsh: *lsh,
-            mode: spec.minhash.verify,
-        },
+        MethodParams::Minhash { lsh, .. } => spec.minhash.verifier(*lsh),
         MethodParams::Simhash { layout } => neardup_core::Verifier::SimHash {
             layout: layout.clone().unwrap_or_else(|| {
                 BlockLayout::choose(spec.simhash.max_distance, reps.len() as u64).unwrap()
@@ -241,12 +237,7 @@ fn reference(spec: &JobSpec, inputs: &[PathBuf]) -> (BTreeSet<PairKey>, BTreeMap
     for (x, y) in candidates {
         {
             let (a, b) = (&accepted[reps[x]], &accepted[reps[y]]);
-            let v = verifier.verify(
-                a.signature.as_ref().unwrap(),
-                b.signature.as_ref().unwrap(),
-                &a.feature_set,
-                &b.feature_set,
-            );
+            let v = verifier.verify(side(a), side(b));
             if v.is_duplicate {
                 let (p, q) = if a.id < b.id { (a, b) } else { (b, a) };
                 pairs.insert((p.id.clone(), q.id.clone(), PairKind::Near, v.similarity.to_bits()));
@@ -462,4 +453,41 @@ fn simhash_spilling_to_disk_gives_the_same_results() {
     let mut spec = JobSpec { method: Method::Simhash, ..JobSpec::default() };
     spec.simhash.max_distance = 6;
     check_spilling(spec, &CorpusSpec { seed: 22, originals: 600, ..CorpusSpec::default() });
+}
+
+fn side(d: &SignedDoc) -> neardup_core::Side<'_> {
+    neardup_core::Side {
+        signature: d.signature.as_ref().unwrap(),
+        features: d.features,
+        feature_set: &d.feature_set,
+    }
+}
+
+#[test]
+fn containment_matches_brute_force() {
+    // A high threshold with a containment rule below it: most near pairs pass by
+    // containment, on bands chosen for the rule's Jaccard floor.
+    let mut spec = JobSpec::default();
+    spec.minhash.threshold = 0.95;
+    spec.minhash.containment = Some(0.8);
+    spec.minhash.containment_min_jaccard = 0.6;
+    let corpus_spec = CorpusSpec { seed: 14, originals: 200, ..CorpusSpec::default() };
+    check_workers_and_reference(spec.clone(), &corpus_spec, 2);
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = corpus(dir.path(), &corpus_spec, 2);
+    run_job(&spec, &inputs, dir.path().join("out"), 2);
+    let pairs = neardup_io::read_pairs(&dir.path().join("out/pairs")).unwrap();
+    let by = |m| pairs.iter().filter(|p| p.measure == Some(m)).count();
+    use neardup_core::Measure;
+    assert!(by(Measure::Containment) > 0 && by(Measure::Jaccard) > 0, "{pairs:?}");
+    for p in &pairs {
+        match p.measure {
+            Some(Measure::Containment) => {
+                assert!(p.similarity < 0.95 && p.similarity >= 0.6, "{p:?}");
+                assert!(p.containment.unwrap() >= 0.8, "{p:?}");
+            }
+            Some(_) => assert!(p.similarity >= 0.95 && p.containment.is_some(), "{p:?}"),
+            None => assert_eq!(p.kind, PairKind::Exact),
+        }
+    }
 }

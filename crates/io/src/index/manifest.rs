@@ -11,7 +11,7 @@ use crate::{Error, FolderLock, Result, TakenOver};
 use super::parts::damaged;
 
 /// Version of the index layout; an index of another version is refused.
-pub const FORMAT: u32 = 2;
+pub const FORMAT: u32 = 3;
 /// The manifest's file name.
 pub const MANIFEST: &str = "index.json";
 /// Key partitions of a new index.
@@ -137,20 +137,18 @@ impl Manifest {
     /// Checks that a run with `settings` may use this index: every setting must be equal.
     ///
     /// # Errors
-    /// [`Error::IncompatibleIndex`] naming the first setting that differs.
+    /// [`Error::IncompatibleIndex`] naming the settings that differ.
     pub fn check(&self, dir: &Path, settings: &BTreeMap<String, String>) -> Result<()> {
-        let names = self.settings.keys().chain(settings.keys());
-        for name in names {
-            let (index, run) = (self.settings.get(name), settings.get(name));
-            if index != run {
-                let show = |v: Option<&String>| v.map_or("(not set)".to_string(), Clone::clone);
-                return Err(Error::IncompatibleIndex {
-                    path: dir.to_path_buf(),
-                    setting: name.clone(),
-                    index: show(index),
-                    run: show(run),
-                });
-            }
+        let names: std::collections::BTreeSet<&String> =
+            self.settings.keys().chain(settings.keys()).collect();
+        let show = |v: Option<&String>| v.map_or("(not set)".to_string(), Clone::clone);
+        let differences: Vec<[String; 3]> = names
+            .into_iter()
+            .filter(|n| self.settings.get(*n) != settings.get(*n))
+            .map(|n| [n.clone(), show(self.settings.get(n)), show(settings.get(n))])
+            .collect();
+        if !differences.is_empty() {
+            return Err(Error::IncompatibleIndex { path: dir.to_path_buf(), differences });
         }
         Ok(())
     }

@@ -91,6 +91,8 @@ pub struct IndexedDoc {
     pub content: u128,
     /// Its signature: MinHash values or a SimHash fingerprint, little-endian.
     pub signature: Vec<u8>,
+    /// Its distinct features (containment against the index).
+    pub features: u32,
 }
 
 impl IndexedDoc {
@@ -120,6 +122,7 @@ pub(super) fn docs_schema() -> SchemaRef {
         Field::new("kept_content", DataType::Binary, false),
         Field::new("content", DataType::Binary, false),
         Field::new("signature", DataType::Binary, false),
+        Field::new("features", DataType::Int64, false),
     ]))
 }
 
@@ -242,6 +245,7 @@ impl DocPartWriter {
         let mut kept_content = BinaryBuilder::new();
         let mut content = BinaryBuilder::new();
         let mut signature = BinaryBuilder::new();
+        let mut features = Int64Builder::with_capacity(n);
         for r in rows {
             generation.append_value(as_i32(r.generation));
             doc.append_value(as_i64(r.doc));
@@ -253,6 +257,7 @@ impl DocPartWriter {
             kept_content.append_value(r.kept_content.to_le_bytes());
             content.append_value(r.content.to_le_bytes());
             signature.append_value(&r.signature);
+            features.append_value(i64::from(r.features));
         }
         let columns: Vec<ArrayRef> = vec![
             Arc::new(generation.finish()),
@@ -265,6 +270,7 @@ impl DocPartWriter {
             Arc::new(kept_content.finish()),
             Arc::new(content.finish()),
             Arc::new(signature.finish()),
+            Arc::new(features.finish()),
         ];
         self.part.write_columns(columns)
     }
@@ -324,8 +330,8 @@ pub(super) fn key_rows(batch: &RecordBatch, path: &Path) -> Result<Vec<KeyRow>> 
 }
 
 pub(super) fn doc_rows(batch: &RecordBatch, path: &Path) -> Result<Vec<IndexedDoc>> {
-    if batch.num_columns() != 10 {
-        return Err(damaged(path, "a docs part without the 10 index columns"));
+    if batch.num_columns() != 11 {
+        return Err(damaged(path, "a docs part without the 11 index columns"));
     }
     let generation = batch.column(0).as_primitive::<Int32Type>();
     let doc = batch.column(1).as_primitive::<Int64Type>();
@@ -337,6 +343,7 @@ pub(super) fn doc_rows(batch: &RecordBatch, path: &Path) -> Result<Vec<IndexedDo
     let kept_content = batch.column(7).as_binary::<i32>();
     let content = batch.column(8).as_binary::<i32>();
     let signature = batch.column(9).as_binary::<i32>();
+    let features = batch.column(10).as_primitive::<Int64Type>();
     let hash = |bytes: &[u8]| -> Result<u128> {
         let bytes: [u8; 16] =
             bytes.try_into().map_err(|_| damaged(path, "a content hash is not 16 bytes"))?;
@@ -357,6 +364,8 @@ pub(super) fn doc_rows(batch: &RecordBatch, path: &Path) -> Result<Vec<IndexedDo
                 kept_content: hash(kept_content.value(i))?,
                 content: hash(content.value(i))?,
                 signature: signature.value(i).to_vec(),
+                features: u32::try_from(features.value(i))
+                    .map_err(|_| damaged(path, "a feature count out of range"))?,
             })
         })
         .collect()

@@ -119,6 +119,7 @@ fn doc(generation: u32, d: u64) -> IndexedDoc {
         kept_content: u128::from(d - d % 7),
         content: u128::from(d) << 64 | u128::from(d * 3),
         signature: (d as u32..d as u32 + 32).flat_map(u32::to_le_bytes).collect(),
+        features: d as u32 * 5,
     }
 }
 

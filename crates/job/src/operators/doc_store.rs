@@ -122,14 +122,9 @@ impl StoreDrain {
         if self.keyer.is_none() {
             let spec = &self.job.spec;
             let (keyer, verifier) = match &self.job.params {
-                MethodParams::Minhash { lsh, .. } => (
-                    Keyer::MinHash(*lsh),
-                    Verifier::MinHash {
-                        threshold: spec.minhash.threshold,
-                        lsh: *lsh,
-                        mode: spec.minhash.verify,
-                    },
-                ),
+                MethodParams::Minhash { lsh, .. } => {
+                    (Keyer::MinHash(*lsh), spec.minhash.verifier(*lsh))
+                }
                 MethodParams::Simhash { layout } => {
                     let layout = layout.clone().unwrap_or_else(|| {
                         BlockLayout::choose(spec.simhash.max_distance, self.total)
@@ -197,7 +192,12 @@ impl Drain<StoreKey, Stored> for StoreDrain {
                     self.signed += 1;
                     self.signatures.push(Keyed {
                         key: d.doc,
-                        value: SigEntry { node, signature, feature_set: d.feature_set },
+                        value: SigEntry {
+                            node,
+                            signature,
+                            features: d.features,
+                            feature_set: d.feature_set,
+                        },
                     })?;
                 }
             }

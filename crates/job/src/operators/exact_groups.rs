@@ -95,6 +95,8 @@ pub fn exact_pair(x: &NodeInfo, y: &NodeInfo) -> PairRow {
         doc_b: b.doc,
         similarity: 1.0,
         kind: PairKind::Exact,
+        measure: None,
+        containment: None,
         hamming: None,
         matching_bands: None,
     }

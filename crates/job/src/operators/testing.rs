@@ -126,6 +126,7 @@ pub(crate) fn store(dir: &Path, job: &JobConfig, docs: &[SignedDoc]) -> Rc<RefCe
                     value: SigEntry {
                         node,
                         signature: signature.clone(),
+                        features: d.features,
                         feature_set: d.feature_set.clone(),
                     },
                 })
@@ -137,11 +138,7 @@ pub(crate) fn store(dir: &Path, job: &JobConfig, docs: &[SignedDoc]) -> Rc<RefCe
         crate::config::MethodParams::Simhash { .. } => panic!("the helper stores MinHash runs"),
     };
     Rc::new(RefCell::new(DocStore {
-        verifier: Some(neardup_core::Verifier::MinHash {
-            threshold: job.spec.minhash.threshold,
-            lsh,
-            mode: job.spec.minhash.verify,
-        }),
+        verifier: Some(job.spec.minhash.verifier(lsh)),
         blocks: None,
         signatures: Some(signatures.into_file().unwrap()),
         signatures_read_later: job.index.is_some(),

@@ -74,12 +74,7 @@ impl Drain<Keyed<(DocId, DocId), HalfPair>, Near> for VerifySecond {
     ) -> Result<(), SpillError> {
         let first = half.value.first;
         let second = self.cursor.find(half.value.b)?;
-        let verdict = self.verifier.verify(
-            &first.signature,
-            &second.signature,
-            &first.feature_set,
-            &second.feature_set,
-        );
+        let verdict = self.verifier.verify(first.side(), second.side());
         self.compared += 1;
         if verdict.is_duplicate {
             self.verified += 1;
@@ -161,6 +156,8 @@ fn near_row(
         doc_b: y.doc,
         similarity: verdict.similarity,
         kind: PairKind::Near,
+        measure: Some(verdict.measure),
+        containment: verdict.containment,
         hamming: verdict.hamming,
         matching_bands: verdict.matching_bands,
     }
@@ -171,6 +168,7 @@ mod tests {
     use super::*;
     use crate::operators::testing::{self, drain, signed, store};
     use crate::spec::JobSpec;
+    use neardup_core::Measure;
 
     const TEXT: &str = "a river runs through the old town and past the mill where the baker \
                         sells bread every morning before the market opens on the square";
@@ -232,6 +230,7 @@ mod tests {
         assert_eq!((row.id_a.as_str(), row.id_b.as_str(), row.kind), ("d1", "d2", PairKind::Near));
         assert!(row.similarity >= job.spec.minhash.threshold && row.similarity < 1.0, "{row:?}");
         assert!(row.matching_bands.is_some() && row.hamming.is_none());
+        assert_eq!((row.measure, row.containment), (Some(Measure::Jaccard), None));
         assert!(matches!(&near[1], Near::Edge(e) if e.a.id == "d1" && e.b.id == "d2"));
         let stats = spill.stats.borrow();
         assert_eq!((stats.compared_pairs, stats.verified_pairs), (2, 1));

@@ -147,6 +147,8 @@ mod tests {
             doc_b: DocId::new(0, 2),
             similarity,
             kind,
+            measure: None,
+            containment: None,
             hamming: None,
             matching_bands: None,
         })

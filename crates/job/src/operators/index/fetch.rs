@@ -129,6 +129,7 @@ mod tests {
             kept_content: u128::from(doc),
             content: u128::from(doc),
             signature: vec![1, 2, 3, 4],
+            features: 9,
         }
     }
 

@@ -43,7 +43,9 @@ impl Drain<Keyed<(DocId, IndexRef), IndexedSide>, IndexMatch> for VerifyDrain {
             Some(entry) if entry.node.content.get() == side.content => Some(1.0),
             Some(_) if side.signature.is_empty() => None,
             Some(entry) => decode_signature(&side.signature, &entry.signature).and_then(|theirs| {
-                let verdict = verifier.verify(&entry.signature, &theirs, &[], &[]);
+                let ours = neardup_core::Side::new(&entry.signature, entry.features);
+                let verdict =
+                    verifier.verify(ours, neardup_core::Side::new(&theirs, side.features));
                 verdict.is_duplicate.then_some(verdict.similarity)
             }),
             None => (self.meta.find(new)?.content.get() == side.content).then_some(1.0),
@@ -131,6 +133,7 @@ mod tests {
             kept_content: 7,
             content,
             signature,
+            features: like.map_or(0, |d| d.features),
         };
         Keyed { key: (DocId::new(0, new), at), value: IndexedSide(doc) }
     }
