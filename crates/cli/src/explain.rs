@@ -220,7 +220,7 @@ pub fn explain(
             }
         }
         Method::Simhash => {
-            let k = spec.simhash.max_distance;
+            let k = spec.simhash.distance();
             let layout = match blocks.or(spec.simhash.blocks) {
                 Some(blocks) => BlockLayout::try_new(blocks, k)?,
                 None => BlockLayout::choose(k, 1_000_000)?,

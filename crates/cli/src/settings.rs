@@ -75,7 +75,7 @@ pub fn job_spec(job: Option<&Path>, overrides: &Overrides) -> anyhow::Result<Job
         spec.minhash.threshold = t;
     }
     if let Some(k) = o.max_distance {
-        spec.simhash.max_distance = k;
+        spec.simhash.max_distance = Some(k);
     }
     if let Some(k) = o.keep {
         spec.decision.keep = match k {

@@ -360,7 +360,7 @@ pub fn run(args: &TuneArgs) -> anyhow::Result<Vec<Trial>> {
                 print_minhash(&mut out, &curve)?;
             }
         } else {
-            let k = args.max_distance.unwrap_or(spec.simhash.max_distance);
+            let k = args.max_distance.unwrap_or(spec.simhash.distance());
             let layout = match args.blocks.or(spec.simhash.blocks) {
                 Some(blocks) => neardup_core::BlockLayout::try_new(blocks, k),
                 None => neardup_core::BlockLayout::choose(k, args.documents),
@@ -396,7 +396,7 @@ pub fn run(args: &TuneArgs) -> anyhow::Result<Vec<Trial>> {
                 ))
                 .into());
             }
-            trial_spec.simhash.max_distance = setting as u32;
+            trial_spec.simhash.max_distance = Some(setting as u32);
         }
         let config = JobConfig::new(trial_spec, &inputs, scratch.trial(i))
             .map_err(|e| UsageError::new(e.to_string()))?;

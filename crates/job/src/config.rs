@@ -13,8 +13,10 @@ use neardup_io::{InputFile, resolved_path};
 
 use crate::error::ConfigError;
 use crate::spec::{
-    IdfSource, JobSpec, Method, WEB_CONTAINMENT, Weighting, default_max_record_bytes,
+    IdfSource, JobSpec, MAX_DISTANCE, Method, WEB_CONTAINMENT, WEB_MAX_DISTANCE, Weighting,
+    default_max_record_bytes,
 };
+
 /// The method-specific settings, checked.
 #[derive(Clone, Debug)]
 pub enum MethodParams {
@@ -396,20 +398,28 @@ impl JobConfig {
                 MethodParams::Minhash { num_perm: m.num_perm, lsh }
             }
             Method::Simhash => {
+                // Copies of web pages differ more (edits, ads, cut ends) than the plain
+                // texts the distance 3 was chosen for.
+                let k = spec.simhash.max_distance.unwrap_or(if web_pages {
+                    WEB_MAX_DISTANCE
+                } else {
+                    MAX_DISTANCE
+                });
+                spec.simhash.max_distance = Some(k);
                 let s = &spec.simhash;
-                if s.max_distance >= SIMHASH_BITS {
+                if k >= SIMHASH_BITS {
                     return Err(invalid(
                         "simhash.max_distance",
-                        format!("must be below 64, got {}", s.max_distance),
+                        format!("must be below 64, got {k}"),
                     ));
                 }
                 let layout = s
                     .blocks
-                    .map(|blocks| BlockLayout::try_new(blocks, s.max_distance))
+                    .map(|blocks| BlockLayout::try_new(blocks, k))
                     .transpose()
                     .map_err(|e| invalid("simhash.blocks", e.to_string()))?;
                 if layout.is_none() {
-                    BlockLayout::choose(s.max_distance, 1)
+                    BlockLayout::choose(k, 1)
                         .map_err(|e| invalid("simhash.max_distance", e.to_string()))?;
                 }
                 let jieba = s.weighting == Weighting::TfIdf && s.idf == IdfSource::Jieba;
@@ -565,7 +575,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(spec.method, Method::Simhash);
-        assert_eq!(spec.simhash.max_distance, 4);
+        assert_eq!(spec.simhash.max_distance, Some(4));
         assert_eq!(spec.features.kind, FeatureKind::Words);
         assert_eq!(spec.minhash, MinHashSpec::default());
         let err = toml::from_str::<JobSpec>("[minhash]\nthreshhold = 0.7\n").unwrap_err();

@@ -350,7 +350,7 @@ window.addEventListener("load", function () {
             }
         }
         (Method::Simhash, _, _, Some(blocks)) => {
-            let k = config.spec.simhash.max_distance;
+            let k = config.spec.simhash.distance();
             if let Ok(layout) = BlockLayout::try_new(blocks, k) {
                 let x_max = f64::from(2 * k + 6);
                 let points: Vec<(f64, f64)> = (0..=2 * k + 6)

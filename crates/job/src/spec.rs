@@ -145,6 +145,14 @@ pub const WEB_CONTAINMENT: f64 = 0.9;
 /// spliced articles, for no gain on the tuning set.
 pub const WEB_CONTAINMENT_MIN_JACCARD: f64 = 0.6;
 
+/// `simhash.max_distance` unless set.
+pub const MAX_DISTANCE: u32 = 3;
+
+/// `simhash.max_distance` for web pages unless set: chosen on `bench/make_webset.py`'s
+/// research set (pair F1 0.762 at 3, 0.917 at 6, 0.940 at 7) and the cost on
+/// `bench/warc.sh` (7.6 s at 3, 9.5 s at 6, 13.2 s at 7).
+pub const WEB_MAX_DISTANCE: u32 = 6;
+
 /// MinHash settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -172,6 +180,13 @@ pub struct MinHashSpec {
     /// Least Jaccard of a pair passing by containment: about the shortest copy accepted as
     /// a share of the longer. Bands are chosen for it when containment is on.
     pub containment_min_jaccard: f64,
+}
+
+impl SimHashSpec {
+    /// The largest distance: as set (or resolved by the run), else [`MAX_DISTANCE`].
+    pub fn distance(&self) -> u32 {
+        self.max_distance.unwrap_or(MAX_DISTANCE)
+    }
 }
 
 impl MinHashSpec {
@@ -221,8 +236,9 @@ impl Default for MinHashSpec {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SimHashSpec {
-    /// Largest Hamming distance of a verified pair.
-    pub max_distance: u32,
+    /// Largest Hamming distance of a verified pair. Unset: 6 when the input holds web pages
+    /// ([`WEB_MAX_DISTANCE`]), 3 otherwise ([`MAX_DISTANCE`]); a run records the value it used.
+    pub max_distance: Option<u32>,
     /// Blocks the fingerprint is split into; chosen from the corpus size when unset.
     pub blocks: Option<u32>,
     /// Feature weights.
@@ -234,7 +250,7 @@ pub struct SimHashSpec {
 impl Default for SimHashSpec {
     fn default() -> Self {
         SimHashSpec {
-            max_distance: 3,
+            max_distance: None,
             blocks: None,
             weighting: Weighting::Tf,
             idf: IdfSource::Corpus,

@@ -87,7 +87,7 @@ impl Resolved {
             MethodParams::Simhash { layout } => {
                 let blocks = blocks.or(layout.as_ref().map(|l| l.blocks()));
                 let tables = blocks.and_then(|b| {
-                    neardup_core::BlockLayout::try_new(b, config.spec.simhash.max_distance)
+                    neardup_core::BlockLayout::try_new(b, config.spec.simhash.distance())
                         .ok()
                         .map(|l| l.tables() as u64)
                 });

@@ -195,7 +195,7 @@ fn reference(spec: &JobSpec, inputs: &[PathBuf]) -> (BTreeSet<PairKey>, BTreeMap
             .collect(),
         MethodParams::Simhash { layout } => {
             let layout = layout.clone().unwrap_or_else(|| {
-                BlockLayout::choose(spec.simhash.max_distance, reps.len() as u64).unwrap()
+                BlockLayout::choose(spec.simhash.distance(), reps.len() as u64).unwrap()
             });
             reps.iter()
                 .map(|&i| match accepted[i].signature.as_ref().unwrap() {
@@ -209,7 +209,7 @@ fn reference(spec: &JobSpec, inputs: &[PathBuf]) -> (BTreeSet<PairKey>, BTreeMap
         MethodParams::Minhash { lsh, .. } => spec.minhash.verifier(*lsh),
         MethodParams::Simhash { layout } => neardup_core::Verifier::SimHash {
             layout: layout.clone().unwrap_or_else(|| {
-                BlockLayout::choose(spec.simhash.max_distance, reps.len() as u64).unwrap()
+                BlockLayout::choose(spec.simhash.distance(), reps.len() as u64).unwrap()
             }),
         },
     };
@@ -348,14 +348,14 @@ fn minhash_is_independent_of_workers_and_matches_brute_force() {
 #[test]
 fn simhash_is_independent_of_workers_and_matches_brute_force() {
     let mut spec = JobSpec { method: Method::Simhash, ..JobSpec::default() };
-    spec.simhash.max_distance = 6;
+    spec.simhash.max_distance = Some(6);
     check_workers_and_reference(spec, &CorpusSpec { seed: 8, ..CorpusSpec::default() }, 2);
 }
 
 #[test]
 fn simhash_tf_idf_with_corpus_frequencies_matches_brute_force() {
     let mut spec = JobSpec { method: Method::Simhash, ..JobSpec::default() };
-    spec.simhash.max_distance = 6;
+    spec.simhash.max_distance = Some(6);
     spec.simhash.weighting = neardup_job::Weighting::TfIdf;
     spec.features.kind = neardup_text::FeatureKind::Words;
     check_workers_and_reference(
@@ -451,7 +451,7 @@ fn minhash_spilling_to_disk_gives_the_same_results() {
 #[test]
 fn simhash_spilling_to_disk_gives_the_same_results() {
     let mut spec = JobSpec { method: Method::Simhash, ..JobSpec::default() };
-    spec.simhash.max_distance = 6;
+    spec.simhash.max_distance = Some(6);
     check_spilling(spec, &CorpusSpec { seed: 22, originals: 600, ..CorpusSpec::default() });
 }
 

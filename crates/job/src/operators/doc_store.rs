@@ -127,7 +127,7 @@ impl StoreDrain {
                 }
                 MethodParams::Simhash { layout } => {
                     let layout = layout.clone().unwrap_or_else(|| {
-                        BlockLayout::choose(spec.simhash.max_distance, self.total)
+                        BlockLayout::choose(spec.simhash.distance(), self.total)
                             .expect("checked by JobConfig")
                     });
                     (Keyer::SimHash(layout.clone()), Verifier::SimHash { layout })
@@ -385,7 +385,7 @@ mod tests {
         let (mut stage, shared) = store_drain(job.clone(), &spill);
         let out = drain(&mut stage, input(&job));
         // Three representatives in all (two with counts from the other worker).
-        let layout = BlockLayout::choose(job.spec.simhash.max_distance, 3).unwrap();
+        let layout = BlockLayout::choose(job.spec.simhash.distance(), 3).unwrap();
         assert_eq!(shared.borrow().blocks, Some(layout.blocks()));
         let Some(Signature::SimHash(f)) = signed(&job, 1, LONG).signature else { unreachable!() };
         let expected: Vec<u64> = layout.keys(f, job.spec.seed).map(BucketKey::get).collect();
