@@ -338,14 +338,21 @@ window.addEventListener("load", function () {
                     .map(|i| f64::from(i) / 100.0)
                     .map(|s| (s, lsh.candidate_probability(s)))
                     .collect();
-                let title =
-                    format!("Candidate probability, {b} bands x {rows} rows (threshold marked)");
+                let m = &config.spec.minhash;
+                let marked = match m.containment_rule() {
+                    Some(c) => format!(
+                        "containment's Jaccard floor marked; threshold {}, containment {}",
+                        m.threshold, c.min_containment
+                    ),
+                    None => "threshold marked".to_string(),
+                };
+                let title = format!("Candidate probability, {b} bands x {rows} rows ({marked})");
                 html.push_str(&curve(
                     &title,
                     "Jaccard similarity",
                     &points,
                     1.0,
-                    config.spec.minhash.threshold,
+                    m.least_jaccard(),
                 ));
             }
         }
