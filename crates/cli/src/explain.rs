@@ -87,8 +87,8 @@ pub enum MethodView {
         /// Containment of the smaller feature set in the larger (estimated from the
         /// estimate and the feature counts, or exact), when `minhash.containment` is on.
         containment: Option<f64>,
-        /// The containment rule: least containment and its Jaccard floor.
-        containment_rule: Option<(f64, f64)>,
+        /// The containment rule, when on.
+        containment_rule: Option<neardup_core::Containment>,
         /// The measure that verifies the pair (or would, for one that fails).
         measure: neardup_core::Measure,
         /// Candidates: sharing at least one band.
@@ -214,7 +214,7 @@ pub fn explain(
                 threshold: m.threshold,
                 exact: m.verify == JaccardMode::Exact,
                 containment: verdict.containment,
-                containment_rule: m.containment_rule().map(|c| (c.min_containment, c.min_jaccard)),
+                containment_rule: m.containment_rule(),
                 measure: verdict.measure,
                 verified: verdict.is_duplicate,
             }
@@ -422,7 +422,8 @@ pub fn print(out: &mut dyn Write, e: &Explanation) -> std::io::Result<()> {
                 (false, _) => "fails",
             };
             match (containment, containment_rule) {
-                (Some(c), Some((least, floor))) => {
+                (Some(c), Some(rule)) => {
+                    let (least, floor) = (rule.min_containment, rule.min_jaccard);
                     let how = if *exact { "exact" } else { "from the estimate and feature counts" };
                     writeln!(
                         out,

@@ -215,13 +215,6 @@ fn sign_lanes_simd(
 /// Exact Jaccard similarity `|A ∩ B| / |A ∪ B|` of two sorted, distinct slices.
 /// Two empty sets have similarity 0: an empty document is a duplicate of nothing.
 pub fn jaccard_sorted(a: &[u64], b: &[u64]) -> f64 {
-    let inter = intersection_sorted(a, b);
-    let union = a.len() + b.len() - inter;
-    if union == 0 { 0.0 } else { inter as f64 / union as f64 }
-}
-
-/// `|A ∩ B|` of two sorted, distinct slices.
-pub fn intersection_sorted(a: &[u64], b: &[u64]) -> usize {
     let (mut i, mut j, mut inter) = (0, 0, 0usize);
     while i < a.len() && j < b.len() {
         match a[i].cmp(&b[j]) {
@@ -234,7 +227,8 @@ pub fn intersection_sorted(a: &[u64], b: &[u64]) -> usize {
             }
         }
     }
-    inter
+    let union = a.len() + b.len() - inter;
+    if union == 0 { 0.0 } else { inter as f64 / union as f64 }
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{BlockLayout, LshParams, MinHashSignature, SimHash, intersection_sorted};
+use crate::{BlockLayout, LshParams, MinHashSignature, SimHash, jaccard_sorted};
 
 /// A document's signature: MinHash values or a SimHash fingerprint.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -78,13 +78,14 @@ pub struct Containment {
 
 impl Containment {
     /// Containment `|A ∩ B| / min(|A|, |B|)` from a Jaccard similarity and the sizes of the
-    /// two sets: `|A ∩ B| = J (|A| + |B|) / (1 + J)`. At most 1; 0 for an empty set.
+    /// two sets: `|A ∩ B| = J (|A| + |B|) / (1 + J)`, rounded to a count (so an exact
+    /// Jaccard gives the exact containment). At most 1; 0 for an empty set.
     pub fn from_jaccard(jaccard: f64, a: u32, b: u32) -> f64 {
         let smaller = a.min(b);
         if smaller == 0 {
             return 0.0;
         }
-        let intersection = jaccard * (f64::from(a) + f64::from(b)) / (1.0 + jaccard);
+        let intersection = (jaccard * (f64::from(a) + f64::from(b)) / (1.0 + jaccard)).round();
         (intersection / f64::from(smaller)).min(1.0)
     }
 }
@@ -141,27 +142,20 @@ impl Verifier {
                 Signature::MinHash(x),
                 Signature::MinHash(y),
             ) => {
-                let (similarity, contained) = match mode {
-                    JaccardMode::Signature => {
-                        let j = x.jaccard_estimate(y);
-                        (j, Containment::from_jaccard(j, a.features, b.features))
-                    }
-                    JaccardMode::Exact => {
-                        let (sa, sb) = (a.feature_set, b.feature_set);
-                        let inter = intersection_sorted(sa, sb);
-                        let union = sa.len() + sb.len() - inter;
-                        let smaller = sa.len().min(sb.len());
-                        let ratio =
-                            |n: usize, d: usize| if d == 0 { 0.0 } else { n as f64 / d as f64 };
-                        (ratio(inter, union), ratio(inter, smaller))
-                    }
+                let similarity = match mode {
+                    JaccardMode::Signature => x.jaccard_estimate(y),
+                    JaccardMode::Exact => jaccard_sorted(a.feature_set, b.feature_set),
                 };
+                // Exact when the Jaccard is: the sizes give the intersection back.
+                let contained = containment
+                    .map(|_| Containment::from_jaccard(similarity, a.features, b.features));
                 let by_jaccard = similarity >= *threshold;
-                let by_containment = containment
-                    .is_some_and(|c| similarity >= c.min_jaccard && contained >= c.min_containment);
+                let by_containment = containment.zip(contained).is_some_and(|(c, contained)| {
+                    similarity >= c.min_jaccard && contained >= c.min_containment
+                });
                 Verdict {
                     similarity,
-                    containment: containment.map(|_| contained),
+                    containment: contained,
                     measure: if !by_jaccard && by_containment {
                         Measure::Containment
                     } else {
@@ -184,16 +178,6 @@ impl Verifier {
                 }
             }
             _ => unreachable!("verifier and signatures come from different methods"),
-        }
-    }
-
-    /// The least Jaccard similarity a pair can pass with: what the bands must reach.
-    pub fn least_jaccard(&self) -> Option<f64> {
-        match self {
-            Verifier::MinHash { threshold, containment, .. } => {
-                Some(containment.map_or(*threshold, |c| c.min_jaccard.min(*threshold)))
-            }
-            Verifier::SimHash { .. } => None,
         }
     }
 }
@@ -277,14 +261,6 @@ mod tests {
                 assert_eq!(v.containment, Some(1.0), "the quote is all inside");
             }
         }
-        assert_eq!(verifier_floor(0.5), Some(0.5));
-    }
-
-    fn verifier_floor(min_jaccard: f64) -> Option<f64> {
-        let lsh = LshParams::try_new(16, 8).unwrap();
-        let containment = Some(Containment { min_containment: 0.9, min_jaccard });
-        Verifier::MinHash { threshold: 0.8, lsh, mode: JaccardMode::Signature, containment }
-            .least_jaccard()
     }
 
     #[test]

@@ -352,7 +352,7 @@ impl JobConfig {
                         format!("must be strictly between 0 and 1, got {}", m.threshold),
                     ));
                 }
-                if !(containment == 0.0 || (containment > 0.0 && containment <= 1.0)) {
+                if !(0.0..=1.0).contains(&containment) {
                     return Err(invalid(
                         "minhash.containment",
                         format!("must be in (0, 1], or 0 for off, got {containment}"),
@@ -542,6 +542,24 @@ mod tests {
         let config = JobConfig::new(JobSpec::default(), &inputs, "out".into()).unwrap();
         assert_eq!((config.spec.minhash.bands, config.spec.minhash.rows), (Some(16), Some(8)));
         assert_eq!(config.inputs.len(), 1);
+    }
+
+    /// With containment on, the bands are chosen for its Jaccard floor, and the run records
+    /// the value it used; plain text (no URLs) leaves it off.
+    #[test]
+    fn containment_chooses_bands_for_its_floor() {
+        let (_dir, inputs) = sample_input();
+        let mut spec = JobSpec::default();
+        assert_eq!(spec.minhash.least_jaccard(), 0.8, "off: the threshold");
+        spec.minhash.containment = Some(0.9);
+        spec.minhash.containment_min_jaccard = 0.5;
+        assert_eq!(spec.minhash.least_jaccard(), 0.5);
+        spec.minhash.containment_min_jaccard = 0.6;
+        let config = JobConfig::new(spec, &inputs, "out".into()).unwrap();
+        assert_eq!((config.spec.minhash.bands, config.spec.minhash.rows), (Some(24), Some(4)));
+        let plain = JobConfig::new(JobSpec::default(), &inputs, "out".into()).unwrap();
+        assert_eq!(plain.spec.minhash.containment, Some(0.0));
+        assert_eq!(plain.spec.minhash.containment_rule(), None);
     }
 
     #[test]

@@ -86,7 +86,6 @@ impl IndexDocs {
             None if meta.representative => Vec::new(),
             None => return Ok(()),
         };
-        let features = meta.features;
         let generation = self.plan.generation;
         let (kept, kept_id, kept_content) = match assignment {
             Some(a) => match &a.indexed {
@@ -109,7 +108,7 @@ impl IndexDocs {
             kept_content,
             content: meta.content.get(),
             signature,
-            features,
+            features: meta.features,
         });
         if self.rows.len() >= ROWS_PER_BATCH {
             self.write(sink);
