@@ -34,9 +34,9 @@ fn minhash_finds_articles_across_templates_and_keeps_template_siblings_apart() {
     dedup(&pages(), &run, &["-w", "2"]).unwrap();
     let r = evaluate(&run);
     assert_eq!((r.documents, r.missing_from_run), (492, 0));
-    // Measured: P 0.929, R 0.963, F1 0.946 (containment on for web pages; without it
-    // 0.945, 0.905, 0.925).
-    assert!(r.precision >= 0.9 && r.recall >= 0.92 && r.f1 >= 0.92, "{r:#?}");
+    // Measured: P 0.930, R 0.979, F1 0.954 (containment on for web pages; without it
+    // 0.942, 0.858, 0.898).
+    assert!(r.precision >= 0.9 && r.recall >= 0.95 && r.f1 >= 0.93, "{r:#?}");
     // Different articles of one site are never joined. The court pages are the hard
     // negatives that remain: openings of one legal formula whose texts differ in a party or
     // a docket number (Jaccard 0.95 for some).
@@ -45,7 +45,7 @@ fn minhash_finds_articles_across_templates_and_keeps_template_siblings_apart() {
         assert_eq!(g.precision, Some(1.0), "{g:?}");
     }
     // Groups of 16 to 34 true pairs: a pair or two moves between permutation seeds.
-    // Measured: mirror 1.0, recrawl 1.0, reorder 0.93, truncate 0.97, edit 0.84, ads 0.97.
+    // Measured: mirror 1.0, recrawl 1.0, reorder 0.93, truncate 1.0, edit 0.91, ads 1.0.
     let floors =
         [("mirror", 0.9), ("recrawl", 0.9), ("truncate", 0.85), ("edit", 0.75), ("ads", 0.85)];
     for (kind, floor) in floors {
@@ -53,11 +53,10 @@ fn minhash_finds_articles_across_templates_and_keeps_template_siblings_apart() {
         assert!(g.recall.unwrap() >= floor, "{g:?}");
     }
     // The similarity bands are measured on the texts the run analysed (boilerplate out):
-    // no true pair is below 0.5, and the one below the containment rule's Jaccard floor
-    // (0.6) is not found.
+    // no true pair is below 0.5. The one below the containment rule's Jaccard floor (0.6)
+    // shares a cluster through a third page: no verified pair is below the floor (below).
     let band = |to: f64| r.recall_by_similarity.iter().filter(move |b| b.to <= to);
     assert_eq!(band(0.5).map(|b| b.pairs).sum::<u64>(), 0, "{:?}", r.recall_by_similarity);
-    assert_eq!(band(0.6).map(|b| b.found).sum::<u64>(), 0, "{:?}", r.recall_by_similarity);
     // Verified pairs pass by Jaccard at the threshold, or by containment: most of the
     // smaller page inside the larger, with Jaccard at least the floor.
     let pairs = neardup_io::read_pairs(&run.join("pairs")).unwrap();
@@ -129,7 +128,7 @@ fn simhash_is_precise_on_templated_pages() {
     let r = evaluate(&run);
     // Web pages get distance 6 unless it is set (3 for other text).
     assert_eq!(summary(&run)["config"]["simhash"]["max_distance"], 6);
-    // Measured: P 0.992, R 0.621, F1 0.764 (at distance 3: 0.989, 0.468, 0.636); the false
+    // Measured: P 0.992, R 0.626, F1 0.768 (at distance 3: 0.988, 0.447, 0.616); the false
     // positive is a court page.
     assert!(r.precision >= 0.95 && r.f1 >= 0.7 && r.recall >= 0.55, "{r:#?}");
     for kind in ["original", "mirror", "recrawl", "reorder", "truncate"] {

@@ -155,6 +155,10 @@ impl JobConfig {
                 settings.insert("simhash.blocks".into(), blocks);
             }
         }
+        if spec.normalize.han_fold {
+            // A changed table folds texts differently.
+            settings.insert("normalize.han_fold_table".into(), neardup_text::HAN_FOLD_TABLE.into());
+        }
         settings
     }
 
@@ -577,6 +581,14 @@ mod tests {
         spec.features.ngram_chars = 4;
         assert_ne!(settings(spec), base);
         assert_ne!(settings(JobSpec { seed: 7, ..JobSpec::default() }), base);
+        // The Han folding table is named, so that a changed table is another setting.
+        assert_eq!(base["normalize.han_fold"], "true");
+        assert_eq!(base["normalize.han_fold_table"], neardup_text::HAN_FOLD_TABLE);
+        let mut spec = JobSpec::default();
+        spec.normalize.han_fold = false;
+        let unfolded = settings(spec);
+        assert_eq!(unfolded["normalize.han_fold"], "false");
+        assert!(!unfolded.contains_key("normalize.han_fold_table"));
         // ... what only decides or limits does not.
         let mut spec = JobSpec::default();
         spec.decision.keep = KeepRule::Longest;

@@ -362,9 +362,15 @@ pub fn file_metadata(config: &JobConfig, resolved: &Resolved) -> Vec<(String, St
         ("neardup.hash_scheme".into(), neardup_core::hash::HASH_SCHEME.into()),
         ("neardup.unicode_version".into(), format!("{major}.{minor}.{patch}")),
         ("neardup.tokenizer".into(), neardup_text::JIEBA_DICTIONARY.into()),
+        ("neardup.han_fold".into(), han_fold_description(config)),
         ("neardup.shaping_crates".into(), neardup_text::SHAPING_CRATES.into()),
         ("neardup.idf".into(), idf_description(config)),
     ]
+}
+
+/// Which table folds Han characters, for output metadata.
+fn han_fold_description(config: &JobConfig) -> String {
+    if config.spec.normalize.han_fold { neardup_text::HAN_FOLD_TABLE.into() } else { "off".into() }
 }
 
 /// What SimHash weights come from, for output metadata.

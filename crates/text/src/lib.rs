@@ -1,10 +1,11 @@
 //! Text to features for near-duplicate detection, for Chinese, English and mixed text.
 //!
-//! A document goes through [`Normalizer`] (markup, NFKC, width, case, whitespace), is hashed
-//! for exact duplicates, becomes feature text ([`feature_text_into`]: no punctuation, no
-//! spacing inside Chinese or Japanese), and then features ([`FeatureExtractor`]): character
-//! n-grams, or words and word shingles from [`Segmenter`] (jieba for Han runs, Unicode word
-//! boundaries for the rest). This crate computes no signatures and runs no threads.
+//! A document goes through [`Normalizer`] (markup, NFKC, Han script and variants, width,
+//! case, whitespace), is hashed for exact duplicates, becomes feature text
+//! ([`feature_text_into`]: no punctuation, no spacing inside Chinese or Japanese), and then
+//! features ([`FeatureExtractor`]): character n-grams, or words and word shingles from
+//! [`Segmenter`] (jieba for Han runs, Unicode word boundaries for the rest). This crate
+//! computes no signatures and runs no threads.
 //!
 //! ```
 //! use neardup_text::{Analyzer, AnalyzeScratch, FeatureConfig, NormalizeConfig};
@@ -20,6 +21,7 @@
 
 mod boilerplate;
 mod features;
+mod han_fold;
 mod idf;
 mod markup;
 mod normalize;
@@ -36,6 +38,7 @@ pub use boilerplate::{
 pub use features::{
     FeatureConfig, FeatureExtractor, FeatureKind, FeatureScratch, Features, feature_text_into,
 };
+pub use han_fold::HAN_FOLD_TABLE;
 pub use idf::{JIEBA_IDF_TABLE, WordIdf};
 pub use normalize::{NormalizeConfig, NormalizeScratch, Normalizer};
 pub use segment::{

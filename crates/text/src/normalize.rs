@@ -1,4 +1,5 @@
-//! Normalisation: markup removal, NFKC, full-width folding, case folding, whitespace.
+//! Normalisation: markup removal, NFKC, Han script and variant folding, full-width folding,
+//! case folding, whitespace.
 //!
 //! Each step can be switched off in the job file. The output is the text whose hash decides
 //! exact duplicates and from which features are taken.
@@ -6,11 +7,12 @@
 use serde::{Deserialize, Serialize};
 use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfkc_quick};
 
+use crate::han_fold::HanFold;
 use crate::markup::{looks_like_html, strip_markup};
 use crate::segment::is_han;
 
-/// Which normalisation steps run, in this order: `html`, `nfkc`, `width`, `case_fold`,
-/// `collapse_whitespace`.
+/// Which normalisation steps run, in this order: `html`, `nfkc`, `han_fold`, `width`,
+/// `case_fold`, `collapse_whitespace`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct NormalizeConfig {
@@ -19,6 +21,10 @@ pub struct NormalizeConfig {
     /// Unicode NFKC (compatibility composition): folds ligatures, full-width forms, circled
     /// digits and similar variants.
     pub nfkc: bool,
+    /// Fold traditional Chinese characters and variant forms to simplified characters, one
+    /// character at a time (OpenCC's character tables, without its phrase rules), so that
+    /// a text in either script, or with variant characters, is one text.
+    pub han_fold: bool,
     /// Fold full-width ASCII (U+FF01..U+FF5E) and the ideographic space to half-width; a
     /// subset of what NFKC does, for when NFKC is off.
     pub width: bool,
@@ -33,6 +39,7 @@ impl Default for NormalizeConfig {
         NormalizeConfig {
             html: true,
             nfkc: true,
+            han_fold: true,
             width: true,
             case_fold: true,
             collapse_whitespace: true,
@@ -47,6 +54,8 @@ pub struct Normalizer {
     /// What each ASCII byte becomes under `config`: the byte in the low eight bits, and
     /// bit 8 when it is whitespace that collapses.
     ascii: [u16; 128],
+    /// The Han folding table, when `config.han_fold` is on.
+    han_fold: Option<&'static HanFold>,
 }
 
 impl Default for Normalizer {
@@ -76,7 +85,8 @@ impl Normalizer {
                 u16::from(byte)
             }
         });
-        Normalizer { config, ascii }
+        let han_fold = config.han_fold.then(HanFold::get);
+        Normalizer { config, ascii, han_fold }
     }
 
     /// The configuration.
@@ -121,10 +131,13 @@ impl Normalizer {
                 rest = &rest[run..];
                 continue;
             }
-            // A run of Han ideographs is copied whole: no step changes them.
+            // A run of Han ideographs is copied whole: no step but `han_fold` changes them.
             let han = han_prefix(rest);
             if han > 0 {
-                out.push_str(&rest[..han]);
+                match self.han_fold {
+                    Some(table) => table.push_folded(&rest[..han], out),
+                    None => out.push_str(&rest[..han]),
+                }
                 rest = &rest[han..];
                 space_before = false;
                 continue;
@@ -362,14 +375,28 @@ mod tests {
         let off = Normalizer::new(NormalizeConfig {
             html: false,
             nfkc: false,
+            han_fold: false,
             width: false,
             case_fold: false,
             collapse_whitespace: false,
         });
-        let s = "<b>ＡＢ</b>  Ｃ";
+        let s = "<b>ＡＢ</b>  Ｃ 國語";
         assert_eq!(off.normalize(s), s);
         let width_only = Normalizer::new(NormalizeConfig { width: true, ..off.config().clone() });
-        assert_eq!(width_only.normalize(s), "<b>AB</b>  C");
+        assert_eq!(width_only.normalize(s), "<b>AB</b>  C 國語");
+        let han_only = Normalizer::new(NormalizeConfig { han_fold: true, ..off.config().clone() });
+        assert_eq!(han_only.normalize(s), "<b>ＡＢ</b>  Ｃ 国语");
+    }
+
+    #[test]
+    fn scripts_and_variants_of_one_text_are_one_text() {
+        // The opening of 將進酒 in the two editions' characters and in simplified ones.
+        let traditional = "君不見黃河之水天上來，奔流到海不復回。";
+        let simplified = "君不见黄河之水天上来，奔流到海不复回。";
+        assert_eq!(norm(traditional), norm(simplified));
+        // Variant characters of one word, and a compatibility ideograph.
+        assert_eq!(norm("眞正的閒人"), norm("真正的閑人"));
+        assert_eq!(norm("\u{F900}"), norm("\u{8C48}"));
     }
 
     /// The naive twin: NFKC of the whole text when its quick check fails, then one
@@ -383,7 +410,9 @@ mod tests {
         }
         let mut out = String::new();
         let mut pending_space = false;
+        let table = crate::han_fold::HanFold::get();
         for c in current.chars() {
+            let c = if config.han_fold { table.fold(c).unwrap_or(c) } else { c };
             let c = if config.width { fold_width(c) } else { c };
             if config.collapse_whitespace && c.is_whitespace() {
                 pending_space = !out.is_empty();
@@ -469,16 +498,17 @@ mod tests {
 
         #[test]
         fn matches_naive_twin(
-            s in "[a-zA-Z0-9 \t\n\x0b,.!?中文字ＡＢ，。　ﬁ①ÉéΣσς\u{0301}Ａ\u{3000}\u{00A0}]{0,60}",
-            nfkc in any::<bool>(), width in any::<bool>(), case_fold in any::<bool>(),
-            collapse_whitespace in any::<bool>(),
+            s in "[a-zA-Z0-9 \t\n\x0b,.!?中文字國語眞爲\u{F900}\u{2F800}ＡＢ，。　ﬁ①ÉéΣσς\u{0301}Ａ\u{3000}\u{00A0}]{0,60}",
+            nfkc in any::<bool>(), han_fold in any::<bool>(), width in any::<bool>(),
+            case_fold in any::<bool>(), collapse_whitespace in any::<bool>(),
         ) {
-            let config = NormalizeConfig { html: false, nfkc, width, case_fold, collapse_whitespace };
+            let config =
+                NormalizeConfig { html: false, nfkc, han_fold, width, case_fold, collapse_whitespace };
             prop_assert_eq!(Normalizer::new(config.clone()).normalize(&s), naive(&config, &s));
         }
 
         #[test]
-        fn normalisation_is_idempotent_on_plain_text(s in "[a-zA-Z0-9 \\t\\n,.!?中文字ＡＢ　]{0,60}") {
+        fn normalisation_is_idempotent_on_plain_text(s in "[a-zA-Z0-9 \\t\\n,.!?中文字國語眞爲ＡＢ　]{0,60}") {
             let once = norm(&s);
             prop_assert_eq!(norm(&once), once.clone());
             prop_assert!(!once.starts_with(' ') && !once.ends_with(' '));
