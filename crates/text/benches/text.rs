@@ -75,6 +75,8 @@ fn documents() -> (Vec<String>, Vec<String>) {
 fn kernels(c: &mut Criterion) {
     let (english, chinese) = documents();
     let normalizer = Normalizer::new(NormalizeConfig::default());
+    let unfolded =
+        Normalizer::new(NormalizeConfig { han_fold: false, ..NormalizeConfig::default() });
     let segmenter = Segmenter::new(true);
     let ngrams = FeatureExtractor::new(FeatureConfig::default(), 42, None);
     let words = FeatureConfig { kind: FeatureKind::Words, ..FeatureConfig::default() };
@@ -102,6 +104,15 @@ fn kernels(c: &mut Criterion) {
             b.iter(|| {
                 for d in docs {
                     normalizer.normalize_into(d, &mut out, &mut scratch);
+                    black_box(&out);
+                }
+            });
+        });
+        group.bench_function("normalize_without_han_fold", |b| {
+            let (mut out, mut scratch) = (String::new(), NormalizeScratch::default());
+            b.iter(|| {
+                for d in docs {
+                    unfolded.normalize_into(d, &mut out, &mut scratch);
                     black_box(&out);
                 }
             });

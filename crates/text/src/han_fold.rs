@@ -11,6 +11,8 @@
 
 use std::sync::OnceLock;
 
+use crate::segment::is_han;
+
 /// The table's text: comment lines, then one `from<TAB>to` pair per line.
 const TABLE_TEXT: &str = include_str!("../data/han-fold.txt");
 
@@ -76,9 +78,28 @@ impl HanFold {
     }
 
     /// Appends `text` to `out` with every character folded.
+    #[cfg(test)]
     pub(crate) fn push_folded(&self, text: &str, out: &mut String) {
+        let mut rest = text;
+        while !rest.is_empty() {
+            let han = self.push_han_run(rest, out);
+            let other = rest[han..].chars().next().map_or(0, char::len_utf8);
+            out.push_str(&rest[han..han + other]);
+            rest = &rest[han + other..];
+        }
+    }
+
+    /// Appends the run of Han ideographs ([`is_han`]) that starts `text` to `out`, folded,
+    /// and returns its length in bytes. One pass: what needs no folding is copied in
+    /// slices.
+    #[inline]
+    pub(crate) fn push_han_run(&self, text: &str, out: &mut String) -> usize {
         let mut copied = 0;
         for (at, c) in text.char_indices() {
+            if !is_han(c) {
+                out.push_str(&text[copied..at]);
+                return at;
+            }
             if let Some(to) = self.fold(c) {
                 out.push_str(&text[copied..at]);
                 out.push(to);
@@ -86,6 +107,7 @@ impl HanFold {
             }
         }
         out.push_str(&text[copied..]);
+        text.len()
     }
 }
 

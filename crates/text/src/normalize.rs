@@ -132,12 +132,15 @@ impl Normalizer {
                 continue;
             }
             // A run of Han ideographs is copied whole: no step but `han_fold` changes them.
-            let han = han_prefix(rest);
-            if han > 0 {
-                match self.han_fold {
-                    Some(table) => table.push_folded(&rest[..han], out),
-                    None => out.push_str(&rest[..han]),
+            let han = match self.han_fold {
+                Some(table) => table.push_han_run(rest, out),
+                None => {
+                    let han = han_prefix(rest);
+                    out.push_str(&rest[..han]);
+                    han
                 }
+            };
+            if han > 0 {
                 rest = &rest[han..];
                 space_before = false;
                 continue;
