@@ -271,12 +271,12 @@ impl JobConfig {
         write_kept: Option<PathBuf>,
     ) -> Result<Self, ConfigError> {
         let invalid = |key: &'static str, message: String| ConfigError::Invalid { key, message };
+        // Resolved here, so the summary and an index record the length the run used.
+        spec.features.ngram_chars = Some(spec.ngram_chars());
         let f = &spec.features;
-        if f.ngram_chars == 0 || f.ngram_chars > 64 {
-            return Err(invalid(
-                "features.ngram_chars",
-                format!("must be 1..=64, got {}", f.ngram_chars),
-            ));
+        let n = spec.ngram_chars();
+        if n == 0 || n > 64 {
+            return Err(invalid("features.ngram_chars", format!("must be 1..=64, got {n}")));
         }
         if f.shingle_words == 0 || f.shingle_words > 16 {
             return Err(invalid(
@@ -567,6 +567,21 @@ mod tests {
     }
 
     #[test]
+    fn the_ngram_length_is_chosen_by_method_unless_set() {
+        let (_dir, inputs) = sample_input();
+        let resolved = |spec: JobSpec| {
+            JobConfig::new(spec, &inputs, "out".into()).unwrap().spec.features.ngram_chars
+        };
+        assert_eq!(resolved(JobSpec::default()), Some(5));
+        let simhash = JobSpec { method: Method::Simhash, ..JobSpec::default() };
+        assert_eq!(simhash.feature_config().ngram_chars, Some(4));
+        assert_eq!(resolved(simhash.clone()), Some(4));
+        let mut set = simhash;
+        set.features.ngram_chars = Some(5);
+        assert_eq!(resolved(set), Some(5));
+    }
+
+    #[test]
     fn index_settings_cover_what_keys_depend_on_and_not_the_rest() {
         let (_dir, inputs) = sample_input();
         let settings =
@@ -578,7 +593,7 @@ mod tests {
         assert!(base.contains_key("features.ngram_chars") && base.contains_key("normalize.nfkc"));
         // What changes signatures or keys changes the settings ...
         let mut spec = JobSpec::default();
-        spec.features.ngram_chars = 4;
+        spec.features.ngram_chars = Some(4);
         assert_ne!(settings(spec), base);
         assert_ne!(settings(JobSpec { seed: 7, ..JobSpec::default() }), base);
         // The Han folding table is named, so that a changed table is another setting.

@@ -105,7 +105,7 @@ impl Signer {
     ) -> Self {
         let spec = &config.spec;
         let analyzer =
-            Analyzer::new(spec.normalize.clone(), spec.features.clone(), spec.seed, segmenter);
+            Analyzer::new(spec.normalize.clone(), spec.feature_config(), spec.seed, segmenter);
         let minhasher = match &config.params {
             MethodParams::Minhash { num_perm, .. } => Some(
                 MinHasher::try_new(*num_perm, spec.seed).expect("num_perm checked by JobConfig"),
@@ -170,7 +170,7 @@ impl Signer {
     }
 
     fn analyzer_for_spec(spec: &JobSpec, segmenter: Option<Segmenter>) -> Analyzer {
-        Analyzer::new(spec.normalize.clone(), spec.features.clone(), spec.seed, segmenter)
+        Analyzer::new(spec.normalize.clone(), spec.feature_config(), spec.seed, segmenter)
     }
 
     /// The analyser (normalisation and features).

@@ -21,14 +21,18 @@ pub enum FeatureKind {
     Words,
 }
 
+/// Characters per n-gram where `ngram_chars` is unset.
+pub const DEFAULT_NGRAM_CHARS: usize = 5;
+
 /// How documents become feature sets.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct FeatureConfig {
     /// The kind of feature.
     pub kind: FeatureKind,
-    /// Characters per n-gram, for `char_ngrams`.
-    pub ngram_chars: usize,
+    /// Characters per n-gram, for `char_ngrams`; unset means [`DEFAULT_NGRAM_CHARS`] (the
+    /// neardup job sets it by method: see `neardup_job::JobSpec::feature_config`).
+    pub ngram_chars: Option<usize>,
     /// Words per shingle, for `word_shingles`.
     pub shingle_words: usize,
     /// Drop the built-in English and Chinese stop words from word features.
@@ -49,7 +53,7 @@ impl Default for FeatureConfig {
     fn default() -> Self {
         FeatureConfig {
             kind: FeatureKind::CharNgrams,
-            ngram_chars: 5,
+            ngram_chars: None,
             shingle_words: 3,
             stop_words: true,
             max_feature_count: 10,
@@ -57,6 +61,13 @@ impl Default for FeatureConfig {
             jieba_hmm: true,
             drop_punctuation: true,
         }
+    }
+}
+
+impl FeatureConfig {
+    /// Characters per n-gram: `ngram_chars`, or [`DEFAULT_NGRAM_CHARS`] when unset.
+    pub fn ngram_chars(&self) -> usize {
+        self.ngram_chars.unwrap_or(DEFAULT_NGRAM_CHARS)
     }
 }
 
@@ -136,7 +147,7 @@ impl FeatureExtractor {
             "word features need a segmenter"
         );
         assert!(
-            config.ngram_chars > 0 && config.shingle_words > 0,
+            config.ngram_chars() > 0 && config.shingle_words > 0,
             "feature sizes must be positive"
         );
         FeatureExtractor {
@@ -169,7 +180,7 @@ impl FeatureExtractor {
         let cap = self.config.max_feature_count.max(1);
         match self.config.kind {
             FeatureKind::CharNgrams => {
-                let n = self.config.ngram_chars;
+                let n = self.config.ngram_chars();
                 let bytes = feature_text.as_bytes();
                 if feature_text.is_ascii() {
                     // One byte per character: the n-grams are the byte windows.
@@ -264,7 +275,7 @@ impl FeatureExtractor {
         let mut out: Vec<(u64, String)> = Vec::new();
         match self.config.kind {
             FeatureKind::CharNgrams => {
-                let n = self.config.ngram_chars;
+                let n = self.config.ngram_chars();
                 let mut offsets: Vec<usize> = feature_text.char_indices().map(|(i, _)| i).collect();
                 offsets.push(feature_text.len());
                 if offsets.len() > n {
@@ -466,7 +477,8 @@ mod tests {
 
     #[test]
     fn char_ngrams_count_and_cap() {
-        let config = FeatureConfig { ngram_chars: 2, max_feature_count: 2, ..Default::default() };
+        let config =
+            FeatureConfig { ngram_chars: Some(2), max_feature_count: 2, ..Default::default() };
         let f = extract(config, "abababab");
         // "ab" x4 capped at 2, "ba" x3 capped at 2.
         assert_eq!(f.len(), 2);
@@ -511,7 +523,8 @@ mod tests {
 
     /// The features of `text` are the naive twin's, each hash once.
     fn check_char_ngrams(text: &str, n: usize, cap: u32) -> Result<(), TestCaseError> {
-        let config = FeatureConfig { ngram_chars: n, max_feature_count: cap, ..Default::default() };
+        let config =
+            FeatureConfig { ngram_chars: Some(n), max_feature_count: cap, ..Default::default() };
         let f = extract(config, text);
         let found: BTreeMap<u64, u32> =
             f.hashes().iter().copied().zip(f.counts().iter().copied()).collect();

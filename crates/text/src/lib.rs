@@ -36,7 +36,8 @@ pub use boilerplate::{
     line_key, occurrences, url_key,
 };
 pub use features::{
-    FeatureConfig, FeatureExtractor, FeatureKind, FeatureScratch, Features, feature_text_into,
+    DEFAULT_NGRAM_CHARS, FeatureConfig, FeatureExtractor, FeatureKind, FeatureScratch, Features,
+    feature_text_into,
 };
 pub use han_fold::HAN_FOLD_TABLE;
 pub use idf::{JIEBA_IDF_TABLE, WordIdf};
