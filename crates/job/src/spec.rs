@@ -150,15 +150,17 @@ pub const WEB_CONTAINMENT_MIN_JACCARD: f64 = 0.6;
 pub const MAX_DISTANCE: u32 = 3;
 
 /// `simhash.max_distance` for web pages unless set: chosen on `bench/make_webset.py`'s
-/// research set (pair F1 0.762 at 3, 0.917 at 6, 0.940 at 7) and the cost on
-/// `bench/warc.sh` (7.6 s at 3, 9.5 s at 6, 13.2 s at 7).
+/// research set (pair F1 0.762 at 3, 0.917 at 6, 0.940 at 7, with 5-grams) and the cost on
+/// `bench/warc.sh` (7.6 s at 3, 9.5 s at 6, 13.2 s at 7, with 5-grams).
 pub const WEB_MAX_DISTANCE: u32 = 6;
 
 /// `features.ngram_chars` for SimHash unless set (MinHash takes
 /// [`neardup_text::DEFAULT_NGRAM_CHARS`], 5): a fingerprint weighs every n-gram, and shorter
 /// ones move less under an edit. Chosen on `bench/make_webset.py`'s research set (pair F1
 /// 0.917 with 5-grams, 0.939 with 4, 0.913 with 3, at distance 6); on
-/// `bench/make_real_corpus.py --docs 100000` 0.764 instead of 0.719 at distance 3.
+/// `bench/make_real_corpus.py --docs 100000` 0.764 instead of 0.719 at distance 3, at the
+/// same cost. Web pages (distance 6) pay for it: 79 candidates per document instead of 17
+/// on `bench/warc.sh 100000 2`, 12.1 s instead of 7.4 s.
 pub const SIMHASH_NGRAM_CHARS: usize = 4;
 
 /// MinHash settings.
