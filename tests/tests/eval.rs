@@ -171,11 +171,14 @@ fn tune_without_labels_describes_the_parameters() {
         &["tune"][..],
         &["tune", "--bands", "20", "--rows", "5", "--threshold", "0.6"],
         &["tune", "--method", "simhash", "--max-distance", "4", "--documents", "1000"],
+        &["tune", "--containment", "0.9"],
     ] {
         assert!(matches!(neardup(args).unwrap(), neardup_cli::Outcome::Tuned(t) if t.is_empty()));
     }
     let error = neardup(&["tune", "--method", "simhash", "--max-distance", "4", "--blocks", "3"])
         .unwrap_err();
+    assert!(error.downcast_ref::<neardup_cli::UsageError>().is_some(), "{error:#}");
+    let error = neardup(&["tune", "--containment", "1.5"]).unwrap_err();
     assert!(error.downcast_ref::<neardup_cli::UsageError>().is_some(), "{error:#}");
 }
 

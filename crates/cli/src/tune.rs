@@ -11,7 +11,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use neardup_core::{BlockLayout, LshParams};
+use neardup_core::{BlockLayout, Containment, LshParams};
 use serde::Serialize;
 
 use anyhow::Context;
@@ -40,11 +40,16 @@ pub struct MinHashCurve {
     pub rows: u32,
     /// The verification threshold.
     pub threshold: f64,
+    /// The containment rule, when pairs below the threshold may also pass by it.
+    pub containment: Option<Containment>,
+    /// The least Jaccard a verified pair can have: the threshold, or the containment
+    /// rule's floor. Bands are chosen for it, and the rates below are taken at it.
+    pub least_jaccard: f64,
     /// Where the curve is steepest.
     pub knee: f64,
-    /// Mean candidate probability of pairs below the threshold (uniform similarity).
+    /// Mean candidate probability of pairs below `least_jaccard` (uniform similarity).
     pub false_positive_rate: f64,
-    /// Mean miss probability of pairs at or above the threshold (uniform similarity).
+    /// Mean miss probability of pairs at or above `least_jaccard` (uniform similarity).
     pub false_negative_rate: f64,
     /// Bucket records per document.
     pub records_per_document: u32,
@@ -53,19 +58,22 @@ pub struct MinHashCurve {
 }
 
 impl MinHashCurve {
-    /// The curve of `lsh` verified at `threshold`.
-    pub fn of(lsh: LshParams, threshold: f64) -> Self {
+    /// The curve of `lsh` verified at `threshold`, or also by `containment`.
+    pub fn of(lsh: LshParams, threshold: f64, containment: Option<Containment>) -> Self {
         let curve = (0..=20)
             .map(|i| f64::from(i) / 20.0)
             .map(|s| CurvePoint { x: s, probability: lsh.candidate_probability(s) })
             .collect();
+        let least = containment.map_or(threshold, |c| c.min_jaccard.min(threshold));
         MinHashCurve {
             bands: lsh.bands(),
             rows: lsh.rows(),
             threshold,
+            containment,
+            least_jaccard: least,
             knee: lsh.knee(),
-            false_positive_rate: lsh.false_positive_area(threshold) / threshold,
-            false_negative_rate: lsh.false_negative_area(threshold) / (1.0 - threshold),
+            false_positive_rate: lsh.false_positive_area(least) / least,
+            false_negative_rate: lsh.false_negative_area(least) / (1.0 - least),
             records_per_document: lsh.bands(),
             curve,
         }
@@ -124,21 +132,39 @@ pub fn print_minhash(out: &mut dyn Write, c: &MinHashCurve) -> std::io::Result<(
         c.bands * c.rows,
         c.threshold
     )?;
+    let below = match c.containment {
+        Some(rule) => {
+            writeln!(
+                out,
+                "containment      pairs below it also pass with containment >= {} and Jaccard >= {}: \
+                 the rates are taken at {}",
+                rule.min_containment, rule.min_jaccard, c.least_jaccard
+            )?;
+            format!("Jaccard {}", c.least_jaccard)
+        }
+        None => "the threshold".to_string(),
+    };
     writeln!(out, "cost             {} bucket records per document", c.records_per_document)?;
     writeln!(out, "knee             {:.3} (candidate probability 1/2 near here)", c.knee)?;
     writeln!(
         out,
-        "false positives  {:.2}% of pairs below the threshold become candidates (then fail verification)",
+        "false positives  {:.2}% of pairs below {below} become candidates (then fail verification)",
         100.0 * c.false_positive_rate
     )?;
     writeln!(
         out,
-        "false negatives  {:.2}% of pairs at or above the threshold are missed",
+        "false negatives  {:.2}% of pairs at or above {below} are missed",
         100.0 * c.false_negative_rate
     )?;
     writeln!(out, "\n Jaccard  P(candidate)")?;
     for p in &c.curve {
-        let mark = if (p.x - c.threshold).abs() < 0.025 { "<- threshold" } else { "" };
+        let mark = if (p.x - c.threshold).abs() < 0.025 {
+            "<- threshold"
+        } else if c.containment.is_some() && (p.x - c.least_jaccard).abs() < 0.025 {
+            "<- containment floor"
+        } else {
+            ""
+        };
         writeln!(out, "  {:5.2}   {:8.4}  {:<40} {mark}", p.x, p.probability, bar(p.probability))?;
     }
     Ok(())
@@ -287,6 +313,10 @@ pub struct TuneArgs {
     /// MinHash rows per band (with --bands).
     #[arg(long, requires = "bands")]
     pub rows: Option<u32>,
+    /// MinHash containment rule, as `minhash.containment` (0 is off; web pages get 0.9
+    /// unless set): bands are chosen for its Jaccard floor.
+    #[arg(long)]
+    pub containment: Option<f64>,
     /// SimHash maximum Hamming distance.
     #[arg(long)]
     pub max_distance: Option<u32>,
@@ -340,19 +370,24 @@ pub fn run(args: &TuneArgs) -> anyhow::Result<Vec<Trial>> {
     let mut out = std::io::stdout().lock();
     let Some(truth_path) = &args.truth else {
         if minhash {
-            let threshold = args.threshold.unwrap_or(spec.minhash.threshold);
-            let m = &spec.minhash;
+            let mut m = spec.minhash.clone();
+            m.threshold = args.threshold.unwrap_or(m.threshold);
+            m.containment = args.containment.or(m.containment);
+            if let Some(c) = m.containment.filter(|c| !(0.0..=1.0).contains(c)) {
+                return Err(UsageError::new(format!("containment must be 0..=1, got {c}")).into());
+            }
             let lsh = match (args.bands, args.rows) {
                 (Some(b), Some(r)) => neardup_core::LshParams::try_new(b, r),
+                // As a run chooses them: for the least Jaccard a verified pair can have.
                 _ => neardup_core::LshParams::choose(
-                    threshold,
+                    m.least_jaccard(),
                     m.num_perm,
                     m.false_positive_weight,
                     m.false_negative_weight,
                 ),
             }
             .map_err(|e| UsageError::new(e.to_string()))?;
-            let curve = MinHashCurve::of(lsh, threshold);
+            let curve = MinHashCurve::of(lsh, m.threshold, m.containment_rule());
             if args.json {
                 serde_json::to_writer_pretty(&mut out, &curve)?;
                 writeln!(out)?;
@@ -437,13 +472,30 @@ mod tests {
     #[test]
     fn minhash_curve_rates_match_the_areas() {
         let lsh = LshParams::try_new(9, 13).unwrap();
-        let c = MinHashCurve::of(lsh, 0.8);
+        let c = MinHashCurve::of(lsh, 0.8, None);
         assert_eq!(c.records_per_document, 9);
+        assert_eq!(c.least_jaccard, 0.8);
         assert!(c.false_positive_rate > 0.0 && c.false_positive_rate < 0.1);
         assert!(c.false_negative_rate > 0.0 && c.false_negative_rate < 0.2);
         assert_eq!(c.curve.first().unwrap().probability, 0.0);
         assert_eq!(c.curve.last().unwrap().probability, 1.0);
         assert!(c.curve.windows(2).all(|w| w[0].probability <= w[1].probability));
+    }
+
+    #[test]
+    fn with_containment_the_rates_are_taken_at_its_floor() {
+        let lsh = LshParams::try_new(24, 4).unwrap();
+        let rule = Containment { min_containment: 0.9, min_jaccard: 0.6 };
+        let c = MinHashCurve::of(lsh, 0.8, Some(rule));
+        assert_eq!(c.least_jaccard, 0.6);
+        let plain = MinHashCurve::of(lsh, 0.8, None);
+        // The same bands miss more pairs above 0.6 than above 0.8.
+        assert!(c.false_negative_rate > plain.false_negative_rate);
+        let mut text = Vec::new();
+        print_minhash(&mut text, &c).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert!(text.contains("containment >= 0.9 and Jaccard >= 0.6"), "{text}");
+        assert!(text.contains("<- containment floor") && text.contains("<- threshold"), "{text}");
     }
 
     #[test]
