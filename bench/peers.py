@@ -48,8 +48,8 @@ NOTES = {
     "gaoya": ("MinHash", "MinHashStringIndex, char analyzer, par_bulk_*; its optimiser: 21 × 6 = 126 hashes; verified"),
     "datatrove": ("MinHash", "4-stage pipeline minus the filter stage, 2 tasks, 16 × 8 buckets; char tokenizer; not verified"),
     "text-dedup": ("MinHash", "its tokenizer (word 5-grams over \\W splits), 9 × 13, check_false_positive (exact Jaccard)"),
-    "neardup-simhash": ("SimHash", "defaults: NFKC, width folding, punctuation dropped; TF weights"),
-    "neardup-simhash-peer-features": ("SimHash", "bench/peer-features.toml; TF weights"),
+    "neardup-simhash": ("SimHash", "defaults: 4-grams, NFKC, width folding, punctuation dropped; TF weights"),
+    "neardup-simhash-peer-features": ("SimHash", "bench/peer-features.toml: 5-grams; TF weights"),
     "gaoya-simhash": ("SimHash", "SimHashStringIndex, 6 blocks, char analyzer, native par_bulk_insert_docs + par_bulk_query"),
 }
 
