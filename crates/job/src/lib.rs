@@ -67,8 +67,8 @@ pub use report::REPORT_FILE;
 pub use sign::{IdfWeights, SignScratch, Signer, page_text};
 pub use spec::{
     BucketSpec, DecisionSpec, IdfSource, IndexSpec, InputSpec, JobSpec, KeepRule, MAX_DISTANCE,
-    Method, MinHashSpec, Removal, SimHashSpec, WEB_CONTAINMENT, WEB_CONTAINMENT_MIN_JACCARD,
-    WEB_MAX_DISTANCE, Weighting, default_max_record_bytes,
+    Method, MinHashSpec, Removal, SIMHASH_NGRAM_CHARS, SimHashSpec, WEB_CONTAINMENT,
+    WEB_CONTAINMENT_MIN_JACCARD, WEB_MAX_DISTANCE, Weighting, default_max_record_bytes,
 };
 pub use stage::Stage;
 pub use stats::{BoilerplateStats, IndexStats, WorkerStats};
