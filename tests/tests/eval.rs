@@ -238,3 +238,33 @@ fn explain_takes_two_text_files() {
     let error = neardup(&["explain", a.to_str().unwrap(), "missing.txt"]).unwrap_err();
     assert!(error.downcast_ref::<neardup_cli::UsageError>().is_some());
 }
+
+/// A run made under another signature version analysed its texts differently (another
+/// normalisation or feature rule): eval and explain refuse it rather than explain what the
+/// run did not do.
+#[test]
+fn a_run_of_another_signature_version_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let input = dedup_poems(&out);
+    let path = out.join("summary.json");
+    let mut summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    summary["signature_version"] = serde_json::json!(neardup_core::SIGNATURE_VERSION - 1);
+    std::fs::write(&path, serde_json::to_vec(&summary).unwrap()).unwrap();
+    let (run, truth) = (out.to_str().unwrap(), input.to_str().unwrap());
+    for args in [
+        &["eval", "--truth", truth, "--run", run][..],
+        &[
+            "explain",
+            "--run",
+            run,
+            "quantangshi/poet.tang.0.json#547",
+            "quantangshi/poet.tang.0.json#35",
+        ],
+    ] {
+        let error = format!("{:#}", neardup(args).map(|_| ()).unwrap_err());
+        let old = format!("signature version {}", neardup_core::SIGNATURE_VERSION - 1);
+        assert!(error.contains(&old) && error.contains("run the job again"), "{error}");
+    }
+}

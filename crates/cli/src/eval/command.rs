@@ -95,11 +95,24 @@ pub fn run(args: &EvalArgs) -> anyhow::Result<Report> {
 /// The summary of the run in `run`, for the settings it ran with.
 ///
 /// # Errors
-/// When `run` holds no summary this version reads.
+/// When `run` holds no summary this version reads, or its run signed documents under
+/// another signature version: this version would analyse its texts differently (another
+/// normalisation or feature rule) than the run did.
 pub(crate) fn read_summary(run: &Path) -> anyhow::Result<Summary> {
-    Summary::read(run).with_context(|| {
+    let summary = Summary::read(run).with_context(|| {
         format!("cannot use \"{}\" as a run: is it a neardup output folder?", run.display())
-    })
+    })?;
+    if summary.signature_version != neardup_core::SIGNATURE_VERSION {
+        anyhow::bail!(
+            "the run in \"{}\" was made under signature version {}, and this neardup analyses \
+             texts as version {} does (see CHANGELOG.md): run the job again to evaluate or \
+             explain it",
+            run.display(),
+            summary.signature_version,
+            neardup_core::SIGNATURE_VERSION
+        );
+    }
+    Ok(summary)
 }
 
 /// The human form of an evaluation report.
