@@ -41,7 +41,7 @@ DATATROVE_BANDS = 16  # 16 buckets x 8 hashes
 # tool: (method, settings shown in the table)
 NOTES = {
     "neardup": ("MinHash", "defaults: NFKC, width folding, punctuation dropped; 16 × 8; verified"),
-    "neardup-peer-features": ("MinHash", "bench/peer-features.toml: no NFKC, punctuation kept; 16 × 8; verified"),
+    "neardup-peer-features": ("MinHash", "bench/peer-features.toml: no NFKC or script folding, punctuation kept; 16 × 8; verified"),
     "neardup-21x6": ("MinHash", "bench/bands-21x6.toml: gaoya's 21 × 6; defaults otherwise; verified"),
     "datasketch": ("MinHash", "MinHash.bulk with xxh32 token hash + MinHashLSH (9 × 13); verified"),
     "rensa": ("MinHash", "RMinHash.from_token_sets + RMinHashLSH (16 × 8); shingles built in Python; verified"),

@@ -161,6 +161,13 @@ fn tune_tries_a_grid_on_labels_and_agrees_with_eval() {
     // The poems' editions differ in many characters: a lower threshold finds more of them.
     assert!(trials[0].recall > trials[1].recall && trials[0].f1 > trials[1].f1, "{trials:?}");
     assert_eq!(neardup_cli::tune::best(&trials), Some(0));
+    // The trials follow --containment: bands for its Jaccard floor.
+    let args =
+        ["tune", "--truth", input.to_str().unwrap(), "--grid", "0.8", "--containment", "0.9"];
+    match neardup(&args).unwrap() {
+        neardup_cli::Outcome::Tuned(trials) => assert_eq!(trials[0].resolved, "24 x 4"),
+        _ => panic!("tune reports trials"),
+    }
 }
 
 #[test]
@@ -178,8 +185,13 @@ fn tune_without_labels_describes_the_parameters() {
     let error = neardup(&["tune", "--method", "simhash", "--max-distance", "4", "--blocks", "3"])
         .unwrap_err();
     assert!(error.downcast_ref::<neardup_cli::UsageError>().is_some(), "{error:#}");
-    let error = neardup(&["tune", "--containment", "1.5"]).unwrap_err();
-    assert!(error.downcast_ref::<neardup_cli::UsageError>().is_some(), "{error:#}");
+    for args in [
+        &["tune", "--containment", "1.5"][..],
+        &["tune", "--method", "simhash", "--containment", "0.9"],
+    ] {
+        let error = neardup(args).unwrap_err();
+        assert!(error.downcast_ref::<neardup_cli::UsageError>().is_some(), "{error:#}");
+    }
 }
 
 fn explained(args: &[&str]) -> neardup_cli::explain::Explanation {

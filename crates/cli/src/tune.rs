@@ -365,17 +365,22 @@ pub fn run(args: &TuneArgs) -> anyhow::Result<Vec<Trial>> {
         text_field: Some(args.text_field.clone()),
         ..Overrides::default()
     };
-    let spec = job_spec(args.job.as_deref(), &overrides)?;
+    let mut spec = job_spec(args.job.as_deref(), &overrides)?;
     let minhash = spec.method == Method::Minhash;
+    if let Some(c) = args.containment {
+        if !minhash {
+            return Err(UsageError::new("--containment is a MinHash setting").into());
+        }
+        if !(0.0..=1.0).contains(&c) {
+            return Err(UsageError::new(format!("containment must be 0..=1, got {c}")).into());
+        }
+        spec.minhash.containment = Some(c);
+    }
     let mut out = std::io::stdout().lock();
     let Some(truth_path) = &args.truth else {
         if minhash {
             let mut m = spec.minhash.clone();
             m.threshold = args.threshold.unwrap_or(m.threshold);
-            m.containment = args.containment.or(m.containment);
-            if let Some(c) = m.containment.filter(|c| !(0.0..=1.0).contains(c)) {
-                return Err(UsageError::new(format!("containment must be 0..=1, got {c}")).into());
-            }
             let lsh = match (args.bands, args.rows) {
                 (Some(b), Some(r)) => neardup_core::LshParams::try_new(b, r),
                 // As a run chooses them: for the least Jaccard a verified pair can have.

@@ -151,7 +151,8 @@ pub const MAX_DISTANCE: u32 = 3;
 
 /// `simhash.max_distance` for web pages unless set: chosen on `bench/make_webset.py`'s
 /// research set (pair F1 0.762 at 3, 0.917 at 6, 0.940 at 7, with 5-grams) and the cost on
-/// `bench/warc.sh` (7.6 s at 3, 9.5 s at 6, 13.2 s at 7, with 5-grams).
+/// `bench/warc.sh` (7.6 s at 3, 9.5 s at 6, 13.2 s at 7, with 5-grams, when the distance
+/// was chosen; README "Web archives" has the current figures).
 pub const WEB_MAX_DISTANCE: u32 = 6;
 
 /// `features.ngram_chars` for SimHash unless set (MinHash takes
