@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use anyhow::Context;
 use clap::Args;
-use neardup_job::{JobConfig, Method, Topology};
+use neardup_job::{JobConfig, Method, MinHashSpec, Topology};
 
 use crate::error::UsageError;
 use crate::eval::{Truth, evaluate};
@@ -58,18 +58,18 @@ pub struct MinHashCurve {
 }
 
 impl MinHashCurve {
-    /// The curve of `lsh` verified at `threshold`, or also by `containment`.
-    pub fn of(lsh: LshParams, threshold: f64, containment: Option<Containment>) -> Self {
+    /// The curve of `lsh` verified as `m` says (its threshold, and its containment rule).
+    pub fn of(lsh: LshParams, m: &MinHashSpec) -> Self {
         let curve = (0..=20)
             .map(|i| f64::from(i) / 20.0)
             .map(|s| CurvePoint { x: s, probability: lsh.candidate_probability(s) })
             .collect();
-        let least = containment.map_or(threshold, |c| c.min_jaccard.min(threshold));
+        let least = m.least_jaccard();
         MinHashCurve {
             bands: lsh.bands(),
             rows: lsh.rows(),
-            threshold,
-            containment,
+            threshold: m.threshold,
+            containment: m.containment_rule(),
             least_jaccard: least,
             knee: lsh.knee(),
             false_positive_rate: lsh.false_positive_area(least) / least,
@@ -392,7 +392,7 @@ pub fn run(args: &TuneArgs) -> anyhow::Result<Vec<Trial>> {
                 ),
             }
             .map_err(|e| UsageError::new(e.to_string()))?;
-            let curve = MinHashCurve::of(lsh, m.threshold, m.containment_rule());
+            let curve = MinHashCurve::of(lsh, &m);
             if args.json {
                 serde_json::to_writer_pretty(&mut out, &curve)?;
                 writeln!(out)?;
@@ -477,7 +477,7 @@ mod tests {
     #[test]
     fn minhash_curve_rates_match_the_areas() {
         let lsh = LshParams::try_new(9, 13).unwrap();
-        let c = MinHashCurve::of(lsh, 0.8, None);
+        let c = MinHashCurve::of(lsh, &MinHashSpec { threshold: 0.8, ..MinHashSpec::default() });
         assert_eq!(c.records_per_document, 9);
         assert_eq!(c.least_jaccard, 0.8);
         assert!(c.false_positive_rate > 0.0 && c.false_positive_rate < 0.1);
@@ -490,10 +490,13 @@ mod tests {
     #[test]
     fn with_containment_the_rates_are_taken_at_its_floor() {
         let lsh = LshParams::try_new(24, 4).unwrap();
-        let rule = Containment { min_containment: 0.9, min_jaccard: 0.6 };
-        let c = MinHashCurve::of(lsh, 0.8, Some(rule));
+        let plain =
+            MinHashSpec { threshold: 0.8, containment: Some(0.0), ..MinHashSpec::default() };
+        let rule =
+            MinHashSpec { containment: Some(0.9), containment_min_jaccard: 0.6, ..plain.clone() };
+        let c = MinHashCurve::of(lsh, &rule);
         assert_eq!(c.least_jaccard, 0.6);
-        let plain = MinHashCurve::of(lsh, 0.8, None);
+        let plain = MinHashCurve::of(lsh, &plain);
         // The same bands miss more pairs above 0.6 than above 0.8.
         assert!(c.false_negative_rate > plain.false_negative_rate);
         let mut text = Vec::new();
