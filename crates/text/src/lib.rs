@@ -32,8 +32,9 @@ use neardup_core::ContentHash;
 
 pub use boilerplate::{
     Boilerplate, BoilerplateRule, CONTENT_BIT, CONTENT_LINE_CHARS, CORPUS_SCOPE,
-    IDENTITY_LINE_CHARS, Learner, LineKey, LineScratch, MIN_IDENTITY_LINES, Occurrence,
-    PAGE_MARKER, Stripped, URL_MARKER, entry, host_key, line_key, occurrences, url_key,
+    IDENTITY_FALLBACK_SHARE, IDENTITY_LINE_CHARS, Learner, LineKey, LineScratch,
+    MIN_IDENTITY_LINES, Occurrence, PAGE_MARKER, Stripped, URL_MARKER, entry, host_key, line_key,
+    occurrences, url_key,
 };
 pub use features::{
     DEFAULT_NGRAM_CHARS, FeatureConfig, FeatureExtractor, FeatureKind, FeatureScratch, Features,
