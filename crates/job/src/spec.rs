@@ -161,7 +161,8 @@ pub const WEB_MAX_DISTANCE: u32 = 6;
 /// 0.917 with 5-grams, 0.939 with 4, 0.913 with 3, at distance 6); on
 /// `bench/make_real_corpus.py --docs 100000` 0.764 instead of 0.719 at distance 3, at the
 /// same cost. Web pages (distance 6) pay for it: 79 candidates per document instead of 17
-/// on `bench/warc.sh 100000 2`, 12.1 s instead of 7.4 s.
+/// on `bench/warc.sh 100000 2`, 12.1 s instead of 7.4 s (figures from when it was chosen;
+/// README "Web archives" has the current ones).
 pub const SIMHASH_NGRAM_CHARS: usize = 4;
 
 /// MinHash settings.
