@@ -24,6 +24,11 @@ fn hostfile(dir: &Path, n: usize) -> PathBuf {
     path
 }
 
+/// The run's `summary.json`.
+fn summary(out: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap()
+}
+
 fn neardup() -> Command {
     Command::new(env!("CARGO_BIN_EXE_neardup"))
 }
@@ -108,8 +113,7 @@ fn two_processes_give_the_same_outputs_as_one() {
     }
     assert!(cluster.join("_SUCCESS").exists());
     assert_eq!(render(&cluster), render(&single));
-    let summary: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(cluster.join("summary.json")).unwrap()).unwrap();
+    let summary = summary(&cluster);
     assert_eq!((summary["processes"].as_u64(), summary["workers"].as_u64()), (Some(2), Some(2)));
 }
 
@@ -148,8 +152,7 @@ fn rerun_succeeds(dir: &Path, inputs: &[&Path], out: &Path) {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
     assert!(out.join("_SUCCESS").exists());
-    let summary: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let summary = summary(out);
     assert_eq!(summary["status"], "success");
 }
 
@@ -170,8 +173,7 @@ fn a_stalled_process_is_named_and_the_rerun_starts_clean() {
     assert_eq!(o.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("process 1 has sent nothing"), "{stderr}");
     assert!(!out.join("_SUCCESS").exists());
-    let summary: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let summary = summary(&out);
     assert_eq!(summary["status"], "failed");
     p1.kill().unwrap();
     let _ = p1.wait();
@@ -263,8 +265,7 @@ fn two_processes_use_an_index_as_one_does() {
         let index = dir.path().join(format!("index-{processes}"));
         indexed_run(dir.path(), &format!("first-{processes}"), first, &index, processes);
         let out = indexed_run(dir.path(), &format!("all-{processes}"), &all, &index, processes);
-        let summary: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+        let summary = summary(&out);
         assert!(summary["index"]["removed"].as_u64().unwrap() > 0, "{}", summary["index"]);
         outputs.push(render(&out));
     }
