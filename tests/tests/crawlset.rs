@@ -60,13 +60,14 @@ fn defaults_hold_on_the_held_out_crawl_in_both_input_forms() {
     let jsonl = as_jsonl(dir.path());
     let truth = set().join("truth.json");
     let negatives = set().join("negatives.json");
-    // Measured 2026-11-25: MinHash P 1.000 R 0.806 F1 0.892, SimHash P 1.000 R 0.611 F1
-    // 0.759, both forms alike; no hard negative joined. Poems in the other script
+    // Measured 2026-11-25: MinHash P 1.000 R 0.852 F1 0.920, SimHash P 1.000 R 0.611 F1
+    // 0.759, both forms alike; no hard negative joined. Poems cut to half (`truncate`,
+    // Jaccard 0.53) pass by containment: MinHash 10 of 10 pairs (5 with a floor of 0.6). Poems in the other script
     // (`edition`) are found by both: MinHash 15 of 15 pairs, SimHash 11 (none without
     // `normalize.han_fold`). A court opening at three URLs of a five-page host (`date`,
     // `noise`) is no longer learned as its host's template: MinHash `date` recall 0.3
     // (0 when pages of fewer than four paragraph-long lines were counted by URL).
-    for (method, f1, edition) in [("minhash", 0.87, 0.95), ("simhash", 0.73, 0.7)] {
+    for (method, f1, edition) in [("minhash", 0.9, 0.95), ("simhash", 0.73, 0.7)] {
         let mut near_identical = Vec::new();
         for (form, input) in [("wet", set().join("pages.wet.gz")), ("jsonl", jsonl.clone())] {
             let run = dir.path().join(format!("{method}-{form}"));
@@ -78,6 +79,10 @@ fn defaults_hold_on_the_held_out_crawl_in_both_input_forms() {
             assert!(editions.recall.unwrap() >= edition, "{method} {form}: {editions:?}");
             let dates = r.by_group.iter().find(|g| g.group == "date").unwrap();
             assert!(dates.recall.unwrap() >= 0.3, "{method} {form}: {dates:?}");
+            if method == "minhash" {
+                let cut = r.by_group.iter().find(|g| g.group == "truncate").unwrap();
+                assert!(cut.recall.unwrap() >= 0.9, "{method} {form}: {cut:?}");
+            }
             let n = eval(&run, &["--truth-pairs", negatives.to_str().unwrap()]);
             assert_eq!(n.missing_from_run, 0);
             assert_eq!(n.false_positive_count, 0, "{method} {form}: a hard negative joined");

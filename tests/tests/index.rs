@@ -2,7 +2,7 @@
 //! them without changing a later run's decisions, and `index forget` takes documents out.
 
 use neardup_cli::Outcome;
-use neardup_e2e::{dedup, neardup, render_documents, repo};
+use neardup_e2e::{dedup, neardup, render_documents, repo, summary};
 use neardup_io::{Decision, read_documents};
 
 #[test]
@@ -240,4 +240,41 @@ fn containment_finds_a_teaser_within_a_run_and_against_the_index() {
         let pairs = neardup_io::read_pairs(&out.join("pairs")).unwrap();
         assert!(pairs.is_empty(), "{name}: {pairs:?}");
     }
+}
+
+/// The containment floor for web pages is 0.5, a teaser of half its article, while the
+/// bands stay chosen for 0.6 (24 x 4): a teaser of about half the article (Jaccard about
+/// 0.5 to 0.6) is a copy by containment, its last third (Jaccard about 0.35) is not.
+#[test]
+fn a_teaser_of_half_its_article_is_a_copy_under_the_bands_of_0_6() {
+    let dir = tempfile::tempdir().unwrap();
+    let full = article(3, 40);
+    let input = dir.path().join("pages.jsonl");
+    pages(
+        &input,
+        &[
+            ("article", "https://news.example.com/a/1", full.join(" ")),
+            ("half", "https://blog.example.org/p/1", full[..21].join(" ")),
+            ("part", "https://blog.example.org/p/2", full[26..].join(" ")),
+        ],
+    );
+    let out = dir.path().join("out");
+    dedup(&input, &out, &[]).unwrap();
+    let pairs = neardup_io::read_pairs(&out.join("pairs")).unwrap();
+    assert_eq!(pairs.len(), 1, "{pairs:?}");
+    let p = &pairs[0];
+    assert_eq!((p.id_a.as_str(), p.id_b.as_str()), ("article", "half"));
+    assert_eq!(p.measure, Some(neardup_core::Measure::Containment), "{p:?}");
+    assert!((0.5..0.6).contains(&p.similarity) && p.containment.unwrap() >= 0.9, "{p:?}");
+    let s = summary(&out);
+    assert_eq!(
+        (s["resolved"]["bands"].as_u64(), s["resolved"]["rows"].as_u64()),
+        (Some(24), Some(4))
+    );
+    assert_eq!(
+        s["config"]["minhash"]["containment_min_jaccard"].as_f64(),
+        Some(0.5),
+        "{}",
+        s["config"]
+    );
 }

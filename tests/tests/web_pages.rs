@@ -53,8 +53,8 @@ fn minhash_finds_articles_across_templates_and_keeps_template_siblings_apart() {
         assert!(g.recall.unwrap() >= floor, "{g:?}");
     }
     // The similarity bands are measured on the texts the run analysed (boilerplate out):
-    // no true pair is below 0.5. The one below the containment rule's Jaccard floor (0.6)
-    // shares a cluster through a third page: no verified pair is below the floor (below).
+    // no true pair is below 0.5, the containment rule's Jaccard floor, and no verified pair
+    // is below it (below).
     let band = |to: f64| r.recall_by_similarity.iter().filter(move |b| b.to <= to);
     assert_eq!(band(0.5).map(|b| b.pairs).sum::<u64>(), 0, "{:?}", r.recall_by_similarity);
     // Verified pairs pass by Jaccard at the threshold, or by containment: most of the
@@ -65,7 +65,7 @@ fn minhash_finds_articles_across_templates_and_keeps_template_siblings_apart() {
         match p.measure {
             Some(Measure::Jaccard) => assert!(p.similarity >= 0.8, "{p:?}"),
             Some(Measure::Containment) => {
-                assert!(p.similarity >= 0.6 && p.containment.unwrap() >= 0.9, "{p:?}");
+                assert!(p.similarity >= 0.5 && p.containment.unwrap() >= 0.9, "{p:?}");
             }
             _ => panic!("a MinHash pair verified by {:?}", p.measure),
         }

@@ -177,7 +177,7 @@ pub fn explain(
             let lsh = match bands_rows.or(m.bands.zip(m.rows)) {
                 Some((b, r)) => LshParams::try_new(b, r)?,
                 None => LshParams::choose(
-                    m.least_jaccard(),
+                    m.bands_jaccard(),
                     m.num_perm,
                     m.false_positive_weight,
                     m.false_negative_weight,

@@ -42,14 +42,14 @@ pub struct MinHashCurve {
     pub threshold: f64,
     /// The containment rule, when pairs below the threshold may also pass by it.
     pub containment: Option<Containment>,
-    /// The least Jaccard a verified pair can have: the threshold, or the containment
-    /// rule's floor. Bands are chosen for it, and the rates below are taken at it.
-    pub least_jaccard: f64,
+    /// The Jaccard bands are chosen for ([`MinHashSpec::bands_jaccard`]): the threshold,
+    /// or the containment rule's floor but not below 0.6. The rates below are taken at it.
+    pub bands_jaccard: f64,
     /// Where the curve is steepest.
     pub knee: f64,
-    /// Mean candidate probability of pairs below `least_jaccard` (uniform similarity).
+    /// Mean candidate probability of pairs below `bands_jaccard` (uniform similarity).
     pub false_positive_rate: f64,
-    /// Mean miss probability of pairs at or above `least_jaccard` (uniform similarity).
+    /// Mean miss probability of pairs at or above `bands_jaccard` (uniform similarity).
     pub false_negative_rate: f64,
     /// Bucket records per document.
     pub records_per_document: u32,
@@ -64,16 +64,16 @@ impl MinHashCurve {
             .map(|i| f64::from(i) / 20.0)
             .map(|s| CurvePoint { x: s, probability: lsh.candidate_probability(s) })
             .collect();
-        let least = m.least_jaccard();
+        let target = m.bands_jaccard();
         MinHashCurve {
             bands: lsh.bands(),
             rows: lsh.rows(),
             threshold: m.threshold,
             containment: m.containment_rule(),
-            least_jaccard: least,
+            bands_jaccard: target,
             knee: lsh.knee(),
-            false_positive_rate: lsh.false_positive_area(least) / least,
-            false_negative_rate: lsh.false_negative_area(least) / (1.0 - least),
+            false_positive_rate: lsh.false_positive_area(target) / target,
+            false_negative_rate: lsh.false_negative_area(target) / (1.0 - target),
             records_per_document: lsh.bands(),
             curve,
         }
@@ -136,11 +136,11 @@ pub fn print_minhash(out: &mut dyn Write, c: &MinHashCurve) -> std::io::Result<(
         Some(rule) => {
             writeln!(
                 out,
-                "containment      pairs below it also pass with containment >= {} and Jaccard >= {}: \
-                 the rates are taken at {}",
-                rule.min_containment, rule.min_jaccard, c.least_jaccard
+                "containment      pairs below it also pass with containment >= {} and Jaccard >= {}, \
+                 when candidates: the rates are taken at {}, which the bands are chosen for",
+                rule.min_containment, rule.min_jaccard, c.bands_jaccard
             )?;
-            format!("Jaccard {}", c.least_jaccard)
+            format!("Jaccard {}", c.bands_jaccard)
         }
         None => "the threshold".to_string(),
     };
@@ -160,8 +160,10 @@ pub fn print_minhash(out: &mut dyn Write, c: &MinHashCurve) -> std::io::Result<(
     for p in &c.curve {
         let mark = if (p.x - c.threshold).abs() < 0.025 {
             "<- threshold"
-        } else if c.containment.is_some() && (p.x - c.least_jaccard).abs() < 0.025 {
+        } else if c.containment.is_some_and(|r| (p.x - r.min_jaccard).abs() < 0.025) {
             "<- containment floor"
+        } else if c.containment.is_some() && (p.x - c.bands_jaccard).abs() < 0.025 {
+            "<- bands chosen for"
         } else {
             ""
         };
@@ -383,9 +385,9 @@ pub fn run(args: &TuneArgs) -> anyhow::Result<Vec<Trial>> {
             m.threshold = args.threshold.unwrap_or(m.threshold);
             let lsh = match (args.bands, args.rows) {
                 (Some(b), Some(r)) => neardup_core::LshParams::try_new(b, r),
-                // As a run chooses them: for the least Jaccard a verified pair can have.
+                // As a run chooses them.
                 _ => neardup_core::LshParams::choose(
-                    m.least_jaccard(),
+                    m.bands_jaccard(),
                     m.num_perm,
                     m.false_positive_weight,
                     m.false_negative_weight,
@@ -479,7 +481,7 @@ mod tests {
         let lsh = LshParams::try_new(9, 13).unwrap();
         let c = MinHashCurve::of(lsh, &MinHashSpec { threshold: 0.8, ..MinHashSpec::default() });
         assert_eq!(c.records_per_document, 9);
-        assert_eq!(c.least_jaccard, 0.8);
+        assert_eq!(c.bands_jaccard, 0.8);
         assert!(c.false_positive_rate > 0.0 && c.false_positive_rate < 0.1);
         assert!(c.false_negative_rate > 0.0 && c.false_negative_rate < 0.2);
         assert_eq!(c.curve.first().unwrap().probability, 0.0);
@@ -492,18 +494,24 @@ mod tests {
         let lsh = LshParams::try_new(24, 4).unwrap();
         let plain =
             MinHashSpec { threshold: 0.8, containment: Some(0.0), ..MinHashSpec::default() };
-        let rule =
-            MinHashSpec { containment: Some(0.9), containment_min_jaccard: 0.6, ..plain.clone() };
+        // The default floor, 0.5, is verified; the bands are chosen for 0.6.
+        let rule = MinHashSpec { containment: Some(0.9), ..plain.clone() };
         let c = MinHashCurve::of(lsh, &rule);
-        assert_eq!(c.least_jaccard, 0.6);
+        assert_eq!(c.bands_jaccard, 0.6);
         let plain = MinHashCurve::of(lsh, &plain);
         // The same bands miss more pairs above 0.6 than above 0.8.
         assert!(c.false_negative_rate > plain.false_negative_rate);
         let mut text = Vec::new();
         print_minhash(&mut text, &c).unwrap();
         let text = String::from_utf8(text).unwrap();
-        assert!(text.contains("containment >= 0.9 and Jaccard >= 0.6"), "{text}");
-        assert!(text.contains("<- containment floor") && text.contains("<- threshold"), "{text}");
+        assert!(text.contains("containment >= 0.9 and Jaccard >= 0.5"), "{text}");
+        assert!(text.contains("rates are taken at 0.6"), "{text}");
+        for (x, mark) in
+            [("0.50", "containment floor"), ("0.60", "bands chosen for"), ("0.80", "threshold")]
+        {
+            let marked = |l: &&str| l.trim_start().starts_with(x) && l.ends_with(mark);
+            assert!(text.lines().any(|l| marked(&l)), "{x} {mark}: {text}");
+        }
     }
 
     #[test]

@@ -387,7 +387,7 @@ impl JobConfig {
                                 "weights must be non-negative and not both zero".into(),
                             ));
                         }
-                        LshParams::choose(m.least_jaccard(), m.num_perm, weights[0], weights[1])
+                        LshParams::choose(m.bands_jaccard(), m.num_perm, weights[0], weights[1])
                             .map_err(|e| invalid("minhash.threshold", e.to_string()))?
                     }
                     _ => {
@@ -548,19 +548,24 @@ mod tests {
         assert_eq!(config.inputs.len(), 1);
     }
 
-    /// With containment on, the bands are chosen for its Jaccard floor, and the run records
-    /// the value it used; plain text (no URLs) leaves it off.
+    /// With containment on, the bands are chosen for its Jaccard floor, but not below
+    /// CONTAINMENT_BANDS_JACCARD, and the run records the value it used; plain text (no
+    /// URLs) leaves it off.
     #[test]
     fn containment_chooses_bands_for_its_floor() {
         let (_dir, inputs) = sample_input();
         let mut spec = JobSpec::default();
         assert_eq!(spec.minhash.least_jaccard(), 0.8, "off: the threshold");
+        assert_eq!(spec.minhash.bands_jaccard(), 0.8, "off: the threshold");
         spec.minhash.containment = Some(0.9);
-        spec.minhash.containment_min_jaccard = 0.5;
         assert_eq!(spec.minhash.least_jaccard(), 0.5);
-        spec.minhash.containment_min_jaccard = 0.6;
-        let config = JobConfig::new(spec, &inputs, "out".into()).unwrap();
+        assert_eq!(spec.minhash.bands_jaccard(), 0.6);
+        let config = JobConfig::new(spec.clone(), &inputs, "out".into()).unwrap();
         assert_eq!((config.spec.minhash.bands, config.spec.minhash.rows), (Some(24), Some(4)));
+        spec.minhash.containment_min_jaccard = 0.7;
+        assert_eq!((spec.minhash.least_jaccard(), spec.minhash.bands_jaccard()), (0.7, 0.7));
+        spec.minhash.threshold = 0.65;
+        assert_eq!((spec.minhash.least_jaccard(), spec.minhash.bands_jaccard()), (0.65, 0.65));
         let plain = JobConfig::new(JobSpec::default(), &inputs, "out".into()).unwrap();
         assert_eq!(plain.spec.minhash.containment, Some(0.0));
         assert_eq!(plain.spec.minhash.containment_rule(), None);

@@ -341,8 +341,9 @@ window.addEventListener("load", function () {
                 let m = &config.spec.minhash;
                 let marked = match m.containment_rule() {
                     Some(c) => format!(
-                        "containment's Jaccard floor marked; threshold {}, containment {}",
-                        m.threshold, c.min_containment
+                        "the Jaccard the bands are chosen for marked; threshold {}, containment \
+                         {} with Jaccard at least {}",
+                        m.threshold, c.min_containment, c.min_jaccard
                     ),
                     None => "threshold marked".to_string(),
                 };
@@ -352,7 +353,7 @@ window.addEventListener("load", function () {
                     "Jaccard similarity",
                     &points,
                     1.0,
-                    m.least_jaccard(),
+                    m.bands_jaccard(),
                 ));
             }
         }
