@@ -316,7 +316,7 @@ pub struct TuneArgs {
     #[arg(long, requires = "bands")]
     pub rows: Option<u32>,
     /// MinHash containment rule, as `minhash.containment` (0 is off; web pages get 0.9
-    /// unless set): bands are chosen for its Jaccard floor.
+    /// unless set): bands are chosen for its Jaccard floor, but not below 0.6.
     #[arg(long)]
     pub containment: Option<f64>,
     /// SimHash maximum Hamming distance.
@@ -490,7 +490,7 @@ mod tests {
     }
 
     #[test]
-    fn with_containment_the_rates_are_taken_at_its_floor() {
+    fn with_containment_the_rates_are_taken_where_the_bands_are_chosen() {
         let lsh = LshParams::try_new(24, 4).unwrap();
         let plain =
             MinHashSpec { threshold: 0.8, containment: Some(0.0), ..MinHashSpec::default() };

@@ -566,7 +566,12 @@ mod tests {
         assert_eq!((spec.minhash.least_jaccard(), spec.minhash.bands_jaccard()), (0.7, 0.7));
         spec.minhash.threshold = 0.65;
         assert_eq!((spec.minhash.least_jaccard(), spec.minhash.bands_jaccard()), (0.65, 0.65));
+        // A threshold below 0.6 caps the bands' Jaccard: no verified pair is lower.
+        spec.minhash.containment_min_jaccard = 0.5;
+        spec.minhash.threshold = 0.55;
+        assert_eq!((spec.minhash.least_jaccard(), spec.minhash.bands_jaccard()), (0.5, 0.55));
         let plain = JobConfig::new(JobSpec::default(), &inputs, "out".into()).unwrap();
+        assert_eq!((plain.spec.minhash.bands, plain.spec.minhash.rows), (Some(16), Some(8)));
         assert_eq!(plain.spec.minhash.containment, Some(0.0));
         assert_eq!(plain.spec.minhash.containment_rule(), None);
     }

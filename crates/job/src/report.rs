@@ -341,9 +341,11 @@ window.addEventListener("load", function () {
                 let m = &config.spec.minhash;
                 let marked = match m.containment_rule() {
                     Some(c) => format!(
-                        "the Jaccard the bands are chosen for marked; threshold {}, containment \
-                         {} with Jaccard at least {}",
-                        m.threshold, c.min_containment, c.min_jaccard
+                        "{} marked; threshold {}, containment {} with Jaccard at least {}",
+                        m.bands_jaccard(),
+                        m.threshold,
+                        c.min_containment,
+                        c.min_jaccard
                     ),
                     None => "threshold marked".to_string(),
                 };
