@@ -7,7 +7,9 @@ Every document becomes a WARC `response` record holding an HTML page (a site tem
 around its paragraphs), preceded by its `request` record, in gzipped WARC files of 10,000
 pages each with one gzip member per record, as crawlers write them. Pages with Chinese text
 are encoded in GBK half of the time (declared in the HTTP header or only in a <meta> tag),
-the rest in UTF-8.
+the rest in UTF-8. The corpus's labels, keyed by each page's WARC-Record-ID, go to
+OUT.truth.jsonl beside the folder (not inside it, where a run would read them as input), so
+that `neardup eval --truth` scores a run on the pages.
 """
 
 import argparse
@@ -57,6 +59,7 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     rng = random.Random(20261122)
     writer, pages, files = None, 0, 0
+    truth = open(f"{out}.truth.jsonl", "w", encoding="utf-8")
     with open(args.corpus, encoding="utf-8") as corpus:
         for line in corpus:
             doc = json.loads(line)
@@ -71,12 +74,15 @@ def main():
             writer.write(record([("WARC-Type", "request"), ("WARC-Record-ID", f"<urn:uuid:{uuid.UUID(int=rng.getrandbits(128))}>"),
                                  ("WARC-Target-URI", url), ("WARC-Date", date),
                                  ("Content-Type", "application/http; msgtype=request")], request))
-            writer.write(record([("WARC-Type", "response"), ("WARC-Record-ID", f"<urn:uuid:{uuid.UUID(int=rng.getrandbits(128))}>"),
+            response_id = f"<urn:uuid:{uuid.UUID(int=rng.getrandbits(128))}>"
+            writer.write(record([("WARC-Type", "response"), ("WARC-Record-ID", response_id),
                                  ("WARC-Target-URI", url), ("WARC-Date", date),
                                  ("Content-Type", "application/http; msgtype=response")], page(doc, rng)))
+            truth.write(json.dumps({"id": response_id, "truth": doc["truth"]}) + "\n")
             pages += 1
     if writer:
         writer.close()
+    truth.close()
     print(f"{out}: {pages} pages in {files} files")
 
 
