@@ -166,6 +166,17 @@ fn pages(path: &std::path::Path, pages: &[(&str, &str, String)]) {
     std::fs::write(path, lines.join("\n") + "\n").unwrap();
 }
 
+/// The run's one pair, which must be `ids` verified by containment (at least 0.9).
+fn only_containment_pair(run: &std::path::Path, ids: (&str, &str)) -> neardup_io::PairRow {
+    let mut pairs = neardup_io::read_pairs(&run.join("pairs")).unwrap();
+    assert_eq!(pairs.len(), 1, "{pairs:?}");
+    let p = pairs.remove(0);
+    assert_eq!((p.id_a.as_str(), p.id_b.as_str()), ids);
+    assert_eq!(p.measure, Some(neardup_core::Measure::Containment), "{p:?}");
+    assert!(p.containment.unwrap() >= 0.9, "{p:?}");
+    p
+}
+
 /// A teaser holding the first 65% of an article (Jaccard about 0.65, all of it inside the
 /// article) is a copy of the article by containment, which web pages have by default:
 /// within a run and against the index of an earlier run alike. Without URLs (plain text)
@@ -197,12 +208,8 @@ fn containment_finds_a_teaser_within_a_run_and_against_the_index() {
     // Within a run: one pair, verified by containment, below the Jaccard threshold.
     let run = dir.path().join("within");
     dedup(&both, &run, &[]).unwrap();
-    let pairs = neardup_io::read_pairs(&run.join("pairs")).unwrap();
-    assert_eq!(pairs.len(), 1, "{pairs:?}");
-    let p = &pairs[0];
-    assert_eq!((p.id_a.as_str(), p.id_b.as_str()), ("article", "teaser"));
-    assert_eq!(p.measure, Some(neardup_core::Measure::Containment), "{p:?}");
-    assert!(p.similarity < 0.8 && p.containment.unwrap() >= 0.9, "{p:?}");
+    let p = only_containment_pair(&run, ("article", "teaser"));
+    assert!(p.similarity < 0.8, "{p:?}");
 
     // Against the index: the teaser is removed as a copy of the earlier run's article.
     let index = dir.path().join("index");
@@ -260,12 +267,8 @@ fn a_teaser_of_half_its_article_is_a_copy_under_the_bands_of_0_6() {
     );
     let out = dir.path().join("out");
     dedup(&input, &out, &[]).unwrap();
-    let pairs = neardup_io::read_pairs(&out.join("pairs")).unwrap();
-    assert_eq!(pairs.len(), 1, "{pairs:?}");
-    let p = &pairs[0];
-    assert_eq!((p.id_a.as_str(), p.id_b.as_str()), ("article", "half"));
-    assert_eq!(p.measure, Some(neardup_core::Measure::Containment), "{p:?}");
-    assert!((0.5..0.6).contains(&p.similarity) && p.containment.unwrap() >= 0.9, "{p:?}");
+    let p = only_containment_pair(&out, ("article", "half"));
+    assert!((0.5..0.6).contains(&p.similarity), "{p:?}");
     let s = summary(&out);
     assert_eq!(
         (s["resolved"]["bands"].as_u64(), s["resolved"]["rows"].as_u64()),

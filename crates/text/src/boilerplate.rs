@@ -596,6 +596,19 @@ mod tests {
         learn_with_seed(pages, rule, SEED)
     }
 
+    /// Learns `pages` (URL and text) under 32 seeds, since which lines have the least keys
+    /// is up to the hash, and hands `check` each seed's boilerplate and the pages.
+    fn for_every_seed(
+        pages: &[(String, String)],
+        mut check: impl FnMut(u64, &Boilerplate, &[(&str, &str)]),
+    ) {
+        let pages: Vec<(&str, &str)> =
+            pages.iter().map(|(u, t)| (u.as_str(), t.as_str())).collect();
+        for seed in 0..32 {
+            check(seed, &learn_with_seed(&pages, &BoilerplateRule::default(), seed), &pages);
+        }
+    }
+
     fn learn_with_seed(pages: &[(&str, &str)], rule: &BoilerplateRule, seed: u64) -> Boilerplate {
         let (mut all, mut one) = (Vec::new(), Vec::new());
         let mut scratch = LineScratch::default();
@@ -809,32 +822,24 @@ mod tests {
                 (format!("https://court.example/ruling/{i}"), text)
             })
             .collect();
-        let pages: Vec<(&str, &str)> =
-            texts.iter().map(|(u, t)| (u.as_str(), t.as_str())).collect();
-        // Under any seed: which lines have the least keys is up to the hash.
-        for seed in 0..32 {
-            let learned = learn_with_seed(&pages, &BoilerplateRule::default(), seed);
+        for_every_seed(&texts, |seed, learned, pages| {
             let mut out = String::new();
             let s = learned.strip(pages[5].1, pages[5].0, &mut LineScratch::default(), &mut out);
             assert_eq!((out.lines().count(), s.lines), (1, 6), "seed {seed}: {out}");
-        }
+        });
     }
 
-    /// Under any seed (which lines have the least keys is up to the hash), the first three
-    /// of `pages` (copies of one text) keep `text` whole, and none keeps the template's
-    /// lines that start with `template`.
+    /// Under any seed, the first three of `pages` (copies of one text) keep `text` whole,
+    /// and none keeps the template's lines that start with `template`.
     fn assert_copies_keep_their_text(pages: &[(String, String)], text: &str, template: [&str; 2]) {
-        let pages: Vec<(&str, &str)> =
-            pages.iter().map(|(u, t)| (u.as_str(), t.as_str())).collect();
-        for seed in 0..32 {
-            let learned = learn_with_seed(&pages, &BoilerplateRule::default(), seed);
+        for_every_seed(pages, |seed, learned, pages| {
             let mut out = String::new();
             for page in &pages[..3] {
                 learned.strip(page.1, page.0, &mut LineScratch::default(), &mut out);
                 assert!(out.starts_with(text), "seed {seed}: {out}");
                 assert!(!out.contains(template[0]) && !out.contains(template[1]), "seed {seed}");
             }
-        }
+        });
     }
 
     /// A small host of short texts (a court's openings: two paragraphs under a footer
@@ -956,14 +961,11 @@ mod tests {
                 (format!("https://poems.example/p/{i}"), text)
             })
             .collect();
-        let pages: Vec<(&str, &str)> =
-            texts.iter().map(|(u, t)| (u.as_str(), t.as_str())).collect();
-        for seed in 0..32 {
-            let learned = learn_with_seed(&pages, &BoilerplateRule::default(), seed);
+        for_every_seed(&texts, |seed, learned, pages| {
             let mut out = String::new();
             learned.strip(pages[2].1, pages[2].0, &mut LineScratch::default(), &mut out);
             assert_eq!(out, format!("{}\n", poems[2]), "seed {seed}");
-        }
+        });
     }
 
     #[test]
