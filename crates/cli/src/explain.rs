@@ -225,7 +225,7 @@ pub fn explain(
                 Some(blocks) => BlockLayout::try_new(blocks, k)?,
                 None => BlockLayout::choose(k, 1_000_000)?,
             };
-            let tf_idf = spec.simhash.weighting == neardup_job::Weighting::TfIdf;
+            let tf_idf = spec.simhash.weights() == neardup_job::Weighting::TfIdf;
             let fingerprint = |f: &neardup_text::Features| {
                 SimHash::from_weighted(
                     f.hashes().iter().zip(f.counts()).map(|(h, c)| (*h, f64::from(*c))),
@@ -244,7 +244,7 @@ pub fn explain(
                 candidate: shared_tables > 0,
                 verified: hamming <= k,
                 note: tf_idf.then(|| {
-                    "weighted by term frequency only: the run's TF-IDF weights are not recomputed here".to_string()
+                    "weighted by term frequency only: the run's TF-IDF weights come from its corpus and are not recomputed here, so the distance may differ from the run's (a pair's is on the `run:` line)".to_string()
                 }),
             }
         }
@@ -586,9 +586,10 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Explanation> {
                 match pairs.iter().find(|p| &p.id_a == x && &p.id_b == y) {
                     Some(p) => writeln!(
                         out,
-                        "run: a {} pair, similarity {:.4}\n",
+                        "run: a {} pair, similarity {:.4}{}\n",
                         p.kind.as_str(),
-                        p.similarity
+                        p.similarity,
+                        p.hamming.map(|h| format!(", Hamming distance {h}")).unwrap_or_default()
                     )?,
                     None => writeln!(
                         out,

@@ -13,8 +13,8 @@ use neardup_io::{InputFile, resolved_path};
 
 use crate::error::ConfigError;
 use crate::spec::{
-    IdfSource, JobSpec, MAX_DISTANCE, Method, WEB_CONTAINMENT, WEB_MAX_DISTANCE, Weighting,
-    default_max_record_bytes,
+    IdfSource, JobSpec, MAX_DISTANCE, Method, SimHashSpec, WEB_CONTAINMENT, WEB_MAX_DISTANCE,
+    WEB_TF_MAX_DISTANCE, WEB_WEIGHTING, Weighting, default_max_record_bytes,
 };
 
 /// The method-specific settings, checked.
@@ -53,6 +53,10 @@ pub struct JobConfig {
     /// Whether some input holds web pages: a web archive, or JSON Lines or Parquet with
     /// URLs in `input.url_field` ([`neardup_io::has_urls`]). Their templates are learned.
     pub web_pages: bool,
+    /// The `[simhash]` settings as the job set them, before the run resolved the unset ones:
+    /// with an index, unset web defaults fall back to term frequency at
+    /// [`WEB_TF_MAX_DISTANCE`] ([`JobConfig::with_index`]).
+    pub simhash_as_set: SimHashSpec,
 }
 
 /// A run's use of an index (`--index`): the index as it was when the run started, and
@@ -117,9 +121,7 @@ impl JobConfig {
 
     /// Whether signing needs corpus document frequencies.
     pub fn needs_corpus_idf(&self) -> bool {
-        self.spec.method == Method::Simhash
-            && self.spec.simhash.weighting == Weighting::TfIdf
-            && self.spec.simhash.idf == IdfSource::Corpus
+        self.spec.method == Method::Simhash && self.spec.simhash.corpus_idf()
     }
 
     /// Every setting that signatures and bucket keys depend on, flattened to
@@ -174,7 +176,8 @@ impl JobConfig {
     /// [`ConfigError::Overlap`] when the index and the output folder overlap or an input is
     /// inside the index; [`ConfigError::Invalid`] for settings an index cannot hold (exact-Jaccard
     /// verification needs feature sets the index does not keep; SimHash needs a fixed
-    /// `simhash.blocks`, as the index's keys depend on it).
+    /// `simhash.blocks`, as the index's keys depend on it, and weights that do not depend on
+    /// the run's corpus: an unset `simhash.weighting` becomes term frequency).
     pub fn with_index(mut self, dir: PathBuf, run: String) -> Result<Self, ConfigError> {
         let invalid = |key: &'static str, message: &str| ConfigError::Invalid {
             key,
@@ -192,6 +195,25 @@ impl JobConfig {
                     "simhash.blocks",
                     "must be set with --index: the index's keys depend on the block layout",
                 ));
+            }
+            MethodParams::Simhash { layout: Some(layout) } if self.spec.simhash.corpus_idf() => {
+                if self.simhash_as_set.weighting.is_some() {
+                    return Err(invalid(
+                        "simhash.weighting",
+                        "an index compares fingerprints of different runs, and corpus document \
+                         frequencies change from run to run: use \"tf\" (or idf = \"jieba\") \
+                         with --index",
+                    ));
+                }
+                // Unset, web pages' weights fall back to term frequency, and their distance
+                // with them: at WEB_MAX_DISTANCE term frequencies chain unrelated pages.
+                self.spec.simhash.weighting = Some(Weighting::Tf);
+                if self.simhash_as_set.max_distance.is_none() {
+                    let layout = BlockLayout::try_new(layout.blocks(), WEB_TF_MAX_DISTANCE)
+                        .map_err(|e| invalid("simhash.blocks", &e.to_string()))?;
+                    self.spec.simhash.max_distance = Some(WEB_TF_MAX_DISTANCE);
+                    self.params = MethodParams::Simhash { layout: Some(layout) };
+                }
             }
             _ => {}
         }
@@ -336,6 +358,7 @@ impl JobConfig {
         let inputs = neardup_io::discover(inputs, &exclude).map_err(ConfigError::Input)?;
         let fields = spec.input.field_names();
         let web_pages = inputs.iter().any(|f| neardup_io::has_urls(f, &fields));
+        let simhash_as_set = spec.simhash.clone();
         let params = match spec.method {
             Method::Minhash => {
                 let m = &mut spec.minhash;
@@ -410,6 +433,10 @@ impl JobConfig {
                     MAX_DISTANCE
                 });
                 spec.simhash.max_distance = Some(k);
+                // Common n-grams pull term-frequency fingerprints of web pages' prose one
+                // way; corpus document frequencies take them out (WEB_WEIGHTING).
+                let weights = if web_pages { WEB_WEIGHTING } else { Weighting::Tf };
+                spec.simhash.weighting = Some(spec.simhash.weighting.unwrap_or(weights));
                 let s = &spec.simhash;
                 if k >= SIMHASH_BITS {
                     return Err(invalid(
@@ -426,7 +453,7 @@ impl JobConfig {
                     BlockLayout::choose(k, 1)
                         .map_err(|e| invalid("simhash.max_distance", e.to_string()))?;
                 }
-                let jieba = s.weighting == Weighting::TfIdf && s.idf == IdfSource::Jieba;
+                let jieba = s.weights() == Weighting::TfIdf && s.idf == IdfSource::Jieba;
                 if jieba && spec.features.kind != neardup_text::FeatureKind::Words {
                     let message = "jieba's IDF table holds words: set features.kind = \"words\"";
                     return Err(invalid("simhash.idf", message.into()));
@@ -434,7 +461,16 @@ impl JobConfig {
                 MethodParams::Simhash { layout }
             }
         };
-        let config = JobConfig { spec, inputs, output, params, write_kept, index: None, web_pages };
+        let config = JobConfig {
+            spec,
+            inputs,
+            output,
+            params,
+            write_kept,
+            index: None,
+            web_pages,
+            simhash_as_set,
+        };
         let output_folder = resolved_path(&config.output);
         if let Some(kept) = &config.write_kept
             && resolved_path(kept) == output_folder
@@ -576,6 +612,55 @@ mod tests {
         assert_eq!(plain.spec.minhash.containment_rule(), None);
     }
 
+    /// Web pages get distance 7 and TF-IDF weights from the corpus unless set; other text
+    /// distance 3 and term frequencies. An index compares fingerprints of different runs, so
+    /// there an unset weighting is term frequency and a set corpus TF-IDF is refused.
+    #[test]
+    fn simhash_weights_web_pages_by_corpus_frequencies_unless_an_index_compares_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let web = dir.path().join("web.jsonl");
+        std::fs::write(&web, "{\"id\":\"1\",\"text\":\"x\",\"url\":\"https://a.example/1\"}\n")
+            .unwrap();
+        let (_plain_dir, plain) = sample_input();
+        let web = vec![web];
+        let resolved = |spec: &JobSpec, inputs: &[PathBuf]| {
+            let c = JobConfig::new(spec.clone(), inputs, dir.path().join("out")).unwrap();
+            (c.spec.simhash.max_distance, c.spec.simhash.weighting, c.needs_corpus_idf())
+        };
+        let mut spec = JobSpec { method: Method::Simhash, ..JobSpec::default() };
+        assert_eq!(resolved(&spec, &web), (Some(7), Some(Weighting::TfIdf), true));
+        assert_eq!(resolved(&spec, &plain), (Some(3), Some(Weighting::Tf), false));
+        spec.simhash.blocks = Some(8);
+        let index = dir.path().join("index");
+        let indexed = JobConfig::new(spec.clone(), &web, dir.path().join("out"))
+            .unwrap()
+            .with_index(index.clone(), "r1".into())
+            .unwrap();
+        assert_eq!(indexed.spec.simhash.weighting, Some(Weighting::Tf));
+        assert_eq!(indexed.spec.simhash.max_distance, Some(WEB_TF_MAX_DISTANCE));
+        let MethodParams::Simhash { layout: Some(layout) } = &indexed.params else { panic!() };
+        assert_eq!((layout.blocks(), layout.max_distance()), (8, WEB_TF_MAX_DISTANCE));
+        assert!(!indexed.needs_corpus_idf());
+        assert_eq!(indexed.index_settings()["simhash.weighting"], "tf");
+        spec.simhash.weighting = Some(Weighting::TfIdf);
+        let refused = JobConfig::new(spec.clone(), &web, dir.path().join("out"))
+            .unwrap()
+            .with_index(index.clone(), "r1".into())
+            .unwrap_err();
+        assert!(
+            matches!(refused, ConfigError::Invalid { key: "simhash.weighting", .. }),
+            "{refused}"
+        );
+        // jieba's table is the same in every run.
+        spec.simhash.idf = IdfSource::Jieba;
+        spec.features.kind = neardup_text::FeatureKind::Words;
+        let jieba = JobConfig::new(spec, &web, dir.path().join("out"))
+            .unwrap()
+            .with_index(index, "r1".into())
+            .unwrap();
+        assert_eq!(jieba.spec.simhash.weighting, Some(Weighting::TfIdf));
+    }
+
     #[test]
     fn the_ngram_length_is_chosen_by_method_unless_set() {
         let (_dir, inputs) = sample_input();
@@ -664,7 +749,7 @@ mod tests {
         s.decision.max_reject_ratio = 2.0;
         check(s, "decision.max_reject_ratio");
         let mut s = JobSpec { method: Method::Simhash, ..JobSpec::default() };
-        s.simhash.weighting = Weighting::TfIdf;
+        s.simhash.weighting = Some(Weighting::TfIdf);
         s.simhash.idf = IdfSource::Jieba;
         check(s, "simhash.idf");
     }

@@ -68,8 +68,8 @@ pub use sign::{IdfWeights, SignScratch, Signer, page_text};
 pub use spec::{
     BucketSpec, CONTAINMENT_BANDS_JACCARD, DecisionSpec, IdfSource, IndexSpec, InputSpec, JobSpec,
     KeepRule, MAX_DISTANCE, Method, MinHashSpec, Removal, SIMHASH_NGRAM_CHARS, SimHashSpec,
-    WEB_CONTAINMENT, WEB_CONTAINMENT_MIN_JACCARD, WEB_MAX_DISTANCE, Weighting,
-    default_max_record_bytes,
+    WEB_CONTAINMENT, WEB_CONTAINMENT_MIN_JACCARD, WEB_MAX_DISTANCE, WEB_TF_MAX_DISTANCE,
+    WEB_WEIGHTING, Weighting, default_max_record_bytes,
 };
 pub use stage::Stage;
 pub use stats::{BoilerplateStats, IndexStats, WorkerStats};

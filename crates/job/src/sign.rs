@@ -113,7 +113,7 @@ impl Signer {
             MethodParams::Simhash { .. } => None,
         };
         let tf_idf = config.spec.method == crate::Method::Simhash
-            && config.spec.simhash.weighting == Weighting::TfIdf;
+            && config.spec.simhash.weights() == Weighting::TfIdf;
         let idf = match (tf_idf, config.spec.simhash.idf) {
             (false, _) => None,
             (true, IdfSource::Corpus) => {
@@ -268,7 +268,7 @@ mod tests {
         let mut spec = JobSpec { method: Method::Simhash, ..JobSpec::default() };
         spec.features.kind = FeatureKind::Words;
         let (_d, tf) = job(spec.clone());
-        spec.simhash.weighting = Weighting::TfIdf;
+        spec.simhash.weighting = Some(Weighting::TfIdf);
         spec.simhash.idf = IdfSource::Jieba;
         let (_d2, jieba) = job(spec);
         let seg = Some(Segmenter::new(true));

@@ -154,14 +154,27 @@ pub const WEB_CONTAINMENT_MIN_JACCARD: f64 = 0.5;
 /// times the time, 3.4 times the peak memory), for the same F1 on every labelled web set.
 pub const CONTAINMENT_BANDS_JACCARD: f64 = 0.6;
 
-/// `simhash.max_distance` unless set.
+/// `simhash.max_distance` unless set (and for web pages, [`WEB_MAX_DISTANCE`]).
 pub const MAX_DISTANCE: u32 = 3;
 
-/// `simhash.max_distance` for web pages unless set: chosen on `bench/make_webset.py`'s
-/// research set (pair F1 0.762 at 3, 0.917 at 6, 0.940 at 7, with 5-grams) and the cost on
-/// `bench/warc.sh` (7.6 s at 3, 9.5 s at 6, 13.2 s at 7, with 5-grams, when the distance
-/// was chosen; README "Web archives" has the current figures).
-pub const WEB_MAX_DISTANCE: u32 = 6;
+/// `simhash.max_distance` for web pages unless set, with [`WEB_WEIGHTING`]: chosen on
+/// `bench/make_webset.py`'s research set (pair F1 with 4-grams: 0.937 at 6 and 0.952 at 7
+/// with term-frequency weights, 0.936 at 6 and 0.959 at 7 with TF-IDF). At 7, term
+/// frequencies chain unrelated English pages of `bench/warc.sh` into one cluster of 1,572
+/// (their common n-grams pull every fingerprint one way: pair precision 0.031); TF-IDF does
+/// not (0.983). README "Templated web pages" has the figures on every labelled set.
+pub const WEB_MAX_DISTANCE: u32 = 7;
+
+/// `simhash.max_distance` for web pages weighted by term frequency, as under `--index`
+/// when neither is set (F1 0.937 on the research set, 0.918 on `bench/warc.sh`'s copies).
+pub const WEB_TF_MAX_DISTANCE: u32 = 6;
+
+/// `simhash.weighting` for web pages unless set (without `--index`, whose fingerprints
+/// must compare across runs: there [`Weighting::Tf`]). Corpus document frequencies take
+/// one more pass over the input: 1.42 times the wall time of term frequencies at distance
+/// 6 on `bench/warc.sh 100000 2 simhash`, and 0.60 times the peak memory (fewer chance
+/// candidates).
+pub const WEB_WEIGHTING: Weighting = Weighting::TfIdf;
 
 /// `features.ngram_chars` for SimHash unless set (MinHash takes
 /// [`neardup_text::DEFAULT_NGRAM_CHARS`], 5): a fingerprint weighs every n-gram, and shorter
@@ -207,6 +220,16 @@ impl SimHashSpec {
     /// The largest distance: as set (or resolved by the run), else [`MAX_DISTANCE`].
     pub fn distance(&self) -> u32 {
         self.max_distance.unwrap_or(MAX_DISTANCE)
+    }
+
+    /// The feature weights: as set (or resolved by the run), else term frequency.
+    pub fn weights(&self) -> Weighting {
+        self.weighting.unwrap_or_default()
+    }
+
+    /// Whether fingerprints take document frequencies counted over this run's corpus.
+    pub fn corpus_idf(&self) -> bool {
+        self.weights() == Weighting::TfIdf && self.idf == IdfSource::Corpus
     }
 }
 
@@ -268,25 +291,22 @@ impl Default for MinHashSpec {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SimHashSpec {
-    /// Largest Hamming distance of a verified pair. Unset: 6 when the input holds web pages
+    /// Largest Hamming distance of a verified pair. Unset: 7 when the input holds web pages
     /// ([`WEB_MAX_DISTANCE`]), 3 otherwise ([`MAX_DISTANCE`]); a run records the value it used.
     pub max_distance: Option<u32>,
     /// Blocks the fingerprint is split into; chosen from the corpus size when unset.
     pub blocks: Option<u32>,
-    /// Feature weights.
-    pub weighting: Weighting,
+    /// Feature weights. Unset: [`WEB_WEIGHTING`] (TF-IDF from corpus document frequencies)
+    /// when the input holds web pages and the run has no `--index`, term frequency
+    /// otherwise; a run records the value it used.
+    pub weighting: Option<Weighting>,
     /// IDF source for `tf_idf` weights.
     pub idf: IdfSource,
 }
 
 impl Default for SimHashSpec {
     fn default() -> Self {
-        SimHashSpec {
-            max_distance: None,
-            blocks: None,
-            weighting: Weighting::Tf,
-            idf: IdfSource::Corpus,
-        }
+        SimHashSpec { max_distance: None, blocks: None, weighting: None, idf: IdfSource::Corpus }
     }
 }
 

@@ -377,7 +377,7 @@ fn han_fold_description(config: &JobConfig) -> String {
 fn idf_description(config: &JobConfig) -> String {
     use crate::spec::{IdfSource, Method, Weighting};
     let s = &config.spec.simhash;
-    match (config.spec.method, s.weighting, s.idf) {
+    match (config.spec.method, s.weights(), s.idf) {
         (Method::Simhash, Weighting::TfIdf, IdfSource::Jieba) => {
             neardup_text::JIEBA_IDF_TABLE.into()
         }

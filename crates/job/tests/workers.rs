@@ -356,7 +356,7 @@ fn simhash_is_independent_of_workers_and_matches_brute_force() {
 fn simhash_tf_idf_with_corpus_frequencies_matches_brute_force() {
     let mut spec = JobSpec { method: Method::Simhash, ..JobSpec::default() };
     spec.simhash.max_distance = Some(6);
-    spec.simhash.weighting = neardup_job::Weighting::TfIdf;
+    spec.simhash.weighting = Some(neardup_job::Weighting::TfIdf);
     spec.features.kind = neardup_text::FeatureKind::Words;
     check_workers_and_reference(
         spec,
