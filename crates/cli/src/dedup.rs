@@ -49,7 +49,7 @@ pub struct DedupArgs {
     /// MinHash Jaccard threshold for a verified pair [job file: minhash.threshold; default: 0.8].
     #[arg(long)]
     pub threshold: Option<f64>,
-    /// SimHash largest Hamming distance of a verified pair [job file: simhash.max_distance; default: 3, or 6 for web pages].
+    /// SimHash largest Hamming distance of a verified pair [job file: simhash.max_distance; default: 3, or for web pages 7 with TF-IDF weights and 6 with term frequencies].
     #[arg(long)]
     pub max_distance: Option<u32>,
     /// Which document of a cluster to keep [job file: decision.keep; default: first].

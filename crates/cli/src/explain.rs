@@ -244,7 +244,7 @@ pub fn explain(
                 candidate: shared_tables > 0,
                 verified: hamming <= k,
                 note: tf_idf.then(|| {
-                    "weighted by term frequency only: the run's TF-IDF weights come from its corpus and are not recomputed here, so the distance may differ from the run's (a pair's is on the `run:` line)".to_string()
+                    "weighted by term frequency only: the run's TF-IDF weights come from its corpus and are not recomputed here, so the distance may differ from the run's (with --run, a pair's own distance is on the `run:` line and in pairs/)".to_string()
                 }),
             }
         }
@@ -458,11 +458,14 @@ pub fn print(out: &mut dyn Write, e: &Explanation) -> std::io::Result<()> {
                 "tables           {shared_tables} of {tables} agree ({blocks} blocks): {}",
                 if *candidate { "a candidate pair" } else { "not a candidate" }
             )?;
-            writeln!(
-                out,
-                "verification     distance <= {max_distance}: {}",
-                if *verified { "passes" } else { "fails" }
-            )?;
+            // Under corpus TF-IDF the fingerprints above are not the run's: judging them
+            // against its distance would say what the run did not do.
+            let verdict = match (note, *verified) {
+                (Some(_), _) => "not judged here (see the note)",
+                (None, true) => "passes",
+                (None, false) => "fails",
+            };
+            writeln!(out, "verification     distance <= {max_distance}: {verdict}")?;
             if let Some(note) = note {
                 writeln!(out, "note             {note}")?;
             }

@@ -13,7 +13,7 @@ use neardup_io::{InputFile, resolved_path};
 
 use crate::error::ConfigError;
 use crate::spec::{
-    IdfSource, JobSpec, MAX_DISTANCE, Method, SimHashSpec, WEB_CONTAINMENT, WEB_MAX_DISTANCE,
+    IdfSource, JobSpec, MAX_DISTANCE, Method, WEB_CONTAINMENT, WEB_MAX_DISTANCE,
     WEB_TF_MAX_DISTANCE, WEB_WEIGHTING, Weighting, default_max_record_bytes,
 };
 
@@ -53,10 +53,6 @@ pub struct JobConfig {
     /// Whether some input holds web pages: a web archive, or JSON Lines or Parquet with
     /// URLs in `input.url_field` ([`neardup_io::has_urls`]). Their templates are learned.
     pub web_pages: bool,
-    /// The `[simhash]` settings as the job set them, before the run resolved the unset ones:
-    /// with an index, unset web defaults fall back to term frequency at
-    /// [`WEB_TF_MAX_DISTANCE`] ([`JobConfig::with_index`]).
-    pub simhash_as_set: SimHashSpec,
 }
 
 /// A run's use of an index (`--index`): the index as it was when the run started, and
@@ -177,7 +173,8 @@ impl JobConfig {
     /// inside the index; [`ConfigError::Invalid`] for settings an index cannot hold (exact-Jaccard
     /// verification needs feature sets the index does not keep; SimHash needs a fixed
     /// `simhash.blocks`, as the index's keys depend on it, and weights that do not depend on
-    /// the run's corpus: an unset `simhash.weighting` becomes term frequency).
+    /// the run's corpus: unset, they are term frequencies when the spec names the index in
+    /// `index.dir`, as the command line does).
     pub fn with_index(mut self, dir: PathBuf, run: String) -> Result<Self, ConfigError> {
         let invalid = |key: &'static str, message: &str| ConfigError::Invalid {
             key,
@@ -196,24 +193,13 @@ impl JobConfig {
                     "must be set with --index: the index's keys depend on the block layout",
                 ));
             }
-            MethodParams::Simhash { layout: Some(layout) } if self.spec.simhash.corpus_idf() => {
-                if self.simhash_as_set.weighting.is_some() {
-                    return Err(invalid(
-                        "simhash.weighting",
-                        "an index compares fingerprints of different runs, and corpus document \
-                         frequencies change from run to run: use \"tf\" (or idf = \"jieba\") \
-                         with --index",
-                    ));
-                }
-                // Unset, web pages' weights fall back to term frequency, and their distance
-                // with them: at WEB_MAX_DISTANCE term frequencies chain unrelated pages.
-                self.spec.simhash.weighting = Some(Weighting::Tf);
-                if self.simhash_as_set.max_distance.is_none() {
-                    let layout = BlockLayout::try_new(layout.blocks(), WEB_TF_MAX_DISTANCE)
-                        .map_err(|e| invalid("simhash.blocks", &e.to_string()))?;
-                    self.spec.simhash.max_distance = Some(WEB_TF_MAX_DISTANCE);
-                    self.params = MethodParams::Simhash { layout: Some(layout) };
-                }
+            MethodParams::Simhash { .. } if self.spec.simhash.corpus_idf() => {
+                return Err(invalid(
+                    "simhash.weighting",
+                    "an index compares fingerprints of different runs, and corpus document \
+                     frequencies change from run to run: use \"tf\" (or idf = \"jieba\") \
+                     with --index",
+                ));
             }
             _ => {}
         }
@@ -358,7 +344,6 @@ impl JobConfig {
         let inputs = neardup_io::discover(inputs, &exclude).map_err(ConfigError::Input)?;
         let fields = spec.input.field_names();
         let web_pages = inputs.iter().any(|f| neardup_io::has_urls(f, &fields));
-        let simhash_as_set = spec.simhash.clone();
         let params = match spec.method {
             Method::Minhash => {
                 let m = &mut spec.minhash;
@@ -425,18 +410,24 @@ impl JobConfig {
                 MethodParams::Minhash { num_perm: m.num_perm, lsh }
             }
             Method::Simhash => {
-                // Copies of web pages differ more (edits, ads, cut ends) than the plain
-                // texts the distance 3 was chosen for.
-                let k = spec.simhash.max_distance.unwrap_or(if web_pages {
-                    WEB_MAX_DISTANCE
-                } else {
-                    MAX_DISTANCE
-                });
-                spec.simhash.max_distance = Some(k);
                 // Common n-grams pull term-frequency fingerprints of web pages' prose one
-                // way; corpus document frequencies take them out (WEB_WEIGHTING).
-                let weights = if web_pages { WEB_WEIGHTING } else { Weighting::Tf };
-                spec.simhash.weighting = Some(spec.simhash.weighting.unwrap_or(weights));
+                // way; corpus document frequencies take them out (WEB_WEIGHTING). Not with
+                // an index, whose runs must weigh alike, nor when jieba's table is named.
+                let indexed = spec.index.dir.is_some();
+                let s = &mut spec.simhash;
+                let corpus_idf = s.idf == IdfSource::Corpus;
+                let weights =
+                    if web_pages && !indexed && corpus_idf { WEB_WEIGHTING } else { Weighting::Tf };
+                s.weighting = Some(s.weighting.unwrap_or(weights));
+                // Copies of web pages differ more (edits, ads, cut ends) than the plain
+                // texts the distance 3 was chosen for; term frequencies chain unrelated
+                // pages at the distance document frequencies allow.
+                let k = s.max_distance.unwrap_or(match (web_pages, s.corpus_idf()) {
+                    (false, _) => MAX_DISTANCE,
+                    (true, true) => WEB_MAX_DISTANCE,
+                    (true, false) => WEB_TF_MAX_DISTANCE,
+                });
+                s.max_distance = Some(k);
                 let s = &spec.simhash;
                 if k >= SIMHASH_BITS {
                     return Err(invalid(
@@ -461,16 +452,7 @@ impl JobConfig {
                 MethodParams::Simhash { layout }
             }
         };
-        let config = JobConfig {
-            spec,
-            inputs,
-            output,
-            params,
-            write_kept,
-            index: None,
-            web_pages,
-            simhash_as_set,
-        };
+        let config = JobConfig { spec, inputs, output, params, write_kept, index: None, web_pages };
         let output_folder = resolved_path(&config.output);
         if let Some(kept) = &config.write_kept
             && resolved_path(kept) == output_folder
@@ -612,9 +594,10 @@ mod tests {
         assert_eq!(plain.spec.minhash.containment_rule(), None);
     }
 
-    /// Web pages get distance 7 and TF-IDF weights from the corpus unless set; other text
-    /// distance 3 and term frequencies. An index compares fingerprints of different runs, so
-    /// there an unset weighting is term frequency and a set corpus TF-IDF is refused.
+    /// Web pages get TF-IDF weights from the corpus at distance 7 unless set, and distance 6
+    /// with term frequencies (set, or under an index); other text distance 3 and term
+    /// frequencies. An index compares fingerprints of different runs, so there unset
+    /// weights are term frequencies and a set corpus TF-IDF is refused.
     #[test]
     fn simhash_weights_web_pages_by_corpus_frequencies_unless_an_index_compares_runs() {
         let dir = tempfile::tempdir().unwrap();
@@ -623,27 +606,38 @@ mod tests {
             .unwrap();
         let (_plain_dir, plain) = sample_input();
         let web = vec![web];
+        let out = dir.path().join("out");
         let resolved = |spec: &JobSpec, inputs: &[PathBuf]| {
-            let c = JobConfig::new(spec.clone(), inputs, dir.path().join("out")).unwrap();
+            let c = JobConfig::new(spec.clone(), inputs, out.clone()).unwrap();
             (c.spec.simhash.max_distance, c.spec.simhash.weighting, c.needs_corpus_idf())
         };
-        let mut spec = JobSpec { method: Method::Simhash, ..JobSpec::default() };
-        assert_eq!(resolved(&spec, &web), (Some(7), Some(Weighting::TfIdf), true));
-        assert_eq!(resolved(&spec, &plain), (Some(3), Some(Weighting::Tf), false));
-        spec.simhash.blocks = Some(8);
+        let tf = Some(Weighting::Tf);
+        let simhash = JobSpec { method: Method::Simhash, ..JobSpec::default() };
+        assert_eq!(resolved(&simhash, &web), (Some(7), Some(Weighting::TfIdf), true));
+        assert_eq!(resolved(&simhash, &plain), (Some(3), tf, false));
+        let mut set_tf = simhash.clone();
+        set_tf.simhash.weighting = tf;
+        assert_eq!(resolved(&set_tf, &web), (Some(WEB_TF_MAX_DISTANCE), tf, false));
+        // jieba's table named without a weighting leaves term frequencies, as before.
+        let mut jieba = simhash.clone();
+        jieba.simhash.idf = IdfSource::Jieba;
+        assert_eq!(resolved(&jieba, &web), (Some(WEB_TF_MAX_DISTANCE), tf, false));
+        // An index (index.dir, as the command line's --index sets it): the previous web
+        // defaults, so its keys and settings match an index they made, 7 blocks included.
         let index = dir.path().join("index");
-        let indexed = JobConfig::new(spec.clone(), &web, dir.path().join("out"))
+        let mut indexed = simhash.clone();
+        indexed.index.dir = Some(index.clone());
+        indexed.simhash.blocks = Some(7);
+        assert_eq!(resolved(&indexed, &web), (Some(WEB_TF_MAX_DISTANCE), tf, false));
+        let config = JobConfig::new(indexed.clone(), &web, out.clone())
             .unwrap()
             .with_index(index.clone(), "r1".into())
             .unwrap();
-        assert_eq!(indexed.spec.simhash.weighting, Some(Weighting::Tf));
-        assert_eq!(indexed.spec.simhash.max_distance, Some(WEB_TF_MAX_DISTANCE));
-        let MethodParams::Simhash { layout: Some(layout) } = &indexed.params else { panic!() };
-        assert_eq!((layout.blocks(), layout.max_distance()), (8, WEB_TF_MAX_DISTANCE));
-        assert!(!indexed.needs_corpus_idf());
-        assert_eq!(indexed.index_settings()["simhash.weighting"], "tf");
-        spec.simhash.weighting = Some(Weighting::TfIdf);
-        let refused = JobConfig::new(spec.clone(), &web, dir.path().join("out"))
+        let MethodParams::Simhash { layout: Some(layout) } = &config.params else { panic!() };
+        assert_eq!((layout.blocks(), layout.max_distance()), (7, WEB_TF_MAX_DISTANCE));
+        assert_eq!(config.index_settings()["simhash.weighting"], "tf");
+        indexed.simhash.weighting = Some(Weighting::TfIdf);
+        let refused = JobConfig::new(indexed.clone(), &plain, out.clone())
             .unwrap()
             .with_index(index.clone(), "r1".into())
             .unwrap_err();
@@ -652,13 +646,13 @@ mod tests {
             "{refused}"
         );
         // jieba's table is the same in every run.
-        spec.simhash.idf = IdfSource::Jieba;
-        spec.features.kind = neardup_text::FeatureKind::Words;
-        let jieba = JobConfig::new(spec, &web, dir.path().join("out"))
+        indexed.simhash.idf = IdfSource::Jieba;
+        indexed.features.kind = neardup_text::FeatureKind::Words;
+        let config = JobConfig::new(indexed, &web, out.clone())
             .unwrap()
             .with_index(index, "r1".into())
             .unwrap();
-        assert_eq!(jieba.spec.simhash.weighting, Some(Weighting::TfIdf));
+        assert_eq!(config.spec.simhash.weighting, Some(Weighting::TfIdf));
     }
 
     #[test]

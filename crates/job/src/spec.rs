@@ -154,7 +154,8 @@ pub const WEB_CONTAINMENT_MIN_JACCARD: f64 = 0.5;
 /// times the time, 3.4 times the peak memory), for the same F1 on every labelled web set.
 pub const CONTAINMENT_BANDS_JACCARD: f64 = 0.6;
 
-/// `simhash.max_distance` unless set (and for web pages, [`WEB_MAX_DISTANCE`]).
+/// `simhash.max_distance` unless set, for text that is not web pages (for web pages see
+/// [`WEB_MAX_DISTANCE`] and [`WEB_TF_MAX_DISTANCE`]).
 pub const MAX_DISTANCE: u32 = 3;
 
 /// `simhash.max_distance` for web pages unless set, with [`WEB_WEIGHTING`]: chosen on
@@ -165,12 +166,13 @@ pub const MAX_DISTANCE: u32 = 3;
 /// not (0.983). README "Templated web pages" has the figures on every labelled set.
 pub const WEB_MAX_DISTANCE: u32 = 7;
 
-/// `simhash.max_distance` for web pages weighted by term frequency, as under `--index`
-/// when neither is set (F1 0.937 on the research set, 0.918 on `bench/warc.sh`'s copies).
+/// `simhash.max_distance` for web pages unless set, when they are not weighted by corpus
+/// TF-IDF (weights set otherwise, or an index): the previous default, F1 0.937 on the
+/// research set and 0.918 on `bench/warc.sh`'s copies with term frequencies.
 pub const WEB_TF_MAX_DISTANCE: u32 = 6;
 
-/// `simhash.weighting` for web pages unless set (without `--index`, whose fingerprints
-/// must compare across runs: there [`Weighting::Tf`]). Corpus document frequencies take
+/// `simhash.weighting` for web pages unless set (not with an index, whose fingerprints must
+/// compare across runs: there [`Weighting::Tf`], and [`WEB_TF_MAX_DISTANCE`]). Corpus document frequencies take
 /// one more pass over the input: 1.42 times the wall time of term frequencies at distance
 /// 6 on `bench/warc.sh 100000 2 simhash`, and 0.60 times the peak memory (fewer chance
 /// candidates).
@@ -181,9 +183,10 @@ pub const WEB_WEIGHTING: Weighting = Weighting::TfIdf;
 /// ones move less under an edit. Chosen on `bench/make_webset.py`'s research set (pair F1
 /// 0.917 with 5-grams, 0.939 with 4, 0.913 with 3, at distance 6); on
 /// `bench/make_real_corpus.py --docs 100000` 0.764 instead of 0.719 at distance 3, at the
-/// same cost. Web pages (distance 6) pay for it: 79 candidates per document instead of 17
-/// on `bench/warc.sh 100000 2`, 12.1 s instead of 7.4 s (figures from when it was chosen;
-/// README "Web archives" has the current ones).
+/// same cost. Web pages (then at distance 6 with term frequencies) paid for it: 79
+/// candidates per document instead of 17 on `bench/warc.sh 100000 2`, 12.1 s instead of
+/// 7.4 s (figures from when it was chosen; README "Templated web pages" has the current
+/// ones).
 pub const SIMHASH_NGRAM_CHARS: usize = 4;
 
 /// MinHash settings.
@@ -291,14 +294,16 @@ impl Default for MinHashSpec {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SimHashSpec {
-    /// Largest Hamming distance of a verified pair. Unset: 7 when the input holds web pages
-    /// ([`WEB_MAX_DISTANCE`]), 3 otherwise ([`MAX_DISTANCE`]); a run records the value it used.
+    /// Largest Hamming distance of a verified pair. Unset: for web pages 7 with corpus
+    /// TF-IDF weights ([`WEB_MAX_DISTANCE`]) and 6 with other weights
+    /// ([`WEB_TF_MAX_DISTANCE`]), 3 otherwise ([`MAX_DISTANCE`]); a run records the value
+    /// it used.
     pub max_distance: Option<u32>,
     /// Blocks the fingerprint is split into; chosen from the corpus size when unset.
     pub blocks: Option<u32>,
     /// Feature weights. Unset: [`WEB_WEIGHTING`] (TF-IDF from corpus document frequencies)
-    /// when the input holds web pages and the run has no `--index`, term frequency
-    /// otherwise; a run records the value it used.
+    /// when the input holds web pages, the run has no index (`index.dir`, `--index`) and
+    /// `idf` is `corpus`; term frequency otherwise. A run records the value it used.
     pub weighting: Option<Weighting>,
     /// IDF source for `tf_idf` weights.
     pub idf: IdfSource,
