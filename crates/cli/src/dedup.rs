@@ -19,10 +19,15 @@ pub struct DedupArgs {
     /// Input files (.jsonl[.gz|.zst], .parquet, .warc[.gz], .wet[.gz]) or folders of them.
     #[arg(long, short = 'i', num_args = 1.., required_unless_present = "input_list")]
     pub input: Vec<PathBuf>,
-    /// A manifest of inputs: a text file with one path per line (blank lines and lines
-    /// starting with # are ignored), as cluster schedulers hand them out.
+    /// A manifest of inputs: a text file with one path or address per line (blank lines and
+    /// lines starting with # are ignored), as cluster schedulers hand them out; local or an
+    /// address, gunzipped when its name ends in .gz (Common Crawl's wet.paths.gz).
     #[arg(long)]
     pub input_list: Option<PathBuf>,
+    /// Where the list's relative lines are: a folder or an address prefix
+    /// (https://data.commoncrawl.org for Common Crawl's paths files).
+    #[arg(long, requires = "input_list", value_name = "PATH_OR_URL")]
+    pub input_base: Option<String>,
     /// Output folder: pairs/, documents/, summary.json and _SUCCESS are written here.
     #[arg(long, short = 'o')]
     pub output: PathBuf,
@@ -118,20 +123,22 @@ pub fn job_config(args: &DedupArgs) -> anyhow::Result<JobConfig> {
     let spec = job_spec(args.job.as_deref(), &overrides)?;
     let mut inputs = args.input.clone();
     if let Some(list) = &args.input_list {
-        let text = std::fs::read_to_string(list).map_err(|e| {
+        let listed = neardup_io::input_list(list, args.input_base.as_deref()).map_err(|e| {
             UsageError::new(format!("cannot read input list \"{}\": {e}", list.display()))
         })?;
-        inputs.extend(
-            text.lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                .map(PathBuf::from),
-        );
+        inputs.extend(listed);
     }
     let usage = |e: neardup_job::ConfigError| -> anyhow::Error {
         let detail = match &e {
             neardup_job::ConfigError::Input(source) | neardup_job::ConfigError::Index(source) => {
-                format!("{e}: {source}")
+                // The whole chain: "cannot open X" says little without its cause.
+                let mut text = format!("{e}: {source}");
+                let mut cause = std::error::Error::source(source);
+                while let Some(c) = cause {
+                    text.push_str(&format!(": {c}"));
+                    cause = c.source();
+                }
+                text
             }
             _ => e.to_string(),
         };

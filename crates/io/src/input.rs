@@ -96,6 +96,10 @@ pub fn discover(paths: &[PathBuf], exclude: &[PathBuf]) -> Result<Vec<InputFile>
         exclude.iter().filter_map(|p| std::fs::canonicalize(p).ok()).collect();
     let mut found: Vec<(PathBuf, Format, u64)> = Vec::new();
     for path in paths {
+        if crate::remote::is_remote(path) {
+            discover_remote(path, &mut found)?;
+            continue;
+        }
         let meta =
             std::fs::metadata(path).map_err(|source| Error::Open { path: path.clone(), source })?;
         if meta.is_dir() {
@@ -126,6 +130,41 @@ pub fn discover(paths: &[PathBuf], exclude: &[PathBuf]) -> Result<Vec<InputFile>
         .collect())
 }
 
+/// A remote address: an object of a supported format named directly, or else (object
+/// storage only) a prefix listed like a folder, under the same skipping rules as [`walk`].
+fn discover_remote(path: &Path, found: &mut Vec<(PathBuf, Format, u64)>) -> Result<()> {
+    let open_err = |source| Error::Open { path: path.to_path_buf(), source };
+    let named = Format::of(path).map(|format| (format, crate::remote::size(path)));
+    match named {
+        Some((format, Ok(size))) => {
+            found.push((path.to_path_buf(), format, size));
+            return Ok(());
+        }
+        Some((_, Err(e))) if !crate::remote::is_listable(path) => return Err(open_err(e)),
+        None if !crate::remote::is_listable(path) => {
+            return Err(Error::UnsupportedFormat { path: path.to_path_buf() });
+        }
+        _ => {}
+    }
+    let text = path.to_str().expect("remote addresses are UTF-8");
+    let folder = format!("{}/", text.trim_end_matches('/'));
+    let before = found.len();
+    for (object, size) in crate::remote::list(path).map_err(open_err)? {
+        let Some(inside) = object.to_str().and_then(|o| o.strip_prefix(&folder)) else {
+            continue;
+        };
+        let hidden = inside.split('/').any(|part| part.starts_with(['.', '_']));
+        if !hidden && let Some(format) = Format::of_listed(&object) {
+            found.push((object, format, size));
+        }
+    }
+    if found.len() == before && named.is_some() {
+        // Neither an object nor a prefix with inputs: say what reading it said.
+        crate::remote::size(path).map_err(open_err)?;
+    }
+    Ok(())
+}
+
 fn walk(dir: &Path, exclude: &[PathBuf], found: &mut Vec<(PathBuf, Format, u64)>) -> Result<()> {
     if std::fs::canonicalize(dir).is_ok_and(|c| exclude.contains(&c)) {
         return Ok(());
@@ -151,9 +190,55 @@ fn walk(dir: &Path, exclude: &[PathBuf], found: &mut Vec<(PathBuf, Format, u64)>
     Ok(())
 }
 
-/// A file that adds the bytes read from it to a shared counter (for progress displays).
+/// The inputs a list names: one path or address per line (blank lines and lines starting
+/// with `#` are ignored), read from a local file or a remote address and gunzipped when
+/// its name ends in `.gz` (as Common Crawl publishes `wet.paths.gz`). With `base`, a line
+/// that is neither an address nor an absolute path is taken relative to it.
+///
+/// # Errors
+/// When the list cannot be read or decompressed.
+pub fn input_list(list: &Path, base: Option<&str>) -> std::io::Result<Vec<PathBuf>> {
+    use std::io::BufRead;
+    let raw = std::io::BufReader::new(CountingFile::open(list, None)?);
+    let gz = list.to_str().is_some_and(|n| n.to_ascii_lowercase().ends_with(".gz"));
+    let reader: Box<dyn BufRead> = if gz {
+        Box::new(std::io::BufReader::new(flate2::bufread::MultiGzDecoder::new(raw)))
+    } else {
+        Box::new(raw)
+    };
+    let mut paths = Vec::new();
+    for line in reader.lines() {
+        let line = line?;
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let relative = !line.contains("://") && !line.starts_with('/');
+        paths.push(match base {
+            Some(base) if relative && base.contains("://") => {
+                PathBuf::from(format!("{}/{line}", base.trim_end_matches('/')))
+            }
+            Some(base) if relative => Path::new(base).join(line),
+            _ => PathBuf::from(line),
+        });
+    }
+    Ok(paths)
+}
+
+/// Whether `path` can be read at an offset and has a size: a regular file or a remote
+/// object (not a pipe, whose bytes are gone once read and which has no size to split).
+pub fn is_regular(path: &Path) -> bool {
+    crate::remote::is_remote(path) || std::fs::metadata(path).is_ok_and(|m| m.is_file())
+}
+
+/// What a [`CountingFile`] reads: a local file or a remote object.
+trait Source: std::io::Read + std::io::Seek + Send {}
+impl<T: std::io::Read + std::io::Seek + Send> Source for T {}
+
+/// An input file, local or remote ([`crate::remote`]), that adds the bytes read from it to
+/// a shared counter (for progress displays).
 pub(crate) struct CountingFile {
-    file: std::fs::File,
+    file: Box<dyn Source>,
     counter: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
 
@@ -163,7 +248,12 @@ impl CountingFile {
         path: &Path,
         counter: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     ) -> std::io::Result<Self> {
-        Ok(CountingFile { file: std::fs::File::open(path)?, counter })
+        let file: Box<dyn Source> = if crate::remote::is_remote(path) {
+            Box::new(crate::remote::RemoteReader::open(path)?)
+        } else {
+            Box::new(std::fs::File::open(path)?)
+        };
+        Ok(CountingFile { file, counter })
     }
 }
 
@@ -186,6 +276,37 @@ impl std::io::Read for CountingFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn input_lists_may_be_gzipped_and_relative_to_a_base() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let text = "# header\ncrawl/a.wet.gz\n\n/abs/b.jsonl\ns3://bucket/c.jsonl\n  d.parquet  \n";
+        let plain = dir.path().join("list.txt");
+        std::fs::write(&plain, text).unwrap();
+        let gz = dir.path().join("paths.gz");
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(text.as_bytes()).unwrap();
+        std::fs::write(&gz, e.finish().unwrap()).unwrap();
+        let names = |v: Vec<PathBuf>| v.iter().map(|p| p.display().to_string()).collect::<Vec<_>>();
+        let as_listed = ["crawl/a.wet.gz", "/abs/b.jsonl", "s3://bucket/c.jsonl", "d.parquet"];
+        assert_eq!(names(input_list(&plain, None).unwrap()), as_listed);
+        assert_eq!(names(input_list(&gz, None).unwrap()), as_listed);
+        assert_eq!(
+            names(input_list(&gz, Some("https://data.commoncrawl.org/")).unwrap()),
+            [
+                "https://data.commoncrawl.org/crawl/a.wet.gz",
+                "/abs/b.jsonl",
+                "s3://bucket/c.jsonl",
+                "https://data.commoncrawl.org/d.parquet"
+            ]
+        );
+        assert_eq!(
+            names(input_list(&plain, Some("/data")).unwrap()),
+            ["/data/crawl/a.wet.gz", "/abs/b.jsonl", "s3://bucket/c.jsonl", "/data/d.parquet"]
+        );
+        assert!(input_list(&dir.path().join("missing.txt"), None).is_err());
+    }
 
     #[cfg(unix)]
     #[test]

@@ -54,7 +54,7 @@ pub fn count_line_starts(path: &std::path::Path, start: u64, end: u64) -> Result
     if end <= start {
         return Ok(0);
     }
-    let mut file = std::fs::File::open(path)
+    let mut file = crate::input::CountingFile::open(path, None)
         .map_err(|source| Error::Open { path: path.to_path_buf(), source })?;
     let read_err = |source| Error::Read { path: path.to_path_buf(), record: 0, source };
     // A line starts at 0 and after every line end before the last byte; those starting in

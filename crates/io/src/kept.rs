@@ -101,7 +101,7 @@ fn copy_jsonl(
     max_record_bytes: u64,
 ) -> Result<u64> {
     let open_err = |source| Error::Open { path: file.path.clone(), source };
-    let raw = BufReader::new(File::open(&file.path).map_err(open_err)?);
+    let raw = BufReader::new(crate::input::CountingFile::open(&file.path, None).map_err(open_err)?);
     let reader: Box<dyn Read> = match compression {
         Compression::None => Box::new(raw),
         Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(raw)),
@@ -139,7 +139,8 @@ fn copy_jsonl(
 fn copy_parquet(file: &InputFile, kept: &[u64], tmp: &Path) -> Result<u64> {
     let path = &file.path;
     let parquet_err = |source| Error::Parquet { path: path.clone(), source };
-    let handle = File::open(path).map_err(|source| Error::Open { path: path.clone(), source })?;
+    let handle = crate::parquet_in::ParquetInput::open(path)
+        .map_err(|source| Error::Open { path: path.clone(), source })?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(handle).map_err(parquet_err)?;
     let schema = builder.schema().clone();
     let batches = builder.build().map_err(parquet_err)?;

@@ -39,13 +39,14 @@ mod parquet_in;
 mod read_options;
 mod reader;
 mod records;
+pub mod remote;
 mod warc;
 
 pub use files::{
     FILE_LIST, FileList, rename_durably, resolved_path, temporary_name, write_atomically,
 };
 pub use html::{decode_page, html_to_text};
-pub use input::{Compression, Format, InputFile, discover};
+pub use input::{Compression, Format, InputFile, discover, input_list, is_regular};
 pub use jsonl::{Item, JsonlRecords, LineRange, RawLine, count_line_starts, parse_line};
 pub use kept::{kept_file_name, kept_files, write_kept};
 pub use lock::{FolderLock, LockHolder, TakenOver, host_name, process_gone, process_start};

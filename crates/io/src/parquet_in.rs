@@ -1,6 +1,7 @@
 //! Parquet reader: reads only the id, text and URL columns, in batches.
 
 use std::fs::File;
+use std::path::Path;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
@@ -65,6 +66,53 @@ fn check_chunks(path: &std::path::Path, metadata: &ParquetMetaData, size: u64) -
     Ok(())
 }
 
+/// A Parquet input: a local file, or a remote object read by byte ranges (the footer,
+/// then only the column chunks read).
+pub(crate) enum ParquetInput {
+    /// A local file.
+    Local(File),
+    /// An object in storage or behind HTTP.
+    Remote(crate::remote::RemoteObject),
+}
+
+impl ParquetInput {
+    /// Opens `path`, local or remote.
+    pub(crate) fn open(path: &Path) -> std::io::Result<Self> {
+        if crate::remote::is_remote(path) {
+            crate::remote::RemoteObject::open(path).map(ParquetInput::Remote)
+        } else {
+            File::open(path).map(ParquetInput::Local)
+        }
+    }
+}
+
+impl parquet::file::reader::Length for ParquetInput {
+    fn len(&self) -> u64 {
+        match self {
+            ParquetInput::Local(f) => f.metadata().map_or(u64::MAX, |m| m.len()),
+            ParquetInput::Remote(r) => r.size(),
+        }
+    }
+}
+
+impl parquet::file::reader::ChunkReader for ParquetInput {
+    type T = Box<dyn std::io::Read + Send>;
+
+    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
+        Ok(match self {
+            ParquetInput::Local(f) => Box::new(f.get_read(start)?),
+            ParquetInput::Remote(r) => Box::new(r.get_read(start)?),
+        })
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<bytes::Bytes> {
+        match self {
+            ParquetInput::Local(f) => f.get_bytes(start, length),
+            ParquetInput::Remote(r) => r.get_bytes(start, length),
+        }
+    }
+}
+
 impl ParquetRecords {
     /// Opens `file` and checks that its id and text columns exist and have usable types.
     /// The URL column is read when it exists with a string type.
@@ -74,9 +122,9 @@ impl ParquetRecords {
     /// [`Error::ColumnType`], each naming the file.
     pub fn open(file: &InputFile, fields: FieldNames, on_error: OnReadError) -> Result<Self> {
         let path = &file.path;
-        let handle =
-            File::open(path).map_err(|source| Error::Open { path: path.clone(), source })?;
-        let size = handle.metadata().map_or(u64::MAX, |m| m.len());
+        let handle = ParquetInput::open(path)
+            .map_err(|source| Error::Open { path: path.clone(), source })?;
+        let size = parquet::file::reader::Length::len(&handle);
         let builder = ParquetRecordBatchReaderBuilder::try_new(handle)
             .map_err(|source| Error::Parquet { path: path.clone(), source })?;
         check_chunks(path, builder.metadata(), size)?;

@@ -67,7 +67,7 @@ const URL_PROBE_RECORDS: usize = 8;
 /// holds none (reading it later says why). Only regular files are looked into: what is
 /// read from a pipe is gone, and opening one waits for its writer.
 pub fn has_urls(file: &InputFile, fields: &FieldNames) -> bool {
-    let regular = || std::fs::metadata(&file.path).is_ok_and(|m| m.is_file());
+    let regular = || crate::input::is_regular(&file.path);
     match file.format {
         Format::Warc(_) => true,
         _ if fields.url.is_none() || !regular() => false,

@@ -475,7 +475,11 @@ impl JobConfig {
     /// earlier run wrote there, and reading its own outputs would be wrong either way.
     fn refuse_inputs_in(&self, folder: &Path, role: &'static str) -> Result<(), ConfigError> {
         let resolved = resolved_path(folder);
-        match self.inputs.iter().find(|f| resolved_path(&f.path).starts_with(&resolved)) {
+        // Remote inputs are never inside a local folder.
+        let inside = |f: &&neardup_io::InputFile| {
+            !neardup_io::remote::is_remote(&f.path) && resolved_path(&f.path).starts_with(&resolved)
+        };
+        match self.inputs.iter().find(inside) {
             Some(f) => Err(ConfigError::Overlap {
                 what: "input",
                 path: f.path.clone(),

@@ -55,8 +55,7 @@ impl ReadPlan {
         let (index, peers) = (worker.index(), worker.peers());
         // Regular files only: a pipe has no size to split, and its reader must be one worker.
         let plain = |f: &neardup_io::InputFile| {
-            f.format == Format::Jsonl(Compression::None)
-                && std::fs::metadata(&f.path).is_ok_and(|m| m.is_file())
+            f.format == Format::Jsonl(Compression::None) && neardup_io::is_regular(&f.path)
         };
         if peers == 1 || job.inputs.len() >= 4 * peers || !job.inputs.iter().all(plain) {
             return Ok(ReadPlan { index, peers, lines_before: None });

@@ -47,6 +47,9 @@ pub struct WorkerStats {
     pub removed_not_verified_with_kept: u64,
     /// Bytes written to spill files (sorted runs and stage files).
     pub spilled_bytes: u64,
+    /// Requests to object storage or HTTP retried after a transient failure, counted per
+    /// process and reported by its first worker ([`neardup_io::remote::retries`]).
+    pub remote_retries: u64,
     /// Index of earlier runs (`--index`): what this run read and added.
     pub index: IndexStats,
     /// Peak resident memory of the process, when the worker reported (merged: the largest
@@ -171,6 +174,7 @@ impl WorkerStats {
         self.index.merge(&other.index);
         self.kept_written += other.kept_written;
         self.spilled_bytes += other.spilled_bytes;
+        self.remote_retries += other.remote_retries;
         self.peak_memory_bytes = self.peak_memory_bytes.max(other.peak_memory_bytes);
         self.input_rounds = self.input_rounds.max(other.input_rounds);
         self.boilerplate.merge(&other.boilerplate);

@@ -208,6 +208,10 @@ pub struct Summary {
     pub memory_budget_bytes: u64,
     /// Bytes written to spill files by all workers.
     pub spilled_bytes: u64,
+    /// Requests to object storage or HTTP retried after a transient failure (a timeout, a
+    /// dropped connection, a 5xx or throttling answer, a body cut off), by all processes.
+    #[serde(default)]
+    pub remote_retries: u64,
     /// Rounds the input was read in (the most of any worker).
     pub input_rounds: u64,
     /// Boilerplate learned from web pages and left out, when the job learned it.
@@ -327,6 +331,7 @@ impl Summary {
                 .or((stats.peak_memory_bytes > 0).then_some(stats.peak_memory_bytes)),
             memory_budget_bytes: topology.memory_budget,
             spilled_bytes: stats.spilled_bytes,
+            remote_retries: stats.remote_retries,
             input_rounds: stats.input_rounds,
             boilerplate: config.needs_boilerplate().then(|| stats.boilerplate.clone()),
             index: config.index.as_ref().map(|plan| IndexSummary {

@@ -96,7 +96,8 @@ pub(crate) fn run_worker(
     if index == 0 {
         own.boilerplate = learned.stats.clone();
     }
-    if index.is_multiple_of(learned.local_workers.max(1)) {
+    let first_of_process = index.is_multiple_of(learned.local_workers.max(1));
+    if first_of_process {
         own.spilled_bytes = learned.spilled_bytes;
         own.boilerplate.spilled_bytes = learned.spilled_bytes;
     }
@@ -156,6 +157,9 @@ pub(crate) fn run_worker(
             };
             let mut stats = stats.borrow().clone();
             stats.peak_memory_bytes = peak_memory_bytes().unwrap_or(0);
+            if first_of_process {
+                stats.remote_retries = neardup_io::remote::retries();
+            }
             WorkerReport { worker: index, stats, seconds, blocks: store.borrow().blocks, failure }
         }
     };

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Object-storage input benchmark: the WARC benchmark's files (bench/warc.sh) uploaded to
+# moto's S3-compatible server on 127.0.0.1, read by neardup from s3:// beside the same run
+# on the local files, and beside the server's raw GET rate (curl fetching every object,
+# one after another, to /dev/null). Prints seconds, pages per second and MB per second of
+# each, and checks that the two runs decided the same. Needs moto_server (pip install
+# 'moto[server]'; MOTO_SERVER names it) and curl. Not part of the test run.
+#
+#   bash bench/remote.sh [DOCS] [WORKERS] [METHOD]      e.g. bash bench/remote.sh 100000 2
+set -euo pipefail
+cd "$(dirname "$0")/.."
+docs=${1:-100000}
+workers=${2:-2}
+method=${3:-minhash}
+moto=${MOTO_SERVER:-$(command -v moto_server || echo target/ci-venv/bin/moto_server)}
+[ -x "$moto" ] || { echo "moto_server not found: pip install 'moto[server]'" >&2; exit 2; }
+corpus=target/bench/corpus-$docs.jsonl
+warc=target/bench/warc-$docs
+[ -f "$corpus" ] || python3 bench/make_corpus.py --docs "$docs" --out "$corpus"
+[ -d "$warc" ] && [ -f "$warc.truth.jsonl" ] || python3 bench/make_warc.py --corpus "$corpus" --out "$warc"
+cargo build --release -q -p neardup-cli
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$moto" -H 127.0.0.1 -p "$port" >/dev/null 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null || true' EXIT
+for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
+url=http://127.0.0.1:$port
+curl -sf -X PUT "$url/bench" -o /dev/null
+for f in "$warc"/*; do
+  curl -sf -H 'Expect:' -H 'Content-Type: application/octet-stream' -X PUT \
+    --data-binary @"$f" "$url/bench/warc/$(basename "$f")" -o /dev/null
+done
+
+export AWS_ENDPOINT_URL=$url AWS_ALLOW_HTTP=true AWS_ACCESS_KEY_ID=bench AWS_SECRET_ACCESS_KEY=bench AWS_REGION=us-east-1
+time_run() {  # NAME INPUT: seconds of one run into target/bench/out-remote-NAME
+  local out=target/bench/out-remote-$1
+  local start end
+  start=$(date +%s.%N)
+  target/release/neardup dedup -i "$2" -o "$out" -w "$workers" --method "$method" -q
+  end=$(date +%s.%N)
+  python3 -c "print(f'{$end - $start:.2f}')"
+}
+get_start=$(date +%s.%N)
+for f in "$warc"/*; do curl -sf "$url/bench/warc/$(basename "$f")" -o /dev/null; done
+get_end=$(date +%s.%N)
+local_s=$(time_run local "$warc")
+remote_s=$(time_run s3 s3://bench/warc)
+python3 - "$warc" "$local_s" "$remote_s" "$get_start" "$get_end" <<'PY'
+import json, os, sys
+warc, local_s, remote_s, g0, g1 = sys.argv[1:]
+mb = sum(os.path.getsize(os.path.join(warc, f)) for f in os.listdir(warc)) / 2**20
+get_s = float(g1) - float(g0)
+local = json.load(open("target/bench/out-remote-local/summary.json"))
+remote = json.load(open("target/bench/out-remote-s3/summary.json"))
+assert local["counts"] == remote["counts"], "the two runs decided differently"
+pages = local["counts"]["records"]
+print(f"{'read':<28} {'seconds':>8} {'pages_per_s':>11} {'MB_per_s':>8}")
+for name, s in [("raw GET (curl, in turn)", get_s), ("neardup, local files", float(local_s)),
+                ("neardup, s3:// on loopback", float(remote_s))]:
+    print(f"{name:<28} {s:8.2f} {pages / s:11.0f} {mb / s:8.1f}")
+print(f"s3:// / local: {float(remote_s) / float(local_s):.2f}x; same counts; "
+      f"remote_retries {remote.get('remote_retries', 0)}")
+PY

@@ -1,0 +1,427 @@
+//! Inputs in object storage and over HTTP, read from real servers on 127.0.0.1: moto's
+//! S3-compatible server (PyPI `moto[server]`, which `.ci/run` installs) and a small HTTP
+//! file server in this file that answers ranges and can fail on purpose (serving a
+//! gzipped paths file and its WET files, as Common Crawl publishes them). A run over remote
+//! inputs must equal the same run over the same files on disk, and transient server faults
+//! must cost retries, never records.
+//!
+//! Without `moto_server` (on PATH, in `NEARDUP_MOTO_SERVER`, or in `target/ci-venv`) the S3
+//! tests say so and pass, unless `NEARDUP_REQUIRE_S3=1`, which `.ci/run` sets.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use neardup_io::{read_documents, read_pairs};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn neardup() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_neardup"))
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Runs a command with a deadline, so a hang fails the test instead of blocking it.
+fn run(mut cmd: Command, limit: Duration) -> Output {
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let deadline = Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("did not finish within {limit:?}: {:?}", child.wait_with_output().unwrap());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// One HTTP/1.1 request on a fresh connection: the status and the body.
+fn request(port: u16, method: &str, path: &str, body: &[u8]) -> (u16, Vec<u8>) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    // A form content type would make moto's server parse the body as a form.
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: \
+         application/octet-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    stream.write_all(body).unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).unwrap();
+    let text = String::from_utf8_lossy(&answer);
+    let status = text.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let start = answer.windows(4).position(|w| w == b"\r\n\r\n").map_or(answer.len(), |i| i + 4);
+    (status, answer[start..].to_vec())
+}
+
+/// moto's S3 server on a free loopback port, stopped when dropped.
+struct S3 {
+    child: Child,
+    port: u16,
+}
+
+impl S3 {
+    /// Starts the server, or says why not and returns `None` (a failure instead under
+    /// `NEARDUP_REQUIRE_S3=1`).
+    fn start() -> Option<S3> {
+        let candidates = [
+            std::env::var("NEARDUP_MOTO_SERVER").ok().map(PathBuf::from),
+            Some(PathBuf::from("moto_server")),
+            Some(repo().join("target/ci-venv/bin/moto_server")),
+        ];
+        let program = candidates
+            .into_iter()
+            .flatten()
+            .find(|p| Command::new(p).arg("--help").output().is_ok_and(|o| o.status.success()));
+        let Some(program) = program else {
+            let message =
+                "moto_server not found (pip install 'moto[server]'): S3 inputs not tested";
+            assert!(std::env::var("NEARDUP_REQUIRE_S3").is_err(), "{message}");
+            eprintln!("{message}");
+            return None;
+        };
+        let port = free_port();
+        let child = Command::new(program)
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let s3 = S3 { child, port };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "moto_server did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Some(s3)
+    }
+
+    fn put(&self, path: &str, body: &[u8]) {
+        let (status, answer) = request(self.port, "PUT", path, body);
+        assert_eq!(status, 200, "PUT {path}: {}", String::from_utf8_lossy(&answer));
+    }
+
+    /// `neardup` with this server as its S3 endpoint.
+    fn neardup(&self) -> Command {
+        let mut cmd = neardup();
+        cmd.env("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{}", self.port))
+            .env("AWS_ALLOW_HTTP", "true")
+            .env("AWS_ACCESS_KEY_ID", "test")
+            .env("AWS_SECRET_ACCESS_KEY", "test")
+            .env("AWS_REGION", "us-east-1")
+            .env_remove("AWS_PROFILE")
+            .env_remove("AWS_SESSION_TOKEN");
+        cmd
+    }
+}
+
+impl Drop for S3 {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A loopback HTTP server of one folder's files: GET and HEAD, `Range: bytes=N-` and
+/// `bytes=N-M`, one request per connection. `fail` answers the next GETs with 503; `cut`
+/// sends the next GETs' headers and half their body, then closes the connection.
+struct Files {
+    port: u16,
+    fail: Arc<AtomicUsize>,
+    cut: Arc<AtomicUsize>,
+    gets: Arc<AtomicUsize>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Files {
+    fn serve(root: &Path) -> Files {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (fail, cut, gets, stop) = (
+            Arc::new(AtomicUsize::new(0)),
+            Arc::new(AtomicUsize::new(0)),
+            Arc::new(AtomicUsize::new(0)),
+            Arc::new(AtomicBool::new(false)),
+        );
+        let root = root.to_path_buf();
+        let thread = {
+            let (fail, cut, gets, stop) = (fail.clone(), cut.clone(), gets.clone(), stop.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    match listener.accept() {
+                        Ok((stream, _)) => {
+                            stream.set_nonblocking(false).unwrap();
+                            let _ = answer(stream, &root, &fail, &cut, &gets);
+                        }
+                        Err(_) => std::thread::sleep(Duration::from_millis(2)),
+                    }
+                }
+            })
+        };
+        Files { port, fail, cut, gets, stop, thread: Some(thread) }
+    }
+
+    fn url(&self, name: &str) -> String {
+        format!("http://127.0.0.1:{}/{name}", self.port)
+    }
+}
+
+impl Drop for Files {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn take(counter: &AtomicUsize) -> bool {
+    counter.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1)).is_ok()
+}
+
+fn answer(
+    stream: TcpStream,
+    root: &Path,
+    fail: &AtomicUsize,
+    cut: &AtomicUsize,
+    gets: &AtomicUsize,
+) -> std::io::Result<()> {
+    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut line = String::new();
+    reader.read_line(&mut line)?;
+    let mut parts = line.split_whitespace();
+    let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or("/").to_string());
+    let mut range = None;
+    loop {
+        let mut header = String::new();
+        if reader.read_line(&mut header)? == 0 || header == "\r\n" {
+            break;
+        }
+        let lower = header.to_ascii_lowercase();
+        if let Some(value) = lower.strip_prefix("range: bytes=") {
+            let (a, b) = value.trim().split_once('-').unwrap_or((value.trim(), ""));
+            range = Some((a.parse::<usize>().unwrap_or(0), b.parse::<usize>().ok()));
+        }
+    }
+    let mut out = stream;
+    let bytes = std::fs::read(root.join(target.trim_start_matches('/'))).ok();
+    let Some(bytes) = bytes else {
+        return out.write_all(
+            b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        );
+    };
+    if method == "GET" {
+        gets.fetch_add(1, Ordering::Relaxed);
+        if take(fail) {
+            return out.write_all(
+                b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+        }
+    }
+    let (status, body, extra) = match range {
+        Some((from, to)) if from < bytes.len() => {
+            let to = to.map_or(bytes.len() - 1, |t| t.min(bytes.len() - 1));
+            let header = format!("Content-Range: bytes {from}-{to}/{}\r\n", bytes.len());
+            ("206 Partial Content", &bytes[from..=to], header)
+        }
+        _ => ("200 OK", &bytes[..], String::new()),
+    };
+    write!(
+        out,
+        "HTTP/1.1 {status}\r\nContent-Length: {}\r\nAccept-Ranges: bytes\r\n{extra}\
+         Last-Modified: Wed, 25 Nov 2026 00:00:00 GMT\r\nConnection: close\r\n\r\n",
+        body.len()
+    )?;
+    if method == "GET" {
+        if take(cut) {
+            out.write_all(&body[..body.len() / 2])?;
+            return out.flush();
+        }
+        out.write_all(body)?;
+    }
+    out.flush()
+}
+
+/// What a run decided, without where its inputs were: documents by position, pairs by ids.
+fn results(out: &Path) -> (Vec<String>, Vec<String>) {
+    let mut docs = read_documents(&out.join("documents")).unwrap();
+    docs.sort_by_key(|d| d.doc);
+    let docs = docs
+        .iter()
+        .map(|d| {
+            format!(
+                "{:?} {:?} {} {:?} {:?} {:?}",
+                d.doc,
+                d.id,
+                d.decision.as_str(),
+                d.cluster,
+                d.duplicate_of,
+                d.reason.map(|r| r.as_str())
+            )
+        })
+        .collect();
+    let mut pairs: Vec<String> = read_pairs(&out.join("pairs"))
+        .unwrap()
+        .iter()
+        .map(|p| format!("{} {} {} {:.6}", p.id_a, p.id_b, p.kind.as_str(), p.similarity))
+        .collect();
+    pairs.sort();
+    (docs, pairs)
+}
+
+fn summary(out: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap()
+}
+
+/// The same inputs in a local folder and their names under a prefix.
+fn inputs(dir: &Path) -> Vec<(String, PathBuf)> {
+    let samples = repo().join("data-samples");
+    let mixed = repo().join("tests/fixtures/mixed.jsonl");
+    let files = [
+        ("poems.jsonl.gz", samples.join("zh-tang-poems/poems.jsonl.gz")),
+        ("court/openings.jsonl.gz", samples.join("zh-court-openings/openings.jsonl.gz")),
+        ("web/pages.warc.gz", samples.join("web-templated/pages.warc.gz")),
+        ("web/crawl.wet.gz", samples.join("crawlset/pages.wet.gz")),
+        ("mixed.jsonl", mixed),
+    ];
+    files
+        .into_iter()
+        .map(|(name, source)| {
+            let local = dir.join("in").join(name);
+            std::fs::create_dir_all(local.parent().unwrap()).unwrap();
+            std::fs::copy(&source, &local).unwrap();
+            (name.to_string(), local)
+        })
+        .collect()
+}
+
+#[test]
+fn an_s3_prefix_reads_like_the_same_folder_on_disk() {
+    let Some(s3) = S3::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    s3.put("/crawl", b"");
+    for (name, local) in inputs(dir.path()) {
+        s3.put(&format!("/crawl/in/{name}"), &std::fs::read(local).unwrap());
+    }
+    // Skipped as on disk: hidden names, `.json` manifests, other formats.
+    for skipped in ["_SUCCESS", ".hidden/x.jsonl", "_tmp/y.jsonl", "notes.json", "README.txt"] {
+        s3.put(&format!("/crawl/in/{skipped}"), b"{\"id\":\"z\",\"text\":\"not an input\"}\n");
+        if let Some(parent) = Path::new(skipped).parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir.path().join("in").join(parent)).unwrap();
+        }
+        std::fs::write(dir.path().join("in").join(skipped), b"{\"id\":\"z\",\"text\":\"x\"}\n")
+            .unwrap();
+    }
+    // A neighbour whose name starts with the prefix is not inside it.
+    s3.put("/crawl/in-other/x.jsonl", b"{\"id\":\"n\",\"text\":\"neighbour\"}\n");
+
+    let local_out = dir.path().join("local");
+    let mut cmd = neardup();
+    cmd.args(["dedup", "-q", "-w", "2", "-i"]).arg(dir.path().join("in")).arg("-o").arg(&local_out);
+    cmd.arg("--write-kept").arg(dir.path().join("local-kept"));
+    let local = run(cmd, Duration::from_secs(120));
+    assert!(local.status.success(), "{local:?}");
+
+    let remote_out = dir.path().join("remote");
+    let mut cmd = s3.neardup();
+    cmd.args(["dedup", "-q", "-w", "2", "-i", "s3://crawl/in", "-o"]).arg(&remote_out);
+    cmd.arg("--write-kept").arg(dir.path().join("remote-kept"));
+    let remote = run(cmd, Duration::from_secs(120));
+    assert!(remote.status.success(), "{remote:?}");
+
+    assert_eq!(results(&remote_out), results(&local_out));
+    let (r, l) = (summary(&remote_out), summary(&local_out));
+    assert_eq!(r["counts"], l["counts"]);
+    assert_eq!(r["input_files"], l["input_files"]);
+    assert_eq!(r["remote_retries"], 0);
+    let sources: Vec<String> = read_documents(&remote_out.join("documents"))
+        .unwrap()
+        .iter()
+        .map(|d| d.source.to_string())
+        .collect();
+    assert!(sources.iter().all(|s| s.starts_with("s3://crawl/in/")), "{:?}", &sources[..3]);
+    // The deduplicated dataset is the same, file for file.
+    let kept = |root: &str| -> Vec<(String, Vec<u8>)> {
+        neardup_io::kept_files(&dir.path().join(root))
+            .unwrap()
+            .iter()
+            .map(|p| (p.file_name().unwrap().to_string_lossy().into(), std::fs::read(p).unwrap()))
+            .collect()
+    };
+    let (remote_kept, local_kept) = (kept("remote-kept"), kept("local-kept"));
+    let names: Vec<&String> = remote_kept.iter().map(|(n, _)| n).collect();
+    assert!(names.iter().filter(|n| n.starts_with("0000")).count() == 5, "{names:?}");
+    assert!(remote_kept == local_kept, "kept files differ: {names:?}");
+
+    // A missing object and a missing bucket are errors naming them, before any output.
+    for (input, said) in
+        [("s3://crawl/in/gone.jsonl", "no such object"), ("s3://nobucket/in", "NoSuchBucket")]
+    {
+        let mut cmd = s3.neardup();
+        cmd.args(["dedup", "-q", "-i", input, "-o"]).arg(dir.path().join("failed"));
+        let failed = run(cmd, Duration::from_secs(60));
+        let stderr = String::from_utf8_lossy(&failed.stderr);
+        assert_eq!(failed.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(input) && stderr.contains(said), "{stderr}");
+    }
+}
+
+#[test]
+fn http_inputs_stream_through_server_faults_and_lose_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = inputs(dir.path());
+    let served = Files::serve(&dir.path().join("in"));
+    let names = ["web/crawl.wet.gz", "mixed.jsonl", "poems.jsonl.gz"];
+    let local_out = dir.path().join("local");
+    let mut cmd = neardup();
+    cmd.args(["dedup", "-q", "-w", "2", "-o"]).arg(&local_out).arg("-i");
+    for name in names {
+        cmd.arg(&files.iter().find(|(n, _)| n == name).unwrap().1);
+    }
+    assert!(run(cmd, Duration::from_secs(120)).status.success());
+
+    // Two 503 answers, then a body cut off halfway: retried, and resumed at the byte it
+    // reached.
+    served.fail.store(2, Ordering::Relaxed);
+    served.cut.store(1, Ordering::Relaxed);
+    let remote_out = dir.path().join("remote");
+    // The list is served too, gzipped with relative lines, as Common Crawl's wet.paths.gz.
+    let lines: String = names.iter().map(|n| format!("{n}\n")).collect();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(format!("# served on loopback\n{lines}").as_bytes()).unwrap();
+    std::fs::write(dir.path().join("in/paths.gz"), gz.finish().unwrap()).unwrap();
+    let mut cmd = neardup();
+    cmd.args(["dedup", "-q", "-w", "2", "-o"]).arg(&remote_out);
+    cmd.args(["--input-list", &served.url("paths.gz"), "--input-base", &served.url("")]);
+    let remote = run(cmd, Duration::from_secs(120));
+    assert!(remote.status.success(), "{remote:?}");
+    assert_eq!(results(&remote_out), results(&local_out));
+    assert_eq!(summary(&remote_out)["counts"], summary(&local_out)["counts"]);
+    assert!(summary(&remote_out)["remote_retries"].as_u64().unwrap() >= 3);
+    assert_eq!((served.fail.load(Ordering::Relaxed), served.cut.load(Ordering::Relaxed)), (0, 0));
+    assert!(served.gets.load(Ordering::Relaxed) >= 7);
+
+    // An address the server does not have is an error naming it.
+    let mut cmd = neardup();
+    cmd.args(["dedup", "-q", "-o"]).arg(dir.path().join("failed"));
+    cmd.args(["-i", &served.url("gone.wet.gz")]);
+    let failed = run(cmd, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&failed.stderr);
+    assert_eq!(failed.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(&served.url("gone.wet.gz")), "{stderr}");
+}

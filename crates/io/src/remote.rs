@@ -1,0 +1,501 @@
+//! Inputs in object storage and behind HTTP: `s3://bucket/key` (or `s3a://`) and
+//! `http://` / `https://` addresses, read through the Arrow project's `object_store` client.
+//!
+//! A remote input keeps its address as its [`InputFile`](crate::InputFile) path, so that
+//! error messages, document sources and the input list name it as the user wrote it. Its
+//! bytes come in as they arrive: [`RemoteReader`] streams one GET (from an offset after a
+//! seek) through a small channel, so a `.warc.gz` is decompressed while it downloads and is
+//! never held whole. Parquet reads the byte ranges it needs ([`RemoteObject`]).
+//!
+//! Requests run on one small tokio runtime per process, beside the dataflow's threads,
+//! which only wait on channels. `object_store`'s own retries are off: a request that fails
+//! for a transient reason (a timeout, a dropped connection, a 5xx or throttling answer) is
+//! retried here with exponential backoff, a body cut off mid-stream resumes from the byte
+//! it reached, and every retry is counted ([`retries`]) for `summary.json`. What cannot
+//! succeed (not found, access denied) fails at once.
+//!
+//! Credentials and endpoints come from the environment as in the AWS tools:
+//! `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION`,
+//! `AWS_ENDPOINT_URL` (or `AWS_ENDPOINT`) for an S3-compatible server, `AWS_ALLOW_HTTP=true`
+//! for one on plain http, `AWS_SKIP_SIGNATURE=true` for anonymous requests; without keys,
+//! instance metadata.
+
+use std::collections::HashMap;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use object_store::aws::AmazonS3Builder;
+use object_store::http::HttpBuilder;
+use object_store::path::Path as Key;
+use object_store::{
+    ClientOptions, GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutPayload, RetryConfig,
+};
+use tokio::runtime::Runtime;
+
+/// Attempts of one request before its error is final.
+const ATTEMPTS: u32 = 8;
+/// Wait before the first retry; it doubles each time up to [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_millis(100);
+/// Longest wait between two attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(10);
+/// Chunks of a body buffered ahead of the reader (each as the server sent it, typically
+/// 8 to 64 KiB).
+const CHANNEL_CHUNKS: usize = 64;
+
+/// Requests retried since the process started.
+static RETRIES: AtomicU64 = AtomicU64::new(0);
+
+/// Requests retried since the process started (transient failures, including bodies cut
+/// off and resumed).
+pub fn retries() -> u64 {
+    RETRIES.load(Ordering::Relaxed)
+}
+
+/// The schemes read remotely.
+const SCHEMES: [&str; 4] = ["s3://", "s3a://", "http://", "https://"];
+
+/// Whether `path` is a remote address (`s3://`, `s3a://`, `http://`, `https://`) rather
+/// than a local path.
+pub fn is_remote(path: &Path) -> bool {
+    path.to_str().is_some_and(|p| SCHEMES.iter().any(|s| p.starts_with(s)))
+}
+
+/// Whether `path` is an address that can be listed like a folder (object storage, not HTTP).
+pub fn is_listable(path: &Path) -> bool {
+    path.to_str().is_some_and(|p| p.starts_with("s3://") || p.starts_with("s3a://"))
+}
+
+/// The process's runtime for requests, made on first use.
+fn runtime() -> &'static Runtime {
+    static RUNTIME: OnceLock<Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("neardup-remote")
+            .enable_all()
+            .build()
+            .expect("a tokio runtime for remote inputs")
+    })
+}
+
+/// One object: its store and its key there.
+#[derive(Clone)]
+struct Location {
+    store: Arc<dyn ObjectStore>,
+    key: Key,
+    /// The address as given, for messages.
+    address: String,
+}
+
+/// Splits an address into scheme, authority (bucket or host and port) and the rest.
+fn split(address: &str) -> io::Result<(&str, &str, &str)> {
+    let invalid =
+        || io::Error::new(io::ErrorKind::InvalidInput, format!("not an address: {address}"));
+    let (scheme, rest) = address.split_once("://").ok_or_else(invalid)?;
+    let (authority, key) = rest.split_once('/').unwrap_or((rest, ""));
+    if authority.is_empty() {
+        return Err(invalid());
+    }
+    Ok((scheme, authority, key))
+}
+
+/// The store of `scheme://authority`, made once per process.
+fn store(scheme: &str, authority: &str) -> io::Result<Arc<dyn ObjectStore>> {
+    static STORES: OnceLock<Mutex<HashMap<String, Arc<dyn ObjectStore>>>> = OnceLock::new();
+    let name = format!("{scheme}://{authority}");
+    let mut stores = STORES.get_or_init(Default::default).lock().expect("stores lock");
+    if let Some(s) = stores.get(&name) {
+        return Ok(s.clone());
+    }
+    // Retries are ours (counted, and resuming a body where it stopped).
+    let retry = RetryConfig { max_retries: 0, ..RetryConfig::default() };
+    let options = ClientOptions::new()
+        .with_connect_timeout(Duration::from_secs(10))
+        .with_timeout(Duration::from_secs(120));
+    let made: Arc<dyn ObjectStore> = match scheme {
+        "s3" | "s3a" => {
+            let mut builder =
+                AmazonS3Builder::from_env().with_bucket_name(authority).with_retry(retry);
+            // from_env reads AWS_ALLOW_HTTP; client options given here would replace it.
+            if std::env::var("AWS_ALLOW_HTTP").is_ok_and(|v| v.eq_ignore_ascii_case("true")) {
+                builder = builder.with_client_options(options.with_allow_http(true));
+            } else {
+                builder = builder.with_client_options(options);
+            }
+            Arc::new(builder.build().map_err(other)?)
+        }
+        "http" | "https" => Arc::new(
+            HttpBuilder::new()
+                .with_url(name.clone())
+                .with_retry(retry)
+                // An http:// address asks for plain http.
+                .with_client_options(options.with_allow_http(scheme == "http"))
+                .build()
+                .map_err(other)?,
+        ),
+        _ => {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!(
+                    "unsupported scheme {scheme}:// (s3://, s3a://, http:// and https:// are read)"
+                ),
+            ));
+        }
+    };
+    stores.insert(name, made.clone());
+    Ok(made)
+}
+
+impl Location {
+    fn of(path: &Path) -> io::Result<Self> {
+        let address = path.to_str().ok_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidInput, "an address must be UTF-8")
+        })?;
+        let (scheme, authority, key) = split(address)?;
+        let key = Key::parse(key).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        Ok(Location { store: store(scheme, authority)?, key, address: address.to_string() })
+    }
+}
+
+/// Converts a client error, keeping "not found" and "access denied" recognisable. Only
+/// its own text is kept: the client's errors repeat their sources in it.
+fn to_io(e: object_store::Error) -> io::Error {
+    let (kind, text) = match &e {
+        object_store::Error::NotFound { .. } => (io::ErrorKind::NotFound, "no such object".into()),
+        object_store::Error::PermissionDenied { .. }
+        | object_store::Error::Unauthenticated { .. } => {
+            (io::ErrorKind::PermissionDenied, format!("access denied: {e}"))
+        }
+        object_store::Error::AlreadyExists { .. } => (io::ErrorKind::AlreadyExists, e.to_string()),
+        _ => (io::ErrorKind::Other, e.to_string()),
+    };
+    io::Error::new(kind, text)
+}
+
+fn other(e: object_store::Error) -> io::Error {
+    io::Error::other(e)
+}
+
+/// Whether another attempt may succeed: network failures, timeouts, 5xx and throttling
+/// answers arrive as `Generic`; a missing object, a refused credential or a bad request
+/// will not change.
+fn transient(e: &object_store::Error) -> bool {
+    match e {
+        object_store::Error::Generic { .. } => !refused(&e.to_string()),
+        object_store::Error::JoinError { .. } => true,
+        _ => false,
+    }
+}
+
+/// Whether an error's text reports a client error (4xx) other than a timeout (408) or
+/// throttling (429): a missing bucket, say, which no retry changes. The client does not
+/// expose the status of a generic error, only its text.
+fn refused(text: &str) -> bool {
+    text.match_indices("status code: ").any(|(at, found)| {
+        let code = &text[at + found.len()..];
+        code.starts_with('4') && !code.starts_with("408") && !code.starts_with("429")
+    })
+}
+
+/// Runs `request` until it succeeds, fails for good or has been tried [`ATTEMPTS`] times,
+/// waiting longer after each transient failure.
+async fn with_retries<T, F, Fut>(mut request: F) -> Result<T, object_store::Error>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, object_store::Error>>,
+{
+    let mut wait = FIRST_BACKOFF;
+    let mut attempt = 1;
+    loop {
+        match request().await {
+            Err(e) if transient(&e) && attempt < ATTEMPTS => {
+                RETRIES.fetch_add(1, Ordering::Relaxed);
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(MAX_BACKOFF);
+                attempt += 1;
+            }
+            done => return done,
+        }
+    }
+}
+
+/// The size of the object at `path`.
+///
+/// # Errors
+/// When it does not exist, cannot be reached, or the address is not one.
+pub fn size(path: &Path) -> io::Result<u64> {
+    let loc = Location::of(path)?;
+    let meta = runtime().block_on(with_retries(|| loc.store.head(&loc.key))).map_err(to_io)?;
+    Ok(meta.size)
+}
+
+/// The objects under the prefix `path` (as a folder: `s3://b/crawl` lists `s3://b/crawl/...`),
+/// as addresses with their sizes, in no particular order.
+///
+/// # Errors
+/// When the store cannot be listed.
+pub fn list(path: &Path) -> io::Result<Vec<(PathBuf, u64)>> {
+    let loc = Location::of(path)?;
+    let (scheme, authority, _) = split(&loc.address)?;
+    let prefix = (!loc.key.as_ref().is_empty()).then_some(&loc.key);
+    let listed = runtime().block_on(with_retries(|| {
+        let stream = loc.store.list(prefix);
+        async move { stream.collect::<Vec<_>>().await.into_iter().collect::<Result<Vec<_>, _>>() }
+    }));
+    Ok(listed
+        .map_err(to_io)?
+        .into_iter()
+        .map(|m| (PathBuf::from(format!("{scheme}://{authority}/{}", m.location)), m.size))
+        .collect())
+}
+
+/// The bytes of `range` of the object at `path`.
+///
+/// # Errors
+/// As [`size`].
+pub fn read_range(path: &Path, range: Range<u64>) -> io::Result<Bytes> {
+    Location::of(path)?.range(range)
+}
+
+/// Writes `bytes` as the object at `path` (whole, in one request).
+///
+/// # Errors
+/// When the store refuses it or cannot be reached.
+pub fn put(path: &Path, bytes: Vec<u8>) -> io::Result<()> {
+    let loc = Location::of(path)?;
+    let payload = PutPayload::from(bytes);
+    runtime()
+        .block_on(with_retries(|| loc.store.put(&loc.key, payload.clone())))
+        .map(|_| ())
+        .map_err(to_io)
+}
+
+impl Location {
+    fn range(&self, range: Range<u64>) -> io::Result<Bytes> {
+        runtime()
+            .block_on(with_retries(|| self.store.get_range(&self.key, range.clone())))
+            .map_err(to_io)
+    }
+
+    /// Starts streaming the object from byte `from` into a channel; the task stops when
+    /// the receiver is dropped. A body cut off by a transient failure resumes at the byte
+    /// it reached.
+    fn stream(&self, from: u64) -> tokio::sync::mpsc::Receiver<io::Result<Bytes>> {
+        let (send, receive) = tokio::sync::mpsc::channel(CHANNEL_CHUNKS);
+        let loc = self.clone();
+        runtime().spawn(async move {
+            let mut at = from;
+            let mut wait = FIRST_BACKOFF;
+            let mut attempt = 1;
+            loop {
+                let options = || GetOptions {
+                    range: (at > 0).then_some(GetRange::Offset(at)),
+                    ..GetOptions::default()
+                };
+                let failure = match with_retries(|| loc.store.get_opts(&loc.key, options())).await {
+                    Err(e) => e,
+                    Ok(result) => {
+                        let mut body = result.into_stream();
+                        let mut cut = None;
+                        while let Some(chunk) = body.next().await {
+                            match chunk {
+                                Ok(bytes) => {
+                                    at += bytes.len() as u64;
+                                    attempt = 1;
+                                    if send.send(Ok(bytes)).await.is_err() {
+                                        return;
+                                    }
+                                }
+                                Err(e) => {
+                                    cut = Some(e);
+                                    break;
+                                }
+                            }
+                        }
+                        match cut {
+                            None => return,
+                            Some(e) => e,
+                        }
+                    }
+                };
+                if transient(&failure) && attempt < ATTEMPTS {
+                    RETRIES.fetch_add(1, Ordering::Relaxed);
+                    tokio::time::sleep(wait).await;
+                    wait = (wait * 2).min(MAX_BACKOFF);
+                    attempt += 1;
+                    continue;
+                }
+                let _ = send.send(Err(to_io(failure))).await;
+                return;
+            }
+        });
+        receive
+    }
+}
+
+/// A remote object read as a stream, with seeking (a seek starts a new request there).
+pub struct RemoteReader {
+    loc: Location,
+    /// The position of the next byte handed out.
+    pos: u64,
+    body: Option<tokio::sync::mpsc::Receiver<io::Result<Bytes>>>,
+    chunk: Bytes,
+}
+
+impl RemoteReader {
+    /// Opens the object at `path`; nothing is requested until the first read.
+    ///
+    /// # Errors
+    /// When `path` is not an address of a scheme that is read.
+    pub fn open(path: &Path) -> io::Result<Self> {
+        Ok(RemoteReader { loc: Location::of(path)?, pos: 0, body: None, chunk: Bytes::new() })
+    }
+}
+
+impl Read for RemoteReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        while self.chunk.is_empty() {
+            let body = match &mut self.body {
+                Some(body) => body,
+                None => self.body.insert(self.loc.stream(self.pos)),
+            };
+            match body.blocking_recv() {
+                None => return Ok(0),
+                Some(Err(e)) => {
+                    self.body = None;
+                    return Err(io::Error::new(
+                        e.kind(),
+                        format!("{} at byte {}: {e}", self.loc.address, self.pos),
+                    ));
+                }
+                Some(Ok(bytes)) => self.chunk = bytes,
+            }
+        }
+        let n = buf.len().min(self.chunk.len());
+        buf[..n].copy_from_slice(&self.chunk.split_to(n));
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl Seek for RemoteReader {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let target = match to {
+            SeekFrom::Start(at) => at,
+            SeekFrom::Current(by) => self.pos.checked_add_signed(by).ok_or_else(|| {
+                io::Error::new(io::ErrorKind::InvalidInput, "seek before the start")
+            })?,
+            SeekFrom::End(by) => {
+                let size = runtime()
+                    .block_on(with_retries(|| self.loc.store.head(&self.loc.key)))
+                    .map_err(to_io)?
+                    .size;
+                size.checked_add_signed(by).ok_or_else(|| {
+                    io::Error::new(io::ErrorKind::InvalidInput, "seek before the start")
+                })?
+            }
+        };
+        if target != self.pos {
+            // Bytes already here are reused when the target lies inside them.
+            let ahead = target.checked_sub(self.pos).filter(|d| *d <= self.chunk.len() as u64);
+            match ahead {
+                Some(d) => {
+                    let _ = self.chunk.split_to(d as usize);
+                }
+                None => {
+                    self.body = None;
+                    self.chunk = Bytes::new();
+                }
+            }
+            self.pos = target;
+        }
+        Ok(self.pos)
+    }
+}
+
+/// A remote object read by byte ranges (Parquet: the footer, then the column chunks of the
+/// row groups and columns read).
+#[derive(Clone)]
+pub struct RemoteObject {
+    loc: Location,
+    size: u64,
+}
+
+impl RemoteObject {
+    /// The object at `path`, whose size is asked for once.
+    ///
+    /// # Errors
+    /// As [`size`].
+    pub fn open(path: &Path) -> io::Result<Self> {
+        let loc = Location::of(path)?;
+        let size =
+            runtime().block_on(with_retries(|| loc.store.head(&loc.key))).map_err(to_io)?.size;
+        Ok(RemoteObject { loc, size })
+    }
+
+    /// Its size in bytes.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+}
+
+impl parquet::file::reader::Length for RemoteObject {
+    fn len(&self) -> u64 {
+        self.size
+    }
+}
+
+impl parquet::file::reader::ChunkReader for RemoteObject {
+    type T = io::Cursor<Bytes>;
+
+    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
+        self.get_bytes(start, (self.size.saturating_sub(start)) as usize).map(io::Cursor::new)
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
+        self.loc
+            .range(start..start + length as u64)
+            .map_err(|e| parquet::errors::ParquetError::External(Box::new(e)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_are_told_from_paths() {
+        for remote in ["s3://b/k.jsonl", "s3a://b/", "http://127.0.0.1:8/x.wet.gz", "https://h/p"] {
+            assert!(is_remote(Path::new(remote)), "{remote}");
+        }
+        for local in ["data/x.jsonl", "/s3/b", "s3:/b/k", "./http://x"] {
+            assert!(!is_remote(Path::new(local)), "{local}");
+        }
+        assert!(is_listable(Path::new("s3://b/prefix")));
+        assert!(!is_listable(Path::new("https://h/p")));
+        assert_eq!(split("s3://bucket/a/b.jsonl").unwrap(), ("s3", "bucket", "a/b.jsonl"));
+        assert_eq!(split("https://h:8080").unwrap(), ("https", "h:8080", ""));
+        assert!(split("s3:///k").is_err());
+    }
+
+    #[test]
+    fn client_errors_are_not_retried_but_timeouts_and_throttling_are() {
+        let text = |code: &str| {
+            format!(
+                "Error performing GET http://h/b in 3ms - Server returned non-2xx status code: {code}: body"
+            )
+        };
+        assert!(refused(&text("404 Not Found")));
+        assert!(refused(&text("403 Forbidden")));
+        assert!(!refused(&text("429 Too Many Requests")));
+        assert!(!refused(&text("408 Request Timeout")));
+        assert!(!refused(&text("503 Service Unavailable")));
+        assert!(!refused("error sending request: connection closed before message completed"));
+    }
+}
