@@ -42,7 +42,11 @@ time_run() {  # NAME INPUT: seconds of one run into target/bench/out-remote-NAME
   python3 -c "print(f'{$end - $start:.2f}')"
 }
 get_start=$(date +%s.%N)
-for f in "$warc"/*; do curl -sf "$url/bench/warc/$(basename "$f")" -o /dev/null; done
+# moto refuses anonymous GETs: sign them as neardup does.
+for f in "$warc"/*; do
+  curl -sf --aws-sigv4 aws:amz:us-east-1:s3 --user bench:bench \
+    "$url/bench/warc/$(basename "$f")" -o /dev/null
+done
 get_end=$(date +%s.%N)
 local_s=$(time_run local "$warc")
 remote_s=$(time_run s3 s3://bench/warc)

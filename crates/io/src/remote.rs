@@ -419,12 +419,20 @@ impl Seek for RemoteReader {
     }
 }
 
-/// A remote object read by byte ranges (Parquet: the footer, then the column chunks of the
-/// row groups and columns read).
+/// Bytes fetched for a sequential read (a Parquet page header, tens of bytes): a small
+/// page comes with its header in one request, a larger one by its own ranged request;
+/// past the window a stream takes over. Larger windows fetch more of the columns not read.
+const WINDOW: u64 = 16 * 1024;
+
+/// A remote object read by byte ranges (Parquet: the footer, then the pages of the column
+/// chunks read; columns and row groups not read are not fetched).
 #[derive(Clone)]
 pub struct RemoteObject {
     loc: Location,
     size: u64,
+    /// The last window fetched for a sequential read: the page data asked for next is
+    /// usually inside it.
+    window: Arc<Mutex<Option<(u64, Bytes)>>>,
 }
 
 impl RemoteObject {
@@ -436,12 +444,21 @@ impl RemoteObject {
         let loc = Location::of(path)?;
         let size =
             runtime().block_on(with_retries(|| loc.store.head(&loc.key))).map_err(to_io)?.size;
-        Ok(RemoteObject { loc, size })
+        Ok(RemoteObject { loc, size, window: Arc::default() })
     }
 
     /// Its size in bytes.
     pub fn size(&self) -> u64 {
         self.size
+    }
+
+    /// `len` bytes at `start` when the last window holds them.
+    fn in_window(&self, start: u64, len: u64) -> Option<Bytes> {
+        let window = self.window.lock().expect("window lock");
+        let (at, bytes) = window.as_ref()?;
+        let from = start.checked_sub(*at)?;
+        (from + len <= bytes.len() as u64)
+            .then(|| bytes.slice(from as usize..(from + len) as usize))
     }
 }
 
@@ -451,14 +468,47 @@ impl parquet::file::reader::Length for RemoteObject {
     }
 }
 
+/// The rest of an object after a window, requested only if a read gets there.
+struct Tail {
+    loc: Location,
+    at: u64,
+    reader: Option<RemoteReader>,
+}
+
+impl Read for Tail {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let (loc, at) = (&self.loc, self.at);
+        let reader = self.reader.get_or_insert_with(|| RemoteReader {
+            loc: loc.clone(),
+            pos: at,
+            body: None,
+            chunk: Bytes::new(),
+        });
+        reader.read(buf)
+    }
+}
+
 impl parquet::file::reader::ChunkReader for RemoteObject {
-    type T = io::Cursor<Bytes>;
+    type T = Box<dyn Read + Send>;
 
     fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
-        self.get_bytes(start, (self.size.saturating_sub(start)) as usize).map(io::Cursor::new)
+        let end = (start + WINDOW).min(self.size).max(start);
+        let block = match self.in_window(start, end - start) {
+            Some(block) => block,
+            None => {
+                let block = self.get_bytes(start, (end - start) as usize)?;
+                *self.window.lock().expect("window lock") = Some((start, block.clone()));
+                block
+            }
+        };
+        let tail = Tail { loc: self.loc.clone(), at: end, reader: None };
+        Ok(Box::new(io::Cursor::new(block).chain(tail)))
     }
 
     fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
+        if let Some(bytes) = self.in_window(start, length as u64) {
+            return Ok(bytes);
+        }
         self.loc
             .range(start..start + length as u64)
             .map_err(|e| parquet::errors::ParquetError::External(Box::new(e)))
