@@ -149,7 +149,14 @@ fn discover_remote(path: &Path, found: &mut Vec<(PathBuf, Format, u64)>) -> Resu
     let text = path.to_str().expect("remote addresses are UTF-8");
     let folder = format!("{}/", text.trim_end_matches('/'));
     let before = found.len();
-    for (object, size) in crate::remote::list(path).map_err(open_err)? {
+    let listed = crate::remote::list(path).map_err(open_err)?;
+    if listed.is_empty() && named.is_none() {
+        // As a missing folder: a mistyped prefix must not pass for an empty one.
+        let missing =
+            std::io::Error::new(std::io::ErrorKind::NotFound, "no objects under this prefix");
+        return Err(open_err(missing));
+    }
+    for (object, size) in listed {
         let Some(inside) = object.to_str().and_then(|o| o.strip_prefix(&folder)) else {
             continue;
         };

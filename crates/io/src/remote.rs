@@ -115,9 +115,12 @@ fn store(scheme: &str, authority: &str) -> io::Result<Arc<dyn ObjectStore>> {
     }
     // Retries are ours (counted, and resuming a body where it stopped).
     let retry = RetryConfig { max_retries: 0, ..RetryConfig::default() };
+    // No limit on a whole response: a body is read as fast as the job takes it, which may
+    // pause while the dataflow drains. A server silent for a minute is a failure.
     let options = ClientOptions::new()
         .with_connect_timeout(Duration::from_secs(10))
-        .with_timeout(Duration::from_secs(120));
+        .with_timeout_disabled()
+        .with_read_timeout(Duration::from_secs(60));
     let made: Arc<dyn ObjectStore> = match scheme {
         "s3" | "s3a" => {
             let mut builder =
@@ -158,6 +161,13 @@ impl Location {
             io::Error::new(io::ErrorKind::InvalidInput, "an address must be UTF-8")
         })?;
         let (scheme, authority, key) = split(address)?;
+        if scheme.starts_with("http") && key.contains(['?', '%', '#']) {
+            // The client would escape them again: `a%20b` would be asked for as `a%2520b`.
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!("{address}: addresses with a query or percent-escapes are not read yet"),
+            ));
+        }
         let key = Key::parse(key).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         Ok(Location { store: store(scheme, authority)?, key, address: address.to_string() })
     }
@@ -193,14 +203,18 @@ fn transient(e: &object_store::Error) -> bool {
     }
 }
 
-/// Whether an error's text reports a client error (4xx) other than a timeout (408) or
-/// throttling (429): a missing bucket, say, which no retry changes. The client does not
-/// expose the status of a generic error, only its text.
+/// Whether an error's text says no retry will change it: a client error (4xx) other than a
+/// timeout (408) or throttling (429), such as a missing bucket; a redirect (another
+/// region); a server that ignores ranges or sends no length. The client does not expose
+/// the status or kind of a generic error, only its text.
 fn refused(text: &str) -> bool {
-    text.match_indices("status code: ").any(|(at, found)| {
+    let client_error = text.match_indices("status code: ").any(|(at, found)| {
         let code = &text[at + found.len()..];
-        code.starts_with('4') && !code.starts_with("408") && !code.starts_with("429")
-    })
+        (code.starts_with('4') && !code.starts_with("408") && !code.starts_with("429"))
+            || code.starts_with('3')
+    });
+    const PERMANENT: [&str; 5] = ["redirect", "Range", "range", "Content-Length", "content-length"];
+    client_error || PERMANENT.iter().any(|p| text.contains(p))
 }
 
 /// Runs `request` until it succeeds, fails for good or has been tried [`ATTEMPTS`] times,
@@ -293,21 +307,26 @@ impl Location {
             let mut at = from;
             let mut wait = FIRST_BACKOFF;
             let mut attempt = 1;
+            // A resumed body must come from the version the first part came from.
+            let mut version: Option<String> = None;
             loop {
-                let options = || GetOptions {
+                let options = GetOptions {
                     range: (at > 0).then_some(GetRange::Offset(at)),
+                    if_match: version.clone(),
                     ..GetOptions::default()
                 };
-                let failure = match with_retries(|| loc.store.get_opts(&loc.key, options())).await {
+                let failure = match loc.store.get_opts(&loc.key, options).await {
                     Err(e) => e,
                     Ok(result) => {
+                        version = version.or(result.meta.e_tag.clone());
                         let mut body = result.into_stream();
                         let mut cut = None;
                         while let Some(chunk) = body.next().await {
                             match chunk {
+                                Ok(bytes) if bytes.is_empty() => {}
                                 Ok(bytes) => {
                                     at += bytes.len() as u64;
-                                    attempt = 1;
+                                    (attempt, wait) = (1, FIRST_BACKOFF);
                                     if send.send(Ok(bytes)).await.is_err() {
                                         return;
                                     }
@@ -472,11 +491,15 @@ impl parquet::file::reader::Length for RemoteObject {
 struct Tail {
     loc: Location,
     at: u64,
+    size: u64,
     reader: Option<RemoteReader>,
 }
 
 impl Read for Tail {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.at >= self.size {
+            return Ok(0);
+        }
         let (loc, at) = (&self.loc, self.at);
         let reader = self.reader.get_or_insert_with(|| RemoteReader {
             loc: loc.clone(),
@@ -501,11 +524,14 @@ impl parquet::file::reader::ChunkReader for RemoteObject {
                 block
             }
         };
-        let tail = Tail { loc: self.loc.clone(), at: end, reader: None };
+        let tail = Tail { loc: self.loc.clone(), at: end, size: self.size, reader: None };
         Ok(Box::new(io::Cursor::new(block).chain(tail)))
     }
 
     fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
+        if length == 0 {
+            return Ok(Bytes::new());
+        }
         if let Some(bytes) = self.in_window(start, length as u64) {
             return Ok(bytes);
         }
@@ -547,5 +573,10 @@ mod tests {
         assert!(!refused(&text("408 Request Timeout")));
         assert!(!refused(&text("503 Service Unavailable")));
         assert!(!refused("error sending request: connection closed before message completed"));
+        assert!(refused(&text("301 Moved Permanently")));
+        assert!(refused(
+            "Received redirect without LOCATION, this normally indicates an incorrectly configured region"
+        ));
+        assert!(refused("Requested an invalid range"));
     }
 }
