@@ -25,7 +25,7 @@ pub struct DedupArgs {
     #[arg(long)]
     pub input_list: Option<PathBuf>,
     /// Where the list's relative lines are: a folder or an address prefix
-    /// (https://data.commoncrawl.org for Common Crawl's paths files).
+    /// (`https://data.commoncrawl.org` for Common Crawl's paths files).
     #[arg(long, requires = "input_list", value_name = "PATH_OR_URL")]
     pub input_base: Option<String>,
     /// Output folder: pairs/, documents/, summary.json and _SUCCESS are written here.
