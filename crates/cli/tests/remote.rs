@@ -316,6 +316,20 @@ fn summary(out: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap()
 }
 
+/// Runs `local` and its copy at `address` with `workers` into `dir` and checks they decide
+/// alike.
+fn same_local_and_remote(dir: &Path, local: &Path, address: &str, workers: &str) {
+    let decide = |input: &std::ffi::OsStr, name: &str| {
+        let out = dir.join(name);
+        let mut cmd = neardup();
+        cmd.args(["dedup", "-q", "-w", workers, "-o"]).arg(&out).arg("-i").arg(input);
+        let done = run(cmd, Duration::from_secs(120));
+        assert!(done.status.success(), "{done:?}");
+        results(&out)
+    };
+    assert_eq!(decide(address.as_ref(), "remote"), decide(local.as_os_str(), "local"));
+}
+
 /// A Parquet file of poems (`id`, `text`) with a large column no run reads (`scan`, 4 KB
 /// of digits per row), in row groups of 250.
 fn write_parquet(path: &Path) {
@@ -515,17 +529,7 @@ fn remote_parquet_reads_only_the_columns_it_needs() {
     let files = inputs(dir.path());
     let parquet = &files.iter().find(|(n, _)| n == "tables/poems.parquet").unwrap().1;
     let served = Files::serve(&dir.path().join("in"));
-    let local_out = dir.path().join("local");
-    let mut cmd = neardup();
-    cmd.args(["dedup", "-q", "-o"]).arg(&local_out).arg("-i").arg(parquet);
-    assert!(run(cmd, Duration::from_secs(120)).status.success());
-    let remote_out = dir.path().join("remote");
-    let mut cmd = neardup();
-    cmd.args(["dedup", "-q", "-o"]).arg(&remote_out);
-    cmd.args(["-i", &served.url("tables/poems.parquet")]);
-    let remote = run(cmd, Duration::from_secs(120));
-    assert!(remote.status.success(), "{remote:?}");
-    assert_eq!(results(&remote_out), results(&local_out));
+    same_local_and_remote(dir.path(), parquet, &served.url("tables/poems.parquet"), "1");
     // The unread column is most of the file: ranged reads leave it on the server.
     let size = std::fs::metadata(parquet).unwrap().len() as usize;
     let sent = served.sent.load(Ordering::Relaxed);
@@ -540,17 +544,8 @@ fn remote_json_lines_split_between_workers_by_byte_ranges() {
     let files = inputs(dir.path());
     let jsonl = &files.iter().find(|(n, _)| n == "mixed.jsonl").unwrap().1;
     let served = Files::serve(&dir.path().join("in"));
-    let decide = |input: &str, out: &Path| {
-        let mut cmd = neardup();
-        cmd.args(["dedup", "-q", "-w", "2", "--log", "debug", "-o"]).arg(out).args(["-i", input]);
-        let done = run(cmd, Duration::from_secs(120));
-        assert!(done.status.success(), "{done:?}");
-    };
-    let (local_out, remote_out) = (dir.path().join("local"), dir.path().join("remote"));
-    decide(jsonl.to_str().unwrap(), &local_out);
     let gets_before = served.gets.load(Ordering::Relaxed);
-    decide(&served.url("mixed.jsonl"), &remote_out);
-    assert_eq!(results(&remote_out), results(&local_out));
+    same_local_and_remote(dir.path(), jsonl, &served.url("mixed.jsonl"), "2");
     // Counting line starts and reading: at least one ranged request per worker each.
     assert!(served.gets.load(Ordering::Relaxed) - gets_before >= 4);
 }

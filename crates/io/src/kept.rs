@@ -139,7 +139,7 @@ fn copy_jsonl(
 fn copy_parquet(file: &InputFile, kept: &[u64], tmp: &Path) -> Result<u64> {
     let path = &file.path;
     let parquet_err = |source| Error::Parquet { path: path.clone(), source };
-    let handle = crate::parquet_in::ParquetInput::open(path)
+    let handle = crate::parquet_in::ParquetInput::open(file)
         .map_err(|source| Error::Open { path: path.clone(), source })?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(handle).map_err(parquet_err)?;
     let schema = builder.schema().clone();

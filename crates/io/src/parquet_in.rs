@@ -1,7 +1,6 @@
 //! Parquet reader: reads only the id, text and URL columns, in batches.
 
 use std::fs::File;
-use std::path::Path;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
@@ -76,10 +75,11 @@ pub(crate) enum ParquetInput {
 }
 
 impl ParquetInput {
-    /// Opens `path`, local or remote.
-    pub(crate) fn open(path: &Path) -> std::io::Result<Self> {
+    /// Opens `file`, local or remote (of the size it was listed with).
+    pub(crate) fn open(file: &InputFile) -> std::io::Result<Self> {
+        let path = &file.path;
         if crate::remote::is_remote(path) {
-            crate::remote::RemoteObject::open(path).map(ParquetInput::Remote)
+            crate::remote::RemoteObject::open(path, file.bytes).map(ParquetInput::Remote)
         } else {
             File::open(path).map(ParquetInput::Local)
         }
@@ -122,7 +122,7 @@ impl ParquetRecords {
     /// [`Error::ColumnType`], each naming the file.
     pub fn open(file: &InputFile, fields: FieldNames, on_error: OnReadError) -> Result<Self> {
         let path = &file.path;
-        let handle = ParquetInput::open(path)
+        let handle = ParquetInput::open(file)
             .map_err(|source| Error::Open { path: path.clone(), source })?;
         let size = parquet::file::reader::Length::len(&handle);
         let builder = ParquetRecordBatchReaderBuilder::try_new(handle)

@@ -244,9 +244,7 @@ where
 /// # Errors
 /// When it does not exist, cannot be reached, or the address is not one.
 pub fn size(path: &Path) -> io::Result<u64> {
-    let loc = Location::of(path)?;
-    let meta = runtime().block_on(with_retries(|| loc.store.head(&loc.key))).map_err(to_io)?;
-    Ok(meta.size)
+    Location::of(path)?.size()
 }
 
 /// The objects under the prefix `path` (as a folder: `s3://b/crawl` lists `s3://b/crawl/...`),
@@ -291,6 +289,11 @@ pub fn put(path: &Path, bytes: Vec<u8>) -> io::Result<()> {
 }
 
 impl Location {
+    fn size(&self) -> io::Result<u64> {
+        let head = runtime().block_on(with_retries(|| self.store.head(&self.key)));
+        Ok(head.map_err(to_io)?.size)
+    }
+
     fn range(&self, range: Range<u64>) -> io::Result<Bytes> {
         runtime()
             .block_on(with_retries(|| self.store.get_range(&self.key, range.clone())))
@@ -410,15 +413,9 @@ impl Seek for RemoteReader {
             SeekFrom::Current(by) => self.pos.checked_add_signed(by).ok_or_else(|| {
                 io::Error::new(io::ErrorKind::InvalidInput, "seek before the start")
             })?,
-            SeekFrom::End(by) => {
-                let size = runtime()
-                    .block_on(with_retries(|| self.loc.store.head(&self.loc.key)))
-                    .map_err(to_io)?
-                    .size;
-                size.checked_add_signed(by).ok_or_else(|| {
-                    io::Error::new(io::ErrorKind::InvalidInput, "seek before the start")
-                })?
-            }
+            SeekFrom::End(by) => self.loc.size()?.checked_add_signed(by).ok_or_else(|| {
+                io::Error::new(io::ErrorKind::InvalidInput, "seek before the start")
+            })?,
         };
         if target != self.pos {
             // Bytes already here are reused when the target lies inside them.
@@ -455,15 +452,13 @@ pub struct RemoteObject {
 }
 
 impl RemoteObject {
-    /// The object at `path`, whose size is asked for once.
+    /// The object at `path` of `size` bytes (as listed when the input was discovered: no
+    /// request is made here).
     ///
     /// # Errors
-    /// As [`size`].
-    pub fn open(path: &Path) -> io::Result<Self> {
-        let loc = Location::of(path)?;
-        let size =
-            runtime().block_on(with_retries(|| loc.store.head(&loc.key))).map_err(to_io)?.size;
-        Ok(RemoteObject { loc, size, window: Arc::default() })
+    /// When `path` is not an address of a scheme that is read.
+    pub fn open(path: &Path, size: u64) -> io::Result<Self> {
+        Ok(RemoteObject { loc: Location::of(path)?, size, window: Arc::default() })
     }
 
     /// Its size in bytes.
