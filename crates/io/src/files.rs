@@ -17,6 +17,8 @@ use crate::{Error, Result};
 
 /// The list's file name.
 pub const FILE_LIST: &str = "_FILES.json";
+/// The marker a run writes last into a folder, when everything in it is complete.
+const SUCCESS_MARKER: &str = "_SUCCESS";
 
 /// The files a run writes into one folder, relative to it (`/`-separated).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -42,9 +44,9 @@ impl FileList {
     /// outside `dir`.
     pub fn load(dir: &Path) -> Result<Option<FileList>> {
         let path = dir.join(FILE_LIST);
-        let bytes = match std::fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        let bytes = match crate::out::read_optional(&path) {
+            Ok(Some(b)) => b,
+            Ok(None) => return Ok(None),
             Err(source) => return Err(Error::ReadFile { path, source }),
         };
         let list: FileList = serde_json::from_slice(&bytes)
@@ -66,49 +68,55 @@ impl FileList {
     /// folder, that no earlier list names; [`Error::Write`] when a file cannot be removed
     /// or the list written.
     pub fn prepare(&self, dir: &Path, owned: &[&str]) -> Result<()> {
-        std::fs::create_dir_all(dir)
+        crate::out::create_dir_all(dir)
             .map_err(|source| Error::Write { path: dir.to_path_buf(), source })?;
         let old = FileList::load(dir)?.unwrap_or_default();
         let listed = |rel: &str| old.lists(rel);
         for rel in &self.files {
             let path = dir.join(rel);
-            if path.symlink_metadata().is_ok() && !listed(rel) {
+            let there = crate::out::exists(&path)
+                .map_err(|source| Error::ReadFile { path: path.clone(), source })?;
+            if there && !listed(rel) {
                 return Err(Error::NotOurs { path, folder: dir.to_path_buf() });
             }
         }
         for sub in owned {
             let folder = dir.join(sub);
-            let Ok(entries) = std::fs::read_dir(&folder) else { continue };
-            for entry in entries {
-                let entry =
-                    entry.map_err(|source| Error::ReadFile { path: folder.clone(), source })?;
-                let rel = format!("{sub}/{}", entry.file_name().to_string_lossy());
+            let names = crate::out::names_in(&folder)
+                .map_err(|source| Error::ReadFile { path: folder.clone(), source })?;
+            for name in names {
+                let rel = format!("{sub}/{name}");
                 if !listed(&rel) {
-                    return Err(Error::NotOurs { path: entry.path(), folder: dir.to_path_buf() });
+                    return Err(Error::NotOurs {
+                        path: folder.join(name),
+                        folder: dir.to_path_buf(),
+                    });
                 }
             }
         }
         old.remove(dir, &[])?;
         for sub in owned {
-            // Only once empty: `remove_dir` never takes what is inside.
-            let _ = std::fs::remove_dir(dir.join(sub));
+            crate::out::remove_empty_dir(&dir.join(sub));
         }
         self.save(dir)
     }
 
-    /// Removes the listed files of `dir` and their temporary names, except `keep`.
+    /// Removes the listed files of `dir` and their temporary names, except `keep`: a
+    /// `_SUCCESS` marker first, so that no reader sees it beside a file already removed.
     ///
     /// # Errors
     /// [`Error::Write`] naming a file that cannot be removed.
     pub fn remove(&self, dir: &Path, keep: &[&str]) -> Result<()> {
-        for rel in self.files.iter().filter(|f| !keep.contains(&f.as_str())) {
+        // Objects are never written under a temporary name.
+        let remote = crate::remote::is_remote(dir);
+        // The success marker goes first: a reader never sees it beside missing files.
+        let (markers, rest): (Vec<&String>, Vec<&String>) =
+            self.files.iter().partition(|f| f.rsplit('/').next() == Some(SUCCESS_MARKER));
+        for rel in markers.into_iter().chain(rest).filter(|f| !keep.contains(&f.as_str())) {
             let path = dir.join(rel);
-            for path in [temporary_name(&path), path] {
-                match std::fs::remove_file(&path) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                    Err(source) => return Err(Error::Write { path, source }),
-                }
+            let temporary = (!remote).then(|| temporary_name(&path));
+            for path in temporary.into_iter().chain([path]) {
+                crate::out::remove_file(&path).map_err(|source| Error::Write { path, source })?;
             }
         }
         Ok(())
@@ -138,22 +146,18 @@ pub fn temporary_name(path: &Path) -> PathBuf {
 }
 
 /// Writes `bytes` to the temporary name of `path`, syncs it, renames it to `path` and syncs
-/// the folder, so the file is durable under its name when this returns.
+/// the folder, so the file is durable under its name when this returns. An object (an
+/// `s3://` address) is written in one PUT, which makes it appear whole.
 ///
 /// # Errors
 /// [`Error::Write`] naming the file.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = temporary_name(path);
     let write = || -> std::io::Result<()> {
-        let file = std::fs::File::create(&tmp)?;
-        std::io::Write::write_all(&mut &file, bytes)?;
-        file.sync_all()?;
-        rename_durably(&tmp, path)
+        let mut file = crate::out::OutFile::create(path)?;
+        std::io::Write::write_all(&mut file, bytes)?;
+        file.commit()
     };
-    write().map_err(|source| {
-        let _ = std::fs::remove_file(&tmp);
-        Error::Write { path: path.to_path_buf(), source }
-    })
+    write().map_err(|source| Error::Write { path: path.to_path_buf(), source })
 }
 
 /// Renames a synced file `from` to `to` and syncs the folder of `to`, so that the rename
@@ -178,8 +182,17 @@ fn is_plain_relative(rel: &str) -> bool {
 }
 
 /// `path` made absolute with every symbolic link of its existing part resolved, so two
-/// spellings of one place compare equal whether or not it exists yet.
+/// spellings of one place compare equal whether or not it exists yet. An address is kept,
+/// `s3a://` spelled `s3://`.
 pub fn resolved_path(path: &Path) -> PathBuf {
+    if crate::remote::is_remote(path) {
+        // An address names one place however it is spelled but for `s3a://` and slashes.
+        let address = path.to_string_lossy();
+        let address = address
+            .strip_prefix("s3a://")
+            .map_or(address.to_string(), |rest| format!("s3://{rest}"));
+        return PathBuf::from(address.trim_end_matches('/'));
+    }
     let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let mut existing = absolute.as_path();
     let mut rest = Vec::new();

@@ -4,9 +4,8 @@
 //! JSONL lines are copied byte for byte (same compression as the input); Parquet rows keep
 //! their full schema; web-archive documents become JSON Lines with their id, URL, date,
 //! digest and extracted text. Files are written under a hidden name and renamed when
-//! complete.
+//! complete; objects are uploaded under their names and appear when complete.
 
-use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -18,6 +17,7 @@ use parquet::file::properties::WriterProperties;
 
 use crate::input::{Compression, Format, InputFile};
 use crate::jsonl::read_line_bounded;
+use crate::out::OutFile;
 use crate::read_options::OnReadError;
 use crate::warc::WarcRecords;
 use crate::{Error, Record, Result};
@@ -45,61 +45,83 @@ pub fn write_kept(
     dir: &Path,
     max_record_bytes: u64,
 ) -> Result<u64> {
-    std::fs::create_dir_all(dir)
-        .map_err(|source| Error::Write { path: dir.to_path_buf(), source })?;
     let path = dir.join(kept_file_name(file));
-    let tmp = dir.join(format!(".{}.inprogress", kept_file_name(file)));
-    let result = match file.format {
-        Format::Jsonl(compression) => copy_jsonl(file, compression, kept, &tmp, max_record_bytes),
-        Format::Parquet => copy_parquet(file, kept, &tmp),
+    let write_err = |source| Error::Write { path: path.clone(), source };
+    let out = OutFile::create(&path).map_err(write_err)?;
+    let (written, out) = match file.format {
+        Format::Jsonl(compression) => {
+            let out = Encoder::new(out, compression, &path)?;
+            copy_jsonl(file, compression, kept, out, &path, max_record_bytes)?
+        }
+        Format::Parquet => copy_parquet(file, kept, out, &path)?,
         Format::Warc(compression) => {
-            copy_web_documents(file, compression, kept, &tmp, max_record_bytes)
+            let out = Encoder::new(out, Compression::Gzip, &path)?;
+            copy_web_documents(file, compression, kept, out, &path, max_record_bytes)?
         }
     };
-    match result {
-        Ok(written) => {
-            File::open(&tmp)
-                .and_then(|f| f.sync_all())
-                .and_then(|()| crate::rename_durably(&tmp, &path))
-                .map_err(|source| Error::Write { path: path.clone(), source })?;
-            Ok(written)
-        }
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(e)
-        }
+    out.commit().map_err(write_err)?;
+    Ok(written)
+}
+
+/// The kept copy's writer, compressed as its input was.
+enum Encoder {
+    Plain(BufWriter<OutFile>),
+    Gzip(flate2::write::GzEncoder<BufWriter<OutFile>>),
+    Zstd(zstd::stream::write::Encoder<'static, BufWriter<OutFile>>),
+}
+
+impl Encoder {
+    fn new(out: OutFile, compression: Compression, path: &Path) -> Result<Self> {
+        let out = BufWriter::with_capacity(1 << 16, out);
+        Ok(match compression {
+            Compression::None => Encoder::Plain(out),
+            Compression::Gzip => {
+                Encoder::Gzip(flate2::write::GzEncoder::new(out, flate2::Compression::default()))
+            }
+            Compression::Zstd => Encoder::Zstd(
+                zstd::stream::write::Encoder::new(out, 3)
+                    .map_err(|source| Error::Write { path: path.to_path_buf(), source })?,
+            ),
+        })
+    }
+
+    /// Ends the stream; returns the file, ready to commit.
+    fn finish(self) -> std::io::Result<OutFile> {
+        let out = match self {
+            Encoder::Plain(out) => out,
+            Encoder::Gzip(enc) => enc.finish()?,
+            Encoder::Zstd(enc) => enc.finish()?,
+        };
+        out.into_inner().map_err(std::io::IntoInnerError::into_error)
     }
 }
 
-fn create(path: &Path) -> Result<BufWriter<File>> {
-    File::create(path)
-        .map(|f| BufWriter::with_capacity(1 << 16, f))
-        .map_err(|source| Error::Write { path: path.to_path_buf(), source })
-}
-
-/// An encoder with the input's compression.
-fn encoder(path: &Path, compression: Compression) -> Result<Box<dyn Write>> {
-    let out = create(path)?;
-    Ok(match compression {
-        Compression::None => Box::new(out),
-        Compression::Gzip => {
-            Box::new(flate2::write::GzEncoder::new(out, flate2::Compression::default()))
+impl Write for Encoder {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Encoder::Plain(w) => w.write(data),
+            Encoder::Gzip(w) => w.write(data),
+            Encoder::Zstd(w) => w.write(data),
         }
-        Compression::Zstd => Box::new(
-            zstd::stream::write::Encoder::new(out, 3)
-                .map_err(|source| Error::Write { path: path.to_path_buf(), source })?
-                .auto_finish(),
-        ),
-    })
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Encoder::Plain(w) => w.flush(),
+            Encoder::Gzip(w) => w.flush(),
+            Encoder::Zstd(w) => w.flush(),
+        }
+    }
 }
 
 fn copy_jsonl(
     file: &InputFile,
     compression: Compression,
     kept: &[u64],
-    tmp: &Path,
+    mut out: Encoder,
+    path: &Path,
     max_record_bytes: u64,
-) -> Result<u64> {
+) -> Result<(u64, OutFile)> {
     let open_err = |source| Error::Open { path: file.path.clone(), source };
     let raw = BufReader::new(crate::input::CountingFile::open(&file.path, None).map_err(open_err)?);
     let reader: Box<dyn Read> = match compression {
@@ -110,8 +132,7 @@ fn copy_jsonl(
         }
     };
     let mut reader = BufReader::with_capacity(1 << 16, reader);
-    let mut out = encoder(tmp, compression)?;
-    let write_err = |source| Error::Write { path: tmp.to_path_buf(), source };
+    let write_err = |source| Error::Write { path: path.to_path_buf(), source };
     let (mut line, mut number, mut next, mut written) = (Vec::new(), 0u64, 0usize, 0u64);
     while next < kept.len() {
         line.clear();
@@ -131,12 +152,15 @@ fn copy_jsonl(
             next += 1;
         }
     }
-    out.flush().map_err(write_err)?;
-    drop(out);
-    Ok(written)
+    Ok((written, out.finish().map_err(write_err)?))
 }
 
-fn copy_parquet(file: &InputFile, kept: &[u64], tmp: &Path) -> Result<u64> {
+fn copy_parquet(
+    file: &InputFile,
+    kept: &[u64],
+    out: OutFile,
+    tmp: &Path,
+) -> Result<(u64, OutFile)> {
     let path = &file.path;
     let parquet_err = |source| Error::Parquet { path: path.clone(), source };
     let handle = crate::parquet_in::ParquetInput::open(file)
@@ -147,8 +171,6 @@ fn copy_parquet(file: &InputFile, kept: &[u64], tmp: &Path) -> Result<u64> {
     let props = WriterProperties::builder()
         .set_compression(ParquetCompression::ZSTD(ZstdLevel::try_new(3).expect("valid level")))
         .build();
-    let out =
-        File::create(tmp).map_err(|source| Error::Write { path: tmp.to_path_buf(), source })?;
     let mut writer = ArrowWriter::try_new(out, schema, Some(props))
         .map_err(|source| Error::ParquetWrite { path: tmp.to_path_buf(), source })?;
     let (mut first_row, mut next, mut written) = (1u64, 0usize, 0u64);
@@ -174,19 +196,21 @@ fn copy_parquet(file: &InputFile, kept: &[u64], tmp: &Path) -> Result<u64> {
             .map_err(|source| Error::ParquetWrite { path: tmp.to_path_buf(), source })?;
         first_row += rows;
     }
-    writer.close().map_err(|source| Error::ParquetWrite { path: tmp.to_path_buf(), source })?;
-    Ok(written)
+    let out = writer
+        .into_inner()
+        .map_err(|source| Error::ParquetWrite { path: tmp.to_path_buf(), source })?;
+    Ok((written, out))
 }
 
 fn copy_web_documents(
     file: &InputFile,
     compression: Compression,
     kept: &[u64],
-    tmp: &Path,
+    mut out: Encoder,
+    path: &Path,
     max_record_bytes: u64,
-) -> Result<u64> {
-    let mut out = encoder(tmp, Compression::Gzip)?;
-    let write_err = |source| Error::Write { path: tmp.to_path_buf(), source };
+) -> Result<(u64, OutFile)> {
+    let write_err = |source| Error::Write { path: path.to_path_buf(), source };
     let (mut next, mut written) = (0usize, 0u64);
     for record in WarcRecords::open(file, compression, OnReadError::Fail, None, max_record_bytes)? {
         if next >= kept.len() {
@@ -212,9 +236,7 @@ fn copy_web_documents(
             next += 1;
         }
     }
-    out.flush().map_err(write_err)?;
-    drop(out);
-    Ok(written)
+    Ok((written, out.finish().map_err(write_err)?))
 }
 
 /// The kept copies already in `dir`, for readers and tests.
@@ -231,6 +253,7 @@ pub fn kept_files(dir: &Path) -> Result<Vec<PathBuf>> {
 
 #[cfg(test)]
 mod tests {
+    use std::fs::File;
     use std::io::Write as _;
 
     use super::*;

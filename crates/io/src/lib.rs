@@ -34,6 +34,7 @@ mod input;
 mod jsonl;
 mod kept;
 mod lock;
+pub mod out;
 mod output;
 mod parquet_in;
 mod read_options;

@@ -123,13 +123,16 @@ impl FolderLock {
     /// [`Error::Busy`] when a live run holds it, [`Error::Write`] when the file cannot be
     /// made.
     pub fn acquire(path: &Path) -> Result<(Self, Option<TakenOver>)> {
+        if crate::remote::is_remote(path) {
+            return acquire_object(path);
+        }
         let me = LockHolder::this_process();
         let mut taken_over = None;
         // A few attempts: between reading a stale lock and taking it, another run may take it.
         for _ in 0..4 {
             match create_new(path, &me) {
                 Ok(()) => {
-                    let lock = FolderLock::start(path.to_path_buf(), me);
+                    let lock = FolderLock::start(path.to_path_buf(), me, None);
                     return Ok((lock, taken_over));
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
@@ -148,14 +151,17 @@ impl FolderLock {
         Err(Error::Busy { lock: path.to_path_buf(), holder: "runs that keep taking it".into() })
     }
 
-    fn start(path: PathBuf, me: LockHolder) -> Self {
+    fn start(path: PathBuf, me: LockHolder, e_tag: Option<String>) -> Self {
         let (stop, stopped) = mpsc::channel::<()>();
         let token = me.token.clone();
         let heartbeat = {
             let path = path.clone();
             std::thread::Builder::new()
                 .name("neardup-lock".into())
-                .spawn(move || beat(&path, me, &stopped))
+                .spawn(move || match e_tag {
+                    Some(e_tag) => beat_object(&path, me, e_tag, &stopped),
+                    None => beat(&path, me, &stopped),
+                })
                 .ok()
         };
         FolderLock { path, token, stop: Some(stop), heartbeat }
@@ -172,6 +178,10 @@ impl Drop for FolderLock {
         drop(self.stop.take());
         if let Some(thread) = self.heartbeat.take() {
             let _ = thread.join();
+        }
+        if crate::remote::is_remote(&self.path) {
+            release_object(&self.path, &self.token);
+            return;
         }
         // Only our own lock: a run that judged us stopped may hold the file now.
         if std::fs::read(&self.path)
@@ -269,6 +279,96 @@ fn take_stale(path: &Path, judged: &[u8], token: &str) -> Result<bool> {
         let _ = std::fs::hard_link(&aside, path);
         let _ = std::fs::remove_file(&aside);
         Ok(false)
+    }
+}
+
+/// Takes the lock object `path` with conditional writes: created only if absent, taken over
+/// only if unchanged since it was judged stopped, so of two runs exactly one gets it.
+fn acquire_object(path: &Path) -> Result<(FolderLock, Option<TakenOver>)> {
+    use crate::remote::{Condition, get, put_if};
+    let me = LockHolder::this_process();
+    let json = serde_json::to_vec(&me).expect("a lock holder serialises");
+    let write_err = |source| Error::Write { path: path.to_path_buf(), source };
+    let mut taken_over = None;
+    for _ in 0..4 {
+        match put_if(path, json.clone(), &Condition::Absent) {
+            Ok(e_tag) => return Ok((started(path, me, e_tag)?, taken_over)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(source) => return Err(write_err(source)),
+        }
+        let got =
+            get(path).map_err(|source| Error::ReadFile { path: path.to_path_buf(), source })?;
+        let Some((bytes, e_tag)) = got else { continue }; // removed meanwhile
+        // Only whole objects are ever written: one that does not parse is not a live run's.
+        let holder = serde_json::from_slice::<LockHolder>(&bytes).unwrap_or(LockHolder {
+            pid: 0,
+            host: "an unknown host".into(),
+            process_start: None,
+            started_unix: 0,
+            heartbeat_unix: 0,
+            token: String::new(),
+        });
+        if holder.token == me.token {
+            // Our own creation, whose answer was lost and retried.
+            return Ok((started(path, me, e_tag)?, taken_over));
+        }
+        let Some(reason) = holder.gone() else {
+            return Err(Error::Busy { lock: path.to_path_buf(), holder: holder.describe() });
+        };
+        let Some(judged) = e_tag else {
+            return Err(write_err(std::io::Error::other(
+                "the store gives no ETag to take it over",
+            )));
+        };
+        match put_if(path, json.clone(), &Condition::Unchanged(judged)) {
+            Ok(e_tag) => {
+                taken_over = Some(TakenOver { lock: path.to_path_buf(), holder, reason });
+                return Ok((started(path, me, e_tag)?, taken_over));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(source) => return Err(write_err(source)),
+        }
+    }
+    Err(Error::Busy { lock: path.to_path_buf(), holder: "runs that keep taking it".into() })
+}
+
+fn started(path: &Path, me: LockHolder, e_tag: Option<String>) -> Result<FolderLock> {
+    let e_tag = e_tag.ok_or_else(|| Error::Write {
+        path: path.to_path_buf(),
+        source: std::io::Error::other("the store gives no ETag for a heartbeat"),
+    })?;
+    Ok(FolderLock::start(path.to_path_buf(), me, Some(e_tag)))
+}
+
+/// Rewrites the heartbeat of the lock object while it is unchanged since our last write;
+/// stops when told to, or when another run took it over.
+fn beat_object(path: &Path, mut me: LockHolder, mut e_tag: String, stopped: &mpsc::Receiver<()>) {
+    use crate::remote::{Condition, put_if};
+    while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(HEARTBEAT) {
+        me.heartbeat_unix = unix_now();
+        let json = serde_json::to_vec(&me).expect("a lock holder serialises");
+        match put_if(path, json, &Condition::Unchanged(e_tag.clone())) {
+            Ok(Some(next)) => e_tag = next,
+            Ok(None) => return,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                tracing::error!(lock = %path.display(), "another run took over this run's lock");
+                return;
+            }
+            // A failed beat is tried again at the next one; a lock is stale only after many.
+            Err(e) => tracing::warn!(lock = %path.display(), error = %e, "cannot renew the lock"),
+        }
+    }
+}
+
+/// Removes the lock object if it is still ours. (Between the check and the removal another
+/// run could take over a lock it judged stale; it judges so only after [`STALE_AFTER`]
+/// without heartbeats, and ours beat until just now.)
+fn release_object(path: &Path, token: &str) {
+    let ours = crate::remote::get(path).ok().flatten().is_some_and(|(bytes, _)| {
+        serde_json::from_slice::<LockHolder>(&bytes).is_ok_and(|h| h.token == token)
+    });
+    if ours && let Err(e) = crate::remote::delete(path) {
+        tracing::warn!(lock = %path.display(), error = %e, "cannot remove the lock");
     }
 }
 

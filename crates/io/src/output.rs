@@ -2,8 +2,9 @@
 //!
 //! Column types are strings, signed integers, floats and booleans only, so Spark (which has
 //! no unsigned integers), DuckDB, Polars and pyarrow read them as they are. A part is
-//! written as a hidden `.part-NNNNN.parquet.inprogress` file and renamed when complete, so
-//! a failed run leaves nothing that looks finished.
+//! written as a hidden `.part-NNNNN.parquet.inprogress` file and renamed when complete (in
+//! object storage: uploaded under its name, visible once complete), so a failed run leaves
+//! nothing that looks finished.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -23,6 +24,7 @@ use parquet::basic::{Compression as ParquetCompression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 
+use crate::out::OutFile;
 use crate::{Decision, Error, Reason, Result, WebMeta};
 
 /// Rows per Arrow batch handed to the Parquet writer.
@@ -167,11 +169,11 @@ fn opt_i64(v: Option<u64>) -> Option<i64> {
     v.map(|x| i64::try_from(x).unwrap_or(i64::MAX))
 }
 
-/// Writes one part file: a temporary hidden file renamed into place by [`PartWriter::finish`].
+/// Writes one part file: a temporary hidden file renamed into place (or an upload
+/// completed) by [`PartWriter::finish`].
 pub struct PartWriter {
     path: PathBuf,
-    tmp: PathBuf,
-    writer: Option<ArrowWriter<File>>,
+    writer: Option<ArrowWriter<OutFile>>,
     schema: SchemaRef,
     rows: u64,
 }
@@ -207,26 +209,23 @@ impl PartWriter {
         schema: SchemaRef,
         props: WriterProperties,
     ) -> Result<Self> {
-        std::fs::create_dir_all(dir)
-            .map_err(|source| Error::Write { path: dir.to_path_buf(), source })?;
         let path = dir.join(format!("part-{part:05}.parquet"));
-        let tmp = dir.join(format!(".part-{part:05}.parquet.inprogress"));
         let file =
-            File::create(&tmp).map_err(|source| Error::Write { path: tmp.clone(), source })?;
+            OutFile::create(&path).map_err(|source| Error::Write { path: path.clone(), source })?;
         let writer = ArrowWriter::try_new(file, schema.clone(), Some(props))
-            .map_err(|source| Error::ParquetWrite { path: tmp.clone(), source })?;
-        Ok(PartWriter { path, tmp, writer: Some(writer), schema, rows: 0 })
+            .map_err(|source| Error::ParquetWrite { path: path.clone(), source })?;
+        Ok(PartWriter { path, writer: Some(writer), schema, rows: 0 })
     }
 
     pub(crate) fn write_columns(&mut self, columns: Vec<ArrayRef>) -> Result<()> {
         let batch = RecordBatch::try_new(self.schema.clone(), columns)
-            .map_err(|source| Error::Batch { path: self.tmp.clone(), source })?;
+            .map_err(|source| Error::Batch { path: self.path.clone(), source })?;
         self.rows += batch.num_rows() as u64;
         self.writer
             .as_mut()
             .expect("not finished")
             .write(&batch)
-            .map_err(|source| Error::ParquetWrite { path: self.tmp.clone(), source })
+            .map_err(|source| Error::ParquetWrite { path: self.path.clone(), source })
     }
 
     /// Ends the current row group, so that the next rows start a new one.
@@ -238,10 +237,11 @@ impl PartWriter {
             .as_mut()
             .expect("not finished")
             .flush()
-            .map_err(|source| Error::ParquetWrite { path: self.tmp.clone(), source })
+            .map_err(|source| Error::ParquetWrite { path: self.path.clone(), source })
     }
 
-    /// Closes the file, syncs it to disk and renames it into place; returns rows written.
+    /// Closes the file and makes it appear under its name (synced and renamed, or the upload
+    /// completed); returns rows written. Dropped before, it leaves nothing behind.
     ///
     /// # Errors
     /// [`Error::ParquetWrite`] or [`Error::Write`].
@@ -249,20 +249,9 @@ impl PartWriter {
         let writer = self.writer.take().expect("finish is called once");
         let file = writer
             .into_inner()
-            .map_err(|source| Error::ParquetWrite { path: self.tmp.clone(), source })?;
-        file.sync_all().map_err(|source| Error::Write { path: self.tmp.clone(), source })?;
-        crate::rename_durably(&self.tmp, &self.path)
-            .map_err(|source| Error::Write { path: self.path.clone(), source })?;
+            .map_err(|source| Error::ParquetWrite { path: self.path.clone(), source })?;
+        file.commit().map_err(|source| Error::Write { path: self.path.clone(), source })?;
         Ok(self.rows)
-    }
-}
-
-impl Drop for PartWriter {
-    fn drop(&mut self) {
-        if self.writer.is_some() {
-            // Not finished: leave no partial file behind.
-            let _ = std::fs::remove_file(&self.tmp);
-        }
     }
 }
 
@@ -419,16 +408,25 @@ impl DocumentsWriter {
     }
 }
 
-/// The finished part files in `dir`, sorted.
-fn part_files(dir: &Path) -> Result<Vec<PathBuf>> {
-    let entries =
-        std::fs::read_dir(dir).map_err(|source| Error::Open { path: dir.to_path_buf(), source })?;
+/// The finished part files in `dir` (a folder or a prefix) with their sizes, sorted.
+fn part_files(dir: &Path) -> Result<Vec<(PathBuf, u64)>> {
+    let open_err = |source| Error::Open { path: dir.to_path_buf(), source };
     let mut parts = Vec::new();
-    for entry in entries {
-        let path = entry.map_err(|source| Error::Open { path: dir.to_path_buf(), source })?.path();
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-        if name.starts_with("part-") && name.ends_with(".parquet") {
-            parts.push(path);
+    if crate::remote::is_remote(dir) {
+        let prefix = format!("{}/", dir.to_string_lossy().trim_end_matches('/'));
+        for (path, size) in crate::remote::list(dir).map_err(open_err)? {
+            let name = path.to_str().and_then(|p| p.strip_prefix(&prefix)).unwrap_or_default();
+            if name.starts_with("part-") && name.ends_with(".parquet") && !name.contains('/') {
+                parts.push((path, size));
+            }
+        }
+    } else {
+        for entry in std::fs::read_dir(dir).map_err(open_err)? {
+            let path = entry.map_err(open_err)?.path();
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            if name.starts_with("part-") && name.ends_with(".parquet") {
+                parts.push((path, 0));
+            }
         }
     }
     parts.sort();
@@ -436,12 +434,17 @@ fn part_files(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 fn for_each_batch(dir: &Path, mut f: impl FnMut(&RecordBatch)) -> Result<()> {
-    for path in part_files(dir)? {
-        let file =
-            File::open(&path).map_err(|source| Error::Open { path: path.clone(), source })?;
-        let reader = ParquetRecordBatchReaderBuilder::try_new(file)
-            .and_then(|b| b.build())
-            .map_err(|source| Error::Parquet { path: path.clone(), source })?;
+    for (path, size) in part_files(dir)? {
+        let reader = if crate::remote::is_remote(&path) {
+            let object = crate::remote::RemoteObject::open(&path, size)
+                .map_err(|source| Error::Open { path: path.clone(), source })?;
+            ParquetRecordBatchReaderBuilder::try_new(object).and_then(|b| b.build())
+        } else {
+            let file =
+                File::open(&path).map_err(|source| Error::Open { path: path.clone(), source })?;
+            ParquetRecordBatchReaderBuilder::try_new(file).and_then(|b| b.build())
+        }
+        .map_err(|source| Error::Parquet { path: path.clone(), source })?;
         for batch in reader {
             let batch =
                 batch.map_err(|source| Error::Arrow { path: path.clone(), record: 0, source })?;

@@ -180,6 +180,12 @@ impl JobConfig {
             key,
             message: message.to_string(),
         };
+        if neardup_io::remote::is_remote(&dir) {
+            return Err(invalid(
+                "index.dir",
+                "an index in object storage is not supported yet: keep it on a local or shared disk",
+            ));
+        }
         match &self.params {
             MethodParams::Minhash { .. } if self.spec.minhash.verify == JaccardMode::Exact => {
                 return Err(invalid(
@@ -475,10 +481,8 @@ impl JobConfig {
     /// earlier run wrote there, and reading its own outputs would be wrong either way.
     fn refuse_inputs_in(&self, folder: &Path, role: &'static str) -> Result<(), ConfigError> {
         let resolved = resolved_path(folder);
-        // Remote inputs are never inside a local folder.
-        let inside = |f: &&neardup_io::InputFile| {
-            !neardup_io::remote::is_remote(&f.path) && resolved_path(&f.path).starts_with(&resolved)
-        };
+        // An address resolves to itself: a remote input is inside a prefix, never a folder.
+        let inside = |f: &&neardup_io::InputFile| resolved_path(&f.path).starts_with(&resolved);
         match self.inputs.iter().find(inside) {
             Some(f) => Err(ConfigError::Overlap {
                 what: "input",

@@ -60,7 +60,7 @@ pub(crate) fn prepare(config: &JobConfig, topology: &Topology) -> Result<Held, J
     let write_err = |path: &Path, source| {
         JobError::Write(neardup_io::Error::Write { path: path.into(), source })
     };
-    std::fs::create_dir_all(output).map_err(|e| write_err(output, e))?;
+    neardup_io::out::create_dir_all(output).map_err(|e| write_err(output, e))?;
     let spill = spill_folder(config, topology);
     if topology.process != 0 {
         return Ok(Held { _output: None, _index: None, spill });
@@ -291,7 +291,7 @@ fn commit_generation(
 fn remove_parts(output: &Path, topology: &Topology) -> Result<(), neardup_io::Error> {
     FileList::new(output_files(topology)).remove(output, &[SUMMARY_FILE])?;
     for dir in OWNED_FOLDERS {
-        let _ = std::fs::remove_dir(output.join(dir));
+        neardup_io::out::remove_empty_dir(&output.join(dir));
     }
     Ok(())
 }

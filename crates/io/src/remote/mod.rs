@@ -32,11 +32,18 @@ use bytes::Bytes;
 use futures::StreamExt;
 use object_store::aws::AmazonS3Builder;
 use object_store::http::HttpBuilder;
+use object_store::multipart::MultipartStore;
 use object_store::path::Path as Key;
 use object_store::{
     ClientOptions, GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutPayload, RetryConfig,
 };
 use tokio::runtime::Runtime;
+
+mod write;
+
+pub use write::{
+    Condition, DEFAULT_PART_SIZE, PART_SIZE_ENV, Upload, delete, exists, get, part_size, put_if,
+};
 
 /// Attempts of one request before its error is final.
 const ATTEMPTS: u32 = 8;
@@ -72,7 +79,7 @@ pub fn is_listable(path: &Path) -> bool {
 }
 
 /// The process's runtime for requests, made on first use.
-fn runtime() -> &'static Runtime {
+pub(crate) fn runtime() -> &'static Runtime {
     static RUNTIME: OnceLock<Runtime> = OnceLock::new();
     RUNTIME.get_or_init(|| {
         tokio::runtime::Builder::new_multi_thread()
@@ -86,15 +93,17 @@ fn runtime() -> &'static Runtime {
 
 /// One object: its store and its key there.
 #[derive(Clone)]
-struct Location {
+pub(crate) struct Location {
     store: Arc<dyn ObjectStore>,
+    /// The same store's multipart uploads (object storage; HTTP is read only).
+    multipart: Option<Arc<dyn MultipartStore>>,
     key: Key,
     /// The address as given, for messages.
     address: String,
 }
 
 /// Splits an address into scheme, authority (bucket or host and port) and the rest.
-fn split(address: &str) -> io::Result<(&str, &str, &str)> {
+pub(crate) fn split(address: &str) -> io::Result<(&str, &str, &str)> {
     let invalid =
         || io::Error::new(io::ErrorKind::InvalidInput, format!("not an address: {address}"));
     let (scheme, rest) = address.split_once("://").ok_or_else(invalid)?;
@@ -105,9 +114,12 @@ fn split(address: &str) -> io::Result<(&str, &str, &str)> {
     Ok((scheme, authority, key))
 }
 
+/// A store and, for object storage, its multipart uploads.
+type Stores = (Arc<dyn ObjectStore>, Option<Arc<dyn MultipartStore>>);
+
 /// The store of `scheme://authority`, made once per process.
-fn store(scheme: &str, authority: &str) -> io::Result<Arc<dyn ObjectStore>> {
-    static STORES: OnceLock<Mutex<HashMap<String, Arc<dyn ObjectStore>>>> = OnceLock::new();
+fn store(scheme: &str, authority: &str) -> io::Result<Stores> {
+    static STORES: OnceLock<Mutex<HashMap<String, Stores>>> = OnceLock::new();
     let name = format!("{scheme}://{authority}");
     let mut stores = STORES.get_or_init(Default::default).lock().expect("stores lock");
     if let Some(s) = stores.get(&name) {
@@ -121,7 +133,7 @@ fn store(scheme: &str, authority: &str) -> io::Result<Arc<dyn ObjectStore>> {
         .with_connect_timeout(Duration::from_secs(10))
         .with_timeout_disabled()
         .with_read_timeout(Duration::from_secs(60));
-    let made: Arc<dyn ObjectStore> = match scheme {
+    let made: Stores = match scheme {
         "s3" | "s3a" => {
             let mut builder =
                 AmazonS3Builder::from_env().with_bucket_name(authority).with_retry(retry);
@@ -131,16 +143,20 @@ fn store(scheme: &str, authority: &str) -> io::Result<Arc<dyn ObjectStore>> {
             } else {
                 builder = builder.with_client_options(options);
             }
-            Arc::new(builder.build().map_err(other)?)
+            let s3 = Arc::new(builder.build().map_err(other)?);
+            (s3.clone(), Some(s3))
         }
-        "http" | "https" => Arc::new(
-            HttpBuilder::new()
-                .with_url(name.clone())
-                .with_retry(retry)
-                // An http:// address asks for plain http.
-                .with_client_options(options.with_allow_http(scheme == "http"))
-                .build()
-                .map_err(other)?,
+        "http" | "https" => (
+            Arc::new(
+                HttpBuilder::new()
+                    .with_url(name.clone())
+                    .with_retry(retry)
+                    // An http:// address asks for plain http.
+                    .with_client_options(options.with_allow_http(scheme == "http"))
+                    .build()
+                    .map_err(other)?,
+            ),
+            None,
         ),
         _ => {
             return Err(io::Error::new(
@@ -156,7 +172,7 @@ fn store(scheme: &str, authority: &str) -> io::Result<Arc<dyn ObjectStore>> {
 }
 
 impl Location {
-    fn of(path: &Path) -> io::Result<Self> {
+    pub(crate) fn of(path: &Path) -> io::Result<Self> {
         let address = path.to_str().ok_or_else(|| {
             io::Error::new(io::ErrorKind::InvalidInput, "an address must be UTF-8")
         })?;
@@ -169,13 +185,14 @@ impl Location {
             ));
         }
         let key = Key::parse(key).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-        Ok(Location { store: store(scheme, authority)?, key, address: address.to_string() })
+        let (store, multipart) = store(scheme, authority)?;
+        Ok(Location { store, multipart, key, address: address.to_string() })
     }
 }
 
 /// Converts a client error, keeping "not found" and "access denied" recognisable. Only
 /// its own text is kept: the client's errors repeat their sources in it.
-fn to_io(e: object_store::Error) -> io::Error {
+pub(crate) fn to_io(e: object_store::Error) -> io::Error {
     let (kind, text) = match &e {
         object_store::Error::NotFound { .. } => (io::ErrorKind::NotFound, "no such object".into()),
         object_store::Error::PermissionDenied { .. }
@@ -219,7 +236,7 @@ fn refused(text: &str) -> bool {
 
 /// Runs `request` until it succeeds, fails for good or has been tried [`ATTEMPTS`] times,
 /// waiting longer after each transient failure.
-async fn with_retries<T, F, Fut>(mut request: F) -> Result<T, object_store::Error>
+pub(crate) async fn with_retries<T, F, Fut>(mut request: F) -> Result<T, object_store::Error>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, object_store::Error>>,

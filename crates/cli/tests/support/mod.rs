@@ -1,0 +1,305 @@
+//! Shared by the tests that run against servers on 127.0.0.1: moto's S3-compatible server
+//! (PyPI `moto[server]`, which `.ci/run` installs), started and stopped by [`S3`], and the
+//! inputs and readings the tests compare.
+//!
+//! Without `moto_server` (on PATH, in `NEARDUP_MOTO_SERVER`, or in `target/ci-venv`) the S3
+//! tests say so and pass, unless `NEARDUP_REQUIRE_S3=1`, which `.ci/run` sets.
+
+// Each test file uses part of this.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use neardup_io::{read_documents, read_pairs};
+
+/// The part size the tests upload with (the server below accepts parts this small), so
+/// that kept files and parts of a few hundred kilobytes are multipart uploads.
+pub const PART_SIZE: usize = 64 * 1024;
+
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+pub fn neardup() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_neardup"))
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Runs a command with a deadline, so a hang fails the test instead of blocking it.
+pub fn run(mut cmd: Command, limit: Duration) -> Output {
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let deadline = Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("did not finish within {limit:?}: {:?}", child.wait_with_output().unwrap());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// One HTTP/1.1 request on a fresh connection: the status and the body.
+pub fn request(port: u16, method: &str, path: &str, body: &[u8]) -> (u16, Vec<u8>) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    // A form content type would make moto's server parse the body as a form. moto refuses
+    // anonymous reads but does not check signatures: any AWS4 authorization header passes.
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: \
+         application/octet-stream\r\nContent-Length: {}\r\nAuthorization: AWS4-HMAC-SHA256 \
+         Credential=test/20261125/us-east-1/s3/aws4_request, SignedHeaders=host, \
+         Signature=0\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    stream.write_all(body).unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).unwrap();
+    let text = String::from_utf8_lossy(&answer);
+    let status = text.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let start = answer.windows(4).position(|w| w == b"\r\n\r\n").map_or(answer.len(), |i| i + 4);
+    (status, answer[start..].to_vec())
+}
+
+/// moto's S3 server on a free loopback port, stopped when dropped.
+pub struct S3 {
+    child: Child,
+    pub port: u16,
+}
+
+impl S3 {
+    /// Starts the server, or says why not and returns `None` (a failure instead under
+    /// `NEARDUP_REQUIRE_S3=1`).
+    pub fn start() -> Option<S3> {
+        let candidates = [
+            std::env::var("NEARDUP_MOTO_SERVER").ok().map(PathBuf::from),
+            Some(PathBuf::from("moto_server")),
+            Some(repo().join("target/ci-venv/bin/moto_server")),
+        ];
+        let program = candidates
+            .into_iter()
+            .flatten()
+            .find(|p| Command::new(p).arg("--help").output().is_ok_and(|o| o.status.success()));
+        let Some(program) = program else {
+            let message =
+                "moto_server not found (pip install 'moto[server]'): S3 inputs not tested";
+            assert!(std::env::var("NEARDUP_REQUIRE_S3").is_err(), "{message}");
+            eprintln!("{message}");
+            return None;
+        };
+        // The port is free when chosen, but another test may take it before the server
+        // binds it: a server that exits is started again on another port.
+        for _ in 0..5 {
+            let port = free_port();
+            let child = Command::new(&program)
+                .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+                .env("S3_UPLOAD_PART_MIN_SIZE", PART_SIZE.to_string())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let mut s3 = S3 { child, port };
+            let deadline = Instant::now() + Duration::from_secs(30);
+            loop {
+                if s3.child.try_wait().unwrap().is_some() {
+                    break;
+                }
+                if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                    // Ours, not another test's listener: moto answers a bucket listing.
+                    let (status, body) = request(port, "GET", "/", b"");
+                    if status == 200 && String::from_utf8_lossy(&body).contains("ListAllMyBuckets")
+                    {
+                        return Some(s3);
+                    }
+                    break;
+                }
+                assert!(Instant::now() < deadline, "moto_server did not start");
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        panic!("moto_server did not start on a free port in five tries")
+    }
+
+    pub fn put(&self, path: &str, body: &[u8]) {
+        let (status, answer) = request(self.port, "PUT", path, body);
+        assert_eq!(status, 200, "PUT {path}: {}", String::from_utf8_lossy(&answer));
+    }
+
+    /// `neardup` with this server as its S3 endpoint.
+    pub fn neardup(&self) -> Command {
+        let mut cmd = neardup();
+        cmd.env("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{}", self.port))
+            .env("AWS_ALLOW_HTTP", "true")
+            .env("AWS_ACCESS_KEY_ID", "test")
+            .env("AWS_SECRET_ACCESS_KEY", "test")
+            .env("AWS_REGION", "us-east-1")
+            .env("NEARDUP_UPLOAD_PART_SIZE", PART_SIZE.to_string())
+            .env_remove("AWS_PROFILE")
+            .env_remove("AWS_SESSION_TOKEN");
+        cmd
+    }
+}
+
+impl S3 {
+    /// The keys under `prefix` of `bucket` with their sizes, sorted (one page: up to 1000).
+    pub fn list(&self, bucket: &str, prefix: &str) -> Vec<(String, u64)> {
+        let (status, body) =
+            request(self.port, "GET", &format!("/{bucket}?list-type=2&prefix={prefix}"), b"");
+        let text = String::from_utf8_lossy(&body);
+        assert_eq!(status, 200, "{text}");
+        let mut keys: Vec<(String, u64)> = text
+            .split("<Contents>")
+            .skip(1)
+            .map(|c| {
+                let field = |name: &str| {
+                    let start = c.find(&format!("<{name}>")).unwrap() + name.len() + 2;
+                    c[start..start + c[start..].find('<').unwrap()].to_string()
+                };
+                (field("Key"), field("Size").parse().unwrap())
+            })
+            .collect();
+        keys.sort();
+        keys
+    }
+
+    /// The object at `/bucket/key`, or `None` when there is none.
+    pub fn get(&self, path: &str) -> Option<Vec<u8>> {
+        let (status, body) = request(self.port, "GET", path, b"");
+        match status {
+            200 => Some(body),
+            404 => None,
+            other => panic!("GET {path}: {other}: {}", String::from_utf8_lossy(&body)),
+        }
+    }
+
+    /// Copies the objects under `prefix` of `bucket` into `dir`, keeping their relative names.
+    pub fn download(&self, bucket: &str, prefix: &str, dir: &Path) {
+        for (key, _) in self.list(bucket, prefix) {
+            let local = dir.join(key.strip_prefix(prefix).unwrap().trim_start_matches('/'));
+            std::fs::create_dir_all(local.parent().unwrap()).unwrap();
+            std::fs::write(local, self.get(&format!("/{bucket}/{key}")).unwrap()).unwrap();
+        }
+    }
+}
+
+impl Drop for S3 {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// What a run decided, without where its inputs were: documents by position, pairs by ids.
+pub fn results(out: &Path) -> (Vec<String>, Vec<String>) {
+    let mut docs = read_documents(&out.join("documents")).unwrap();
+    docs.sort_by_key(|d| d.doc);
+    let docs = docs
+        .iter()
+        .map(|d| {
+            format!(
+                "{:?} {:?} {} {:?} {:?} {:?}",
+                d.doc,
+                d.id,
+                d.decision.as_str(),
+                d.cluster,
+                d.duplicate_of,
+                d.reason.map(|r| r.as_str())
+            )
+        })
+        .collect();
+    let mut pairs: Vec<String> = read_pairs(&out.join("pairs"))
+        .unwrap()
+        .iter()
+        .map(|p| format!("{} {} {} {:.6}", p.id_a, p.id_b, p.kind.as_str(), p.similarity))
+        .collect();
+    pairs.sort();
+    (docs, pairs)
+}
+
+pub fn summary(out: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap()
+}
+
+/// A Parquet file of poems (`id`, `text`) with a large column no run reads (`scan`, 4 KB
+/// of digits per row), in row groups of 250.
+pub fn write_parquet(path: &Path) {
+    use arrow_array::{RecordBatch, StringArray};
+    use arrow_schema::{DataType, Field, Schema};
+    let poems = repo().join("data-samples/zh-tang-poems/poems.jsonl.gz");
+    let text =
+        std::io::read_to_string(flate2::read::GzDecoder::new(std::fs::File::open(poems).unwrap()))
+            .unwrap();
+    let rows: Vec<serde_json::Value> =
+        text.lines().take(2000).map(|l| serde_json::from_str(l).unwrap()).collect();
+    let field = |r: &serde_json::Value, f: &str| r[f].as_str().unwrap().to_string();
+    let mut state = 7u64;
+    let scan: Vec<String> = (0..rows.len())
+        .map(|_| {
+            (0..4096)
+                .map(|_| {
+                    state =
+                        state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    char::from(b'0' + (state >> 60) as u8 % 10)
+                })
+                .collect()
+        })
+        .collect();
+    let schema = std::sync::Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Utf8, false),
+        Field::new("scan", DataType::Utf8, false),
+        Field::new("text", DataType::Utf8, false),
+    ]));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(StringArray::from_iter_values(rows.iter().map(|r| field(r, "id")))),
+            Arc::new(StringArray::from_iter_values(scan)),
+            Arc::new(StringArray::from_iter_values(rows.iter().map(|r| field(r, "text")))),
+        ],
+    )
+    .unwrap();
+    let props = parquet::file::properties::WriterProperties::builder()
+        .set_max_row_group_row_count(Some(250))
+        .build();
+    let file = std::fs::File::create(path).unwrap();
+    let mut w = parquet::arrow::ArrowWriter::try_new(file, schema, Some(props)).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+}
+
+/// The same inputs in a local folder and their names under a prefix.
+pub fn inputs(dir: &Path) -> Vec<(String, PathBuf)> {
+    let samples = repo().join("data-samples");
+    let mixed = repo().join("tests/fixtures/mixed.jsonl");
+    let files = [
+        ("poems.jsonl.gz", samples.join("zh-tang-poems/poems.jsonl.gz")),
+        ("court/openings.jsonl.gz", samples.join("zh-court-openings/openings.jsonl.gz")),
+        ("web/pages.warc.gz", samples.join("web-templated/pages.warc.gz")),
+        ("web/crawl.wet.gz", samples.join("crawlset/pages.wet.gz")),
+        ("mixed.jsonl", mixed),
+    ];
+    let mut made: Vec<(String, PathBuf)> = files
+        .into_iter()
+        .map(|(name, source)| {
+            let local = dir.join("in").join(name);
+            std::fs::create_dir_all(local.parent().unwrap()).unwrap();
+            std::fs::copy(&source, &local).unwrap();
+            (name.to_string(), local)
+        })
+        .collect();
+    let parquet = dir.join("in/tables/poems.parquet");
+    std::fs::create_dir_all(parquet.parent().unwrap()).unwrap();
+    write_parquet(&parquet);
+    made.push(("tables/poems.parquet".into(), parquet));
+    made
+}

@@ -1,0 +1,169 @@
+//! Where outputs go: a local folder or an object-storage prefix (`s3://bucket/prefix`),
+//! written through the same calls.
+//!
+//! A local file is written under its hidden temporary name (`.NAME.inprogress`), synced and
+//! renamed when complete. An object is uploaded under its final name and appears only when
+//! the upload completes (see [`crate::remote::Upload`]): there is no rename in object
+//! storage, and no temporary object is ever left. Either way a reader never sees a part
+//! half written.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use crate::files::temporary_name;
+use crate::remote::{self, Upload, is_remote};
+
+/// A file or object being written; it appears under its name on [`OutFile::commit`] and
+/// not at all when dropped first.
+pub enum OutFile {
+    /// A local file, written under `tmp` and renamed to `path`.
+    Local {
+        /// The temporary file.
+        file: File,
+        /// Its hidden name.
+        tmp: PathBuf,
+        /// Its final name.
+        path: PathBuf,
+        /// Whether it was renamed into place.
+        committed: bool,
+    },
+    /// An object being uploaded.
+    Remote(Option<Upload>),
+}
+
+impl OutFile {
+    /// Starts writing `path` (a local path or an object address). A local folder is made
+    /// when missing.
+    ///
+    /// # Errors
+    /// When the folder or file cannot be made, or the address is not writable.
+    pub fn create(path: &Path) -> io::Result<Self> {
+        if is_remote(path) {
+            return Upload::create(path).map(|u| OutFile::Remote(Some(u)));
+        }
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        let tmp = temporary_name(path);
+        let file = File::create(&tmp)?;
+        Ok(OutFile::Local { file, tmp, path: path.to_path_buf(), committed: false })
+    }
+
+    /// Makes the file appear under its name: a local one is synced and renamed (durably), an
+    /// upload is completed.
+    ///
+    /// # Errors
+    /// What the system or the store reports.
+    pub fn commit(mut self) -> io::Result<()> {
+        match &mut self {
+            OutFile::Local { file, tmp, path, committed } => {
+                file.sync_all()?;
+                crate::rename_durably(tmp, path)?;
+                *committed = true;
+                Ok(())
+            }
+            OutFile::Remote(upload) => upload.take().expect("committed once").finish().map(|_| ()),
+        }
+    }
+}
+
+impl Write for OutFile {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        match self {
+            OutFile::Local { file, .. } => file.write(data),
+            OutFile::Remote(upload) => upload.as_mut().expect("not committed").write(data),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            OutFile::Local { file, .. } => file.flush(),
+            OutFile::Remote(_) => Ok(()),
+        }
+    }
+}
+
+impl Drop for OutFile {
+    fn drop(&mut self) {
+        if let OutFile::Local { tmp, committed: false, .. } = self {
+            // Not committed: leave no partial file behind (an upload aborts itself).
+            let _ = std::fs::remove_file(tmp);
+        }
+    }
+}
+
+/// Makes the folder `dir`; object storage has no folders, so an address needs nothing.
+///
+/// # Errors
+/// What the system reports.
+pub fn create_dir_all(dir: &Path) -> io::Result<()> {
+    if is_remote(dir) { Ok(()) } else { std::fs::create_dir_all(dir) }
+}
+
+/// The contents of `path`, or `None` when there is no such file or object.
+///
+/// # Errors
+/// When it exists but cannot be read.
+pub fn read_optional(path: &Path) -> io::Result<Option<Vec<u8>>> {
+    if is_remote(path) {
+        return Ok(remote::get(path)?.map(|(bytes, _)| bytes.to_vec()));
+    }
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether there is a file (or a symbolic link), or an object, at `path`.
+///
+/// # Errors
+/// When the store cannot be asked.
+pub fn exists(path: &Path) -> io::Result<bool> {
+    if is_remote(path) { remote::exists(path) } else { Ok(path.symlink_metadata().is_ok()) }
+}
+
+/// Removes the file or object at `path`; one that is not there is no error.
+///
+/// # Errors
+/// What the system or the store reports.
+pub fn remove_file(path: &Path) -> io::Result<()> {
+    if is_remote(path) {
+        return remote::delete(path);
+    }
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Removes the folder `dir` if it is empty (object storage has no folders: nothing to do).
+pub fn remove_empty_dir(dir: &Path) {
+    if !is_remote(dir) {
+        // `remove_dir` never takes what is inside.
+        let _ = std::fs::remove_dir(dir);
+    }
+}
+
+/// The names in `dir` (files and folders directly in a local folder; for a prefix, the
+/// object keys below it, relative to it), unsorted; nothing when it does not exist.
+///
+/// # Errors
+/// When it exists but cannot be listed.
+pub fn names_in(dir: &Path) -> io::Result<Vec<String>> {
+    if is_remote(dir) {
+        let prefix = format!("{}/", dir.to_string_lossy().trim_end_matches('/'));
+        return Ok(remote::list(dir)?
+            .into_iter()
+            .filter_map(|(p, _)| p.to_str().and_then(|p| p.strip_prefix(&prefix)).map(String::from))
+            .collect());
+    }
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    entries.map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned())).collect()
+}
