@@ -214,3 +214,162 @@ fn a_prefix_of_thousands_of_objects_is_listed_whole() {
     let docs = neardup_io::read_documents(&dir.path().join("out/documents")).unwrap();
     assert_eq!(docs.len(), n);
 }
+
+/// `dedup` of `inputs` (separated by spaces) into `out` against the index `index`
+/// (addresses or local paths).
+fn index_run(s3: &S3, inputs: &str, out: &str, index: &str) -> std::process::Command {
+    let mut cmd = s3.neardup();
+    cmd.args(["dedup", "-q", "-w", "2", "-o", out, "--index", index, "-i"]);
+    cmd.args(inputs.split(' '));
+    cmd
+}
+
+/// The segment folders of the index under `s3://crawl/idx`.
+fn segments(s3: &S3) -> Vec<String> {
+    let mut folders: Vec<String> = s3
+        .list("crawl", "idx/")
+        .into_iter()
+        .filter_map(|(k, _)| k["idx/".len()..].split_once('/').map(|(f, _)| f.to_string()))
+        .filter(|f| f.starts_with("gen-"))
+        .collect();
+    folders.dedup();
+    folders
+}
+
+#[test]
+fn an_index_in_object_storage_commits_once_and_equals_one_on_disk() {
+    let Some(s3) = S3::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let local_in = stage_inputs(&s3, dir.path());
+    let path = |p: &str| dir.path().join(p).to_string_lossy().into_owned();
+    let file = |name: &str| local_in.join(name).to_string_lossy().into_owned();
+    let (poems, court) = (file("poems.jsonl.gz"), file("court/openings.jsonl.gz"));
+    let both = format!("{poems} {court}");
+
+    // Two runs against an index in the bucket decide as two against an index on disk.
+    for (input, out, index) in [
+        ("s3://crawl/in/poems.jsonl.gz", "s3://crawl/first", "s3://crawl/idx"),
+        (&poems, &path("first"), &path("idx")),
+        (
+            "s3://crawl/in/poems.jsonl.gz s3://crawl/in/court/openings.jsonl.gz",
+            "s3://crawl/second",
+            "s3://crawl/idx",
+        ),
+        (&both, &path("second"), &path("idx")),
+    ] {
+        let done = run(index_run(&s3, input, out, index), Duration::from_secs(120));
+        assert!(done.status.success(), "{done:?}");
+    }
+    s3.download("crawl", "second", &dir.path().join("second-fetched"));
+    let (remote, local) =
+        (results(&dir.path().join("second-fetched")), results(&dir.path().join("second")));
+    assert_eq!(remote, local);
+    let removed_by_index = |out: &Path| -> u64 {
+        let docs = neardup_io::read_documents(&out.join("documents")).unwrap();
+        docs.iter().filter(|d| d.duplicate_of_run.is_some()).count() as u64
+    };
+    assert!(removed_by_index(&dir.path().join("second-fetched")) > 1000);
+    assert_eq!(segments(&s3).len(), 2);
+    assert!(s3.get("/crawl/idx/.lock").is_none());
+
+    // A run held before its commit keeps the index locked: a second run is refused at once.
+    let go = dir.path().join("go");
+    let mut held =
+        index_run(&s3, "s3://crawl/in/poems.jsonl.gz", "s3://crawl/third", "s3://crawl/idx");
+    held.env("NEARDUP_FAILPOINTS", format!("parts-written=wait:{}", go.display()));
+    let mut held = held.stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let mut stderr = std::io::BufReader::new(held.stderr.take().unwrap());
+    let mut said = String::new();
+    while !said.contains("waiting for") {
+        let mut line = String::new();
+        assert!(std::io::BufRead::read_line(&mut stderr, &mut line).unwrap() > 0, "{said}");
+        said.push_str(&line);
+    }
+    let refused = run(
+        index_run(&s3, "s3://crawl/in/poems.jsonl.gz", "s3://crawl/fourth", "s3://crawl/idx"),
+        Duration::from_secs(60),
+    );
+    let text = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{text}");
+    assert!(text.contains("s3://crawl/idx/.lock"), "{text}");
+
+    // Another writer changes the manifest meanwhile (as a run that wrongly took the lock
+    // over would): the held run's conditional commit fails, and its segment goes.
+    let mut manifest = s3.get("/crawl/idx/index.json").unwrap();
+    manifest.extend_from_slice(b"\n");
+    s3.put("/crawl/idx/index.json", &manifest);
+    std::fs::write(&go, b"").unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    let status = held.wait().unwrap();
+    assert_eq!(status.code(), Some(1), "{said}{rest}");
+    assert!(rest.contains("changed after this run read it"), "{rest}");
+    assert_eq!(s3.get("/crawl/idx/index.json").unwrap(), manifest, "not overwritten");
+    assert_eq!(segments(&s3).len(), 2, "the failed run's segment is removed");
+    assert!(s3.get("/crawl/third/_SUCCESS").is_none());
+
+    // Run again, it commits the third generation and leaves no lock.
+    let done = run(
+        index_run(&s3, "s3://crawl/in/poems.jsonl.gz", "s3://crawl/third", "s3://crawl/idx"),
+        Duration::from_secs(120),
+    );
+    assert!(done.status.success(), "{done:?}");
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&s3.get("/crawl/idx/index.json").unwrap()).unwrap();
+    assert_eq!(manifest["generations"].as_array().unwrap().len(), 3);
+    assert_eq!(segments(&s3).len(), 3);
+    assert!(s3.get("/crawl/idx/.lock").is_none());
+}
+
+/// Two processes with no shared folder: inputs, outputs, the kept dataset and the index all
+/// in the bucket, equal to one process on local files.
+#[test]
+fn two_processes_on_objects_equal_one_process_on_local_files() {
+    let Some(s3) = S3::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let local_in = stage_inputs(&s3, dir.path());
+    let (local_out, local_kept) = (dir.path().join("local"), dir.path().join("local-kept"));
+    let mut cmd = neardup();
+    cmd.args(["dedup", "-q", "-w", "2", "-i"]).arg(&local_in).arg("-o").arg(&local_out);
+    cmd.arg("--write-kept").arg(&local_kept).arg("--index").arg(dir.path().join("idx"));
+    let done = run(cmd, Duration::from_secs(120));
+    assert!(done.status.success(), "{done:?}");
+
+    // A hostfile on free loopback ports, in a folder only the test shares.
+    let listeners: Vec<_> =
+        (0..2).map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap()).collect();
+    let hosts: String =
+        listeners.iter().map(|l| format!("{}\n", l.local_addr().unwrap())).collect();
+    drop(listeners);
+    let hostfile = dir.path().join("hosts.txt");
+    std::fs::write(&hostfile, hosts).unwrap();
+    let processes: Vec<std::process::Child> = (0..2)
+        .map(|p| {
+            let mut cmd = s3.neardup();
+            cmd.args(["dedup", "-q", "-w", "1", "-n", "2", "-p", &p.to_string(), "--hostfile"])
+                .arg(&hostfile)
+                .args(["-i", "s3://crawl/in", "-o", "s3://crawl/two"])
+                .args(["--write-kept", "s3://crawl/two-kept", "--index", "s3://crawl/two-idx"])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped());
+            cmd.spawn().unwrap()
+        })
+        .collect();
+    for child in processes {
+        let done = child.wait_with_output().unwrap();
+        assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    }
+    let fetched = dir.path().join("fetched");
+    s3.download("crawl", "two", &fetched.join("out"));
+    s3.download("crawl", "two-kept", &fetched.join("kept"));
+    assert_eq!(results(&fetched.join("out")), results(&local_out));
+    assert!(files_in(&fetched.join("kept")) == files_in(&local_kept), "kept files differ");
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&s3.get("/crawl/two-idx/index.json").unwrap()).unwrap();
+    let generation = &manifest["generations"][0];
+    let local: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("idx/index.json")).unwrap()).unwrap();
+    assert_eq!(generation["documents"], local["generations"][0]["documents"]);
+    assert_eq!(generation["keys"], local["generations"][0]["keys"]);
+    assert!(s3.get("/crawl/two-idx/.lock").is_none() && s3.get("/crawl/two/.lock").is_none());
+}

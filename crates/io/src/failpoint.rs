@@ -6,18 +6,21 @@
 //! default: the step fails with an I/O error, as a full disk would make it), `abort` (the
 //! process dies at once, as under `kill -9`: nothing is cleaned up) and `exit` (the process
 //! exits with status 3 without cleaning up, for a failpoint inside a worker thread that
-//! should stop the whole process quietly).
+//! should stop the whole process quietly) and `wait:PATH` (the step waits until the file
+//! `PATH` exists, then goes on: a test holds a run there while it does something else).
 
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 /// The environment variable that arms failpoints.
 pub const FAILPOINTS_ENV: &str = "NEARDUP_FAILPOINTS";
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum Action {
     Error,
     Abort,
     Exit,
+    Wait(PathBuf),
 }
 
 fn armed() -> &'static [(String, Action)] {
@@ -33,6 +36,7 @@ fn armed() -> &'static [(String, Action)] {
                     "abort" => Action::Abort,
                     "exit" => Action::Exit,
                     "error" => Action::Error,
+                    wait if wait.starts_with("wait:") => Action::Wait(PathBuf::from(&wait[5..])),
                     other => panic!("{FAILPOINTS_ENV}: unknown action \"{other}\" for {name}"),
                 };
                 (name.to_string(), action)
@@ -50,7 +54,7 @@ pub fn hit(name: &str) -> std::io::Result<()> {
     if armed.is_empty() {
         return Ok(());
     }
-    match armed.iter().find(|(n, _)| n == name).map(|(_, a)| *a) {
+    match armed.iter().find(|(n, _)| n == name).map(|(_, a)| a.clone()) {
         None => Ok(()),
         Some(Action::Error) => Err(std::io::Error::other(format!("failpoint {name}"))),
         Some(Action::Abort) => {
@@ -60,6 +64,13 @@ pub fn hit(name: &str) -> std::io::Result<()> {
         Some(Action::Exit) => {
             eprintln!("neardup: failpoint {name}: exiting");
             std::process::exit(3)
+        }
+        Some(Action::Wait(path)) => {
+            eprintln!("neardup: failpoint {name}: waiting for {}", path.display());
+            while !path.exists() {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Ok(())
         }
     }
 }

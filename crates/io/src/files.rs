@@ -13,6 +13,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::out::{temporary_name, write_atomically};
 use crate::{Error, Result};
 
 /// The list's file name.
@@ -136,44 +137,6 @@ impl FileList {
     fn save(&self, dir: &Path) -> Result<()> {
         let json = serde_json::to_vec_pretty(self).expect("a file list serialises");
         write_atomically(&dir.join(FILE_LIST), &json)
-    }
-}
-
-/// The hidden name a file is written under until it is complete: `.NAME.inprogress`.
-pub fn temporary_name(path: &Path) -> PathBuf {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("output");
-    path.with_file_name(format!(".{name}.inprogress"))
-}
-
-/// Writes `bytes` to the temporary name of `path`, syncs it, renames it to `path` and syncs
-/// the folder, so the file is durable under its name when this returns. An object (an
-/// `s3://` address) is written in one PUT, which makes it appear whole.
-///
-/// # Errors
-/// [`Error::Write`] naming the file.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let write = || -> std::io::Result<()> {
-        let mut file = crate::out::OutFile::create(path)?;
-        std::io::Write::write_all(&mut file, bytes)?;
-        file.commit()
-    };
-    write().map_err(|source| Error::Write { path: path.to_path_buf(), source })
-}
-
-/// Renames a synced file `from` to `to` and syncs the folder of `to`, so that the rename
-/// survives a power loss as well as a crash.
-///
-/// # Errors
-/// What the system reports.
-pub fn rename_durably(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::rename(from, to)?;
-    match to.parent() {
-        // A folder opened for reading can be synced on Unix; elsewhere this is best effort.
-        Some(folder) if cfg!(unix) => {
-            let folder = if folder.as_os_str().is_empty() { Path::new(".") } else { folder };
-            std::fs::File::open(folder)?.sync_all()
-        }
-        _ => Ok(()),
     }
 }
 

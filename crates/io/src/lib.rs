@@ -43,14 +43,13 @@ mod records;
 pub mod remote;
 mod warc;
 
-pub use files::{
-    FILE_LIST, FileList, rename_durably, resolved_path, temporary_name, write_atomically,
-};
+pub use files::{FILE_LIST, FileList, resolved_path};
 pub use html::{decode_page, html_to_text};
 pub use input::{Compression, Format, InputFile, discover, input_list, is_regular};
 pub use jsonl::{Item, JsonlRecords, LineRange, RawLine, count_line_starts, parse_line};
 pub use kept::{kept_file_name, kept_files, write_kept};
 pub use lock::{FolderLock, LockHolder, TakenOver, host_name, process_gone, process_start};
+pub use out::{rename_durably, temporary_name, write_atomically};
 pub use output::{
     DocumentRow, DocumentsWriter, PairKind, PairRow, PairsWriter, PartWriter, documents_schema,
     pairs_schema, read_documents, read_pairs,

@@ -11,8 +11,8 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use crate::files::temporary_name;
 use crate::remote::{self, Upload, is_remote};
+use crate::{Error, Result};
 
 /// A file or object being written; it appears under its name on [`OutFile::commit`] and
 /// not at all when dropped first.
@@ -59,7 +59,7 @@ impl OutFile {
         match &mut self {
             OutFile::Local { file, tmp, path, committed } => {
                 file.sync_all()?;
-                crate::rename_durably(tmp, path)?;
+                rename_durably(tmp, path)?;
                 *committed = true;
                 Ok(())
             }
@@ -166,4 +166,61 @@ pub fn names_in(dir: &Path) -> io::Result<Vec<String>> {
         Err(e) => return Err(e),
     };
     entries.map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned())).collect()
+}
+
+/// Removes the folder `dir` and everything in it (for a prefix: every object below it);
+/// one that is not there is no error.
+///
+/// # Errors
+/// What the system or the store reports.
+pub fn remove_all(dir: &Path) -> io::Result<()> {
+    if is_remote(dir) {
+        for (object, _) in remote::list(dir)? {
+            remote::delete(&object)?;
+        }
+        return Ok(());
+    }
+    match std::fs::remove_dir_all(dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// The hidden name a file is written under until it is complete: `.NAME.inprogress`.
+pub fn temporary_name(path: &Path) -> PathBuf {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("output");
+    path.with_file_name(format!(".{name}.inprogress"))
+}
+
+/// Writes `bytes` to the temporary name of `path`, syncs it, renames it to `path` and syncs
+/// the folder, so the file is durable under its name when this returns. An object (an
+/// `s3://` address) is written in one PUT, which makes it appear whole.
+///
+/// # Errors
+/// [`Error::Write`] naming the file.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let write = || -> std::io::Result<()> {
+        let mut file = OutFile::create(path)?;
+        file.write_all(bytes)?;
+        file.commit()
+    };
+    write().map_err(|source| Error::Write { path: path.to_path_buf(), source })
+}
+
+/// Renames a synced file `from` to `to` and syncs the folder of `to`, so that the rename
+/// survives a power loss as well as a crash.
+///
+/// # Errors
+/// What the system reports.
+pub fn rename_durably(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::rename(from, to)?;
+    match to.parent() {
+        // A folder opened for reading can be synced on Unix; elsewhere this is best effort.
+        Some(folder) if cfg!(unix) => {
+            let folder = if folder.as_os_str().is_empty() { Path::new(".") } else { folder };
+            std::fs::File::open(folder)?.sync_all()
+        }
+        _ => Ok(()),
+    }
 }

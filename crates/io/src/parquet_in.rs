@@ -86,6 +86,18 @@ impl ParquetInput {
     }
 }
 
+impl ParquetInput {
+    /// Opens the file or object at `path` (an object's size is asked for first).
+    pub(crate) fn open_path(path: &std::path::Path) -> std::io::Result<Self> {
+        if crate::remote::is_remote(path) {
+            let size = crate::remote::size(path)?;
+            crate::remote::RemoteObject::open(path, size).map(ParquetInput::Remote)
+        } else {
+            File::open(path).map(ParquetInput::Local)
+        }
+    }
+}
+
 impl parquet::file::reader::Length for ParquetInput {
     fn len(&self) -> u64 {
         match self {

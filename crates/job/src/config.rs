@@ -180,12 +180,6 @@ impl JobConfig {
             key,
             message: message.to_string(),
         };
-        if neardup_io::remote::is_remote(&dir) {
-            return Err(invalid(
-                "index.dir",
-                "an index in object storage is not supported yet: keep it on a local or shared disk",
-            ));
-        }
         match &self.params {
             MethodParams::Minhash { .. } if self.spec.minhash.verify == JaccardMode::Exact => {
                 return Err(invalid(

@@ -48,11 +48,12 @@ pub fn run_with_progress(
     let start = Instant::now();
     let config = &config.clone().with_record_limit(topology.memory_budget);
     // Locks, the file lists and the spill folder, held until the run ends.
-    let held = outputs::prepare(config, topology)?;
+    let mut held = outputs::prepare(config, topology)?;
     let topology = outputs::with_spill_dir(topology, &held);
     let mut boilerplate = None;
     let outcome = execute(config, &topology, start, progress, &mut boilerplate);
-    let result = outputs::finish(config, &topology, outcome, boilerplate.as_deref(), start);
+    let result =
+        outputs::finish(config, &topology, outcome, boilerplate.as_deref(), start, &mut held);
     drop(held);
     result
 }

@@ -44,7 +44,8 @@ const OWNED_FOLDERS: [&str; 2] = ["documents", "pairs"];
 /// What a run holds until it ends: the locks of the folders it changes and its spill folder.
 pub(crate) struct Held {
     _output: Option<FolderLock>,
-    _index: Option<IndexLock>,
+    /// The index lock (process 0 of a run with an index), which commits the manifest.
+    index: Option<IndexLock>,
     /// Where this process spills (removed at the end).
     pub(crate) spill: RemoveDir,
 }
@@ -63,7 +64,7 @@ pub(crate) fn prepare(config: &JobConfig, topology: &Topology) -> Result<Held, J
     neardup_io::out::create_dir_all(output).map_err(|e| write_err(output, e))?;
     let spill = spill_folder(config, topology);
     if topology.process != 0 {
-        return Ok(Held { _output: None, _index: None, spill });
+        return Ok(Held { _output: None, index: None, spill });
     }
     let (output_lock, taken) =
         FolderLock::acquire(&output.join(".lock")).map_err(JobError::Write)?;
@@ -80,7 +81,7 @@ pub(crate) fn prepare(config: &JobConfig, topology: &Topology) -> Result<Held, J
     if let Some(dir) = &config.write_kept {
         FileList::new(kept_files(config)).prepare(dir, &[]).map_err(JobError::Write)?;
     }
-    Ok(Held { _output: Some(output_lock), _index: index_lock, spill })
+    Ok(Held { _output: Some(output_lock), index: index_lock, spill })
 }
 
 /// Takes the index lock and removes the segment folders no generation lists (failed runs'),
@@ -128,6 +129,7 @@ pub(crate) fn finish(
     outcome: Result<WorkerReport, JobError>,
     boilerplate: Option<&neardup_text::Boilerplate>,
     start: Instant,
+    held: &mut Held,
 ) -> Result<Summary, JobError> {
     let (totals, mut failure) = match outcome {
         Ok(totals) => (totals, None),
@@ -155,7 +157,7 @@ pub(crate) fn finish(
         };
     }
     let committed = match &failure {
-        None => commit(config, topology, &summary, &totals, boilerplate),
+        None => commit(config, topology, &summary, &totals, boilerplate, held.index.as_mut()),
         Some(JobError::TooManyRejects { .. }) => {
             // The parts stay: they show what was rejected.
             write_report(config, &summary, &totals, boilerplate).map(|()| false)
@@ -180,7 +182,7 @@ pub(crate) fn finish(
             }
             if let Some(plan) = config.index.as_ref().filter(|_| !index_committed) {
                 // Uncommitted: the next run would remove it, but nothing needs it now.
-                let _ = std::fs::remove_dir_all(plan.new_generation_dir());
+                let _ = neardup_io::out::remove_all(&plan.new_generation_dir());
             }
             summary.status = "failed".into();
             let mut message = error_chain(&error);
@@ -208,6 +210,7 @@ fn commit(
     summary: &Summary,
     totals: &WorkerReport,
     boilerplate: Option<&neardup_text::Boilerplate>,
+    index_lock: Option<&mut IndexLock>,
 ) -> Result<bool, (JobError, bool)> {
     let point = |name: &str, path: &Path, committed: bool| {
         failpoint::hit(name).map_err(|source| {
@@ -218,8 +221,8 @@ fn commit(
     write_report(config, summary, totals, boilerplate).map_err(|(e, _)| (e, false))?;
     point("report-written", &config.output.join(REPORT_FILE), false)?;
     let mut index_committed = false;
-    if let Some(plan) = &config.index {
-        commit_generation(plan, topology, &totals.stats.index).map_err(|e| (e, false))?;
+    if let (Some(plan), Some(lock)) = (&config.index, index_lock) {
+        commit_generation(plan, topology, &totals.stats.index, lock).map_err(|e| (e, false))?;
         index_committed = true;
         point("manifest-written", &plan.dir.join(neardup_io::index::MANIFEST), true)?;
     }
@@ -259,6 +262,7 @@ fn commit_generation(
     plan: &IndexPlan,
     topology: &Topology,
     stats: &IndexStats,
+    lock: &mut IndexLock,
 ) -> Result<(), JobError> {
     let mut manifest = plan.manifest.clone();
     manifest.neardup_version = env!("CARGO_PKG_VERSION").to_string();
@@ -275,11 +279,11 @@ fn commit_generation(
         doc_parts: u32::try_from(topology.processes * topology.workers).expect("few workers"),
         forgotten: Vec::new(),
     });
-    manifest.save(&plan.dir).map_err(JobError::Index)?;
+    lock.commit(&manifest).map_err(JobError::Index)?;
     if let Some(old) = &plan.replaces {
         // Committed without it: a failure here only leaves a folder the next run removes.
         let path = plan.dir.join(&old.folder);
-        if let Err(e) = std::fs::remove_dir_all(&path) {
+        if let Err(e) = neardup_io::out::remove_all(&path) {
             tracing::warn!(path = %path.display(), error = %e, "cannot remove the replaced generation");
         }
     }

@@ -54,7 +54,7 @@ pub struct Compacted {
 /// [`Error::Damaged`] when `dir` holds no index, [`Error::Busy`], or the errors of
 /// reading and writing parts.
 pub fn compact(dir: &Path) -> Result<Compacted> {
-    let (mut manifest, lock) = open_to_change(dir)?;
+    let (mut manifest, mut lock) = open_to_change(dir)?;
     let segments = manifest.segments();
     let mut report = Compacted {
         segments_before: segments.len() as u64,
@@ -95,11 +95,11 @@ pub fn compact(dir: &Path) -> Result<Compacted> {
         g.forgotten.clear();
     }
     manifest.neardup_version = env!("CARGO_PKG_VERSION").to_string();
-    manifest.save(dir)?; // the commit point
+    lock.commit(&manifest)?; // the commit point
     report.bytes_before = dirs.iter().map(|d| folder_bytes(d)).sum();
     report.bytes_after = folder_bytes(&out);
     for d in &dirs {
-        std::fs::remove_dir_all(d).map_err(|source| Error::Write { path: d.clone(), source })?;
+        crate::out::remove_all(d).map_err(|source| Error::Write { path: d.clone(), source })?;
     }
     report.folder = Some(folder);
     Ok(report)

@@ -32,7 +32,7 @@ pub struct Forgotten {
 /// [`Error::Damaged`](crate::Error::Damaged) when `dir` holds no index, [`Error::Busy`](crate::Error::Busy), or the errors of
 /// reading and writing parts.
 pub fn forget(dir: &Path, ids: &std::collections::BTreeSet<String>) -> Result<Forgotten> {
-    let (mut manifest, lock) = open_to_change(dir)?;
+    let (mut manifest, mut lock) = open_to_change(dir)?;
     let segments = manifest.segments();
     // First pass: the documents listed, wherever they are.
     // Parts holding a listed id or a row whose kept document has a listed id are marked
@@ -102,6 +102,6 @@ pub fn forget(dir: &Path, ids: &std::collections::BTreeSet<String>) -> Result<Fo
             g.forgotten.dedup();
         }
     }
-    manifest.save(dir)?;
+    lock.commit(&manifest)?;
     Ok(report)
 }

@@ -1,7 +1,6 @@
 //! Lookups: the key rows of probed keys, and the docs rows of wanted documents, reading
 //! only the row groups and pages that can hold them.
 
-use std::fs::File;
 use std::path::Path;
 
 use arrow_array::cast::AsArray;
@@ -14,6 +13,8 @@ use parquet::arrow::arrow_reader::{
 use parquet::file::statistics::Statistics;
 
 use crate::{Error, Result};
+
+use crate::parquet_in::ParquetInput;
 
 use super::parts::{
     DOC_ROW_GROUP_ROWS, IndexRef, IndexedDoc, KEY_ROW_GROUP_ROWS, KeyRow, as_i64, damaged,
@@ -35,7 +36,7 @@ pub struct ProbeStats {
 
 /// The `(min, max)` of integer column `column` (Int64 or Int32) in row group `rg`.
 pub(super) fn column_range(
-    builder: &ParquetRecordBatchReaderBuilder<File>,
+    builder: &ParquetRecordBatchReaderBuilder<ParquetInput>,
     rg: usize,
     column: usize,
     path: &Path,
@@ -230,8 +231,8 @@ pub fn fetch_docs(
     {
         // The same file again, with the metadata already read.
         let mask = ProjectionMask::roots(builder.parquet_schema(), [0, 1]);
-        let file =
-            File::open(&path).map_err(|source| Error::Open { path: path.clone(), source })?;
+        let file = ParquetInput::open_path(&path)
+            .map_err(|source| Error::Open { path: path.clone(), source })?;
         let metadata = ArrowReaderMetadata::try_new(metadata.clone(), ArrowReaderOptions::new())
             .map_err(|source| Error::Parquet { path: path.clone(), source })?;
         let ids = ParquetRecordBatchReaderBuilder::new_with_metadata(file, metadata)

@@ -98,10 +98,19 @@ impl Manifest {
     /// [`Error::ReadFile`] when it cannot be read, [`Error::Damaged`] when it does not
     /// parse or has another format.
     pub fn load(dir: &Path) -> Result<Option<Manifest>> {
+        Ok(Self::load_versioned(dir)?.map(|(manifest, _)| manifest))
+    }
+
+    /// As [`Manifest::load`], with the version read, which a conditional commit
+    /// ([`IndexLock::commit`]) expects to find.
+    ///
+    /// # Errors
+    /// As [`Manifest::load`].
+    pub fn load_versioned(dir: &Path) -> Result<Option<(Manifest, Version)>> {
         let path = dir.join(MANIFEST);
-        let bytes = match std::fs::read(&path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        let (bytes, version) = match read_versioned(&path) {
+            Ok(Some(read)) => read,
+            Ok(None) => return Ok(None),
             Err(source) => return Err(Error::ReadFile { path, source }),
         };
         let manifest: Manifest = serde_json::from_slice(&bytes)
@@ -118,7 +127,7 @@ impl Manifest {
         if manifest.partitions == 0 {
             return Err(Error::Damaged { path, detail: "0 key partitions".into() });
         }
-        Ok(Some(manifest))
+        Ok(Some((manifest, version)))
     }
 
     /// Writes the manifest atomically and durably: a hidden file, synced, renamed over the
@@ -127,11 +136,15 @@ impl Manifest {
     /// # Errors
     /// [`Error::Write`].
     pub fn save(&self, dir: &Path) -> Result<()> {
-        std::fs::create_dir_all(dir)
+        crate::out::create_dir_all(dir)
             .map_err(|source| Error::Write { path: dir.to_path_buf(), source })?;
+        crate::write_atomically(&dir.join(MANIFEST), &self.to_json())
+    }
+
+    fn to_json(&self) -> Vec<u8> {
         let mut json = serde_json::to_vec_pretty(self).expect("a manifest serialises");
         json.push(b'\n');
-        crate::write_atomically(&dir.join(MANIFEST), &json)
+        json
     }
 
     /// Checks that a run with `settings` may use this index: every setting must be equal.
@@ -181,12 +194,42 @@ impl Manifest {
     }
 }
 
+/// What a manifest was when read: its ETag in object storage, a hash of its bytes on disk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Version(String);
+
+/// The manifest's bytes at `path` and their version, or `None` when there is none.
+fn read_versioned(path: &Path) -> std::io::Result<Option<(Vec<u8>, Version)>> {
+    if crate::remote::is_remote(path) {
+        return Ok(crate::remote::get(path)?.map(|(bytes, e_tag)| {
+            // A store without ETags is versioned by content, as a disk is.
+            let version = e_tag.unwrap_or_else(|| content_version(&bytes));
+            (bytes.to_vec(), Version(version))
+        }));
+    }
+    Ok(crate::out::read_optional(path)?.map(|bytes| {
+        let version = Version(content_version(&bytes));
+        (bytes, version)
+    }))
+}
+
+fn content_version(bytes: &[u8]) -> String {
+    format!("{:016x}", neardup_core::hash::hash_bytes(bytes, 0))
+}
+
 /// The lock of an index that a run or index command changes (`DIR/.lock`, see
-/// [`FolderLock`]): one at a time.
+/// [`FolderLock`]): one at a time. Its holder commits a new manifest with
+/// [`IndexLock::commit`], which succeeds only if the manifest is still the one read when the
+/// lock was taken (or last committed): in object storage a conditional write (create if
+/// absent, or replace if its ETag matches), so even a holder whose lock was wrongly taken
+/// over cannot commit over another run's generation.
 #[derive(Debug)]
 pub struct IndexLock {
     _lock: FolderLock,
     taken_over: Option<TakenOver>,
+    dir: std::path::PathBuf,
+    /// The manifest's version when read, `None` for an index yet to be made.
+    version: Option<Version>,
 }
 
 impl IndexLock {
@@ -197,15 +240,53 @@ impl IndexLock {
     /// [`Error::Busy`] when another run holds it, [`Error::IndexChanged`] when a run
     /// added to the index since `read`, [`Error::Write`] when the file cannot be made.
     pub fn acquire(dir: &Path, read: &[Generation]) -> Result<Self> {
-        std::fs::create_dir_all(dir)
+        crate::out::create_dir_all(dir)
             .map_err(|source| Error::Write { path: dir.to_path_buf(), source })?;
         let (lock, taken_over) = FolderLock::acquire(&dir.join(".lock"))?;
-        let lock = IndexLock { _lock: lock, taken_over };
-        let now = Manifest::load(dir)?.map(|m| m.generations).unwrap_or_default();
+        let (now, version) = match Manifest::load_versioned(dir)? {
+            Some((m, version)) => (m.generations, Some(version)),
+            None => (Vec::new(), None),
+        };
         if now != read {
             return Err(Error::IndexChanged { path: dir.to_path_buf() });
         }
-        Ok(lock)
+        Ok(IndexLock { _lock: lock, taken_over, dir: dir.to_path_buf(), version })
+    }
+
+    /// Writes `manifest` as the index's new manifest, if the one there is still the one
+    /// this lock read (see [`IndexLock`]).
+    ///
+    /// # Errors
+    /// [`Error::IndexChanged`] when another run wrote the manifest meanwhile;
+    /// [`Error::Write`] when it cannot be written.
+    pub fn commit(&mut self, manifest: &Manifest) -> Result<()> {
+        let path = self.dir.join(MANIFEST);
+        let json = manifest.to_json();
+        let changed = || Error::IndexChanged { path: self.dir.clone() };
+        if crate::remote::is_remote(&path) {
+            use crate::remote::{Condition, put_if};
+            let condition = match &self.version {
+                None => Condition::Absent,
+                Some(Version(e_tag)) => Condition::Unchanged(e_tag.clone()),
+            };
+            let e_tag = match put_if(&path, json.clone(), &condition) {
+                Ok(e_tag) => e_tag,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Err(changed()),
+                Err(source) => return Err(Error::Write { path, source }),
+            };
+            self.version = Some(Version(e_tag.unwrap_or_else(|| content_version(&json))));
+            return Ok(());
+        }
+        // On disk the lock file guards the manifest; the check catches a holder whose lock
+        // was taken over.
+        let now = read_versioned(&path)
+            .map_err(|source| Error::ReadFile { path: path.clone(), source })?;
+        if now.map(|(_, v)| v) != self.version {
+            return Err(changed());
+        }
+        manifest.save(&self.dir)?;
+        self.version = Some(Version(content_version(&json)));
+        Ok(())
     }
 
     /// The lock of a run that had stopped, if this one took it over.
@@ -236,25 +317,34 @@ pub(super) fn open_to_change(dir: &Path) -> Result<(Manifest, IndexLock)> {
 /// # Errors
 /// [`Error::ReadFile`] or [`Error::Write`] naming the folder.
 pub fn remove_orphans(dir: &Path, segments: &[Segment]) -> Result<Vec<String>> {
-    let entries = std::fs::read_dir(dir)
+    let names = crate::out::names_in(dir)
         .map_err(|source| Error::ReadFile { path: dir.to_path_buf(), source })?;
+    let folders: std::collections::BTreeSet<String> = names
+        .iter()
+        .filter_map(|name| {
+            // A local folder's entry, or the first segment of an object's relative key.
+            let (folder, below) =
+                name.split_once('/').map_or((name.as_str(), None), |(f, r)| (f, Some(r)));
+            let is_dir = below.is_some() || dir.join(folder).is_dir();
+            (is_dir && folder.starts_with("gen-")).then(|| folder.to_string())
+        })
+        .collect();
     let mut removed = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|source| Error::ReadFile { path: dir.to_path_buf(), source })?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-        if is_dir && name.starts_with("gen-") && !segments.iter().any(|s| s.folder == name) {
-            let path = entry.path();
-            std::fs::remove_dir_all(&path).map_err(|source| Error::Write { path, source })?;
+    for name in folders {
+        if !segments.iter().any(|s| s.folder == name) {
+            let path = dir.join(&name);
+            crate::out::remove_all(&path).map_err(|source| Error::Write { path, source })?;
             removed.push(name);
         }
     }
-    removed.sort();
     Ok(removed)
 }
 
-/// Bytes of the files under `path`.
+/// Bytes of the files (or objects) under `path`.
 pub(super) fn folder_bytes(path: &Path) -> u64 {
+    if crate::remote::is_remote(path) {
+        return crate::remote::list(path).map_or(0, |objects| objects.iter().map(|(_, n)| n).sum());
+    }
     let Ok(entries) = std::fs::read_dir(path) else { return 0 };
     entries
         .flatten()

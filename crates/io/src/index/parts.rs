@@ -1,7 +1,6 @@
 //! The part formats: key parts (`keys/`) and docs parts (`docs/`) of a segment, their
 //! rows, writers and readers.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -19,6 +18,7 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 use serde::{Deserialize, Serialize};
 
+use crate::parquet_in::ParquetInput;
 use crate::{Error, PartWriter, Result};
 
 /// Rows per row group of a key part: each has its own key range and bloom filter.
@@ -301,8 +301,8 @@ pub(super) fn damaged(path: &Path, detail: &str) -> Error {
 pub(super) fn open_part(
     path: &Path,
     page_index: bool,
-) -> Result<Option<ParquetRecordBatchReaderBuilder<File>>> {
-    let file = match File::open(path) {
+) -> Result<Option<ParquetRecordBatchReaderBuilder<ParquetInput>>> {
+    let file = match ParquetInput::open_path(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(source) => return Err(Error::Open { path: path.to_path_buf(), source }),
