@@ -28,17 +28,19 @@ pub struct DedupArgs {
     /// (`https://data.commoncrawl.org` for Common Crawl's paths files).
     #[arg(long, requires = "input_list", value_name = "PATH_OR_URL")]
     pub input_base: Option<String>,
-    /// Output folder: pairs/, documents/, summary.json and _SUCCESS are written here.
+    /// Output folder (or `s3://bucket/prefix`): pairs/, documents/, summary.json and
+    /// _SUCCESS are written here.
     #[arg(long, short = 'o')]
     pub output: PathBuf,
     /// Also write the deduplicated dataset here: every kept record, in its input's format
     /// (JSONL lines and Parquet rows with all their fields; web pages as JSONL of id, url,
-    /// date, digest and text).
+    /// date, digest and text). A folder or an `s3://` prefix.
     #[arg(long, value_name = "DIR")]
     pub write_kept: Option<PathBuf>,
     /// Index of earlier runs: deduplicate against every document it holds, then add this
     /// run's documents to it as a new generation (made on first use). Runs that share an
-    /// index must use the same signature and feature settings [job file: index.dir].
+    /// index must use the same signature and feature settings. A folder or an `s3://`
+    /// prefix [job file: index.dir].
     #[arg(long, value_name = "DIR")]
     pub index: Option<PathBuf>,
     /// This run's name in the index, shown as `duplicate_of_run` when later runs find

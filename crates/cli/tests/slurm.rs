@@ -1,0 +1,65 @@
+//! `deploy/slurm/neardup.sbatch` run as written, with `srun` and `scontrol` stood in for by
+//! small scripts (one task on this host): it writes its hostfile where the task runs,
+//! passes the extra flags through to `neardup dedup`, and the run completes.
+
+use std::path::Path;
+use std::process::Command;
+
+fn repo() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn script(path: &Path, body: &str) {
+    std::fs::write(path, body).unwrap();
+    let status = Command::new("chmod").arg("+x").arg(path).status().unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn the_slurm_script_runs_the_job_with_its_extra_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    // srun: drop its own flag, run the one task as process 0.
+    script(&bin.join("srun"), "#!/bin/bash\nshift\nSLURM_PROCID=0 exec \"$@\"\n");
+    script(&bin.join("scontrol"), "#!/bin/bash\necho 127.0.0.1\n");
+    let neardup = Path::new(env!("CARGO_BIN_EXE_neardup"));
+    std::os::unix::fs::symlink(neardup, bin.join("neardup")).unwrap();
+    let list = dir.path().join("list.txt");
+    let poems = repo().join("data-samples/zh-tang-poems/poems.jsonl.gz");
+    std::fs::write(&list, format!("{}\n", poems.display())).unwrap();
+    let (out, kept, tmp) =
+        (dir.path().join("out"), dir.path().join("kept"), dir.path().join("tmp"));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let done = Command::new("bash")
+        .arg(repo().join("deploy/slurm/neardup.sbatch"))
+        .arg(&list)
+        .arg(&out)
+        .arg("--write-kept")
+        .arg(&kept)
+        .arg("-q")
+        .env("PATH", path)
+        .env("SLURM_JOB_NODELIST", "node-[1]")
+        .env("SLURM_JOB_ID", "77")
+        .env("SLURM_NTASKS", "1")
+        .env("SLURM_CPUS_PER_TASK", "2")
+        .env("TMPDIR", &tmp)
+        .env("NEARDUP_PORT", port.to_string())
+        .env("NEARDUP_HOSTFILE_TOOL", repo().join("deploy/hostfile.sh"))
+        .env("NEARDUP_JOB", repo().join("jobs/default.toml"))
+        .output()
+        .unwrap();
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    assert_eq!(
+        std::fs::read_to_string(tmp.join("neardup-hosts-77")).unwrap(),
+        format!("127.0.0.1:{port}\n")
+    );
+    assert!(out.join("_SUCCESS").exists() && kept.join("_SUCCESS").exists());
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["workers"], 2, "{summary}");
+    assert!(summary["counts"]["records"].as_u64().unwrap() > 1000);
+}
