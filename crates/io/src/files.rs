@@ -73,18 +73,29 @@ impl FileList {
             .map_err(|source| Error::Write { path: dir.to_path_buf(), source })?;
         let old = FileList::load(dir)?.unwrap_or_default();
         let listed = |rel: &str| old.lists(rel);
+        // A prefix is listed once rather than asked about file by file.
+        let objects = objects_in(dir)?;
         for rel in &self.files {
             let path = dir.join(rel);
-            let there = crate::out::exists(&path)
-                .map_err(|source| Error::ReadFile { path: path.clone(), source })?;
+            let there = match &objects {
+                Some(objects) => objects.contains(rel.as_str()),
+                None => crate::out::exists(&path)
+                    .map_err(|source| Error::ReadFile { path: path.clone(), source })?,
+            };
             if there && !listed(rel) {
                 return Err(Error::NotOurs { path, folder: dir.to_path_buf() });
             }
         }
         for sub in owned {
             let folder = dir.join(sub);
-            let names = crate::out::names_in(&folder)
-                .map_err(|source| Error::ReadFile { path: folder.clone(), source })?;
+            let names = match &objects {
+                Some(objects) => objects
+                    .iter()
+                    .filter_map(|o| o.strip_prefix(&format!("{sub}/")).map(String::from))
+                    .collect(),
+                None => crate::out::names_in(&folder)
+                    .map_err(|source| Error::ReadFile { path: folder.clone(), source })?,
+            };
             for name in names {
                 let rel = format!("{sub}/{name}");
                 if !listed(&rel) {
@@ -108,12 +119,16 @@ impl FileList {
     /// # Errors
     /// [`Error::Write`] naming a file that cannot be removed.
     pub fn remove(&self, dir: &Path, keep: &[&str]) -> Result<()> {
-        // Objects are never written under a temporary name.
-        let remote = crate::remote::is_remote(dir);
+        // Objects are never written under a temporary name, and only those there are
+        // removed (one listing instead of a request per listed name).
+        let objects = objects_in(dir)?;
+        let remote = objects.is_some();
+        let there = |rel: &str| objects.as_ref().is_none_or(|o| o.contains(rel));
         // The success marker goes first: a reader never sees it beside missing files.
         let (markers, rest): (Vec<&String>, Vec<&String>) =
             self.files.iter().partition(|f| f.rsplit('/').next() == Some(SUCCESS_MARKER));
-        for rel in markers.into_iter().chain(rest).filter(|f| !keep.contains(&f.as_str())) {
+        let chosen = markers.into_iter().chain(rest).filter(|f| !keep.contains(&f.as_str()));
+        for rel in chosen.filter(|f| there(f)) {
             let path = dir.join(rel);
             let temporary = (!remote).then(|| temporary_name(&path));
             for path in temporary.into_iter().chain([path]) {
@@ -138,6 +153,16 @@ impl FileList {
         let json = serde_json::to_vec_pretty(self).expect("a file list serialises");
         write_atomically(&dir.join(FILE_LIST), &json)
     }
+}
+
+/// The objects below the prefix `dir`, relative to it; `None` for a local folder.
+fn objects_in(dir: &Path) -> Result<Option<std::collections::HashSet<String>>> {
+    if !crate::remote::is_remote(dir) {
+        return Ok(None);
+    }
+    let names = crate::out::names_in(dir)
+        .map_err(|source| Error::ReadFile { path: dir.to_path_buf(), source })?;
+    Ok(Some(names.into_iter().collect()))
 }
 
 fn is_plain_relative(rel: &str) -> bool {

@@ -225,6 +225,16 @@ pub enum Error {
         /// Who holds it.
         holder: String,
     },
+    /// Another run took over this run's lock (it judged this run stopped): this run must
+    /// not commit.
+    #[error(
+        "another run took over the lock \"{}\" while this run held it (it judged this run stopped); this run commits nothing",
+        .lock.display()
+    )]
+    LockLost {
+        /// The lock file.
+        lock: PathBuf,
+    },
     /// The index changed (a run added to it, or it was compacted or forgotten from) after
     /// this run read it.
     #[error("the index \"{}\" changed after this run read it (another run or index command changed it); run again", .path.display())]

@@ -9,7 +9,8 @@
 //! is told so. The file is removed when the lock is dropped.
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
@@ -39,6 +40,11 @@ pub struct LockHolder {
     pub heartbeat_unix: u64,
     /// Unique to this holding of the lock.
     pub token: String,
+    /// The kernel boot and process namespace the holder's id belongs to: two hosts (or two
+    /// pods) of one name are told apart by it, so a process is judged gone from its
+    /// process table only where that table is the holder's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<String>,
 }
 
 impl LockHolder {
@@ -53,6 +59,7 @@ impl LockHolder {
             started_unix: now,
             heartbeat_unix: now,
             token: format!("{pid:x}-{nanos:x}"),
+            machine: this_machine(),
         }
     }
 
@@ -68,7 +75,8 @@ impl LockHolder {
     /// Whether the holder has stopped: its process is gone from this host, or, on another
     /// host, its heartbeat is older than `stale_after`. Returns why.
     fn gone(&self) -> Option<String> {
-        if self.host == host_name() && procfs() {
+        let same_machine = self.machine.is_none() || self.machine == this_machine();
+        if self.host == host_name() && procfs() && same_machine {
             return match process_start(self.pid) {
                 None => Some(format!("process {} is gone", self.pid)),
                 Some(start) if self.process_start.is_some_and(|s| s != start) => {
@@ -111,6 +119,8 @@ impl std::fmt::Display for TakenOver {
 pub struct FolderLock {
     path: PathBuf,
     token: String,
+    /// Set by the heartbeat when another run holds the lock now.
+    lost: Arc<AtomicBool>,
     stop: Option<mpsc::Sender<()>>,
     heartbeat: Option<std::thread::JoinHandle<()>>,
 }
@@ -154,17 +164,34 @@ impl FolderLock {
     fn start(path: PathBuf, me: LockHolder, e_tag: Option<String>) -> Self {
         let (stop, stopped) = mpsc::channel::<()>();
         let token = me.token.clone();
+        let lost = Arc::new(AtomicBool::new(false));
         let heartbeat = {
-            let path = path.clone();
+            let (path, lost) = (path.clone(), lost.clone());
             std::thread::Builder::new()
                 .name("neardup-lock".into())
-                .spawn(move || match e_tag {
-                    Some(e_tag) => beat_object(&path, me, e_tag, &stopped),
-                    None => beat(&path, me, &stopped),
+                .spawn(move || {
+                    let held = match e_tag {
+                        Some(e_tag) => beat_object(&path, me, e_tag, &stopped),
+                        None => beat(&path, me, &stopped),
+                    };
+                    if !held {
+                        lost.store(true, Ordering::SeqCst);
+                    }
                 })
                 .ok()
         };
-        FolderLock { path, token, stop: Some(stop), heartbeat }
+        FolderLock { path, token, lost, stop: Some(stop), heartbeat }
+    }
+
+    /// Checks that no other run took the lock over (having judged this run stopped).
+    ///
+    /// # Errors
+    /// [`Error::LockLost`] when one did: the run must not commit.
+    pub fn ensure_held(&self) -> Result<()> {
+        if self.lost.load(Ordering::SeqCst) {
+            return Err(Error::LockLost { lock: self.path.clone() });
+        }
+        Ok(())
     }
 
     /// The lock file.
@@ -194,15 +221,16 @@ impl Drop for FolderLock {
     }
 }
 
-/// Rewrites the heartbeat of `me`'s lock until told to stop (or the lock is no longer ours).
-fn beat(path: &Path, mut me: LockHolder, stopped: &mpsc::Receiver<()>) {
+/// Rewrites the heartbeat of `me`'s lock until told to stop; returns false when the lock
+/// is no longer ours.
+fn beat(path: &Path, mut me: LockHolder, stopped: &mpsc::Receiver<()>) -> bool {
     while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(HEARTBEAT) {
         let ours = std::fs::read(path)
             .ok()
             .and_then(|b| serde_json::from_slice::<LockHolder>(&b).ok())
             .is_some_and(|h| h.token == me.token);
         if !ours {
-            return;
+            return false;
         }
         me.heartbeat_unix = unix_now();
         let tmp = path.with_file_name(format!(
@@ -215,6 +243,7 @@ fn beat(path: &Path, mut me: LockHolder, stopped: &mpsc::Receiver<()>) {
             let _ = std::fs::remove_file(&tmp);
         }
     }
+    true
 }
 
 fn create_new(path: &Path, me: &LockHolder) -> std::io::Result<()> {
@@ -254,6 +283,7 @@ fn read_holder(path: &Path) -> Result<Option<(LockHolder, Vec<u8>)>> {
         started_unix: modified,
         heartbeat_unix: modified,
         token: String::new(),
+        machine: None,
     };
     Ok(Some((holder, bytes)))
 }
@@ -307,6 +337,7 @@ fn acquire_object(path: &Path) -> Result<(FolderLock, Option<TakenOver>)> {
             started_unix: 0,
             heartbeat_unix: 0,
             token: String::new(),
+            machine: None,
         });
         if holder.token == me.token {
             // Our own creation, whose answer was lost and retried.
@@ -340,24 +371,39 @@ fn started(path: &Path, me: LockHolder, e_tag: Option<String>) -> Result<FolderL
     Ok(FolderLock::start(path.to_path_buf(), me, Some(e_tag)))
 }
 
-/// Rewrites the heartbeat of the lock object while it is unchanged since our last write;
-/// stops when told to, or when another run took it over.
-fn beat_object(path: &Path, mut me: LockHolder, mut e_tag: String, stopped: &mpsc::Receiver<()>) {
-    use crate::remote::{Condition, put_if};
+/// Rewrites the heartbeat of the lock object while it is unchanged since our last write,
+/// until told to stop; returns false when another run took it over.
+fn beat_object(
+    path: &Path,
+    mut me: LockHolder,
+    mut e_tag: String,
+    stopped: &mpsc::Receiver<()>,
+) -> bool {
+    use crate::remote::{Condition, get, put_if};
     while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(HEARTBEAT) {
         me.heartbeat_unix = unix_now();
         let json = serde_json::to_vec(&me).expect("a lock holder serialises");
         match put_if(path, json, &Condition::Unchanged(e_tag.clone())) {
             Ok(Some(next)) => e_tag = next,
-            Ok(None) => return,
+            Ok(None) => return true, // a store without ETags: heartbeats cannot go on
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                tracing::error!(lock = %path.display(), "another run took over this run's lock");
-                return;
+                // Ours still, if an earlier beat's answer was lost after it was stored.
+                let now = get(path).ok().flatten();
+                let holder =
+                    now.as_ref().and_then(|(b, _)| serde_json::from_slice::<LockHolder>(b).ok());
+                match (holder, now.and_then(|(_, e_tag)| e_tag)) {
+                    (Some(h), Some(next)) if h.token == me.token => e_tag = next,
+                    _ => {
+                        tracing::error!(lock = %path.display(), "another run took over this run's lock");
+                        return false;
+                    }
+                }
             }
             // A failed beat is tried again at the next one; a lock is stale only after many.
             Err(e) => tracing::warn!(lock = %path.display(), error = %e, "cannot renew the lock"),
         }
     }
+    true
 }
 
 /// Removes the lock object if it is still ours. (Between the check and the removal another
@@ -384,6 +430,14 @@ pub fn host_name() -> String {
         .filter(|s| !s.is_empty())
         .or_else(|| std::env::var("HOSTNAME").ok())
         .unwrap_or_else(|| "localhost".into())
+}
+
+/// This kernel's boot id and this process's pid namespace, which together name the process
+/// table that pids refer to.
+fn this_machine() -> Option<String> {
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    let namespace = std::fs::read_link("/proc/self/ns/pid").ok()?;
+    Some(format!("{}/{}", boot.trim(), namespace.display()))
 }
 
 /// Whether processes can be checked here (`/proc`).
@@ -468,6 +522,24 @@ mod tests {
         other.process_start = other.process_start.map(|s| s + 1);
         write_holder(&path, &other);
         assert!(FolderLock::acquire(&path).unwrap().1.is_some());
+    }
+
+    #[test]
+    fn a_holder_of_the_same_name_in_another_process_table_is_judged_by_its_heartbeat() {
+        // Two pods of one name (pid 1 in each) on separate process tables: this one's
+        // table says nothing about the other's process.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".lock");
+        let mut twin = LockHolder::this_process();
+        twin.process_start = twin.process_start.map(|s| s + 1);
+        twin.machine = Some("another-boot/pid:[1]".into());
+        write_holder(&path, &twin);
+        let err = FolderLock::acquire(&path).unwrap_err();
+        assert!(matches!(err, Error::Busy { .. }), "{err}");
+        twin.heartbeat_unix -= STALE_AFTER.as_secs() + 5;
+        write_holder(&path, &twin);
+        let (_lock, taken) = FolderLock::acquire(&path).unwrap();
+        assert!(taken.unwrap().reason.contains("no heartbeat"));
     }
 
     #[test]

@@ -43,7 +43,7 @@ const OWNED_FOLDERS: [&str; 2] = ["documents", "pairs"];
 
 /// What a run holds until it ends: the locks of the folders it changes and its spill folder.
 pub(crate) struct Held {
-    _output: Option<FolderLock>,
+    output: Option<FolderLock>,
     /// The index lock (process 0 of a run with an index), which commits the manifest.
     index: Option<IndexLock>,
     /// Where this process spills (removed at the end).
@@ -64,7 +64,7 @@ pub(crate) fn prepare(config: &JobConfig, topology: &Topology) -> Result<Held, J
     neardup_io::out::create_dir_all(output).map_err(|e| write_err(output, e))?;
     let spill = spill_folder(config, topology);
     if topology.process != 0 {
-        return Ok(Held { _output: None, index: None, spill });
+        return Ok(Held { output: None, index: None, spill });
     }
     let (output_lock, taken) =
         FolderLock::acquire(&output.join(".lock")).map_err(JobError::Write)?;
@@ -81,7 +81,7 @@ pub(crate) fn prepare(config: &JobConfig, topology: &Topology) -> Result<Held, J
     if let Some(dir) = &config.write_kept {
         FileList::new(kept_files(config)).prepare(dir, &[]).map_err(JobError::Write)?;
     }
-    Ok(Held { _output: Some(output_lock), index: index_lock, spill })
+    Ok(Held { output: Some(output_lock), index: index_lock, spill })
 }
 
 /// Takes the index lock and removes the segment folders no generation lists (failed runs'),
@@ -157,7 +157,7 @@ pub(crate) fn finish(
         };
     }
     let committed = match &failure {
-        None => commit(config, topology, &summary, &totals, boilerplate, held.index.as_mut()),
+        None => commit(config, topology, &summary, &totals, boilerplate, held),
         Some(JobError::TooManyRejects { .. }) => {
             // The parts stay: they show what was rejected.
             write_report(config, &summary, &totals, boilerplate).map(|()| false)
@@ -174,6 +174,11 @@ pub(crate) fn finish(
     match failure {
         None => Ok(summary),
         Some(error) => {
+            // A run whose lock was taken over leaves the folder to the run that holds it
+            // now: the files it lists are that run's.
+            if lock_lost(&error) {
+                return Err(error);
+            }
             if !matches!(error, JobError::TooManyRejects { .. })
                 && let Err(cleanup) = remove_parts(&config.output, topology)
             {
@@ -182,7 +187,15 @@ pub(crate) fn finish(
             }
             if let Some(plan) = config.index.as_ref().filter(|_| !index_committed) {
                 // Uncommitted: the next run would remove it, but nothing needs it now.
-                let _ = neardup_io::out::remove_all(&plan.new_generation_dir());
+                // Checked against the manifest as it is, in case a commit reported as
+                // failed was stored after all.
+                let listed = neardup_io::index::Manifest::load(&plan.dir)
+                    .ok()
+                    .flatten()
+                    .is_some_and(|m| m.generations.iter().any(|g| g.folder == plan.folder));
+                if !listed {
+                    let _ = neardup_io::out::remove_all(&plan.new_generation_dir());
+                }
             }
             summary.status = "failed".into();
             let mut message = error_chain(&error);
@@ -202,6 +215,15 @@ pub(crate) fn finish(
     }
 }
 
+/// Whether `error` says another run took over one of this run's locks.
+fn lock_lost(error: &JobError) -> bool {
+    matches!(
+        error,
+        JobError::Write(neardup_io::Error::LockLost { .. })
+            | JobError::Index(neardup_io::Error::LockLost { .. })
+    )
+}
+
 /// The success path of process 0; on failure returns the error and whether the index
 /// generation was committed before it.
 fn commit(
@@ -210,7 +232,7 @@ fn commit(
     summary: &Summary,
     totals: &WorkerReport,
     boilerplate: Option<&neardup_text::Boilerplate>,
-    index_lock: Option<&mut IndexLock>,
+    held: &mut Held,
 ) -> Result<bool, (JobError, bool)> {
     let point = |name: &str, path: &Path, committed: bool| {
         failpoint::hit(name).map_err(|source| {
@@ -221,7 +243,7 @@ fn commit(
     write_report(config, summary, totals, boilerplate).map_err(|(e, _)| (e, false))?;
     point("report-written", &config.output.join(REPORT_FILE), false)?;
     let mut index_committed = false;
-    if let (Some(plan), Some(lock)) = (&config.index, index_lock) {
+    if let (Some(plan), Some(lock)) = (&config.index, held.index.as_mut()) {
         commit_generation(plan, topology, &totals.stats.index, lock).map_err(|e| (e, false))?;
         index_committed = true;
         point("manifest-written", &plan.dir.join(neardup_io::index::MANIFEST), true)?;
@@ -230,6 +252,10 @@ fn commit(
     if let Some(dir) = &config.write_kept {
         write_atomically(&dir.join(SUCCESS_MARKER), b"").map_err(committed)?;
         point("kept-written", &dir.join(SUCCESS_MARKER), index_committed)?;
+    }
+    // A run whose output lock was taken over must not say it succeeded.
+    if let Some(lock) = &held.output {
+        lock.ensure_held().map_err(committed)?;
     }
     let json = serde_json::to_vec_pretty(summary).expect("summary serialises");
     write_atomically(&config.output.join(SUMMARY_FILE), &json).map_err(committed)?;

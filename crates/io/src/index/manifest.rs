@@ -257,9 +257,11 @@ impl IndexLock {
     /// this lock read (see [`IndexLock`]).
     ///
     /// # Errors
-    /// [`Error::IndexChanged`] when another run wrote the manifest meanwhile;
-    /// [`Error::Write`] when it cannot be written.
+    /// [`Error::LockLost`] when another run took the lock over, [`Error::IndexChanged`]
+    /// when another run wrote the manifest meanwhile; [`Error::Write`] when it cannot be
+    /// written.
     pub fn commit(&mut self, manifest: &Manifest) -> Result<()> {
+        self._lock.ensure_held()?;
         let path = self.dir.join(MANIFEST);
         let json = manifest.to_json();
         let changed = || Error::IndexChanged { path: self.dir.clone() };

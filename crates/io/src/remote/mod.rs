@@ -31,6 +31,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures::StreamExt;
 use object_store::aws::AmazonS3Builder;
+use object_store::azure::MicrosoftAzureBuilder;
+use object_store::gcp::GoogleCloudStorageBuilder;
 use object_store::http::HttpBuilder;
 use object_store::multipart::MultipartStore;
 use object_store::path::Path as Key;
@@ -64,18 +66,23 @@ pub fn retries() -> u64 {
     RETRIES.load(Ordering::Relaxed)
 }
 
-/// The schemes read remotely.
-const SCHEMES: [&str; 4] = ["s3://", "s3a://", "http://", "https://"];
+/// The schemes of object storage: S3 (and S3-compatible stores), Google Cloud Storage,
+/// Azure Blob Storage.
+const STORAGE_SCHEMES: [&str; 7] =
+    ["s3://", "s3a://", "gs://", "az://", "azure://", "abfs://", "abfss://"];
+/// The schemes read over HTTP.
+const HTTP_SCHEMES: [&str; 2] = ["http://", "https://"];
 
-/// Whether `path` is a remote address (`s3://`, `s3a://`, `http://`, `https://`) rather
-/// than a local path.
+/// Whether `path` is a remote address (object storage, `http://`, `https://`) rather than
+/// a local path.
 pub fn is_remote(path: &Path) -> bool {
-    path.to_str().is_some_and(|p| SCHEMES.iter().any(|s| p.starts_with(s)))
+    path.to_str()
+        .is_some_and(|p| STORAGE_SCHEMES.iter().chain(&HTTP_SCHEMES).any(|s| p.starts_with(s)))
 }
 
 /// Whether `path` is an address that can be listed like a folder (object storage, not HTTP).
 pub fn is_listable(path: &Path) -> bool {
-    path.to_str().is_some_and(|p| p.starts_with("s3://") || p.starts_with("s3a://"))
+    path.to_str().is_some_and(|p| STORAGE_SCHEMES.iter().any(|s| p.starts_with(s)))
 }
 
 /// The process's runtime for requests, made on first use.
@@ -146,6 +153,37 @@ fn store(scheme: &str, authority: &str) -> io::Result<Stores> {
             let s3 = Arc::new(builder.build().map_err(other)?);
             (s3.clone(), Some(s3))
         }
+        "gs" => {
+            // An emulator or proxy named by GOOGLE_BASE_URL may be on plain http.
+            let plain = std::env::var("GOOGLE_BASE_URL").is_ok_and(|u| u.starts_with("http://"));
+            let gcs = GoogleCloudStorageBuilder::from_env()
+                .with_bucket_name(authority)
+                .with_retry(retry)
+                .with_client_options(options.with_allow_http(plain))
+                .build()
+                .map_err(other)?;
+            let gcs = Arc::new(gcs);
+            (gcs.clone(), Some(gcs))
+        }
+        "az" | "azure" | "abfs" | "abfss" => {
+            let builder = MicrosoftAzureBuilder::from_env().with_retry(retry);
+            // `abfs://container@account.dfs.core.windows.net/...` names its account;
+            // `az://container/...` takes it from AZURE_STORAGE_ACCOUNT_NAME.
+            let builder = match authority.contains('@') {
+                true => builder.with_url(name.clone()),
+                false => builder.with_container_name(authority),
+            };
+            // from_env reads AZURE_ALLOW_HTTP and the emulator settings; options given
+            // here would replace them.
+            let builder = match std::env::var("AZURE_ALLOW_HTTP")
+                .is_ok_and(|v| v.eq_ignore_ascii_case("true"))
+            {
+                true => builder.with_client_options(options.with_allow_http(true)),
+                false => builder.with_client_options(options),
+            };
+            let azure = Arc::new(builder.build().map_err(other)?);
+            (azure.clone(), Some(azure))
+        }
         "http" | "https" => (
             Arc::new(
                 HttpBuilder::new()
@@ -162,7 +200,7 @@ fn store(scheme: &str, authority: &str) -> io::Result<Stores> {
             return Err(io::Error::new(
                 io::ErrorKind::Unsupported,
                 format!(
-                    "unsupported scheme {scheme}:// (s3://, s3a://, http:// and https:// are read)"
+                    "unsupported scheme {scheme}:// (s3://, gs://, az:// and abfs://, http:// and https:// are read)"
                 ),
             ));
         }
@@ -559,13 +597,22 @@ mod tests {
 
     #[test]
     fn addresses_are_told_from_paths() {
-        for remote in ["s3://b/k.jsonl", "s3a://b/", "http://127.0.0.1:8/x.wet.gz", "https://h/p"] {
+        for remote in [
+            "s3://b/k.jsonl",
+            "s3a://b/",
+            "gs://b/p",
+            "az://container/p",
+            "abfss://c@account.dfs.core.windows.net/p",
+            "http://127.0.0.1:8/x.wet.gz",
+            "https://h/p",
+        ] {
             assert!(is_remote(Path::new(remote)), "{remote}");
         }
         for local in ["data/x.jsonl", "/s3/b", "s3:/b/k", "./http://x"] {
             assert!(!is_remote(Path::new(local)), "{local}");
         }
         assert!(is_listable(Path::new("s3://b/prefix")));
+        assert!(is_listable(Path::new("gs://b/prefix")) && is_listable(Path::new("az://c/p")));
         assert!(!is_listable(Path::new("https://h/p")));
         assert_eq!(split("s3://bucket/a/b.jsonl").unwrap(), ("s3", "bucket", "a/b.jsonl"));
         assert_eq!(split("https://h:8080").unwrap(), ("https", "h:8080", ""));

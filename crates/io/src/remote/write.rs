@@ -220,8 +220,10 @@ pub fn put_if(path: &Path, bytes: Vec<u8>, condition: &Condition) -> io::Result<
             PutMode::Update(UpdateVersion { e_tag: Some(e_tag.clone()), version: None })
         }
     };
-    let payload = PutPayload::from(bytes);
+    let payload = PutPayload::from(Bytes::from(bytes));
+    let attempts = std::cell::Cell::new(0u32);
     let put = runtime().block_on(with_retries(|| {
+        attempts.set(attempts.get() + 1);
         let options = PutOptions { mode: mode.clone(), ..PutOptions::default() };
         loc.store.put_opts(&loc.key, payload.clone(), options)
     }));
@@ -229,10 +231,21 @@ pub fn put_if(path: &Path, bytes: Vec<u8>, condition: &Condition) -> io::Result<
         Ok(result) => Ok(result.e_tag),
         Err(
             object_store::Error::Precondition { .. } | object_store::Error::AlreadyExists { .. },
-        ) => Err(io::Error::new(
-            io::ErrorKind::AlreadyExists,
-            format!("{}: written by someone else meanwhile", loc.address),
-        )),
+        ) => {
+            // After a retry, the condition may fail on our own write, whose answer was
+            // lost: the object then holds exactly our bytes (every caller's bytes are
+            // unique to the write: a token, a time, a generation's folder).
+            if attempts.get() > 1
+                && let Some((there, e_tag)) = get(path)?
+                && payload.iter().flat_map(|chunk| chunk.iter()).eq(there.iter())
+            {
+                return Ok(e_tag);
+            }
+            Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!("{}: written by someone else meanwhile", loc.address),
+            ))
+        }
         Err(e) => Err(to_io(e)),
     }
 }
