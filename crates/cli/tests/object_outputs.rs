@@ -373,3 +373,31 @@ fn two_processes_on_objects_equal_one_process_on_local_files() {
     assert_eq!(generation["keys"], local["generations"][0]["keys"]);
     assert!(s3.get("/crawl/two-idx/.lock").is_none() && s3.get("/crawl/two/.lock").is_none());
 }
+
+/// The answer to an index commit is lost after the store made it: the retry meets the
+/// run's own manifest, which it must recognise, and the run succeeds with its segment in
+/// place (it was reported as "the index changed" and its segment removed, leaving the
+/// manifest naming a folder that was gone).
+#[test]
+fn a_commit_whose_answer_is_lost_is_recognised_as_made() {
+    let Some(s3) = S3::start() else { return };
+    s3.put("/crawl", b"");
+    let proxy = support::LossyProxy::start(s3.port);
+    *proxy.target.lock().unwrap() = "PUT /crawl/idx/index.json".into();
+    proxy.lose.store(1, std::sync::atomic::Ordering::SeqCst);
+    let poems = support::repo().join("data-samples/zh-tang-poems/poems.jsonl.gz");
+    let mut cmd = s3.neardup();
+    cmd.env("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{}", proxy.port));
+    cmd.args(["dedup", "-q", "-o", "s3://crawl/out", "--index", "s3://crawl/idx", "-i"]);
+    cmd.arg(&poems);
+    let done = run(cmd, Duration::from_secs(120));
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    assert_eq!(proxy.lose.load(std::sync::atomic::Ordering::SeqCst), 0, "an answer was lost");
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&s3.get("/crawl/idx/index.json").unwrap()).unwrap();
+    let folder = manifest["generations"][0]["folder"].as_str().unwrap().to_string();
+    assert_eq!(segments(&s3), [folder]);
+    let summary: serde_json::Value =
+        serde_json::from_slice(&s3.get("/crawl/out/summary.json").unwrap()).unwrap();
+    assert!(summary["remote_retries"].as_u64().unwrap() >= 1, "{summary}");
+}

@@ -239,6 +239,8 @@ fn commit(
             (JobError::Write(neardup_io::Error::Write { path: path.into(), source }), committed)
         })
     };
+    // Requests of the commit retried are counted too (the workers counted theirs).
+    let retries_before = neardup_io::remote::retries();
     point("parts-written", &config.output, false)?;
     write_report(config, summary, totals, boilerplate).map_err(|(e, _)| (e, false))?;
     point("report-written", &config.output.join(REPORT_FILE), false)?;
@@ -257,7 +259,9 @@ fn commit(
     if let Some(lock) = &held.output {
         lock.ensure_held().map_err(committed)?;
     }
-    let json = serde_json::to_vec_pretty(summary).expect("summary serialises");
+    let mut summary = summary.clone();
+    summary.remote_retries += neardup_io::remote::retries() - retries_before;
+    let json = serde_json::to_vec_pretty(&summary).expect("summary serialises");
     write_atomically(&config.output.join(SUMMARY_FILE), &json).map_err(committed)?;
     tracing::info!(status = summary.status, seconds = summary.seconds.total, "summary written");
     point("summary-written", &config.output.join(SUMMARY_FILE), index_committed)?;

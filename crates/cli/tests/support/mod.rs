@@ -303,3 +303,106 @@ pub fn inputs(dir: &Path) -> Vec<(String, PathBuf)> {
     made.push(("tables/poems.parquet".into(), parquet));
     made
 }
+
+/// A proxy on loopback in front of a server that can lose answers: the next `lose`
+/// requests whose method and path start with `target` (like `PUT /crawl/idx/index.json`)
+/// reach the server, but their answers are dropped and the client's connection closed, as
+/// when a network fails after the server acted. One request per connection.
+pub struct LossyProxy {
+    pub port: u16,
+    pub target: Arc<std::sync::Mutex<String>>,
+    pub lose: Arc<std::sync::atomic::AtomicUsize>,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl LossyProxy {
+    pub fn start(server: u16) -> LossyProxy {
+        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let target = Arc::new(std::sync::Mutex::new(String::new()));
+        let (lose, stop) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicBool::new(false)));
+        let thread = {
+            let (target, lose, stop) = (target.clone(), lose.clone(), stop.clone());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    match listener.accept() {
+                        Ok((client, _)) => {
+                            let (target, lose) = (target.clone(), lose.clone());
+                            std::thread::spawn(move || {
+                                let _ = relay(client, server, &target, &lose);
+                            });
+                        }
+                        Err(_) => std::thread::sleep(Duration::from_millis(2)),
+                    }
+                }
+            })
+        };
+        LossyProxy { port, target, lose, stop, thread: Some(thread) }
+    }
+}
+
+impl Drop for LossyProxy {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Relays one request to `server` and its answer back, unless the answer is to be lost.
+fn relay(
+    mut client: TcpStream,
+    server: u16,
+    target: &std::sync::Mutex<String>,
+    lose: &std::sync::atomic::AtomicUsize,
+) -> std::io::Result<()> {
+    use std::io::BufRead;
+    client.set_nonblocking(false)?;
+    client.set_read_timeout(Some(Duration::from_secs(30)))?;
+    let mut reader = std::io::BufReader::new(client.try_clone()?);
+    let mut head = String::new();
+    let mut length = 0usize;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 {
+            return Ok(());
+        }
+        let lower = line.to_ascii_lowercase();
+        if let Some(n) = lower.strip_prefix("content-length:") {
+            length = n.trim().parse().unwrap_or(0);
+        }
+        if lower.starts_with("connection:") {
+            continue;
+        }
+        if line == "\r\n" {
+            head.push_str("Connection: close\r\n\r\n");
+            break;
+        }
+        head.push_str(&line);
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body)?;
+    let mut upstream = TcpStream::connect(("127.0.0.1", server))?;
+    upstream.write_all(head.as_bytes())?;
+    upstream.write_all(&body)?;
+    let mut answer = Vec::new();
+    upstream.read_to_end(&mut answer)?;
+    let wanted = target.lock().unwrap().clone();
+    let lost = !wanted.is_empty()
+        && head.starts_with(&wanted)
+        && lose
+            .fetch_update(
+                std::sync::atomic::Ordering::SeqCst,
+                std::sync::atomic::Ordering::SeqCst,
+                |n| n.checked_sub(1),
+            )
+            .is_ok();
+    if !lost {
+        client.write_all(&answer)?;
+    }
+    client.shutdown(std::net::Shutdown::Both)
+}
