@@ -105,6 +105,18 @@ fn a_run_from_objects_to_objects_equals_the_same_run_on_local_files() {
     assert!(done.status.success(), "{done:?}");
     assert_eq!(output_keys(&s3), COMPLETE);
     check_same_as_local(&s3, dir.path(), &local);
+    // eval reads a run in the bucket as one on disk.
+    let truth = support::repo().join("data-samples/web-templated/truth.json");
+    let eval = |run_dir: &str| {
+        let mut cmd = s3.neardup();
+        cmd.args(["eval", "--json", "--truth"]).arg(&truth).args(["--run", run_dir]);
+        let done = run(cmd, Duration::from_secs(120));
+        assert!(done.status.success(), "{done:?}");
+        let mut report: serde_json::Value = serde_json::from_slice(&done.stdout).unwrap();
+        report.as_object_mut().unwrap().remove("run");
+        report
+    };
+    assert_eq!(eval("s3://crawl/out"), eval(&local.0.to_string_lossy()));
 
     // A rerun replaces what the first listed; objects it did not write stay untouched.
     s3.put("/crawl/out/notes/readme.txt", b"an analyst's notes");

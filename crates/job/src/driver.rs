@@ -71,9 +71,13 @@ pub fn read_boilerplate(
     learned: bool,
 ) -> Result<Option<neardup_text::Boilerplate>, neardup_io::Error> {
     let path = output.join(BOILERPLATE_FILE);
-    let bytes = match std::fs::read(&path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !learned => return Ok(None),
+    let bytes = match neardup_io::out::read_optional(&path) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) if !learned => return Ok(None),
+        Ok(None) => {
+            let source = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+            return Err(neardup_io::Error::ReadFile { path, source });
+        }
         Err(source) => return Err(neardup_io::Error::ReadFile { path, source }),
     };
     if !bytes.len().is_multiple_of(8) {

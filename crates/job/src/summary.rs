@@ -248,8 +248,14 @@ impl Summary {
     /// [`neardup_io::Error::Damaged`] when it is not a summary this version reads.
     pub fn read(output: &std::path::Path) -> Result<Summary, neardup_io::Error> {
         let path = output.join(SUMMARY_FILE);
-        let bytes = std::fs::read(&path)
-            .map_err(|source| neardup_io::Error::ReadFile { path: path.clone(), source })?;
+        let bytes = match neardup_io::out::read_optional(&path) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => {
+                let source = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+                return Err(neardup_io::Error::ReadFile { path, source });
+            }
+            Err(source) => return Err(neardup_io::Error::ReadFile { path, source }),
+        };
         serde_json::from_slice(&bytes).map_err(|e| neardup_io::Error::Damaged {
             path,
             detail: format!("not a run summary this version reads: {e}"),
