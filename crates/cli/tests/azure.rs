@@ -8,7 +8,7 @@ mod support;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -28,21 +28,13 @@ struct Azurite {
 
 impl Azurite {
     fn start() -> Option<Azurite> {
-        let candidates = [
-            std::env::var("NEARDUP_AZURITE").ok().map(PathBuf::from),
-            Some(PathBuf::from("azurite-blob")),
-            Some(repo().join("target/ci-node/node_modules/.bin/azurite-blob")),
-        ];
-        let program = candidates
-            .into_iter()
-            .flatten()
-            .find(|p| Command::new(p).arg("--help").output().is_ok_and(|o| o.status.success()));
-        let Some(program) = program else {
-            let message = "azurite-blob not found (npm install azurite): az:// not tested";
-            assert!(std::env::var("NEARDUP_REQUIRE_AZURE").is_err(), "{message}");
-            eprintln!("{message}");
-            return None;
-        };
+        let program = support::find_server(
+            "azurite-blob",
+            "NEARDUP_AZURITE",
+            "target/ci-node/node_modules/.bin/azurite-blob",
+            "NEARDUP_REQUIRE_AZURE",
+            "npm install azurite",
+        )?;
         for _ in 0..5 {
             let port = free_port();
             let child = Command::new(&program)

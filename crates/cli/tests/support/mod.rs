@@ -71,6 +71,32 @@ pub fn request(port: u16, method: &str, path: &str, body: &[u8]) -> (u16, Vec<u8
     (status, answer[start..].to_vec())
 }
 
+/// The server program `name` (from the variable `named_by`, PATH, or `ci_path` below the
+/// repository), or `None` after saying so; a failure instead when `required_by` is set.
+pub fn find_server(
+    name: &str,
+    named_by: &str,
+    ci_path: &str,
+    required_by: &str,
+    install: &str,
+) -> Option<PathBuf> {
+    let candidates = [
+        std::env::var(named_by).ok().map(PathBuf::from),
+        Some(PathBuf::from(name)),
+        Some(repo().join(ci_path)),
+    ];
+    let program = candidates
+        .into_iter()
+        .flatten()
+        .find(|p| Command::new(p).arg("--help").output().is_ok_and(|o| o.status.success()));
+    if program.is_none() {
+        let message = format!("{name} not found ({install}): the tests that need it did not run");
+        assert!(std::env::var(required_by).is_err(), "{message}");
+        eprintln!("{message}");
+    }
+    program
+}
+
 /// moto's S3 server on a free loopback port, stopped when dropped.
 pub struct S3 {
     child: Child,
@@ -81,22 +107,13 @@ impl S3 {
     /// Starts the server, or says why not and returns `None` (a failure instead under
     /// `NEARDUP_REQUIRE_S3=1`).
     pub fn start() -> Option<S3> {
-        let candidates = [
-            std::env::var("NEARDUP_MOTO_SERVER").ok().map(PathBuf::from),
-            Some(PathBuf::from("moto_server")),
-            Some(repo().join("target/ci-venv/bin/moto_server")),
-        ];
-        let program = candidates
-            .into_iter()
-            .flatten()
-            .find(|p| Command::new(p).arg("--help").output().is_ok_and(|o| o.status.success()));
-        let Some(program) = program else {
-            let message =
-                "moto_server not found (pip install 'moto[server]'): S3 inputs not tested";
-            assert!(std::env::var("NEARDUP_REQUIRE_S3").is_err(), "{message}");
-            eprintln!("{message}");
-            return None;
-        };
+        let program = find_server(
+            "moto_server",
+            "NEARDUP_MOTO_SERVER",
+            "target/ci-venv/bin/moto_server",
+            "NEARDUP_REQUIRE_S3",
+            "pip install 'moto[server]'",
+        )?;
         // The port is free when chosen, but another test may take it before the server
         // binds it: a server that exits is started again on another port.
         for _ in 0..5 {
