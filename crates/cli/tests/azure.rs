@@ -13,7 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
-use support::{free_port, neardup, repo, results, run};
+use support::{free_port, neardup, repo, results, run, summary};
 
 /// Azurite's well-known account and key.
 const ACCOUNT: &str = "devstoreaccount1";
@@ -228,9 +228,6 @@ fn azure_blob_storage_holds_outputs_kept_dataset_index_and_inputs() {
     cmd.args(["dedup", "-q", "-i", "az://crawl/kept", "-o"]).arg(dir.path().join("again"));
     let done = run(cmd, Duration::from_secs(120));
     assert!(done.status.success(), "{done:?}");
-    let summary = |out: &Path| -> serde_json::Value {
-        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap()
-    };
     assert_eq!(
         summary(&dir.path().join("again"))["counts"]["records"],
         summary(&out)["counts"]["kept"]

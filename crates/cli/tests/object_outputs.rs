@@ -9,7 +9,7 @@ mod support;
 use std::path::Path;
 use std::time::Duration;
 
-use support::{S3, inputs, neardup, results, run};
+use support::{S3, inputs, neardup, results, run, summary};
 
 /// Puts the test inputs under `s3://crawl/in/` and returns the local copy's folder.
 fn stage_inputs(s3: &S3, dir: &Path) -> std::path::PathBuf {
@@ -77,9 +77,6 @@ fn check_same_as_local(s3: &S3, dir: &Path, local: &(std::path::PathBuf, std::pa
     s3.download("crawl", "out", &fetched.path().join("out"));
     s3.download("crawl", "kept", &fetched.path().join("kept"));
     assert_eq!(results(&fetched.path().join("out")), results(&local.0));
-    let summary = |out: &Path| -> serde_json::Value {
-        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap()
-    };
     let (remote, reference) = (summary(&fetched.path().join("out")), summary(&local.0));
     assert_eq!(remote["status"], "success");
     assert_eq!(remote["counts"], reference["counts"]);

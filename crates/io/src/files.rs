@@ -79,8 +79,7 @@ impl FileList {
             let path = dir.join(rel);
             let there = match &objects {
                 Some(objects) => objects.contains(rel.as_str()),
-                None => crate::out::exists(&path)
-                    .map_err(|source| Error::ReadFile { path: path.clone(), source })?,
+                None => path.symlink_metadata().is_ok(),
             };
             if there && !listed(rel) {
                 return Err(Error::NotOurs { path, folder: dir.to_path_buf() });

@@ -146,8 +146,6 @@ fn discover_remote(path: &Path, found: &mut Vec<(PathBuf, Format, u64)>) -> Resu
         }
         _ => {}
     }
-    let text = path.to_str().expect("remote addresses are UTF-8");
-    let folder = format!("{}/", text.trim_end_matches('/'));
     let before = found.len();
     let listed = crate::remote::list(path).map_err(open_err)?;
     if listed.is_empty() && named.is_none() {
@@ -156,13 +154,10 @@ fn discover_remote(path: &Path, found: &mut Vec<(PathBuf, Format, u64)>) -> Resu
             std::io::Error::new(std::io::ErrorKind::NotFound, "no objects under this prefix");
         return Err(open_err(missing));
     }
-    for (object, size) in listed {
-        let Some(inside) = object.to_str().and_then(|o| o.strip_prefix(&folder)) else {
-            continue;
-        };
-        let hidden = inside.split('/').any(|part| part.starts_with(['.', '_']));
-        if !hidden && let Some(format) = Format::of_listed(&object) {
-            found.push((object, format, size));
+    for object in listed {
+        let hidden = object.relative.split('/').any(|part| part.starts_with(['.', '_']));
+        if !hidden && let Some(format) = Format::of_listed(&object.address) {
+            found.push((object.address, format, object.size));
         }
     }
     if found.len() == before && named.is_some() {

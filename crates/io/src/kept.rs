@@ -163,7 +163,7 @@ fn copy_parquet(
 ) -> Result<(u64, OutFile)> {
     let path = &file.path;
     let parquet_err = |source| Error::Parquet { path: path.clone(), source };
-    let handle = crate::parquet_in::ParquetInput::open(file)
+    let handle = crate::parquet_in::ParquetInput::open(path, Some(file.bytes))
         .map_err(|source| Error::Open { path: path.clone(), source })?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(handle).map_err(parquet_err)?;
     let schema = builder.schema().clone();

@@ -63,6 +63,20 @@ impl LockHolder {
         }
     }
 
+    /// A holder known only by a process id and a time: a lock that does not parse (an
+    /// older neardup's, or damaged), judged by its age as if held from an unknown host.
+    fn unknown(pid: u32, since_unix: u64) -> Self {
+        LockHolder {
+            pid,
+            host: "an unknown host".into(),
+            process_start: None,
+            started_unix: since_unix,
+            heartbeat_unix: since_unix,
+            token: String::new(),
+            machine: None,
+        }
+    }
+
     /// Says who holds the lock, for an error message.
     pub fn describe(&self) -> String {
         let age = unix_now().saturating_sub(self.heartbeat_unix);
@@ -276,15 +290,7 @@ fn read_holder(path: &Path) -> Result<Option<(LockHolder, Vec<u8>)>> {
         .map_or_else(|| unix_now().saturating_sub(STALE_AFTER.as_secs() + 1), |d| d.as_secs());
     let text = String::from_utf8_lossy(&bytes);
     let pid = text.trim().strip_prefix("pid ").and_then(|p| p.trim().parse().ok()).unwrap_or(0);
-    let holder = LockHolder {
-        pid,
-        host: "an unknown host".into(),
-        process_start: None,
-        started_unix: modified,
-        heartbeat_unix: modified,
-        token: String::new(),
-        machine: None,
-    };
+    let holder = LockHolder::unknown(pid, modified);
     Ok(Some((holder, bytes)))
 }
 
@@ -330,19 +336,9 @@ fn acquire_object(path: &Path) -> Result<(FolderLock, Option<TakenOver>)> {
             get(path).map_err(|source| Error::ReadFile { path: path.to_path_buf(), source })?;
         let Some((bytes, e_tag)) = got else { continue }; // removed meanwhile
         // Only whole objects are ever written: one that does not parse is not a live run's.
-        let holder = serde_json::from_slice::<LockHolder>(&bytes).unwrap_or(LockHolder {
-            pid: 0,
-            host: "an unknown host".into(),
-            process_start: None,
-            started_unix: 0,
-            heartbeat_unix: 0,
-            token: String::new(),
-            machine: None,
-        });
-        if holder.token == me.token {
-            // Our own creation, whose answer was lost and retried.
-            return Ok((started(path, me, e_tag)?, taken_over));
-        }
+        // (Our own creation whose answer was lost is recognised by `put_if`.)
+        let holder = serde_json::from_slice::<LockHolder>(&bytes)
+            .unwrap_or_else(|_| LockHolder::unknown(0, 0));
         let Some(reason) = holder.gone() else {
             return Err(Error::Busy { lock: path.to_path_buf(), holder: holder.describe() });
         };
@@ -387,7 +383,7 @@ fn beat_object(
             Ok(Some(next)) => e_tag = next,
             Ok(None) => return true, // a store without ETags: heartbeats cannot go on
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                // Ours still, if an earlier beat's answer was lost after it was stored.
+                // Ours still, if an earlier beat that failed for good was stored after all.
                 let now = get(path).ok().flatten();
                 let holder =
                     now.as_ref().and_then(|(b, _)| serde_json::from_slice::<LockHolder>(b).ok());

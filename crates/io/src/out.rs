@@ -116,14 +116,6 @@ pub fn read_optional(path: &Path) -> io::Result<Option<Vec<u8>>> {
     }
 }
 
-/// Whether there is a file (or a symbolic link), or an object, at `path`.
-///
-/// # Errors
-/// When the store cannot be asked.
-pub fn exists(path: &Path) -> io::Result<bool> {
-    if is_remote(path) { remote::exists(path) } else { Ok(path.symlink_metadata().is_ok()) }
-}
-
 /// Removes the file or object at `path`; one that is not there is no error.
 ///
 /// # Errors
@@ -154,11 +146,7 @@ pub fn remove_empty_dir(dir: &Path) {
 /// When it exists but cannot be listed.
 pub fn names_in(dir: &Path) -> io::Result<Vec<String>> {
     if is_remote(dir) {
-        let prefix = format!("{}/", dir.to_string_lossy().trim_end_matches('/'));
-        return Ok(remote::list(dir)?
-            .into_iter()
-            .filter_map(|(p, _)| p.to_str().and_then(|p| p.strip_prefix(&prefix)).map(String::from))
-            .collect());
+        return Ok(remote::list(dir)?.into_iter().map(|o| o.relative).collect());
     }
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
@@ -175,8 +163,8 @@ pub fn names_in(dir: &Path) -> io::Result<Vec<String>> {
 /// What the system or the store reports.
 pub fn remove_all(dir: &Path) -> io::Result<()> {
     if is_remote(dir) {
-        for (object, _) in remote::list(dir)? {
-            remote::delete(&object)?;
+        for object in remote::list(dir)? {
+            remote::delete(&object.address)?;
         }
         return Ok(());
     }

@@ -6,7 +6,6 @@
 //! object storage: uploaded under its name, visible once complete), so a failed run leaves
 //! nothing that looks finished.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -408,24 +407,23 @@ impl DocumentsWriter {
     }
 }
 
-/// The finished part files in `dir` (a folder or a prefix) with their sizes, sorted.
-fn part_files(dir: &Path) -> Result<Vec<(PathBuf, u64)>> {
+/// The finished part files in `dir` (a folder or a prefix), sorted, with the sizes a
+/// listing gave.
+fn part_files(dir: &Path) -> Result<Vec<(PathBuf, Option<u64>)>> {
     let open_err = |source| Error::Open { path: dir.to_path_buf(), source };
     let mut parts = Vec::new();
+    let is_part = |name: &str| name.starts_with("part-") && name.ends_with(".parquet");
     if crate::remote::is_remote(dir) {
-        let prefix = format!("{}/", dir.to_string_lossy().trim_end_matches('/'));
-        for (path, size) in crate::remote::list(dir).map_err(open_err)? {
-            let name = path.to_str().and_then(|p| p.strip_prefix(&prefix)).unwrap_or_default();
-            if name.starts_with("part-") && name.ends_with(".parquet") && !name.contains('/') {
-                parts.push((path, size));
+        for object in crate::remote::list(dir).map_err(open_err)? {
+            if is_part(&object.relative) && !object.relative.contains('/') {
+                parts.push((object.address, Some(object.size)));
             }
         }
     } else {
         for entry in std::fs::read_dir(dir).map_err(open_err)? {
             let path = entry.map_err(open_err)?.path();
-            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-            if name.starts_with("part-") && name.ends_with(".parquet") {
-                parts.push((path, 0));
+            if path.file_name().and_then(|n| n.to_str()).is_some_and(is_part) {
+                parts.push((path, None));
             }
         }
     }
@@ -435,16 +433,11 @@ fn part_files(dir: &Path) -> Result<Vec<(PathBuf, u64)>> {
 
 fn for_each_batch(dir: &Path, mut f: impl FnMut(&RecordBatch)) -> Result<()> {
     for (path, size) in part_files(dir)? {
-        let reader = if crate::remote::is_remote(&path) {
-            let object = crate::remote::RemoteObject::open(&path, size)
-                .map_err(|source| Error::Open { path: path.clone(), source })?;
-            ParquetRecordBatchReaderBuilder::try_new(object).and_then(|b| b.build())
-        } else {
-            let file =
-                File::open(&path).map_err(|source| Error::Open { path: path.clone(), source })?;
-            ParquetRecordBatchReaderBuilder::try_new(file).and_then(|b| b.build())
-        }
-        .map_err(|source| Error::Parquet { path: path.clone(), source })?;
+        let file = crate::parquet_in::ParquetInput::open(&path, size)
+            .map_err(|source| Error::Open { path: path.clone(), source })?;
+        let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+            .and_then(|b| b.build())
+            .map_err(|source| Error::Parquet { path: path.clone(), source })?;
         for batch in reader {
             let batch =
                 batch.map_err(|source| Error::Arrow { path: path.clone(), record: 0, source })?;
@@ -567,6 +560,8 @@ pub fn read_documents(dir: &Path) -> Result<Vec<DocumentRow>> {
 
 #[cfg(test)]
 mod tests {
+    use std::fs::File;
+
     use super::*;
 
     fn doc_row(record: u64, decision: Decision) -> DocumentRow {

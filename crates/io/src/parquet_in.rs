@@ -75,22 +75,14 @@ pub(crate) enum ParquetInput {
 }
 
 impl ParquetInput {
-    /// Opens `file`, local or remote (of the size it was listed with).
-    pub(crate) fn open(file: &InputFile) -> std::io::Result<Self> {
-        let path = &file.path;
+    /// Opens the file or object at `path`; an object's `size` is asked for when not known
+    /// (from a listing).
+    pub(crate) fn open(path: &std::path::Path, size: Option<u64>) -> std::io::Result<Self> {
         if crate::remote::is_remote(path) {
-            crate::remote::RemoteObject::open(path, file.bytes).map(ParquetInput::Remote)
-        } else {
-            File::open(path).map(ParquetInput::Local)
-        }
-    }
-}
-
-impl ParquetInput {
-    /// Opens the file or object at `path` (an object's size is asked for first).
-    pub(crate) fn open_path(path: &std::path::Path) -> std::io::Result<Self> {
-        if crate::remote::is_remote(path) {
-            let size = crate::remote::size(path)?;
+            let size = match size {
+                Some(size) => size,
+                None => crate::remote::size(path)?,
+            };
             crate::remote::RemoteObject::open(path, size).map(ParquetInput::Remote)
         } else {
             File::open(path).map(ParquetInput::Local)
@@ -134,7 +126,7 @@ impl ParquetRecords {
     /// [`Error::ColumnType`], each naming the file.
     pub fn open(file: &InputFile, fields: FieldNames, on_error: OnReadError) -> Result<Self> {
         let path = &file.path;
-        let handle = ParquetInput::open(file)
+        let handle = ParquetInput::open(path, Some(file.bytes))
             .map_err(|source| Error::Open { path: path.clone(), source })?;
         let size = parquet::file::reader::Length::len(&handle);
         let builder = ParquetRecordBatchReaderBuilder::try_new(handle)

@@ -345,7 +345,7 @@ pub fn remove_orphans(dir: &Path, segments: &[Segment]) -> Result<Vec<String>> {
 /// Bytes of the files (or objects) under `path`.
 pub(super) fn folder_bytes(path: &Path) -> u64 {
     if crate::remote::is_remote(path) {
-        return crate::remote::list(path).map_or(0, |objects| objects.iter().map(|(_, n)| n).sum());
+        return crate::remote::list(path).map_or(0, |objects| objects.iter().map(|o| o.size).sum());
     }
     let Ok(entries) = std::fs::read_dir(path) else { return 0 };
     entries

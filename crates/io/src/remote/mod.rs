@@ -36,15 +36,13 @@ use object_store::gcp::GoogleCloudStorageBuilder;
 use object_store::http::HttpBuilder;
 use object_store::multipart::MultipartStore;
 use object_store::path::Path as Key;
-use object_store::{
-    ClientOptions, GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutPayload, RetryConfig,
-};
+use object_store::{ClientOptions, GetOptions, GetRange, ObjectStore, ObjectStoreExt, RetryConfig};
 use tokio::runtime::Runtime;
 
 mod write;
 
 pub use write::{
-    Condition, DEFAULT_PART_SIZE, PART_SIZE_ENV, Upload, delete, exists, get, part_size, put_if,
+    Condition, DEFAULT_PART_SIZE, PART_SIZE_ENV, Upload, delete, get, part_size, put_if,
 };
 
 /// Attempts of one request before its error is final.
@@ -86,7 +84,7 @@ pub fn is_listable(path: &Path) -> bool {
 }
 
 /// The process's runtime for requests, made on first use.
-pub(crate) fn runtime() -> &'static Runtime {
+fn runtime() -> &'static Runtime {
     static RUNTIME: OnceLock<Runtime> = OnceLock::new();
     RUNTIME.get_or_init(|| {
         tokio::runtime::Builder::new_multi_thread()
@@ -100,7 +98,7 @@ pub(crate) fn runtime() -> &'static Runtime {
 
 /// One object: its store and its key there.
 #[derive(Clone)]
-pub(crate) struct Location {
+struct Location {
     store: Arc<dyn ObjectStore>,
     /// The same store's multipart uploads (object storage; HTTP is read only).
     multipart: Option<Arc<dyn MultipartStore>>,
@@ -110,7 +108,7 @@ pub(crate) struct Location {
 }
 
 /// Splits an address into scheme, authority (bucket or host and port) and the rest.
-pub(crate) fn split(address: &str) -> io::Result<(&str, &str, &str)> {
+fn split(address: &str) -> io::Result<(&str, &str, &str)> {
     let invalid =
         || io::Error::new(io::ErrorKind::InvalidInput, format!("not an address: {address}"));
     let (scheme, rest) = address.split_once("://").ok_or_else(invalid)?;
@@ -145,11 +143,8 @@ fn store(scheme: &str, authority: &str) -> io::Result<Stores> {
             let mut builder =
                 AmazonS3Builder::from_env().with_bucket_name(authority).with_retry(retry);
             // from_env reads AWS_ALLOW_HTTP; client options given here would replace it.
-            if std::env::var("AWS_ALLOW_HTTP").is_ok_and(|v| v.eq_ignore_ascii_case("true")) {
-                builder = builder.with_client_options(options.with_allow_http(true));
-            } else {
-                builder = builder.with_client_options(options);
-            }
+            builder =
+                builder.with_client_options(options.with_allow_http(env_true("AWS_ALLOW_HTTP")));
             let s3 = Arc::new(builder.build().map_err(other)?);
             (s3.clone(), Some(s3))
         }
@@ -173,14 +168,9 @@ fn store(scheme: &str, authority: &str) -> io::Result<Stores> {
                 true => builder.with_url(name.clone()),
                 false => builder.with_container_name(authority),
             };
-            // from_env reads AZURE_ALLOW_HTTP and the emulator settings; options given
-            // here would replace them.
-            let builder = match std::env::var("AZURE_ALLOW_HTTP")
-                .is_ok_and(|v| v.eq_ignore_ascii_case("true"))
-            {
-                true => builder.with_client_options(options.with_allow_http(true)),
-                false => builder.with_client_options(options),
-            };
+            // from_env reads AZURE_ALLOW_HTTP; client options given here would replace it.
+            let builder =
+                builder.with_client_options(options.with_allow_http(env_true("AZURE_ALLOW_HTTP")));
             let azure = Arc::new(builder.build().map_err(other)?);
             (azure.clone(), Some(azure))
         }
@@ -209,8 +199,13 @@ fn store(scheme: &str, authority: &str) -> io::Result<Stores> {
     Ok(made)
 }
 
+/// Whether the environment variable `name` is `true` (in any case).
+fn env_true(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|v| v.eq_ignore_ascii_case("true"))
+}
+
 impl Location {
-    pub(crate) fn of(path: &Path) -> io::Result<Self> {
+    fn of(path: &Path) -> io::Result<Self> {
         let address = path.to_str().ok_or_else(|| {
             io::Error::new(io::ErrorKind::InvalidInput, "an address must be UTF-8")
         })?;
@@ -230,7 +225,7 @@ impl Location {
 
 /// Converts a client error, keeping "not found" and "access denied" recognisable. Only
 /// its own text is kept: the client's errors repeat their sources in it.
-pub(crate) fn to_io(e: object_store::Error) -> io::Error {
+fn to_io(e: object_store::Error) -> io::Error {
     let (kind, text) = match &e {
         object_store::Error::NotFound { .. } => (io::ErrorKind::NotFound, "no such object".into()),
         object_store::Error::PermissionDenied { .. }
@@ -274,7 +269,7 @@ fn refused(text: &str) -> bool {
 
 /// Runs `request` until it succeeds, fails for good or has been tried [`ATTEMPTS`] times,
 /// waiting longer after each transient failure.
-pub(crate) async fn with_retries<T, F, Fut>(mut request: F) -> Result<T, object_store::Error>
+async fn with_retries<T, F, Fut>(mut request: F) -> Result<T, object_store::Error>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, object_store::Error>>,
@@ -302,12 +297,24 @@ pub fn size(path: &Path) -> io::Result<u64> {
     Location::of(path)?.size()
 }
 
+/// An object found under a prefix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Listed {
+    /// Its address, in the scheme the prefix was given in.
+    pub address: PathBuf,
+    /// Its key below the prefix (`a/b.jsonl` for `s3://bucket/crawl/a/b.jsonl` under
+    /// `s3://bucket/crawl`).
+    pub relative: String,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
 /// The objects under the prefix `path` (as a folder: `s3://b/crawl` lists `s3://b/crawl/...`),
-/// as addresses with their sizes, in no particular order.
+/// in no particular order.
 ///
 /// # Errors
 /// When the store cannot be listed.
-pub fn list(path: &Path) -> io::Result<Vec<(PathBuf, u64)>> {
+pub fn list(path: &Path) -> io::Result<Vec<Listed>> {
     let loc = Location::of(path)?;
     let (scheme, authority, _) = split(&loc.address)?;
     let prefix = (!loc.key.as_ref().is_empty()).then_some(&loc.key);
@@ -315,32 +322,17 @@ pub fn list(path: &Path) -> io::Result<Vec<(PathBuf, u64)>> {
         let stream = loc.store.list(prefix);
         async move { stream.collect::<Vec<_>>().await.into_iter().collect::<Result<Vec<_>, _>>() }
     }));
+    // The store lists whole segments below the prefix: `crawl` never matches `crawl-old`.
+    let skip = if loc.key.as_ref().is_empty() { 0 } else { loc.key.as_ref().len() + 1 };
     Ok(listed
         .map_err(to_io)?
         .into_iter()
-        .map(|m| (PathBuf::from(format!("{scheme}://{authority}/{}", m.location)), m.size))
+        .map(|m| Listed {
+            address: PathBuf::from(format!("{scheme}://{authority}/{}", m.location)),
+            relative: m.location.as_ref().get(skip..).unwrap_or_default().to_string(),
+            size: m.size,
+        })
         .collect())
-}
-
-/// The bytes of `range` of the object at `path`.
-///
-/// # Errors
-/// As [`size`].
-pub fn read_range(path: &Path, range: Range<u64>) -> io::Result<Bytes> {
-    Location::of(path)?.range(range)
-}
-
-/// Writes `bytes` as the object at `path` (whole, in one request).
-///
-/// # Errors
-/// When the store refuses it or cannot be reached.
-pub fn put(path: &Path, bytes: Vec<u8>) -> io::Result<()> {
-    let loc = Location::of(path)?;
-    let payload = PutPayload::from(bytes);
-    runtime()
-        .block_on(with_retries(|| loc.store.put(&loc.key, payload.clone())))
-        .map(|_| ())
-        .map_err(to_io)
 }
 
 impl Location {

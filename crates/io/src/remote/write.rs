@@ -44,7 +44,7 @@ pub fn part_size() -> usize {
 fn read_only(loc: &Location) -> io::Error {
     io::Error::new(
         io::ErrorKind::Unsupported,
-        format!("{}: HTTP addresses are read only; write to s3://", loc.address),
+        format!("{}: HTTP addresses are read only; write to object storage", loc.address),
     )
 }
 
@@ -151,7 +151,7 @@ impl Upload {
                     // A completion whose answer was lost is retried into "no such upload":
                     // the object is then there, whole.
                     let whole = matches!(e, object_store::Error::NotFound { .. })
-                        && super::Location::size(&loc).is_ok_and(|size| size == written);
+                        && loc.size().is_ok_and(|size| size == written);
                     if !whole {
                         return Err(to_io(e));
                     }
@@ -208,7 +208,7 @@ pub enum Condition {
 ///
 /// # Errors
 /// [`io::ErrorKind::AlreadyExists`] when the condition does not hold (another writer was
-/// first); otherwise as [`super::put`].
+/// first); otherwise when the store refuses it or cannot be reached.
 pub fn put_if(path: &Path, bytes: Vec<u8>, condition: &Condition) -> io::Result<Option<String>> {
     let loc = Location::of(path)?;
     if loc.multipart.is_none() {
@@ -265,18 +265,6 @@ pub fn get(path: &Path) -> io::Result<Option<(Bytes, Option<String>)>> {
         Ok(got) => Ok(Some(got)),
         Err(object_store::Error::NotFound { .. }) => Ok(None),
         Err(e) => Err(to_io(e)),
-    }
-}
-
-/// Whether there is an object at `path`.
-///
-/// # Errors
-/// When the store cannot be asked.
-pub fn exists(path: &Path) -> io::Result<bool> {
-    match Location::of(path)?.size() {
-        Ok(_) => Ok(true),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(e),
     }
 }
 
