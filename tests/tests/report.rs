@@ -1,6 +1,6 @@
 //! Every run writes `report.html`: a self-contained page whose plots render in a real
-//! headless browser without errors. Where `NEARDUP_REQUIRE_BROWSER` is set (CI), a missing
-//! browser fails the test.
+//! headless browser without errors, and no wider than the window. Where
+//! `NEARDUP_REQUIRE_BROWSER` is set (CI), a missing browser fails the test.
 
 use std::path::Path;
 use std::process::Command;
@@ -19,6 +19,7 @@ fn rendered_body(browser: &str, page: &Path) -> String {
     let profile = tempfile::tempdir().unwrap();
     let output = Command::new(browser)
         .args(["--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=5000"])
+        .arg("--window-size=1024,768")
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .arg("--dump-dom")
         .arg(format!("file://{}", page.display()))
@@ -53,6 +54,8 @@ fn the_report_is_self_contained_and_renders() {
                     body.contains("data-plots=\"4\"") && body.contains("data-rendered=\"4\""),
                     "{name}: not every plot rendered: {body}"
                 );
+                // Nothing (the settings, a long id) is wider than a 1024-pixel window.
+                assert!(body.contains("data-wide=\"false\""), "{name}: scrolls sideways: {body}");
             }
             None if std::env::var_os("NEARDUP_REQUIRE_BROWSER").is_some() => {
                 panic!("no headless browser (chromium) found, and NEARDUP_REQUIRE_BROWSER is set")

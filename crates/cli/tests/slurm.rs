@@ -1,6 +1,7 @@
 //! `deploy/slurm/neardup.sbatch` run as written, with `srun` and `scontrol` stood in for by
 //! small scripts (one task on this host): it writes its hostfile where the task runs,
-//! passes the extra flags through to `neardup dedup`, and the run completes.
+//! gives srun and the job the node's CPU count, passes the extra flags through to `neardup
+//! dedup`, and the run completes.
 
 use std::path::Path;
 use std::process::Command;
@@ -20,8 +21,16 @@ fn the_slurm_script_runs_the_job_with_its_extra_flags() {
     let dir = tempfile::tempdir().unwrap();
     let bin = dir.path().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
-    // srun: drop its own flag, run the one task as process 0.
-    script(&bin.join("srun"), "#!/bin/bash\nshift\nSLURM_PROCID=0 exec \"$@\"\n");
+    // srun: note its own flags, drop them, run the one task as process 0.
+    let srun_flags = dir.path().join("srun-flags");
+    script(
+        &bin.join("srun"),
+        &format!(
+            "#!/bin/bash\nwhile [[ $1 == --* ]]; do echo \"$1\" >> {}; shift; done\n\
+             SLURM_PROCID=0 exec \"$@\"\n",
+            srun_flags.display()
+        ),
+    );
     script(&bin.join("scontrol"), "#!/bin/bash\necho 127.0.0.1\n");
     let neardup = Path::new(env!("CARGO_BIN_EXE_neardup"));
     std::os::unix::fs::symlink(neardup, bin.join("neardup")).unwrap();
@@ -45,7 +54,10 @@ fn the_slurm_script_runs_the_job_with_its_extra_flags() {
         .env("SLURM_JOB_NODELIST", "node-[1]")
         .env("SLURM_JOB_ID", "77")
         .env("SLURM_NTASKS", "1")
-        .env("SLURM_CPUS_PER_TASK", "2")
+        // No --cpus-per-task: the script takes the node's CPUs (sbatch --exclusive).
+        .env_remove("SLURM_CPUS_PER_TASK")
+        .env("SLURM_CPUS_ON_NODE", "2")
+        .env_remove("NEARDUP_WORKERS")
         .env("TMPDIR", &tmp)
         .env("NEARDUP_PORT", port.to_string())
         .env("NEARDUP_HOSTFILE_TOOL", repo().join("deploy/hostfile.sh"))
@@ -56,6 +68,10 @@ fn the_slurm_script_runs_the_job_with_its_extra_flags() {
     assert_eq!(
         std::fs::read_to_string(tmp.join("neardup-hosts-77")).unwrap(),
         format!("127.0.0.1:{port}\n")
+    );
+    assert_eq!(
+        std::fs::read_to_string(&srun_flags).unwrap(),
+        "--kill-on-bad-exit=1\n--cpus-per-task=2\n"
     );
     assert!(out.join("_SUCCESS").exists() && kept.join("_SUCCESS").exists());
     let summary: serde_json::Value =

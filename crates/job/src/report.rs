@@ -240,7 +240,8 @@ pub fn render(config: &JobConfig, summary: &Summary, stats: &WorkerStats) -> Str
 body{font-family:system-ui,sans-serif;margin:24px auto;max-width:1000px;color:#222}
 table{border-collapse:collapse;margin:8px 0 16px}td,th{padding:3px 10px;border-bottom:1px solid #ddd;text-align:left}
 td.n{text-align:right;font-variant-numeric:tabular-nums}figure{margin:12px 0 20px}figcaption{font-weight:600;margin-bottom:4px}
-.grid{display:flex;flex-wrap:wrap;gap:8px}.ex{color:#555;font-size:13px}code{font-size:12px}
+.grid{display:flex;flex-wrap:wrap;gap:8px}.ex{color:#555;font-size:13px}code{font-size:12px;overflow-wrap:anywhere}
+pre{font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f6f6;padding:8px}
 </style>
 <script>
 window.addEventListener("error", function (e) { document.body.dataset.error = String(e.message); });
@@ -252,6 +253,7 @@ window.addEventListener("load", function () {
   }
   document.body.dataset.plots = String(plots.length);
   document.body.dataset.rendered = String(drawn);
+  document.body.dataset.wide = String(document.documentElement.scrollWidth > window.innerWidth);
 });
 </script></head><body>
 "#,
@@ -424,8 +426,8 @@ window.addEventListener("load", function () {
     }
     let _ = writeln!(
         html,
-        "<p class=ex>Settings: <code>{}</code></p></body></html>",
-        esc(&serde_json::to_string(&config.spec).unwrap_or_default())
+        "<details open><summary>Settings</summary><pre>{}</pre></details></body></html>",
+        esc(&serde_json::to_string_pretty(&config.spec).unwrap_or_default())
     );
     html
 }

@@ -154,7 +154,7 @@ pub fn print(out: &mut dyn Write, r: &Report) -> std::io::Result<()> {
     if r.removed > 0 {
         writeln!(
             out,
-            "removed    {:>10}  ({} for a document the truth says differs)",
+            "removed    {:>10}  labelled documents ({} for a document the truth says differs)",
             r.removed, r.removed_wrongly
         )?;
     }

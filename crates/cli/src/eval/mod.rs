@@ -60,7 +60,7 @@ pub struct Report {
     pub false_positive_pairs: Vec<FalsePositive>,
     /// Predicted pairs that are false, counting those joined only through a cluster.
     pub false_positive_count: u64,
-    /// Documents removed as duplicates (cluster truth only)...
+    /// Labelled documents removed as duplicates (cluster truth only)...
     pub removed: u64,
     /// ...of which the truth says they differ from the document kept for them.
     pub removed_wrongly: u64,
@@ -286,7 +286,10 @@ fn group_scores(
             score.precision = ratio(score.true_positives, score.predicted_pairs);
             score.recall = ratio(score.true_positives, score.true_pairs);
             score.f1 = score.precision.zip(score.recall).map(|(p, r)| harmonic(p, r));
-            for d in docs.iter().filter(|d| d.decision == Decision::Remove) {
+            // Only the labelled documents: the run may hold many the truth says nothing about.
+            let labelled =
+                |d: &&DocumentRow| d.id.as_deref().is_some_and(|id| labels.contains_key(id));
+            for d in docs.iter().filter(|d| d.decision == Decision::Remove).filter(labelled) {
                 let Some(id) = d.id.as_deref() else { continue };
                 if groups.get(id).is_some_and(|g| g == group) {
                     score.removed += 1;
@@ -321,7 +324,9 @@ pub fn evaluate(
     let predicted = predicted(docs);
     let mut report = Report::default();
     if let Truth::Clusters(labels) = truth {
-        for d in docs.iter().filter(|d| d.decision == Decision::Remove) {
+        // Only the labelled documents: the run may hold many the truth says nothing about.
+        let labelled = |d: &&DocumentRow| d.id.as_deref().is_some_and(|id| labels.contains_key(id));
+        for d in docs.iter().filter(|d| d.decision == Decision::Remove).filter(labelled) {
             report.removed += 1;
             report.removed_wrongly += u64::from(removed_wrongly(labels, d));
         }
@@ -638,6 +643,20 @@ mod tests {
         let y = &r.by_group[1];
         assert_eq!((y.removed, y.removed_wrongly), (2, 1));
         assert_eq!((r.removed, r.removed_wrongly), (3, 2));
+    }
+
+    #[test]
+    fn removed_counts_only_labelled_documents() {
+        // Truth labels a and b only; the run also removed u and v, which it does not label.
+        let truth = Truth::Clusters(labels(&[("a", "1"), ("b", "1")]));
+        let mut docs = [doc("a", "a"), doc("b", "a"), doc("u", "a"), doc("v", "a")];
+        for d in &mut docs {
+            if d.decision == Decision::Remove {
+                d.duplicate_of = d.cluster.clone();
+            }
+        }
+        let r = evaluate(&truth, &docs, &[], None, None, 10);
+        assert_eq!((r.removed, r.removed_wrongly), (1, 0));
     }
 
     #[test]
