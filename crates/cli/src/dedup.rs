@@ -104,6 +104,10 @@ pub struct DedupArgs {
     /// Print nothing but errors.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Print the run's summary.json on stdout instead of the report (with --quiet, nothing
+    /// else is printed but errors).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Parses the job file, applies flag overrides and checks the result.
@@ -269,10 +273,33 @@ pub fn run(args: &DedupArgs) -> anyhow::Result<Summary> {
         JobError::TooManyRejects { .. } => anyhow::Error::new(e),
         other => anyhow::Error::new(other).context("the job failed; no _SUCCESS was written"),
     })?;
-    if !args.quiet {
+    if args.json {
+        print_summary_json(&summary, &config, topology.process)
+            .context("cannot print the summary")?;
+    } else if !args.quiet {
         print_report(&summary, &config).context("cannot print the report")?;
     }
     Ok(summary)
+}
+
+/// Prints `summary.json` as the run wrote it (process 0 writes it, in object storage too),
+/// or this process's own summary in the other processes of a cluster.
+fn print_summary_json(summary: &Summary, config: &JobConfig, process: usize) -> anyhow::Result<()> {
+    let written = if process == 0 {
+        neardup_io::out::read_optional(&config.output.join(neardup_job::SUMMARY_FILE))?
+    } else {
+        None
+    };
+    let mut json = match written {
+        Some(bytes) => bytes,
+        None => serde_json::to_vec_pretty(summary)?,
+    };
+    if json.last() != Some(&b'\n') {
+        json.push(b'\n');
+    }
+    let mut out = crate::stdout::stdout();
+    out.write_all(&json)?;
+    Ok(out.flush()?)
 }
 
 /// Shows progress until `stop`: one line rewritten in place on a terminal, or a plain line
@@ -309,7 +336,7 @@ fn report_progress(progress: &Progress, total_bytes: u64, stop: &AtomicBool) {
 
 /// The short human summary printed at the end of a run.
 fn print_report(s: &Summary, config: &JobConfig) -> std::io::Result<()> {
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::stdout::stdout();
     let c = &s.counts;
     let pct = |n: u64| {
         if c.records == 0 { 0.0 } else { 100.0 * n as f64 / c.records as f64 }

@@ -544,7 +544,7 @@ pub struct ExplainArgs {
 /// [`UsageError`] for documents that are not in the run or files that cannot be read;
 /// the errors of reading the run.
 pub fn run(args: &ExplainArgs) -> anyhow::Result<Explanation> {
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::stdout::stdout();
     let explanation = match &args.run {
         Some(run) => {
             let summary = read_summary(run)?;

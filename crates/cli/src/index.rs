@@ -44,7 +44,7 @@ pub enum IndexCommand {
 /// [`UsageError`] when there is no index or the id list cannot be read; the index's
 /// errors otherwise.
 pub fn run(command: &IndexCommand) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::stdout::stdout();
     match command {
         IndexCommand::Show { index } => {
             let Some(m) = Manifest::load(index)? else {

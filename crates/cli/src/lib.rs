@@ -15,6 +15,7 @@ pub mod eval;
 pub mod explain;
 pub mod index;
 mod settings;
+mod stdout;
 pub mod tune;
 
 pub use command::{Cli, Command, LogLevel, Outcome, main_with_args, run};

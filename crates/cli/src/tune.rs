@@ -378,7 +378,7 @@ pub fn run(args: &TuneArgs) -> anyhow::Result<Vec<Trial>> {
         }
         spec.minhash.containment = Some(c);
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::stdout::stdout();
     let Some(truth_path) = &args.truth else {
         if minhash {
             let mut m = spec.minhash.clone();

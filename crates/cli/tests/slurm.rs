@@ -1,7 +1,8 @@
 //! `deploy/slurm/neardup.sbatch` run as written, with `srun` and `scontrol` stood in for by
-//! small scripts (one task on this host): it writes its hostfile where the task runs,
-//! gives srun and the job the node's CPU count, passes the extra flags through to `neardup
-//! dedup`, and the run completes.
+//! small scripts (one task on this host): it writes its hostfile where the task runs, gives
+//! srun and the job the node's CPU count, finds the job file in the folder it was submitted
+//! from, runs the command NEARDUP_COMMAND names, passes the extra flags through to
+//! `neardup dedup`, and the run completes.
 
 use std::path::Path;
 use std::process::Command;
@@ -33,7 +34,6 @@ fn the_slurm_script_runs_the_job_with_its_extra_flags() {
     );
     script(&bin.join("scontrol"), "#!/bin/bash\necho 127.0.0.1\n");
     let neardup = Path::new(env!("CARGO_BIN_EXE_neardup"));
-    std::os::unix::fs::symlink(neardup, bin.join("neardup")).unwrap();
     let list = dir.path().join("list.txt");
     let poems = repo().join("data-samples/zh-tang-poems/poems.jsonl.gz");
     std::fs::write(&list, format!("{}\n", poems.display())).unwrap();
@@ -60,8 +60,11 @@ fn the_slurm_script_runs_the_job_with_its_extra_flags() {
         .env_remove("NEARDUP_WORKERS")
         .env("TMPDIR", &tmp)
         .env("NEARDUP_PORT", port.to_string())
-        .env("NEARDUP_HOSTFILE_TOOL", repo().join("deploy/hostfile.sh"))
-        .env("NEARDUP_JOB", repo().join("jobs/default.toml"))
+        // A command of several words, as for a container runtime.
+        .env("NEARDUP_COMMAND", format!("nice -n 1 {}", neardup.display()))
+        // The job file of the folder sbatch was run from.
+        .env_remove("NEARDUP_JOB")
+        .env("SLURM_SUBMIT_DIR", repo())
         .output()
         .unwrap();
     assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
@@ -77,5 +80,7 @@ fn the_slurm_script_runs_the_job_with_its_extra_flags() {
     let summary: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["workers"], 2, "{summary}");
+    // jobs/cc-wet-english.toml (min_features 20; the default is 5).
+    assert_eq!(summary["config"]["features"]["min_features"], 20, "{summary}");
     assert!(summary["counts"]["records"].as_u64().unwrap() > 1000);
 }

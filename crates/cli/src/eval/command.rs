@@ -82,7 +82,7 @@ pub fn run(args: &EvalArgs) -> anyhow::Result<Report> {
     let analyzer = neardup_job::Signer::spec_analyzer(spec);
     let texts = texts.as_ref().map(|t| (t, &analyzer));
     let report = evaluate(&truth, &docs, &pairs, texts, groups.as_ref(), args.show);
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::stdout::stdout();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &report)?;
         writeln!(out)?;
