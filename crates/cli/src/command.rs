@@ -53,8 +53,8 @@ pub enum Command {
     /// Explain why two documents were or were not matched: similarity, shared bands or
     /// tables, shared and differing features, and the differing passages side by side.
     Explain(ExplainArgs),
-    /// Look after an index of earlier runs (`dedup --index`): show it, or take documents
-    /// out of it.
+    /// Look after an index of earlier runs (`dedup --index`): show it, take documents out
+    /// of it, or compact it.
     #[command(subcommand)]
     Index(IndexCommand),
 }
