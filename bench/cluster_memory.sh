@@ -3,7 +3,8 @@
 # (bench/make_copies.py: each document of bench/make_corpus.py's corpus and nine lightly
 # changed copies), run with MinHash, 2 workers and --memory-budget. Prints peak resident
 # memory against the budget, wall and CPU seconds, bytes spilled, the documents in some
-# pair, and, between the two sizes, the peak memory each further paired document adds.
+# pair, and, between the two sizes, the peak memory each further paired document (and each
+# further verified pair) adds.
 # The budget bounds reading, grouping and verifying; what it does not bound shows here.
 # Not part of the test run.
 #
@@ -43,14 +44,15 @@ print(f"{c['records']:<9} {os.path.getsize(corpus) / 2**20:9.0f} {budget / 2**20
       f"{float(wall):8.1f} {float(user) + float(sys_s):8.1f} {peak / 2**20:8.0f} {peak / budget:8.2f} "
       f"{paired:10} {s['spilled_bytes'] / 2**20:11.0f} {c['pairs']:8}")
 with open(results, "a") as f:
-    f.write(f"{paired}\t{peak}\n")
+    f.write(f"{paired}\t{c['pairs']}\t{peak}\n")
 PY
 done
 python3 - "$results" <<'PY'
 import sys
 rows = [tuple(map(int, l.split())) for l in open(sys.argv[1])]
 if len(rows) >= 2:
-    (p0, m0), (p1, m1) = rows[0], rows[-1]
-    print(f"peak memory per further paired document: {(m1 - m0) / (p1 - p0):.0f} bytes "
-          f"({p0} -> {p1} paired documents)")
+    (d0, e0, m0), (d1, e1, m1) = rows[0], rows[-1]
+    print(f"peak memory per further paired document: {(m1 - m0) / (d1 - d0):.0f} bytes "
+          f"({d0} -> {d1} paired documents), per further pair: {(m1 - m0) / (e1 - e0):.0f} bytes "
+          f"({e0} -> {e1} pairs)")
 PY

@@ -2,15 +2,17 @@
 //! and whether each member was compared with it directly.
 //!
 //! Built from differential-dataflow collections, which exchange by key themselves.
-//! Holds: arrangements of the edges and, for every document in some pair (and only those),
+//! Holds: one arrangement of the edges (both directions), shared by the labelling and the
+//! hops, one of the verified pairs, and, for every document in some pair (and only those),
 //! fixed-size records (its label, length, content hash and membership, no strings): memory
-//! grows with the duplicates found, not with the corpus, about 0.5 KB per clustered
-//! document. Documents in no pair never enter this stage; ids are attached afterwards by a
-//! spilling stage ([`super::name_clusters`]).
+//! grows with the duplicates found, not with the corpus, and is outside the memory budget.
+//! `bench/cluster_memory.sh` measures it: about 215 bytes of peak memory per verified pair
+//! (970 per paired document at 4.5 pairs each). Documents in no pair never enter this
+//! stage; ids are attached afterwards by a spilling stage ([`super::name_clusters`]).
 
 use differential_dataflow::VecCollection;
-use differential_dataflow::algorithms::graphs::bfs::bfs;
-use differential_dataflow::algorithms::graphs::propagate::propagate_at;
+use differential_dataflow::algorithms::graphs::bfs::bfs_arranged;
+use differential_dataflow::algorithms::graphs::propagate::propagate_core;
 use neardup_core::DocId;
 
 use crate::records::{ClusterInfo, Membership};
@@ -18,8 +20,8 @@ use crate::spec::KeepRule;
 
 /// The cluster of every document that is in some pair. `exact` holds exact pairs
 /// `(representative, copy)`, `near` verified pairs `(a, b)` with `a < b` (between
-/// representatives); `info` holds the normalised length and content hash of every
-/// document in some pair (it may repeat; it is made distinct here).
+/// representatives), each pair once; `info` holds the normalised length and content hash
+/// of every document in some pair (it may repeat; it is made distinct here).
 ///
 /// Components come from label propagation that introduces small labels first
 /// (`propagate_at`), so a component is labelled by its smallest `DocId`. The kept document
@@ -32,15 +34,18 @@ pub fn assign_clusters<'s>(
     info: VecCollection<'s, u64, (DocId, ClusterInfo)>,
     keep: KeepRule,
 ) -> VecCollection<'s, u64, (DocId, Membership)> {
-    let exact = exact.distinct();
-    let near = near.distinct();
+    // Each pair arrives once: exact pairs are one per copy, and verification drops repeated
+    // candidates (`verify_candidates`), so the pairs are not made distinct again here; the
+    // antijoin below relies on it. Documents repeat in `info`, once per pair.
     let info = info.distinct();
     let edges = exact.clone().concat(near.clone());
     let symmetric = edges.clone().concat(edges.map(|(a, b)| (b, a)));
     let nodes = symmetric.clone().map(|(a, _)| a).distinct().map(|n| (n, n));
+    // One arrangement of the edges, for the labels and for the hops from the kept document.
+    let symmetric = symmetric.arrange_by_key();
     // The introduction order only speeds convergence; the record number spreads labels
     // over fewer rounds than the raw DocId, whose file bits are high.
-    let labels = propagate_at(symmetric.clone(), nodes, |label: &DocId| label.record());
+    let labels = propagate_core(symmetric.clone(), nodes, |label: &DocId| label.record());
 
     let members =
         labels.clone().join_map(info.clone(), |doc, root, (chars, _)| (*root, (*doc, *chars)));
@@ -58,7 +63,7 @@ pub fn assign_clusters<'s>(
     let sizes = members.map(|(root, _)| root).count();
     // The radius: the most pair hops from the kept document to a member (the diameter
     // of the cluster's pair graph is at most twice that).
-    let hops = bfs(symmetric, kept.clone().map(|(_root, kept)| kept));
+    let hops = bfs_arranged(symmetric, kept.clone().map(|(_root, kept)| kept));
     let radius = labels.clone().join_map(hops, |_doc, root, hops| (*root, *hops)).reduce(
         |_root, input, output| {
             let most = input.iter().map(|(hops, _)| **hops).max().expect("a cluster has members");
@@ -105,14 +110,19 @@ pub fn assign_clusters<'s>(
     let by_rep_pair = both_reps
         .filter(|(_, _, rep_doc, rep_kept)| rep_doc != rep_kept)
         .map(|(doc, a, x, y)| ((x.min(y), x.max(y)), (doc, a)));
-    let verified = same_text
-        .map(|(doc, a, _, _)| (doc, a))
-        .concat(by_rep_pair.clone().semijoin(near.clone()).map(|(_, doc_a)| doc_a))
-        .map(|(doc, mut a)| {
+    // Members whose representatives form a verified pair, and the rest (an antijoin, over
+    // the one arrangement of each side).
+    let by_rep_pair = by_rep_pair.arrange_by_key();
+    let near = near.arrange_by_self();
+    let with_pair = by_rep_pair.clone().join_core(near, |_, doc_a, ()| Some(*doc_a));
+    let without_pair =
+        by_rep_pair.as_collection(|_, doc_a| *doc_a).concat(with_pair.clone().negate());
+    let verified =
+        same_text.map(|(doc, a, _, _)| (doc, a)).concat(with_pair).map(|(doc, mut a)| {
             a.verified_with_kept = true;
             (doc, a)
         });
-    verified.concat(by_rep_pair.antijoin(near).map(|(_, doc_a)| doc_a))
+    verified.concat(without_pair)
 }
 
 #[cfg(test)]
@@ -164,7 +174,8 @@ mod tests {
                 .collect();
                 assign_clusters(
                     pairs(&[(1, 2)]),
-                    pairs(&[(1, 3), (3, 4), (5, 6), (1, 3)]),
+                    // Each pair once, as verification and exact grouping emit them.
+                    pairs(&[(1, 3), (3, 4), (5, 6)]),
                     info.to_stream(scope).as_collection(),
                     keep,
                 )
