@@ -73,3 +73,26 @@ fn a_reader_that_stops_early_is_not_an_error() {
         assert!(done.status.success() && stderr.is_empty(), "{args:?}: {:?} {stderr}", done.status);
     }
 }
+
+#[test]
+fn eval_names_a_path_that_is_not_there_as_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let done =
+        neardup().args(["dedup", "-q", "-i"]).arg(poems()).arg("-o").arg(&out).output().unwrap();
+    assert!(done.status.success());
+    for (truth, run) in
+        [(dir.path().join("truth.json"), out.clone()), (poems(), dir.path().join("nope"))]
+    {
+        let done = neardup()
+            .args(["eval", "--truth"])
+            .arg(&truth)
+            .arg("--run")
+            .arg(&run)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&done.stderr);
+        assert_eq!(done.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("does not exist"), "{stderr}");
+    }
+}

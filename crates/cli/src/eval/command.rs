@@ -48,6 +48,22 @@ pub struct EvalArgs {
 /// # Errors
 /// [`UsageError`] without truth; the errors of reading the run, its inputs or the truth.
 pub fn run(args: &EvalArgs) -> anyhow::Result<Report> {
+    // A path that is not there is a mistake on the command line (exit 2), as for dedup.
+    let paths = [
+        ("--run", Some(&args.run)),
+        ("--truth", args.truth.as_ref()),
+        ("--truth-pairs", args.truth_pairs.as_ref()),
+    ];
+    for (flag, path) in paths {
+        if let Some(path) = path
+            && !neardup_io::remote::is_remote(path)
+            && !path.exists()
+        {
+            return Err(
+                UsageError::new(format!("{flag} \"{}\" does not exist", path.display())).into()
+            );
+        }
+    }
     let summary = read_summary(&args.run)?;
     let spec = &summary.config;
     let docs = neardup_io::read_documents(&args.run.join("documents"))?;
