@@ -1,6 +1,6 @@
 //! Cluster runs: two `neardup` processes on 127.0.0.1 give the same outputs as one; a
-//! stalled or killed process fails the job naming it; a rerun into the same folder starts
-//! clean.
+//! process whose port is still taken waits for it; a stalled or killed process fails the
+//! job naming it; a rerun into the same folder starts clean.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -115,6 +115,41 @@ fn two_processes_give_the_same_outputs_as_one() {
     assert_eq!(render(&cluster), render(&single));
     let summary = summary(&cluster);
     assert_eq!((summary["processes"].as_u64(), summary["workers"].as_u64()), (Some(2), Some(2)));
+}
+
+#[test]
+fn a_process_waits_for_its_port_instead_of_failing() {
+    let dir = tempfile::tempdir().unwrap();
+    let poems = repo().join("data-samples/zh-tang-poems");
+    let hosts = hostfile(dir.path(), 2);
+    let text = std::fs::read_to_string(&hosts).unwrap();
+    let port = text.lines().next().unwrap().rsplit(':').next().unwrap().to_string();
+    // Process 0's port is taken (bound, not listening: connections to it are refused) for
+    // a second after the processes start, as by a process that is still ending.
+    let mut holder = Command::new("python3")
+        .args([
+            "-c",
+            "import socket, sys, time\n\
+             s = socket.socket(); s.bind(('127.0.0.1', int(sys.argv[1])))\n\
+             print('held', flush=True); time.sleep(1.0)",
+            &port,
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3 holds the port");
+    let mut line = String::new();
+    BufReader::new(holder.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), "held");
+    let out = dir.path().join("out");
+    let p0 = start(0, 2, &hosts, &[&poems], &out, &[]);
+    let p1 = start(1, 2, &hosts, &[&poems], &out, &[]);
+    for (p, child) in [(0, p0), (1, p1)] {
+        let done = wait(child, Duration::from_secs(60));
+        assert!(done.status.success(), "process {p}: {}", String::from_utf8_lossy(&done.stderr));
+    }
+    assert!(holder.wait().unwrap().success());
+    assert!(out.join("_SUCCESS").exists());
+    assert_eq!(summary(&out)["counts"]["records"], 5000);
 }
 
 /// Two inputs: file 0 (read by process 0) is real, file 1 (read by process 1, the second

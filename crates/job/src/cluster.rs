@@ -132,13 +132,15 @@ where
 /// connecting, retried every 10 ms until it listens, and from each later one by accepting;
 /// each side first sends its process number (a big-endian `u64`), as timely's own
 /// connector does. Timely's connector retries and polls for connections once a second,
-/// which added about a second to the start of every cluster run.
+/// which added about a second to the start of every cluster run. Listening is retried too:
+/// a pod's own DNS name may resolve only after it starts, and a port may still be held by
+/// a process that is ending; the caller's connect timeout bounds both waits.
 fn connect(addresses: &[String], me: usize) -> std::io::Result<Vec<Option<TcpStream>>> {
     let later = addresses.len() - me - 1;
     let acceptor = match later {
         0 => None,
         _ => {
-            let listener = TcpListener::bind(&addresses[me])?;
+            let listener = listen(&addresses[me]);
             Some(std::thread::spawn(move || {
                 (0..later)
                     .map(|_| {
@@ -183,6 +185,24 @@ fn connect(addresses: &[String], me: usize) -> std::io::Result<Vec<Option<TcpStr
         }
     }
     Ok(sockets)
+}
+
+/// Listens on `address`, retrying every 50 ms until it can; a warning every 10 s names
+/// the address and the error.
+fn listen(address: &str) -> TcpListener {
+    let mut waited = Instant::now();
+    loop {
+        match TcpListener::bind(address) {
+            Ok(listener) => return listener,
+            Err(e) => {
+                if waited.elapsed() >= Duration::from_secs(10) {
+                    tracing::warn!(address, error = %e, "cannot listen yet on this process's address");
+                    waited = Instant::now();
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+    }
 }
 
 /// When each process was last heard from, when each local worker was last alive, and
