@@ -115,6 +115,15 @@ fn two_processes_give_the_same_outputs_as_one() {
     assert_eq!(render(&cluster), render(&single));
     let summary = summary(&cluster);
     assert_eq!((summary["processes"].as_u64(), summary["workers"].as_u64()), (Some(2), Some(2)));
+    // The bytes exchanged, by stage: every grouping stage crosses between the processes.
+    let exchanged = &summary["exchanged_bytes"];
+    for stage in ["read_and_sign", "ids_and_exact", "buckets", "verify", "cluster", "writing"] {
+        for way in ["sent", "received"] {
+            assert!(exchanged[stage][way].as_u64().unwrap_or(0) > 0, "{stage} {way}: {exchanged}");
+        }
+    }
+    // One process exchanges nothing over the network.
+    assert!(self::summary(&single).get("exchanged_bytes").is_none());
 }
 
 #[test]

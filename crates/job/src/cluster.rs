@@ -30,6 +30,7 @@ use timely::worker::Worker;
 use timely::{CommunicationConfig, WorkerConfig};
 
 use crate::error::JobError;
+use crate::traffic::Traffic;
 
 /// How the job is spread over threads and processes. Never changes results.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -107,6 +108,7 @@ fn execute_cluster<T, F>(
     addresses: &[String],
     process: usize,
     threads: usize,
+    traffic: Option<Arc<Traffic>>,
     run: F,
 ) -> Result<timely::communication::WorkerGuards<T>, String>
 where
@@ -118,7 +120,10 @@ where
     use timely::communication::{AllocatorBuilder, Hooks};
 
     let sockets = connect(addresses, process).map_err(|e| format!("cannot connect: {e}"))?;
-    let hooks = Hooks::default();
+    let mut hooks = Hooks::default();
+    if let Some(traffic) = &traffic {
+        hooks.log_fn = traffic.log_fn();
+    }
     let locals =
         ProcessBuilder::new_typed_vector(threads, hooks.refill.clone(), hooks.spill.clone());
     let (builders, guard) =
@@ -404,6 +409,7 @@ fn peer_failure() -> Option<(usize, String)> {
 pub(crate) fn run_workers<T, F>(
     topology: &Topology,
     fingerprint: u64,
+    traffic: Option<Arc<Traffic>>,
     body: F,
 ) -> Result<Vec<T>, JobError>
 where
@@ -419,12 +425,18 @@ where
     let (worker_slots, worker_clock, worker_abort) = (slots.clone(), clock.clone(), abort.clone());
     let config = topology.timely_config();
     let cluster = (topology.processes > 1).then(|| (topology.addresses.clone(), local));
+    let worker_traffic = traffic.clone();
     let (started, connected) = std::sync::mpsc::channel();
     std::thread::Builder::new()
         .name("neardup:connect".into())
         .spawn(move || {
             let run = move |worker: &mut Worker| {
                 let slot = worker.index() - process * local;
+                if slot == 0
+                    && let Some(traffic) = &worker_traffic
+                {
+                    traffic.watch(worker);
+                }
                 let mut heartbeat = Heartbeat::install(
                     worker,
                     slot,
@@ -438,7 +450,9 @@ where
                 worker_slots.lock().expect("slots lock")[slot] = Some(result);
             };
             let guards = match cluster {
-                Some((addresses, threads)) => execute_cluster(&addresses, process, threads, run),
+                Some((addresses, threads)) => {
+                    execute_cluster(&addresses, process, threads, traffic, run)
+                }
                 None => timely::execute(config, run),
             };
             let _ = started.send(guards);

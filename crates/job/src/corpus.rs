@@ -63,7 +63,7 @@ pub(crate) fn document_frequencies(
     let job = job.clone();
     let analyzer = analyzer.clone();
     let abort = Arc::new(AtomicBool::new(false));
-    let results = run_workers(topology, fingerprint, move |worker, heartbeat| {
+    let results = run_workers(topology, fingerprint, None, move |worker, heartbeat| {
         let index = worker.index();
         let plan = ReadPlan::agree(worker, heartbeat, &job)?;
         let total = Rc::new(RefCell::new(CountMinSketch::new(SKETCH_DEPTH, SKETCH_WIDTH_BITS)));
@@ -192,7 +192,7 @@ pub(crate) fn learn_boilerplate(
     let (spill_root, limit_bytes) = (topology.spill_dir.clone(), topology.spill_limit());
     let local_workers = topology.workers.max(1);
     let abort = Arc::new(AtomicBool::new(false));
-    let results = run_workers(topology, fingerprint, move |worker, heartbeat| {
+    let results = run_workers(topology, fingerprint, None, move |worker, heartbeat| {
         let index = worker.index();
         let plan = ReadPlan::agree(worker, heartbeat, &job)?;
         // One copy of the learned set per process: its first worker keeps it.

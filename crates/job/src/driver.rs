@@ -17,6 +17,7 @@ use crate::progress::Progress;
 use crate::sign::Signer;
 use crate::spec::JobSpec;
 use crate::summary::Summary;
+use crate::traffic::Traffic;
 use crate::worker::{LearnedPass, MemoryPlan, RunContext, run_worker};
 use crate::worker_report::WorkerReport;
 
@@ -174,10 +175,17 @@ fn execute(
             round_bytes: topology.round_bytes(),
         },
     };
-    let results = cluster::run_workers(topology, fingerprint, move |worker, heartbeat| {
-        run_worker(worker, heartbeat, &context)
-    })?;
+    // Bytes exchanged with the other processes, in a cluster (the corpus passes' are not
+    // counted).
+    let traffic = (topology.processes > 1).then(|| Arc::new(Traffic::default()));
+    let results =
+        cluster::run_workers(topology, fingerprint, traffic.clone(), move |worker, heartbeat| {
+            run_worker(worker, heartbeat, &context)
+        })?;
     let mut total = results.into_iter().next().expect("at least one worker");
     total.seconds.corpus_statistics = corpus_seconds;
+    if let Some(traffic) = traffic {
+        total.exchanged = traffic.by_stage();
+    }
     total.into_result()
 }

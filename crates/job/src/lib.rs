@@ -52,6 +52,7 @@ mod spill;
 mod stage;
 mod stats;
 mod summary;
+mod traffic;
 mod worker;
 mod worker_report;
 
@@ -77,3 +78,4 @@ pub use summary::{
     Counts, LshCounts, Resolved, SUMMARY_FILE, StageSeconds, Summary, file_metadata,
     peak_memory_bytes,
 };
+pub use traffic::Exchanged;

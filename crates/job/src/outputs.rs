@@ -139,6 +139,7 @@ pub(crate) fn finish(
     seconds.total = start.elapsed().as_secs_f64();
     let resolved = crate::Resolved::of(config, totals.blocks);
     let mut summary = Summary::new(config, topology, &totals.stats, resolved, seconds);
+    summary.exchanged_bytes.clone_from(&totals.exchanged);
     let (rejected, records) = (summary.counts.rejected, summary.counts.records);
     let max_ratio = config.spec.decision.max_reject_ratio;
     if failure.is_none() && records > 0 && rejected as f64 > max_ratio * records as f64 {

@@ -214,6 +214,12 @@ pub struct Summary {
     pub remote_retries: u64,
     /// Rounds the input was read in (the most of any worker).
     pub input_rounds: u64,
+    /// In a cluster, the bytes process 0 (which writes this summary) sent to and received
+    /// from the other processes, by stage (`progress`: timely's progress messages); with two
+    /// processes, all the bytes exchanged. The corpus passes before the main dataflow are
+    /// not counted. Empty for one process, whose workers exchange without serialising.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub exchanged_bytes: BTreeMap<String, crate::Exchanged>,
     /// Boilerplate learned from web pages and left out, when the job learned it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub boilerplate: Option<crate::stats::BoilerplateStats>,
@@ -339,6 +345,7 @@ impl Summary {
             spilled_bytes: stats.spilled_bytes,
             remote_retries: stats.remote_retries,
             input_rounds: stats.input_rounds,
+            exchanged_bytes: BTreeMap::new(),
             boilerplate: config.needs_boilerplate().then(|| stats.boilerplate.clone()),
             index: config.index.as_ref().map(|plan| IndexSummary {
                 dir: plan.dir.display().to_string(),

@@ -160,7 +160,15 @@ pub(crate) fn run_worker(
             if first_of_process {
                 stats.remote_retries = neardup_io::remote::retries();
             }
-            WorkerReport { worker: index, stats, seconds, blocks: store.borrow().blocks, failure }
+            let blocks = store.borrow().blocks;
+            WorkerReport {
+                worker: index,
+                stats,
+                seconds,
+                blocks,
+                failure,
+                ..WorkerReport::default()
+            }
         }
     };
 

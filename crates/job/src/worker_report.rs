@@ -20,6 +20,10 @@ pub(crate) struct WorkerReport {
     pub(crate) seconds: StageSeconds,
     pub(crate) blocks: Option<u32>,
     pub(crate) failure: Option<(usize, Failure)>,
+    /// This process's bytes exchanged with the others, by stage: filled in after the
+    /// workers end, not gathered.
+    #[serde(skip)]
+    pub(crate) exchanged: std::collections::BTreeMap<String, crate::Exchanged>,
 }
 
 impl WorkerReport {
