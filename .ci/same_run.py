@@ -5,6 +5,8 @@ made with `cargo run` and the one made with the neardup command the wheel instal
     python .ci/same_run.py OUT_A OUT_B
 """
 
+from __future__ import annotations
+
 import json
 import sys
 from pathlib import Path

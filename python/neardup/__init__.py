@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -51,6 +52,9 @@ def binary() -> str:
         path = Path(place) / name
         if path.is_file():
             return str(path)
+    found = shutil.which(name)  # installed with pip --target or --prefix, on PATH
+    if found:
+        return found
     raise FileNotFoundError(f"the neardup command is not installed beside {sys.executable}")
 
 
@@ -59,7 +63,11 @@ def run(args: Sequence[str], *, check: bool = True, capture_stderr: bool = True)
     Raises NeardupError when it fails and ``check`` is true."""
     command = [binary(), *[os.fspath(a) for a in args]]
     done = subprocess.run(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE if capture_stderr else None, text=True
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE if capture_stderr else None,
+        encoding="utf-8",
+        errors="replace",
     )
     if check and done.returncode != 0:
         raise NeardupError(done.returncode, command, done.stderr or "")

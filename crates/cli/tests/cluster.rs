@@ -133,14 +133,14 @@ fn a_process_waits_for_its_port_instead_of_failing() {
     let hosts = hostfile(dir.path(), 2);
     let text = std::fs::read_to_string(&hosts).unwrap();
     let port = text.lines().next().unwrap().rsplit(':').next().unwrap().to_string();
-    // Process 0's port is taken (bound, not listening: connections to it are refused) for
-    // a second after the processes start, as by a process that is still ending.
+    // Process 0's port is taken (bound, not listening: connections to it are refused), as
+    // by a process that is still ending, until process 0 says it is waiting for it.
     let mut holder = Command::new("python3")
         .args([
             "-c",
             "import socket, sys, time\n\
              s = socket.socket(); s.bind(('127.0.0.1', int(sys.argv[1])))\n\
-             print('held', flush=True); time.sleep(1.0)",
+             print('held', flush=True); time.sleep(60)",
             &port,
         ])
         .stdout(Stdio::piped())
@@ -150,13 +150,15 @@ fn a_process_waits_for_its_port_instead_of_failing() {
     BufReader::new(holder.stdout.take().unwrap()).read_line(&mut line).unwrap();
     assert_eq!(line.trim(), "held");
     let out = dir.path().join("out");
-    let p0 = start(0, 2, &hosts, &[&poems], &out, &[]);
+    let mut p0 = start(0, 2, &hosts, &[&poems], &out, &[]);
     let p1 = start(1, 2, &hosts, &[&poems], &out, &[]);
+    wait_for_line(&mut p0, "cannot listen yet");
+    holder.kill().unwrap();
+    holder.wait().unwrap();
     for (p, child) in [(0, p0), (1, p1)] {
         let done = wait(child, Duration::from_secs(60));
         assert!(done.status.success(), "process {p}: {}", String::from_utf8_lossy(&done.stderr));
     }
-    assert!(holder.wait().unwrap().success());
     assert!(out.join("_SUCCESS").exists());
     assert_eq!(summary(&out)["counts"]["records"], 5000);
 }

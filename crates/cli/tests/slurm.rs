@@ -69,7 +69,7 @@ fn the_slurm_script_runs_the_job_with_its_extra_flags() {
         .unwrap();
     assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
     assert_eq!(
-        std::fs::read_to_string(tmp.join("neardup-hosts-77")).unwrap(),
+        std::fs::read_to_string(tmp.join("neardup-hosts-77-0")).unwrap(),
         format!("127.0.0.1:{port}\n")
     );
     assert_eq!(

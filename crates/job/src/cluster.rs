@@ -14,7 +14,7 @@
 //!   join timely's network threads (joining would block on a stalled peer, or re-panic).
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::{TcpListener, TcpStream, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -137,15 +137,15 @@ where
 /// connecting, retried every 10 ms until it listens, and from each later one by accepting;
 /// each side first sends its process number (a big-endian `u64`), as timely's own
 /// connector does. Timely's connector retries and polls for connections once a second,
-/// which added about a second to the start of every cluster run. Listening is retried too:
-/// a pod's own DNS name may resolve only after it starts, and a port may still be held by
-/// a process that is ending; the caller's connect timeout bounds both waits.
+/// which added about a second to the start of every cluster run. Listening is retried too
+/// ([`listen`]): a pod's own DNS name may resolve only after it starts, and a port may
+/// still be held by a process that is ending; the caller's connect timeout bounds both.
 fn connect(addresses: &[String], me: usize) -> std::io::Result<Vec<Option<TcpStream>>> {
     let later = addresses.len() - me - 1;
     let acceptor = match later {
         0 => None,
         _ => {
-            let listener = listen(&addresses[me]);
+            let listener = listen(&addresses[me])?;
             Some(std::thread::spawn(move || {
                 (0..later)
                     .map(|_| {
@@ -192,21 +192,32 @@ fn connect(addresses: &[String], me: usize) -> std::io::Result<Vec<Option<TcpStr
     Ok(sockets)
 }
 
-/// Listens on `address`, retrying every 50 ms until it can; a warning every 10 s names
-/// the address and the error.
-fn listen(address: &str) -> TcpListener {
-    let mut waited = Instant::now();
+/// Listens on `address`, retrying every 50 ms while its name does not resolve or its port
+/// is in use (a line at the first failure, a warning every 10 s); any other error (an
+/// address of another machine, a port it may not use) is returned at once.
+fn listen(address: &str) -> std::io::Result<TcpListener> {
+    let mut waited: Option<Instant> = None;
     loop {
-        match TcpListener::bind(address) {
-            Ok(listener) => return listener,
-            Err(e) => {
-                if waited.elapsed() >= Duration::from_secs(10) {
-                    tracing::warn!(address, error = %e, "cannot listen yet on this process's address");
-                    waited = Instant::now();
-                }
-                std::thread::sleep(Duration::from_millis(50));
+        let error = match address.to_socket_addrs() {
+            Err(e) => e,
+            Ok(resolved) => match TcpListener::bind(&resolved.collect::<Vec<_>>()[..]) {
+                Ok(listener) => return Ok(listener),
+                Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => e,
+                Err(e) => return Err(e),
+            },
+        };
+        match waited {
+            None => {
+                tracing::info!(address, error = %error, "cannot listen yet on this process's address; retrying");
+                waited = Some(Instant::now());
             }
+            Some(since) if since.elapsed() >= Duration::from_secs(10) => {
+                tracing::warn!(address, error = %error, "cannot listen yet on this process's address");
+                waited = Some(Instant::now());
+            }
+            Some(_) => {}
         }
+        std::thread::sleep(Duration::from_millis(50));
     }
 }
 

@@ -24,7 +24,7 @@ use crate::spec::KeepRule;
 /// of every document in some pair (it may repeat; it is made distinct here).
 ///
 /// Components come from label propagation that introduces small labels first
-/// (`propagate_at`), so a component is labelled by its smallest `DocId`. The kept document
+/// (`propagate_core`), so a component is labelled by its smallest `DocId`. The kept document
 /// follows `keep`, ties going to the smaller `DocId`. A member counts as verified with the
 /// kept document when their texts are identical or the representatives of their texts
 /// form a verified pair.
