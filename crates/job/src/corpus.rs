@@ -39,6 +39,7 @@ use crate::source::{ReadPlan, read_share};
 use crate::spill::RemoveDir;
 use crate::spill::SpillError;
 use crate::stats::WorkerStats;
+use crate::traffic::Traffic;
 
 /// Rows of the document-frequency sketch.
 const SKETCH_DEPTH: usize = 4;
@@ -59,11 +60,12 @@ pub(crate) fn document_frequencies(
     fingerprint: u64,
     analyzer: &Analyzer,
     boilerplate: Option<Arc<Boilerplate>>,
+    traffic: Option<Arc<Traffic>>,
 ) -> Result<IdfWeights, JobError> {
     let job = job.clone();
     let analyzer = analyzer.clone();
     let abort = Arc::new(AtomicBool::new(false));
-    let results = run_workers(topology, fingerprint, None, move |worker, heartbeat| {
+    let results = run_workers(topology, fingerprint, traffic, move |worker, heartbeat| {
         let index = worker.index();
         let plan = ReadPlan::agree(worker, heartbeat, &job)?;
         let total = Rc::new(RefCell::new(CountMinSketch::new(SKETCH_DEPTH, SKETCH_WIDTH_BITS)));
@@ -185,6 +187,7 @@ pub(crate) fn learn_boilerplate(
     job: &Arc<JobConfig>,
     topology: &Topology,
     fingerprint: u64,
+    traffic: Option<Arc<Traffic>>,
 ) -> Result<Learned, JobError> {
     let (config_rule, seed) = (job.spec.boilerplate.clone(), job.spec.seed);
     let rule = config_rule.clone();
@@ -192,7 +195,7 @@ pub(crate) fn learn_boilerplate(
     let (spill_root, limit_bytes) = (topology.spill_dir.clone(), topology.spill_limit());
     let local_workers = topology.workers.max(1);
     let abort = Arc::new(AtomicBool::new(false));
-    let results = run_workers(topology, fingerprint, None, move |worker, heartbeat| {
+    let results = run_workers(topology, fingerprint, traffic, move |worker, heartbeat| {
         let index = worker.index();
         let plan = ReadPlan::agree(worker, heartbeat, &job)?;
         // One copy of the learned set per process: its first worker keeps it.

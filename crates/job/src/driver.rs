@@ -17,7 +17,7 @@ use crate::progress::Progress;
 use crate::sign::Signer;
 use crate::spec::JobSpec;
 use crate::summary::Summary;
-use crate::traffic::Traffic;
+use crate::traffic::{Exchanged, Traffic};
 use crate::worker::{LearnedPass, MemoryPlan, RunContext, run_worker};
 use crate::worker_report::WorkerReport;
 
@@ -112,8 +112,13 @@ fn execute(
     );
     let fingerprint = config.input_fingerprint();
     let mut learned = LearnedPass { local_workers: topology.workers, ..LearnedPass::default() };
+    // Bytes exchanged with the other processes, in a cluster: each pass counts its own (its
+    // channels are numbered afresh), the corpus passes together as `corpus_statistics`.
+    let count_traffic = || (topology.processes > 1).then(|| Arc::new(Traffic::default()));
+    let corpus_traffic = [count_traffic(), count_traffic()];
     let boilerplate = if config.needs_boilerplate() {
-        let pass = corpus::learn_boilerplate(&job, topology, fingerprint)?;
+        let pass =
+            corpus::learn_boilerplate(&job, topology, fingerprint, corpus_traffic[0].clone())?;
         tracing::info!(
             seconds = start.elapsed().as_secs_f64(),
             pages = pass.pages,
@@ -136,6 +141,7 @@ fn execute(
             fingerprint,
             &analyzer,
             boilerplate.clone(),
+            corpus_traffic[1].clone(),
         )?;
         tracing::info!(
             seconds = start.elapsed().as_secs_f64(),
@@ -175,9 +181,7 @@ fn execute(
             round_bytes: topology.round_bytes(),
         },
     };
-    // Bytes exchanged with the other processes, in a cluster (the corpus passes' are not
-    // counted).
-    let traffic = (topology.processes > 1).then(|| Arc::new(Traffic::default()));
+    let traffic = count_traffic();
     let results =
         cluster::run_workers(topology, fingerprint, traffic.clone(), move |worker, heartbeat| {
             run_worker(worker, heartbeat, &context)
@@ -186,6 +190,14 @@ fn execute(
     total.seconds.corpus_statistics = corpus_seconds;
     if let Some(traffic) = traffic {
         total.exchanged = traffic.by_stage();
+        let mut corpus = Exchanged::default();
+        for pass in corpus_traffic.iter().flatten() {
+            let t = pass.total();
+            (corpus.sent, corpus.received) = (corpus.sent + t.sent, corpus.received + t.received);
+        }
+        if corpus != Exchanged::default() {
+            total.exchanged.insert("corpus_statistics".into(), corpus);
+        }
     }
     total.into_result()
 }

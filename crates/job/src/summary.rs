@@ -215,9 +215,10 @@ pub struct Summary {
     /// Rounds the input was read in (the most of any worker).
     pub input_rounds: u64,
     /// In a cluster, the bytes process 0 (which writes this summary) sent to and received
-    /// from the other processes, by stage (`progress`: timely's progress messages); with two
-    /// processes, all the bytes exchanged. The corpus passes before the main dataflow are
-    /// not counted. Empty for one process, whose workers exchange without serialising.
+    /// from the other processes, by stage (`progress`: timely's progress messages;
+    /// `corpus_statistics`: the passes before the main dataflow, template learning and
+    /// document frequencies); with two processes, all the bytes exchanged. Empty for one
+    /// process, whose workers exchange without serialising.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub exchanged_bytes: BTreeMap<String, crate::Exchanged>,
     /// Boilerplate learned from web pages and left out, when the job learned it.

@@ -1,5 +1,6 @@
 //! Bytes this process exchanged with the other processes of a cluster, by stage: what a
-//! network model of a larger cluster is fed with.
+//! network model of a larger cluster is fed with. Each timely execution (the corpus passes,
+//! the main dataflow) counts in its own [`Traffic`], as it numbers its channels afresh.
 //!
 //! Timely's network threads log every message they write or read (payload and header)
 //! with its channel; the first worker of the process logs, as the dataflow is built,
@@ -119,6 +120,16 @@ impl Traffic {
                 }
             },
         );
+    }
+
+    /// Every channel's counts together.
+    pub(crate) fn total(&self) -> Exchanged {
+        let mut total = Exchanged::default();
+        for counts in self.by_channel.lock().expect("traffic lock").values() {
+            total.sent += counts.sent;
+            total.received += counts.received;
+        }
+        total
     }
 
     /// The counts by stage; a channel no dataflow edge announced carries progress.
