@@ -9,11 +9,11 @@ mod support;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use base64::Engine;
-use support::{free_port, neardup, repo, results, run, summary};
+use support::{Server, neardup, repo, results, run, summary};
 
 /// Azurite's well-known account and key.
 const ACCOUNT: &str = "devstoreaccount1";
@@ -22,8 +22,7 @@ const KEY: &str =
 
 /// Azurite's blob service on a free loopback port, stopped when dropped.
 struct Azurite {
-    child: Child,
-    port: u16,
+    server: Server,
 }
 
 impl Azurite {
@@ -35,37 +34,21 @@ impl Azurite {
             "NEARDUP_REQUIRE_AZURE",
             "npm install azurite",
         )?;
-        for _ in 0..5 {
-            let port = free_port();
-            let child = Command::new(&program)
-                .args(["--blobHost", "127.0.0.1", "--blobPort", &port.to_string()])
-                .args(["--inMemoryPersistence", "--skipApiVersionCheck", "--silent"])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap();
-            let mut azurite = Azurite { child, port };
-            let deadline = Instant::now() + Duration::from_secs(30);
-            loop {
-                if azurite.child.try_wait().unwrap().is_some() {
-                    break; // another listener took the port: try another
-                }
-                if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                    let (status, _) = azurite.request("GET", "", "comp=list", &[], b"");
-                    if status == 200 {
-                        return Some(azurite);
-                    }
-                    break;
-                }
-                assert!(Instant::now() < deadline, "azurite-blob did not start");
-                std::thread::sleep(Duration::from_millis(50));
-            }
-        }
-        panic!("azurite-blob did not start on a free port in five tries")
+        let command = |port: u16| {
+            let mut cmd = Command::new(&program);
+            cmd.args(["--blobHost", "127.0.0.1", "--blobPort", &port.to_string()]).args([
+                "--inMemoryPersistence",
+                "--skipApiVersionCheck",
+                "--silent",
+            ]);
+            cmd
+        };
+        // Azurite answers a signed container listing.
+        let answers = |port| request(port, "GET", "", "comp=list", &[], b"").0 == 200;
+        Some(Azurite { server: Server::start("azurite-blob", command, answers) })
     }
 
-    /// One request signed with the account key (Shared Key): `path` below the account,
-    /// `query` as `a=b&c=d` (sorted by name).
+    /// One signed request to this server (see [`request`]).
     fn request(
         &self,
         method: &str,
@@ -74,58 +57,7 @@ impl Azurite {
         headers: &[(&str, &str)],
         body: &[u8],
     ) -> (u16, Vec<u8>) {
-        let date = "Wed, 25 Nov 2026 00:00:00 GMT";
-        let mut ms_headers: Vec<(String, String)> =
-            vec![("x-ms-date".into(), date.into()), ("x-ms-version".into(), "2021-08-06".into())];
-        ms_headers.extend(headers.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-        ms_headers.sort();
-        let canonical_headers: String =
-            ms_headers.iter().map(|(k, v)| format!("{k}:{v}\n")).collect();
-        let mut resource = format!("/{ACCOUNT}/{ACCOUNT}/{path}");
-        for pair in query.split('&').filter(|p| !p.is_empty()) {
-            let (k, v) = pair.split_once('=').unwrap();
-            resource.push_str(&format!("\n{k}:{v}"));
-        }
-        let length = if body.is_empty() { String::new() } else { body.len().to_string() };
-        let content_type = "application/octet-stream";
-        let to_sign = format!(
-            "{method}\n\n\n{length}\n\n{content_type}\n\n\n\n\n\n\n{canonical_headers}{resource}"
-        );
-        let engine = base64::engine::general_purpose::STANDARD;
-        let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, &engine.decode(KEY).unwrap());
-        let signature = engine.encode(ring::hmac::sign(&key, to_sign.as_bytes()).as_ref());
-
-        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
-        stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-        let target = if query.is_empty() {
-            format!("/{ACCOUNT}/{path}")
-        } else {
-            format!("/{ACCOUNT}/{path}?{query}")
-        };
-        let mut head = format!(
-            "{method} {target} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: {content_type}\r\n\
-             Content-Length: {}\r\nAuthorization: SharedKey {ACCOUNT}:{signature}\r\n\
-             Connection: close\r\n",
-            self.port,
-            body.len()
-        );
-        for (k, v) in &ms_headers {
-            head.push_str(&format!("{k}: {v}\r\n"));
-        }
-        head.push_str("\r\n");
-        stream.write_all(head.as_bytes()).unwrap();
-        stream.write_all(body).unwrap();
-        let mut answer = Vec::new();
-        stream.read_to_end(&mut answer).unwrap();
-        let text = String::from_utf8_lossy(&answer);
-        let status = text.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-        let start =
-            answer.windows(4).position(|w| w == b"\r\n\r\n").map_or(answer.len(), |i| i + 4);
-        let mut body = answer[start..].to_vec();
-        if text.to_ascii_lowercase().contains("transfer-encoding: chunked") {
-            body = unchunk(&body);
-        }
-        (status, body)
+        request(self.server.port, method, path, query, headers, body)
     }
 
     /// The blob names under `prefix` of `container`, sorted.
@@ -158,18 +90,73 @@ impl Azurite {
     fn neardup(&self) -> Command {
         let mut cmd = neardup();
         cmd.env("AZURE_STORAGE_USE_EMULATOR", "true")
-            .env("AZURITE_BLOB_STORAGE_URL", format!("http://127.0.0.1:{}", self.port))
+            .env("AZURITE_BLOB_STORAGE_URL", format!("http://127.0.0.1:{}", self.server.port))
             .env("AZURE_ALLOW_HTTP", "true")
             .env("NEARDUP_UPLOAD_PART_SIZE", support::PART_SIZE.to_string());
         cmd
     }
 }
 
-impl Drop for Azurite {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+/// One request to Azurite on `port`, signed with the account key (Shared Key): `path`
+/// below the account, `query` as `a=b&c=d` (sorted by name).
+fn request(
+    port: u16,
+    method: &str,
+    path: &str,
+    query: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, Vec<u8>) {
+    let date = "Wed, 25 Nov 2026 00:00:00 GMT";
+    let mut ms_headers: Vec<(String, String)> =
+        vec![("x-ms-date".into(), date.into()), ("x-ms-version".into(), "2021-08-06".into())];
+    ms_headers.extend(headers.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    ms_headers.sort();
+    let canonical_headers: String = ms_headers.iter().map(|(k, v)| format!("{k}:{v}\n")).collect();
+    let mut resource = format!("/{ACCOUNT}/{ACCOUNT}/{path}");
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap();
+        resource.push_str(&format!("\n{k}:{v}"));
     }
+    let length = if body.is_empty() { String::new() } else { body.len().to_string() };
+    let content_type = "application/octet-stream";
+    let to_sign = format!(
+        "{method}\n\n\n{length}\n\n{content_type}\n\n\n\n\n\n\n{canonical_headers}{resource}"
+    );
+    let engine = base64::engine::general_purpose::STANDARD;
+    let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, &engine.decode(KEY).unwrap());
+    let signature = engine.encode(ring::hmac::sign(&key, to_sign.as_bytes()).as_ref());
+
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let target = if query.is_empty() {
+        format!("/{ACCOUNT}/{path}")
+    } else {
+        format!("/{ACCOUNT}/{path}?{query}")
+    };
+    let mut head = format!(
+        "{method} {target} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: {content_type}\r\n\
+         Content-Length: {}\r\nAuthorization: SharedKey {ACCOUNT}:{signature}\r\n\
+         Connection: close\r\n",
+        port,
+        body.len()
+    );
+    for (k, v) in &ms_headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body).unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).unwrap();
+    let text = String::from_utf8_lossy(&answer);
+    let status = text.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let start = answer.windows(4).position(|w| w == b"\r\n\r\n").map_or(answer.len(), |i| i + 4);
+    let mut body = answer[start..].to_vec();
+    if text.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+        body = unchunk(&body);
+    }
+    (status, body)
 }
 
 /// The body of a chunked HTTP/1.1 answer.

@@ -391,7 +391,7 @@ fn two_processes_on_objects_equal_one_process_on_local_files() {
 fn a_commit_whose_answer_is_lost_is_recognised_as_made() {
     let Some(s3) = S3::start() else { return };
     s3.put("/crawl", b"");
-    let proxy = support::LossyProxy::start(s3.port);
+    let proxy = support::LossyProxy::start(s3.port());
     *proxy.target.lock().unwrap() = "PUT /crawl/idx/index.json".into();
     proxy.lose.store(1, std::sync::atomic::Ordering::SeqCst);
     let poems = support::repo().join("data-samples/zh-tang-poems/poems.jsonl.gz");

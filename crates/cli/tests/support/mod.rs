@@ -97,10 +97,55 @@ pub fn find_server(
     program
 }
 
-/// moto's S3 server on a free loopback port, stopped when dropped.
-pub struct S3 {
+/// A server a test started on a free loopback port, stopped when dropped.
+pub struct Server {
     child: Child,
     pub port: u16,
+}
+
+impl Server {
+    /// Starts `command(port)` on a free port and waits until `answers(port)` shows the
+    /// listener is the server's, not another test's. The port is free when chosen, but
+    /// another test may take it before the server binds it: a server that exits, or a
+    /// listener that does not answer as it should, is started again on another port.
+    pub fn start(
+        name: &str,
+        command: impl Fn(u16) -> Command,
+        answers: impl Fn(u16) -> bool,
+    ) -> Server {
+        for _ in 0..5 {
+            let port = free_port();
+            let child = command(port).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+            let mut server = Server { child, port };
+            let deadline = Instant::now() + Duration::from_secs(30);
+            loop {
+                if server.child.try_wait().unwrap().is_some() {
+                    break;
+                }
+                if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                    if answers(port) {
+                        return server;
+                    }
+                    break;
+                }
+                assert!(Instant::now() < deadline, "{name} did not start");
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        panic!("{name} did not start on a free port in five tries")
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// moto's S3 server on a free loopback port, stopped when dropped.
+pub struct S3 {
+    server: Server,
 }
 
 impl S3 {
@@ -114,48 +159,34 @@ impl S3 {
             "NEARDUP_REQUIRE_S3",
             "pip install 'moto[server]'",
         )?;
-        // The port is free when chosen, but another test may take it before the server
-        // binds it: a server that exits is started again on another port.
-        for _ in 0..5 {
-            let port = free_port();
-            let child = Command::new(&program)
-                .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-                .env("S3_UPLOAD_PART_MIN_SIZE", PART_SIZE.to_string())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap();
-            let mut s3 = S3 { child, port };
-            let deadline = Instant::now() + Duration::from_secs(30);
-            loop {
-                if s3.child.try_wait().unwrap().is_some() {
-                    break;
-                }
-                if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                    // Ours, not another test's listener: moto answers a bucket listing.
-                    let (status, body) = request(port, "GET", "/", b"");
-                    if status == 200 && String::from_utf8_lossy(&body).contains("ListAllMyBuckets")
-                    {
-                        return Some(s3);
-                    }
-                    break;
-                }
-                assert!(Instant::now() < deadline, "moto_server did not start");
-                std::thread::sleep(Duration::from_millis(50));
-            }
-        }
-        panic!("moto_server did not start on a free port in five tries")
+        let command = |port: u16| {
+            let mut cmd = Command::new(&program);
+            cmd.args(["-H", "127.0.0.1", "-p", &port.to_string()])
+                .env("S3_UPLOAD_PART_MIN_SIZE", PART_SIZE.to_string());
+            cmd
+        };
+        // moto answers a bucket listing.
+        let answers = |port| {
+            let (status, body) = request(port, "GET", "/", b"");
+            status == 200 && String::from_utf8_lossy(&body).contains("ListAllMyBuckets")
+        };
+        Some(S3 { server: Server::start("moto_server", command, answers) })
+    }
+
+    /// The server's port.
+    pub fn port(&self) -> u16 {
+        self.server.port
     }
 
     pub fn put(&self, path: &str, body: &[u8]) {
-        let (status, answer) = request(self.port, "PUT", path, body);
+        let (status, answer) = request(self.port(), "PUT", path, body);
         assert_eq!(status, 200, "PUT {path}: {}", String::from_utf8_lossy(&answer));
     }
 
     /// `neardup` with this server as its S3 endpoint.
     pub fn neardup(&self) -> Command {
         let mut cmd = neardup();
-        cmd.env("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{}", self.port))
+        cmd.env("AWS_ENDPOINT_URL", format!("http://127.0.0.1:{}", self.port()))
             .env("AWS_ALLOW_HTTP", "true")
             .env("AWS_ACCESS_KEY_ID", "test")
             .env("AWS_SECRET_ACCESS_KEY", "test")
@@ -171,7 +202,7 @@ impl S3 {
     /// The keys under `prefix` of `bucket` with their sizes, sorted (one page: up to 1000).
     pub fn list(&self, bucket: &str, prefix: &str) -> Vec<(String, u64)> {
         let (status, body) =
-            request(self.port, "GET", &format!("/{bucket}?list-type=2&prefix={prefix}"), b"");
+            request(self.port(), "GET", &format!("/{bucket}?list-type=2&prefix={prefix}"), b"");
         let text = String::from_utf8_lossy(&body);
         assert_eq!(status, 200, "{text}");
         let mut keys: Vec<(String, u64)> = text
@@ -191,7 +222,7 @@ impl S3 {
 
     /// The object at `/bucket/key`, or `None` when there is none.
     pub fn get(&self, path: &str) -> Option<Vec<u8>> {
-        let (status, body) = request(self.port, "GET", path, b"");
+        let (status, body) = request(self.port(), "GET", path, b"");
         match status {
             200 => Some(body),
             404 => None,
@@ -206,13 +237,6 @@ impl S3 {
             std::fs::create_dir_all(local.parent().unwrap()).unwrap();
             std::fs::write(local, self.get(&format!("/{bucket}/{key}")).unwrap()).unwrap();
         }
-    }
-}
-
-impl Drop for S3 {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
