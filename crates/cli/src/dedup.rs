@@ -274,31 +274,19 @@ pub fn run(args: &DedupArgs) -> anyhow::Result<Summary> {
         other => anyhow::Error::new(other).context("the job failed; no _SUCCESS was written"),
     })?;
     if args.json {
-        print_summary_json(&summary, &config, topology.process)
-            .context("cannot print the summary")?;
+        print_summary_json(&summary).context("cannot print the summary")?;
     } else if !args.quiet {
         print_report(&summary, &config).context("cannot print the report")?;
     }
     Ok(summary)
 }
 
-/// Prints `summary.json` as the run wrote it (process 0 writes it, in object storage too),
-/// or this process's own summary in the other processes of a cluster.
-fn print_summary_json(summary: &Summary, config: &JobConfig, process: usize) -> anyhow::Result<()> {
-    let written = if process == 0 {
-        neardup_io::out::read_optional(&config.output.join(neardup_job::SUMMARY_FILE))?
-    } else {
-        None
-    };
-    let mut json = match written {
-        Some(bytes) => bytes,
-        None => serde_json::to_vec_pretty(summary)?,
-    };
-    if json.last() != Some(&b'\n') {
-        json.push(b'\n');
-    }
+/// Prints the run's summary as `summary.json` holds it (process 0 writes that file; the
+/// other processes of a cluster print their own).
+fn print_summary_json(summary: &Summary) -> anyhow::Result<()> {
     let mut out = crate::stdout::stdout();
-    out.write_all(&json)?;
+    serde_json::to_writer_pretty(&mut out, summary)?;
+    writeln!(out)?;
     Ok(out.flush()?)
 }
 

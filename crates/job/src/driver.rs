@@ -114,8 +114,9 @@ fn execute(
     let mut learned = LearnedPass { local_workers: topology.workers, ..LearnedPass::default() };
     // Bytes exchanged with the other processes, in a cluster: each pass counts its own (its
     // channels are numbered afresh), the corpus passes together as `corpus_statistics`.
-    let count_traffic = || (topology.processes > 1).then(|| Arc::new(Traffic::default()));
-    let corpus_traffic = [count_traffic(), count_traffic()];
+    let count_traffic =
+        |by_stage| (topology.processes > 1).then(|| Arc::new(Traffic::new(by_stage)));
+    let corpus_traffic = [count_traffic(false), count_traffic(false)];
     let boilerplate = if config.needs_boilerplate() {
         let pass =
             corpus::learn_boilerplate(&job, topology, fingerprint, corpus_traffic[0].clone())?;
@@ -181,7 +182,7 @@ fn execute(
             round_bytes: topology.round_bytes(),
         },
     };
-    let traffic = count_traffic();
+    let traffic = count_traffic(true);
     let results =
         cluster::run_workers(topology, fingerprint, traffic.clone(), move |worker, heartbeat| {
             run_worker(worker, heartbeat, &context)

@@ -158,7 +158,7 @@ pub(crate) fn finish(
         };
     }
     let committed = match &failure {
-        None => commit(config, topology, &summary, &totals, boilerplate, held),
+        None => commit(config, topology, &mut summary, &totals, boilerplate, held),
         Some(JobError::TooManyRejects { .. }) => {
             // The parts stay: they show what was rejected.
             write_report(config, &summary, &totals, boilerplate).map(|()| false)
@@ -230,7 +230,7 @@ fn lock_lost(error: &JobError) -> bool {
 fn commit(
     config: &JobConfig,
     topology: &Topology,
-    summary: &Summary,
+    summary: &mut Summary,
     totals: &WorkerReport,
     boilerplate: Option<&neardup_text::Boilerplate>,
     held: &mut Held,
@@ -260,9 +260,9 @@ fn commit(
     if let Some(lock) = &held.output {
         lock.ensure_held().map_err(committed)?;
     }
-    let mut summary = summary.clone();
+    // The summary as written is the one the run returns (its report and `--json`).
     summary.remote_retries += neardup_io::remote::retries() - retries_before;
-    let json = serde_json::to_vec_pretty(&summary).expect("summary serialises");
+    let json = serde_json::to_vec_pretty(&*summary).expect("summary serialises");
     write_atomically(&config.output.join(SUMMARY_FILE), &json).map_err(committed)?;
     tracing::info!(status = summary.status, seconds = summary.seconds.total, "summary written");
     point("summary-written", &config.output.join(SUMMARY_FILE), index_committed)?;

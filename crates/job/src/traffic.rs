@@ -37,9 +37,11 @@ struct Channel {
     records: String,
 }
 
-/// The counts of one process, filled by its network threads and its first worker.
+/// The counts of one process, filled by its network threads and, when it names stages, its
+/// first worker.
 #[derive(Default)]
 pub(crate) struct Traffic {
+    names_stages: bool,
     by_channel: Mutex<HashMap<usize, Exchanged>>,
     channels: Mutex<HashMap<usize, Channel>>,
     operators: Mutex<HashMap<Vec<usize>, String>>,
@@ -52,6 +54,12 @@ type LogFn =
     Arc<dyn Fn(CommunicationSetup) -> Option<Logger<CommunicationEventBuilder>> + Send + Sync>;
 
 impl Traffic {
+    /// Counts by stage ([`Traffic::by_stage`]), or only in total ([`Traffic::total`]), which
+    /// spares the first worker logging the dataflow's construction.
+    pub(crate) fn new(names_stages: bool) -> Traffic {
+        Traffic { names_stages, ..Traffic::default() }
+    }
+
     /// The logger factory for timely's network threads.
     pub(crate) fn log_fn(self: &Arc<Self>) -> LogFn {
         let traffic = self.clone();
@@ -92,6 +100,9 @@ impl Traffic {
     /// Logs, on this worker, the channels and operators of the dataflows it builds from now
     /// on. Every worker builds the same dataflows, so one worker per process names them.
     pub(crate) fn watch(self: &Arc<Self>, worker: &mut Worker) {
+        if !self.names_stages {
+            return;
+        }
         let Some(mut registry) = worker.log_register() else { return };
         let traffic = self.clone();
         registry.insert::<TimelyEventBuilder, _>(
