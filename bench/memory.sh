@@ -13,7 +13,9 @@ budget=${1:-256M}
 shift || true
 if [ $# -gt 0 ]; then sizes=("$@"); else sizes=(100000 300000 1000000); fi
 
-cargo build --release -q -p neardup-cli
+# NEARDUP=BINARY times that binary (say, a build from before a change) instead of this tree's.
+bin=${NEARDUP:-target/release/neardup}
+[ -n "${NEARDUP:-}" ] || cargo build --release -q -p neardup-cli
 printf '%-9s %9s %-9s %9s %10s %9s %11s %7s %8s\n' \
   docs input_MB budget wall_s docs_per_s peak_MB spilled_MB rounds pairs
 for docs in "${sizes[@]}"; do
@@ -25,7 +27,7 @@ for docs in "${sizes[@]}"; do
     flags=()
     [ "$b" = default ] || flags=(--memory-budget "$b")
     /usr/bin/time -f '%e %M' -o target/bench/time.txt \
-      target/release/neardup dedup -i "$corpus" -o "$out" -w 2 -q "${flags[@]}"
+      "$bin" dedup -i "$corpus" -o "$out" -w 2 -q "${flags[@]}"
     read -r wall rss_kb < target/bench/time.txt
     python3 - "$out/summary.json" "$docs" "$input_mb" "$b" "$wall" "$rss_kb" <<'PY'
 import json, sys

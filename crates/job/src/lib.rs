@@ -8,7 +8,7 @@
 //!   -> documents and representatives to their home worker (the document store)
 //!   -> one record per band or block table -> exchange by bucket key -> candidate pairs
 //!   -> merge joins with the stored signatures at both home workers -> verified pairs
-//!   -> verified + exact pairs -> connected components (differential) -> keep/remove
+//!   -> verified + exact pairs -> connected components, in spilled rounds -> keep/remove
 //!   -> pairs/ and documents/ Parquet parts, summary.json, _SUCCESS
 //! ```
 //!

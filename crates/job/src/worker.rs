@@ -14,17 +14,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use differential_dataflow::{AsCollection, VecCollection};
 use neardup_core::DocId;
 use neardup_io::{Item, Record, RejectedRecord};
 use timely::dataflow::StreamVec;
-use timely::dataflow::channels::pact::Pipeline;
 use timely::dataflow::operators::core::{Concat, Exchange, Input, OkErr, Probe};
-use timely::dataflow::operators::generic::Operator;
 use timely::dataflow::operators::probe::Handle as ProbeHandle;
 use timely::dataflow::operators::vec::{Broadcast, Map};
-use timely::order::TotalOrder;
-use timely::progress::Timestamp;
 use timely::worker::Worker;
 
 use crate::cluster::Heartbeat;
@@ -255,24 +250,10 @@ pub(crate) fn run_worker(
         let (near_pairs, near_edges) = near;
         let pairs_written = exact_pairs.concat(near_pairs).write_pairs(sink.clone(), spill.clone());
 
-        let edges = exact_edges.clone().concat(near_edges.clone());
-        let info =
-            edges.clone().flat_map(|e: Edge| [e.a, e.b].map(|n| (n.doc, (n.chars, n.content))));
-        let names = edges.flat_map(|e: Edge| [e.a, e.b]);
-        let doc_pair = |e: Edge| (e.a.doc, e.b.doc);
-        let assignments = assign_clusters(
-            stamped(exact_edges.map(doc_pair)),
-            stamped(near_edges.map(doc_pair)),
-            stamped(info),
-            job.spec.decision.keep,
-        )
-        .consolidate()
-        .inner
-        .flat_map(|((doc, membership), _time, diff)| {
-            debug_assert_eq!(diff, 1, "one membership per clustered document");
-            (diff > 0).then_some((doc, membership))
-        })
-        .probe_with(probes.get(Stage::Cluster));
+        let names = exact_edges.clone().concat(near_edges.clone()).flat_map(|e: Edge| [e.a, e.b]);
+        let assignments =
+            assign_clusters(exact_edges, near_edges, job.spec.decision.keep, spill.clone())
+                .probe_with(probes.get(Stage::Cluster));
         let links =
             index_matches.map(|matches| matches.link_clusters(assignments.clone(), spill.clone()));
         let assignments = assignments.name_clusters(names, links, stats.clone(), spill.clone());
@@ -398,25 +379,4 @@ fn reject_claim(reject: &RejectedRecord) -> Option<IdClaim> {
 /// The stage the first unfinished probed stage is (writing once they are all done).
 fn reached(done: &PerStage<Option<f64>>) -> Stage {
     Stage::PROBED.into_iter().find(|&stage| done.get(stage).is_none()).unwrap_or(Stage::Writing)
-}
-
-/// A stream as a differential collection, each record stamped with the time of its message.
-fn stamped<'s, T: Timestamp + TotalOrder, D: 'static>(
-    stream: StreamVec<'s, T, D>,
-) -> VecCollection<'s, T, D> {
-    stream
-        .unary(Pipeline, "Stamp", |_cap, _info| {
-            move |input, output| {
-                input.for_each_stamp(|cap, batches| {
-                    let Some(time) = cap.least().cloned() else {
-                        unreachable!("every message of this dataflow is sent at a time");
-                    };
-                    output.session(&cap).give_iterator(
-                        batches.flat_map(|b| b.drain(..)).map(|d| (d, time.clone(), 1isize)),
-                    );
-                });
-            }
-        })
-        .container::<Vec<_>>()
-        .as_collection()
 }

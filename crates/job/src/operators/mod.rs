@@ -7,6 +7,8 @@
 //! module states what it holds in memory.
 
 mod assign_clusters;
+#[cfg(test)]
+mod cluster_reference;
 pub(crate) mod collect;
 mod dedup_ids;
 pub(crate) mod doc_store;
@@ -14,6 +16,7 @@ mod exact_groups;
 mod gather_reports;
 pub(crate) mod index;
 mod name_clusters;
+pub(crate) mod propagate;
 mod reduce_buckets;
 mod sign_docs;
 #[cfg(test)]

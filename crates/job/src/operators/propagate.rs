@@ -1,0 +1,433 @@
+//! The least value reachable over a graph's links, in rounds that spill: connected
+//! components (the least `DocId`) and hop counts (breadth-first search).
+//!
+//! Partitioning: links by their source, seeds and offers by their node, so a node's links,
+//! value and offers are on one worker. Rounds are timely times on a feedback loop: the
+//! values that changed in a round are offered to their neighbours at the next time, and a
+//! round is taken in once no worker can still send to it (the loop's frontier has passed
+//! it), so the loop ends when a round changes nothing anywhere. The result is the unique
+//! fixpoint, whatever the workers and the order of arrival.
+//!
+//! Holds, per worker: the links (a sorted file, in memory up to the spill limit), the
+//! values (one sorted file, rewritten each round), a round's offers in sorted runs and
+//! its changed values; each in memory up to the spill limit. A round reads every link
+//! once, so its cost grows with the links times the rounds (the graph's diameter for
+//! components, the radius for hops); offers go out a batch per activation.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use neardup_core::DocId;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use timely::dataflow::StreamVec;
+use timely::dataflow::channels::pact::Exchange;
+use timely::dataflow::operators::generic::OutputBuilder;
+use timely::dataflow::operators::generic::builder_rc::OperatorBuilder;
+use timely::dataflow::operators::{Capability, ConnectLoop, Feedback};
+
+use crate::operators::collect::Spill;
+use crate::routing::route_doc;
+use crate::spill::{MemSize, Merged, SortedFile, SortedIter, SortedRuns, SpillError};
+
+/// Links looked at per activation while offering a round's changes.
+const OFFER_BATCH: usize = 65_536;
+
+/// One direction of a pair: `src` offers its value to `dst`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub(crate) struct Link {
+    /// The node whose value is offered.
+    pub src: DocId,
+    /// Its neighbour.
+    pub dst: DocId,
+}
+
+/// A node's value and what it carries along (the payload of its seed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub(crate) struct Node<V, P> {
+    /// The node.
+    pub node: DocId,
+    /// Its value: the least seed or offer it got.
+    pub value: V,
+    /// What its seed carried (the default for a node reached without a seed).
+    pub payload: P,
+}
+
+/// A value offered to a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+struct Offer<V> {
+    node: DocId,
+    value: V,
+}
+
+impl MemSize for Link {
+    fn mem_size(&self) -> usize {
+        std::mem::size_of::<Self>()
+    }
+}
+impl<V: Copy, P: Copy> MemSize for Node<V, P> {
+    fn mem_size(&self) -> usize {
+        std::mem::size_of::<Self>()
+    }
+}
+impl<V: Copy> MemSize for Offer<V> {
+    fn mem_size(&self) -> usize {
+        std::mem::size_of::<Self>()
+    }
+}
+
+/// What a value of the propagation must be: small, ordered, storable.
+pub(crate) trait Value:
+    Copy + Ord + Send + Serialize + DeserializeOwned + std::fmt::Debug + 'static
+{
+}
+impl<T: Copy + Ord + Send + Serialize + DeserializeOwned + std::fmt::Debug + 'static> Value for T {}
+
+/// The links of a worker's share of the graph, sorted by source (then destination), once
+/// the propagation that collects them has them: later propagations and lookups on the same
+/// worker read them from here. The file goes when the last holder lets go.
+pub(crate) type SharedLinks = Rc<RefCell<Option<SortedFile<Link>>>>;
+
+/// Where a propagation finds its links.
+pub(crate) enum Links<'s> {
+    /// Collects them from a stream (both directions of every pair) and shares them.
+    Collect(StreamVec<'s, u64, Link>, SharedLinks),
+    /// Reads those an earlier propagation shared.
+    Shared(SharedLinks),
+}
+
+enum Phase<V, P> {
+    /// Collecting the seeds, and the links unless they are shared, until the inputs are
+    /// complete.
+    Collecting(Option<SortedRuns<Link>>, SortedRuns<Node<V, P>>),
+    /// Between rounds: waiting for a round's offers to be complete, or for the end.
+    Waiting,
+    /// Offering a round's changed values over the links, at the round's time (offers
+    /// arrive at the next).
+    Offering(Capability<u64>, Offering<V>),
+    /// Emitting every node's final value.
+    Emitting(SortedIter<Node<V, P>>),
+    Done,
+}
+
+struct Offering<V> {
+    /// The changed values, by node, from `current` on.
+    changed: Merged<Offer<V>>,
+    current: Option<Offer<V>>,
+    /// The links, by source.
+    links: SortedIter<Link>,
+}
+
+impl<V: Value> Offering<V> {
+    /// Offers the changed values over the links from changed nodes, looking at up to
+    /// [`OFFER_BATCH`] links; returns whether every offer is made.
+    fn offer(
+        &mut self,
+        step: &impl Fn(DocId, &V) -> Option<V>,
+        give: &mut impl FnMut(Offer<V>),
+    ) -> Result<bool, SpillError> {
+        for _ in 0..OFFER_BATCH {
+            let Some(mut changed) = self.current else { return Ok(true) };
+            let Some(link) = self.links.next() else { return Ok(true) };
+            let link = link?;
+            while changed.node < link.src {
+                match self.changed.next() {
+                    Some(next) => changed = next?,
+                    None => {
+                        self.current = None;
+                        return Ok(true);
+                    }
+                }
+            }
+            self.current = Some(changed);
+            if changed.node == link.src
+                && let Some(value) = step(link.dst, &changed.value)
+            {
+                give(Offer { node: link.dst, value });
+            }
+        }
+        Ok(false)
+    }
+}
+
+/// Every node reachable from a seed gets the least of its seeds and of `step(dst, value)`
+/// over the values of its neighbours (`links` must hold both directions of a pair;
+/// `step` returns `None` where an offer cannot lower `dst`'s value, and must not lower a
+/// value: `step(_, v) >= v`). Emits each node once, with its value and its least seed's
+/// payload, at the first time, once no round changes anything.
+pub(crate) fn propagate<'s, V, P>(
+    links: Links<'s>,
+    seeds: StreamVec<'s, u64, Node<V, P>>,
+    step: impl Fn(DocId, &V) -> Option<V> + 'static,
+    name: &str,
+    spill: Spill,
+) -> StreamVec<'s, u64, Node<V, P>>
+where
+    V: Value,
+    P: Value + Default,
+{
+    let scope = seeds.scope();
+    let (handle, offers) = scope.feedback::<Vec<Offer<V>>>(1);
+    let mut builder = OperatorBuilder::new(name.to_owned(), scope);
+    let activator = scope.activator_for(builder.operator_info().address);
+    let mut seeds_in = builder.new_input(seeds, Exchange::new(|n: &Node<V, P>| route_doc(n.node)));
+    let mut offers_in = builder.new_input(offers, Exchange::new(|o: &Offer<V>| route_doc(o.node)));
+    let (mut links_in, shared) = match links {
+        Links::Collect(links, shared) => {
+            (Some(builder.new_input(links, Exchange::new(|l: &Link| route_doc(l.src)))), shared)
+        }
+        Links::Shared(shared) => (None, shared),
+    };
+    // Collecting links and seeds at once, each gets half the limit.
+    let collecting = match links_in {
+        Some(_) => Spill { limit_bytes: spill.limit_bytes / 2, ..spill.clone() },
+        None => spill.clone(),
+    };
+    let (offers_out, offers_stream) = builder.new_output::<Vec<Offer<V>>>();
+    let (nodes_out, nodes_stream) = builder.new_output::<Vec<Node<V, P>>>();
+    let mut offers_out = OutputBuilder::from(offers_out);
+    let mut nodes_out = OutputBuilder::from(nodes_out);
+
+    builder.build(move |mut caps| {
+        let mut nodes_cap = caps.pop();
+        let mut first_cap = caps.pop();
+        let mut phase: Phase<V, P> =
+            Phase::Collecting(links_in.as_ref().map(|_| collecting.runs()), collecting.runs());
+        let mut links_file: Option<SortedFile<Link>> = None;
+        let mut values: Option<SortedFile<Node<V, P>>> = None;
+        // Each round's offers, with a capability at its time.
+        let mut rounds: BTreeMap<u64, (Capability<u64>, SortedRuns<Offer<V>>)> = BTreeMap::new();
+        let mut failed = false;
+        let fail = Rc::new(RefCell::new(None::<SpillError>));
+        move |frontiers| {
+            let (mut offers_session, mut nodes_session) =
+                (offers_out.activate(), nodes_out.activate());
+            // Take in whatever arrived; after a failure, drop it.
+            links_in.iter_mut().for_each(|links_in| {
+                links_in.for_each(|_cap, batch| {
+                    if let Phase::Collecting(Some(links), _) = &mut phase {
+                        for link in batch.drain(..) {
+                            if let Err(e) = links.push(link) {
+                                fail.borrow_mut().get_or_insert(e);
+                            }
+                        }
+                    }
+                })
+            });
+            seeds_in.for_each(|_cap, batch| {
+                if let Phase::Collecting(_, seeds) = &mut phase {
+                    for seed in batch.drain(..) {
+                        if let Err(e) = seeds.push(seed) {
+                            fail.borrow_mut().get_or_insert(e);
+                        }
+                    }
+                }
+            });
+            offers_in.for_each(|cap, batch| {
+                if failed {
+                    return;
+                }
+                let Some(time) = cap.least().copied() else {
+                    unreachable!("offers are sent at a time")
+                };
+                let (_, runs) = rounds.entry(time).or_insert_with(|| {
+                    (cap.delayed(&time, offers_session.output_index()), spill.runs())
+                });
+                for offer in batch.drain(..) {
+                    if let Err(e) = runs.push(offer) {
+                        fail.borrow_mut().get_or_insert(e);
+                    }
+                }
+            });
+            if let Some(e) = fail.borrow_mut().take() {
+                spill.settle::<()>(0, Err(e));
+                failed = true;
+            }
+            if failed || spill.failed() {
+                // Stop: hold nothing, so the loop and the run can end.
+                (first_cap, nodes_cap, phase, links_file, values) =
+                    (None, None, Phase::Done, None, None);
+                rounds.clear();
+                return;
+            }
+            let outcome = (|| -> Result<(), SpillError> {
+                loop {
+                    match &mut phase {
+                        Phase::Collecting(..) => {
+                            // Seeds, and links when collected (offers wait for round zero).
+                            if !frontiers[0].is_empty()
+                                || frontiers.get(2).is_some_and(|f| !f.is_empty())
+                            {
+                                return Ok(());
+                            }
+                            let Phase::Collecting(links, seeds) =
+                                std::mem::replace(&mut phase, Phase::Done)
+                            else {
+                                unreachable!()
+                            };
+                            let links_spilled = links.as_ref().map_or(0, SortedRuns::spilled_bytes);
+                            spill.settle::<()>(links_spilled + seeds.spilled_bytes(), Ok(()));
+                            links_file = match links {
+                                Some(links) => {
+                                    let file = links.into_file()?;
+                                    *shared.borrow_mut() = Some(file.clone());
+                                    Some(file)
+                                }
+                                None => Some(shared.borrow().clone().expect(
+                                    "the links are shared before a later propagation starts",
+                                )),
+                            };
+                            // Round zero: the seeds, offered at the first time.
+                            let (file, changed) = absorb(
+                                None,
+                                seeds
+                                    .into_sorted()?
+                                    .map(|s| s.map(|n| (n.node, n.value, n.payload))),
+                                &spill,
+                            )?;
+                            values = Some(file);
+                            let cap = first_cap.take().expect("held until round zero");
+                            phase = offering(cap, changed, links_file.as_ref())?;
+                        }
+                        Phase::Offering(cap, offering) => {
+                            let mut session = offers_session.session(cap);
+                            let finished = offering.offer(&step, &mut |o| session.give(o))?;
+                            drop(session);
+                            if !finished {
+                                activator.activate();
+                                return Ok(());
+                            }
+                            // Done with this round: its capability goes.
+                            phase = Phase::Waiting;
+                        }
+                        Phase::Waiting => {
+                            let ready = rounds
+                                .keys()
+                                .next()
+                                .copied()
+                                .filter(|time| !frontiers[1].less_equal(time));
+                            if let Some(time) = ready {
+                                let (cap, runs) = rounds.remove(&time).expect("the round is held");
+                                spill.settle::<()>(runs.spilled_bytes(), Ok(()));
+                                let offers = runs.into_sorted()?;
+                                let (file, changed) = absorb(
+                                    values.take(),
+                                    offers.map(|o| o.map(|o| (o.node, o.value, P::default()))),
+                                    &spill,
+                                )?;
+                                values = Some(file);
+                                phase = offering(cap, changed, links_file.as_ref())?;
+                            } else if rounds.is_empty() && frontiers.iter().all(|f| f.is_empty()) {
+                                links_file = None;
+                                let file = values.take().expect("values follow round zero");
+                                phase = Phase::Emitting(file.iter()?);
+                            } else {
+                                return Ok(());
+                            }
+                        }
+                        Phase::Emitting(nodes) => {
+                            let cap = nodes_cap.as_ref().expect("held until the end");
+                            let mut session = nodes_session.session(cap);
+                            for _ in 0..OFFER_BATCH {
+                                match nodes.next() {
+                                    Some(node) => session.give(node?),
+                                    None => {
+                                        drop(session);
+                                        nodes_cap = None;
+                                        phase = Phase::Done;
+                                        return Ok(());
+                                    }
+                                }
+                            }
+                            activator.activate();
+                            return Ok(());
+                        }
+                        Phase::Done => return Ok(()),
+                    }
+                }
+            })();
+            if let Err(e) = outcome {
+                spill.settle::<()>(0, Err(e));
+                failed = true;
+                (first_cap, nodes_cap, phase, links_file, values) =
+                    (None, None, Phase::Done, None, None);
+                rounds.clear();
+            }
+        }
+    });
+    offers_stream.connect_loop(handle);
+    nodes_stream
+}
+
+/// Starts offering the changed values of a round; a round that changed nothing only drops
+/// its capability.
+fn offering<V: Value, P>(
+    cap: Capability<u64>,
+    changed: SortedRuns<Offer<V>>,
+    links: Option<&SortedFile<Link>>,
+) -> Result<Phase<V, P>, SpillError> {
+    if changed.is_empty() {
+        return Ok(Phase::Waiting);
+    }
+    let links = links.expect("links are read before round zero").iter()?;
+    let mut changed = changed.into_sorted()?;
+    let current = changed.next().transpose()?;
+    Ok(Phase::Offering(cap, Offering { changed, current, links }))
+}
+
+/// Merges a round's seeds or offers (sorted by node, then value) into the values: a node
+/// takes its least offer when lower than its value, with the payload of its first seed.
+/// Returns the new values and the nodes whose value changed, with that value.
+#[allow(clippy::type_complexity)]
+fn absorb<V: Value, P: Value>(
+    old: Option<SortedFile<Node<V, P>>>,
+    offers: impl Iterator<Item = Result<(DocId, V, P), SpillError>>,
+    spill: &Spill,
+) -> Result<(SortedFile<Node<V, P>>, SortedRuns<Offer<V>>), SpillError> {
+    let mut new: SortedRuns<Node<V, P>> = spill.runs();
+    let mut changed: SortedRuns<Offer<V>> = spill.runs();
+    let mut old = match &old {
+        Some(file) => Some(file.iter()?),
+        None => None,
+    }
+    .into_iter()
+    .flatten()
+    .peekable();
+    let mut last: Option<DocId> = None;
+    for offer in offers {
+        let (node, value, payload) = offer?;
+        if last == Some(node) {
+            continue; // a later, larger offer to the same node
+        }
+        last = Some(node);
+        // Values of nodes before this one stay.
+        while let Some(Ok(n)) = old.peek()
+            && n.node < node
+        {
+            new.push(old.next().unwrap()?)?;
+        }
+        if let Some(Err(_)) = old.peek() {
+            return Err(old.next().unwrap().unwrap_err());
+        }
+        match old.next_if(|n| matches!(n, Ok(n) if n.node == node)) {
+            Some(current) => {
+                let mut current = current?;
+                if value < current.value {
+                    current.value = value;
+                    changed.push(Offer { node, value })?;
+                }
+                new.push(current)?;
+            }
+            None => {
+                new.push(Node { node, value, payload })?;
+                changed.push(Offer { node, value })?;
+            }
+        }
+    }
+    for rest in old {
+        new.push(rest?)?;
+    }
+    spill.settle::<()>(new.spilled_bytes() + changed.spilled_bytes(), Ok(()));
+    Ok((new.into_file()?, changed))
+}
