@@ -168,7 +168,9 @@ impl Traffic {
 /// The stage a channel belongs to, from the operator it feeds and its record type.
 fn stage_of(operator: &str, records: &str) -> &'static str {
     let has = |name: &str| records.contains(name);
-    if operator.starts_with("Arrange") || operator.contains("Reduce:") || has("Membership") {
+    const CLUSTERING: [&str; 5] =
+        ["Components", "KeepDocuments", "Hops", "ClusterMembers", "VerifiedWithKept"];
+    if CLUSTERING.contains(&operator) || has("Membership") {
         "cluster"
     } else if has("IndexKey") || has("IndexCandidate") || has("IndexRef") {
         "index"
