@@ -207,9 +207,10 @@ def main():
     languages = [rng.random() < CHINESE_SHARE for _ in range(sum(plan))]
     made = {}
     spliced = {}
+    text_of = {}
     for chinese, pool in ((False, english_pool), (True, chinese_pool)):
         needed = sum(1 for c in languages if c == chinese)
-        made[chinese], spliced[chinese] = originals(rng, pool, needed, chinese)
+        made[chinese], spliced[chinese], text_of[chinese] = originals(rng, pool, needed, chinese)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     originals_so_far, chars = [], 0
@@ -221,11 +222,13 @@ def main():
             doc_id = "d%07d" % i
             if is_original:
                 chinese = next(languages)
-                text, truth = next(next_original[chinese]), doc_id
-                originals_so_far.append((doc_id, text, chinese))
+                recipe = next(next_original[chinese])
+                text, truth = text_of[chinese](recipe), doc_id
+                # The recipe, not the text, so that ten million documents fit in memory.
+                originals_so_far.append((doc_id, recipe, chinese))
             else:
-                base_id, base_text, chinese = rng.choice(originals_so_far)
-                text, truth = edit(rng, base_text, chinese), base_id
+                base_id, base_recipe, chinese = rng.choice(originals_so_far)
+                text, truth = edit(rng, text_of[chinese](base_recipe), chinese), base_id
             chars += len(text)
             f.write(json.dumps({"id": doc_id, "text": text, "truth": truth}, ensure_ascii=False) + "\n")
     tmp.replace(out)
@@ -241,17 +244,60 @@ def main():
 def originals(rng, pool, needed, chinese):
     """`needed` originals: the pool's documents, then splices of two of them. Only articles
     of at least SPLICE_MIN_CHARS are spliced (short ones, such as the templated court
-    openings and earnings tables, share most of their halves), and no ordered pair twice."""
-    if needed <= len(pool):
-        return pool[:needed], 0
+    openings and earnings tables, share most of their halves), and no ordered pair twice.
+    Once half the ordered pairs are used (the Chinese ones past about 1.8 M documents), the
+    rest are splices of three (`splice3`), no ordered triple twice.
+
+    Returns the recipes (a pool index, or the parents of a splice), how many are splices,
+    and the function that makes a recipe's text."""
     parents = [d for d in pool if len(d) >= SPLICE_MIN_CHARS]
+
+    def text_of(recipe):
+        if isinstance(recipe, int):
+            return pool[recipe]
+        if len(recipe) == 2:
+            return splice(parents[recipe[0]], parents[recipe[1]], chinese)
+        return splice3(*(parents[i] for i in recipe), chinese)
+
+    if needed <= len(pool):
+        return list(range(needed)), 0, text_of
+    pairs = len(parents) * (len(parents) - 1)
     used, spliced = set(), []
     while len(pool) + len(spliced) < needed:
-        a, b = rng.sample(range(len(parents)), 2)
-        if (a, b) not in used:
-            used.add((a, b))
-            spliced.append(splice(parents[a], parents[b], chinese))
-    return pool + spliced, len(spliced)
+        if len(used) < pairs // 2:
+            recipe = tuple(rng.sample(range(len(parents)), 2))
+        else:
+            recipe = tuple(rng.sample(range(len(parents)), 3))
+        if recipe not in used:
+            used.add(recipe)
+            spliced.append(recipe)
+    return list(range(len(pool))) + spliced, len(spliced), text_of
+
+
+def splice3(first, second, third, chinese):
+    """The opening of one article, the middle of a second and the ending of a third, each
+    about a third as long as the shortest, so that two of these sharing a parent in the
+    same place share about a third of their text."""
+    part = min(len(first), len(second), len(third)) // 3
+    joiner = "" if chinese else " "
+
+    def take(sents):
+        out = []
+        for s in sents:
+            if out and sum(map(len, out)) + len(s) > part:
+                break
+            out.append(s)
+        return out
+
+    head = take(sentences(first, chinese))
+    middle_sents = sentences(second, chinese)
+    start, chars = 0, 0
+    while start < len(middle_sents) - 1 and chars < len(second) // 3:
+        chars += len(middle_sents[start])
+        start += 1
+    middle = take(middle_sents[start:])
+    tail = list(reversed(take(list(reversed(sentences(third, chinese))))))
+    return joiner.join(head) + joiner + joiner.join(middle) + joiner + joiner.join(tail)
 
 
 if __name__ == "__main__":
