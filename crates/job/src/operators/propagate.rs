@@ -199,8 +199,8 @@ where
         // Each round's offers, with a capability at its time.
         let mut rounds: BTreeMap<u64, (Capability<u64>, SortedRuns<Offer<V>>)> = BTreeMap::new();
         let mut failed = false;
-        let fail = Rc::new(RefCell::new(None::<SpillError>));
         move |frontiers| {
+            let mut error: Option<SpillError> = None;
             let (mut offers_session, mut nodes_session) =
                 (offers_out.activate(), nodes_out.activate());
             // Take in whatever arrived; after a failure, drop it.
@@ -209,7 +209,7 @@ where
                     if let Phase::Collecting(Some(links), _) = &mut phase {
                         for link in batch.drain(..) {
                             if let Err(e) = links.push(link) {
-                                fail.borrow_mut().get_or_insert(e);
+                                error.get_or_insert(e);
                             }
                         }
                     }
@@ -219,7 +219,7 @@ where
                 if let Phase::Collecting(_, seeds) = &mut phase {
                     for seed in batch.drain(..) {
                         if let Err(e) = seeds.push(seed) {
-                            fail.borrow_mut().get_or_insert(e);
+                            error.get_or_insert(e);
                         }
                     }
                 }
@@ -236,11 +236,11 @@ where
                 });
                 for offer in batch.drain(..) {
                     if let Err(e) = runs.push(offer) {
-                        fail.borrow_mut().get_or_insert(e);
+                        error.get_or_insert(e);
                     }
                 }
             });
-            if let Some(e) = fail.borrow_mut().take() {
+            if let Some(e) = error {
                 spill.settle::<()>(0, Err(e));
                 failed = true;
             }
@@ -430,4 +430,76 @@ fn absorb<V: Value, P: Value>(
     }
     spill.settle::<()>(new.spilled_bytes() + changed.spilled_bytes(), Ok(()));
     Ok((new.into_file()?, changed))
+}
+
+#[cfg(test)]
+mod tests {
+    use timely::dataflow::operators::Inspect;
+    use timely::dataflow::operators::vec::ToStream;
+
+    use super::*;
+    use crate::operators::testing::{one_worker, spill};
+
+    fn doc(record: u64) -> DocId {
+        DocId::new(0, record)
+    }
+
+    /// Labels chains of 10 nodes, `10c - 10c+1 - ... - 10c+9` for `c` in `0..chains` (both
+    /// directions), from every node with `spill`; returns what was emitted.
+    fn label_chains(chains: u64, spill: Spill) -> Vec<(u64, u64)> {
+        let out = Rc::new(RefCell::new(Vec::new()));
+        let sink = out.clone();
+        one_worker(move |worker| {
+            worker.dataflow::<u64, _, _>(move |scope| {
+                let links: Vec<Link> = (0..chains * 10)
+                    .filter(|i| i % 10 != 9)
+                    .flat_map(|i| {
+                        [
+                            Link { src: doc(i), dst: doc(i + 1) },
+                            Link { src: doc(i + 1), dst: doc(i) },
+                        ]
+                    })
+                    .collect();
+                let seeds: Vec<Node<DocId, ()>> = (0..chains * 10)
+                    .map(|i| Node { node: doc(i), value: doc(i), payload: () })
+                    .collect();
+                propagate(
+                    Links::Collect(links.to_stream(scope), SharedLinks::default()),
+                    seeds.to_stream(scope),
+                    |dst, label: &DocId| (*label < dst).then_some(*label),
+                    "Components",
+                    spill,
+                )
+                .inspect(move |n| sink.borrow_mut().push((n.node.record(), n.value.record())));
+            });
+        });
+        let mut out = out.take();
+        out.sort_unstable();
+        out
+    }
+
+    #[test]
+    fn a_chain_is_one_component_labelled_by_its_least_node() {
+        let dir = tempfile::tempdir().unwrap();
+        let spill = spill(dir.path(), 0);
+        // 36,000 links of 16 bytes against the 64 KiB floor: the links, the values and
+        // the offers spill.
+        let out = label_chains(2_000, spill.clone());
+        assert_eq!(out, (0..20_000).map(|i| (i, i / 10 * 10)).collect::<Vec<_>>());
+        assert!(spill.stats.borrow().spilled_bytes > 0);
+        assert!(!spill.failed());
+    }
+
+    #[test]
+    fn a_spill_error_is_recorded_and_the_loop_ends_without_output() {
+        let dir = tempfile::tempdir().unwrap();
+        // A spill folder below a regular file cannot be made.
+        std::fs::write(dir.path().join("file"), "").unwrap();
+        let spill = spill(&dir.path().join("file").join("spill"), 0);
+        let out = label_chains(2_000, spill.clone());
+        assert!(out.is_empty(), "{} nodes emitted", out.len());
+        assert!(spill.failed());
+        let error = spill.error.borrow().clone().unwrap();
+        assert!(error.contains("file/spill"), "{error}");
+    }
 }
