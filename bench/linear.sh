@@ -4,8 +4,10 @@
 # at every size) under each budget, best of RUNS by CPU seconds (user + sys), and prints
 # per run: wall and CPU seconds, peak resident memory against the budget, bytes spilled,
 # pairs, the seconds of each stage (from one stage's end to the next, as summary.json
-# gives them), and a digest of the documents/ and pairs/ parts. Then, per budget, the CPU
-# ratio of each size to the one before, and whether the budgets gave the same parts.
+# gives them), and a digest of the documents/ and pairs/ parts (the record size limit is
+# fixed at its default, 16 MiB, so that parts made under different budgets have the same
+# bytes). Then, per budget, the CPU ratio of each size to the one before, and whether the
+# budgets gave the same parts.
 # Not part of the test run.
 #
 #   bash bench/linear.sh [RUNS] [DOCS...]     e.g. bash bench/linear.sh 3 100000 1000000
@@ -23,6 +25,9 @@ bin=${NEARDUP:-target/release/neardup}
 mkdir -p target/bench
 results=target/bench/linear.tsv
 : > "$results"
+# The one setting the budget resolves, and the parts record.
+job=target/bench/linear-job.toml
+printf '[input]\nmax_record_bytes = 16777216\n' > "$job"
 
 printf '%-9s %-8s %7s %7s %8s %8s %9s %8s  %s\n' \
   docs budget wall_s cpu_s peak_MB peak/bud spilled_MB pairs \
@@ -37,7 +42,7 @@ for docs in "${sizes[@]}"; do
     best=
     for _ in $(seq "$runs"); do
       /usr/bin/time -f '%e %U %S %M' -o target/bench/time.txt \
-        "$bin" dedup -i "$corpus" -o "$out" -w 2 -q "${flags[@]}"
+        "$bin" dedup -i "$corpus" -o "$out" -w 2 -q --job "$job" "${flags[@]}"
       read -r wall user sys rss_kb < target/bench/time.txt
       cpu=$(python3 -c "print(f'{$user + $sys:.2f}')")
       if [ -z "$best" ] || python3 -c "import sys; sys.exit(0 if $cpu < $best else 1)"; then

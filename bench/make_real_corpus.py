@@ -235,7 +235,7 @@ def main():
     print(
         f"{out}: {args.docs} documents, {chars / 1e6:.1f} M characters, {len(originals_so_far)} originals "
         f"({len(made[False]) - spliced[False]} English and {len(made[True]) - spliced[True]} Chinese real "
-        f"articles, {spliced[False]} and {spliced[True]} spliced from two); pool: {len(english_pool)} "
+        f"articles, {spliced[False]} and {spliced[True]} spliced from two or three); pool: {len(english_pool)} "
         f"English after dropping {en_exact} exact and {en_near} near copies, {len(chinese_pool)} Chinese "
         f"after {zh_exact} and {zh_near}"
     )

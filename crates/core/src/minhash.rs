@@ -25,9 +25,60 @@ pub const MAX_NUM_PERM: usize = 4096;
 
 /// A MinHash signature: the minimum of each permutation over a document's feature set,
 /// 32 bits per permutation. An empty set has every value `u32::MAX`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+///
+/// Serialised as one byte string (the values little-endian), so that spill files and
+/// exchanges between processes copy a signature at once rather than value by value.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct MinHashSignature {
     values: Vec<u32>,
+}
+
+impl Serialize for MinHashSignature {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let bytes: Vec<u8> = self.values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        serializer.serialize_bytes(&bytes)
+    }
+}
+
+impl<'de> Deserialize<'de> for MinHashSignature {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Bytes;
+        impl<'de> serde::de::Visitor<'de> for Bytes {
+            type Value = MinHashSignature;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("MinHash values as little-endian bytes")
+            }
+
+            fn visit_bytes<E: serde::de::Error>(self, bytes: &[u8]) -> Result<Self::Value, E> {
+                if !bytes.len().is_multiple_of(4) {
+                    return Err(E::invalid_length(bytes.len(), &self));
+                }
+                let values = bytes
+                    .chunks_exact(4)
+                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect();
+                Ok(MinHashSignature { values })
+            }
+
+            fn visit_byte_buf<E: serde::de::Error>(self, bytes: Vec<u8>) -> Result<Self::Value, E> {
+                self.visit_bytes(&bytes)
+            }
+
+            // Formats without byte strings (JSON) give a sequence of numbers.
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut bytes = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+                while let Some(b) = seq.next_element::<u8>()? {
+                    bytes.push(b);
+                }
+                self.visit_bytes(&bytes)
+            }
+        }
+        deserializer.deserialize_byte_buf(Bytes)
+    }
 }
 
 impl MinHashSignature {

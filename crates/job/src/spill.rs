@@ -369,6 +369,25 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_minhash_signature_is_stored_as_one_byte_string() {
+        use neardup_core::{MinHashSignature, Signature};
+        let values: Vec<u32> = (0..128u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+        let signature = Signature::MinHash(MinHashSignature::from_values(values.clone()));
+        let bytes = bincode::serialize(&signature).unwrap();
+        // The variant, the length and the values: as many bytes as a plain Vec<u32>.
+        assert_eq!(bytes.len(), 4 + 8 + 4 * 128);
+        assert_eq!(&bytes[16..20], &values[1].to_le_bytes());
+        let back: Signature = bincode::deserialize_from(&bytes[..]).unwrap();
+        assert_eq!(back, signature);
+        // Through a reader, as spill files are read.
+        let mut reader = std::io::BufReader::new(&bytes[..]);
+        assert_eq!(bincode::deserialize_from::<_, Signature>(&mut reader).unwrap(), signature);
+        // JSON has no byte strings: a sequence of numbers reads back the same.
+        let json = serde_json::to_string(&signature).unwrap();
+        assert_eq!(serde_json::from_str::<Signature>(&json).unwrap(), signature);
+    }
+
     proptest! {
         #[test]
         fn merged_runs_equal_a_plain_sort(
