@@ -6,7 +6,7 @@
 
 mod support;
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::Command;
@@ -147,32 +147,7 @@ fn request(
     head.push_str("\r\n");
     stream.write_all(head.as_bytes()).unwrap();
     stream.write_all(body).unwrap();
-    let mut answer = Vec::new();
-    stream.read_to_end(&mut answer).unwrap();
-    let text = String::from_utf8_lossy(&answer);
-    let status = text.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    let start = answer.windows(4).position(|w| w == b"\r\n\r\n").map_or(answer.len(), |i| i + 4);
-    let mut body = answer[start..].to_vec();
-    if text.to_ascii_lowercase().contains("transfer-encoding: chunked") {
-        body = unchunk(&body);
-    }
-    (status, body)
-}
-
-/// The body of a chunked HTTP/1.1 answer.
-fn unchunk(mut body: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    loop {
-        let line_end = body.windows(2).position(|w| w == b"\r\n").unwrap();
-        let size =
-            usize::from_str_radix(std::str::from_utf8(&body[..line_end]).unwrap().trim(), 16)
-                .unwrap();
-        if size == 0 {
-            return out;
-        }
-        out.extend_from_slice(&body[line_end + 2..line_end + 2 + size]);
-        body = &body[line_end + 2 + size + 2..];
-    }
+    support::read_answer(&mut stream)
 }
 
 #[test]

@@ -35,8 +35,19 @@ pub struct MinHashSignature {
 
 impl Serialize for MinHashSignature {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let bytes: Vec<u8> = self.values.iter().flat_map(|v| v.to_le_bytes()).collect();
-        serializer.serialize_bytes(&bytes)
+        // On the stack for up to 256 permutations (the default is 128).
+        let mut stack = [0u8; 1024];
+        let mut heap = Vec::new();
+        let bytes = if self.values.len() * 4 <= stack.len() {
+            &mut stack[..self.values.len() * 4]
+        } else {
+            heap.resize(self.values.len() * 4, 0);
+            &mut heap[..]
+        };
+        for (chunk, v) in bytes.chunks_exact_mut(4).zip(&self.values) {
+            chunk.copy_from_slice(&v.to_le_bytes());
+        }
+        serializer.serialize_bytes(bytes)
     }
 }
 

@@ -63,12 +63,36 @@ pub fn request(port: u16, method: &str, path: &str, body: &[u8]) -> (u16, Vec<u8
     )
     .unwrap();
     stream.write_all(body).unwrap();
+    read_answer(&mut stream)
+}
+
+/// Reads an HTTP/1.1 answer to the end of the connection: the status and the body (a
+/// chunked body joined).
+pub fn read_answer(stream: &mut TcpStream) -> (u16, Vec<u8>) {
     let mut answer = Vec::new();
     stream.read_to_end(&mut answer).unwrap();
-    let text = String::from_utf8_lossy(&answer);
-    let status = text.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
     let start = answer.windows(4).position(|w| w == b"\r\n\r\n").map_or(answer.len(), |i| i + 4);
-    (status, answer[start..].to_vec())
+    let head = String::from_utf8_lossy(&answer[..start]).to_ascii_lowercase();
+    let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let body = &answer[start..];
+    let body =
+        if head.contains("transfer-encoding: chunked") { unchunk(body) } else { body.to_vec() };
+    (status, body)
+}
+
+fn unchunk(mut body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let line_end = body.windows(2).position(|w| w == b"\r\n").unwrap();
+        let size =
+            usize::from_str_radix(std::str::from_utf8(&body[..line_end]).unwrap().trim(), 16)
+                .unwrap();
+        if size == 0 {
+            return out;
+        }
+        out.extend_from_slice(&body[line_end + 2..line_end + 2 + size]);
+        body = &body[line_end + 2 + size + 2..];
+    }
 }
 
 /// The server program `name` (from the variable `named_by`, PATH, or `ci_path` below the

@@ -1,12 +1,15 @@
-//! Clusters from verified and exact pairs: connected components, the kept document of each,
-//! and whether each member was compared with it directly.
+//! The tests' reference for clustering: the differential-dataflow computation that
+//! `assign_clusters` replaced, kept to check it against (its expected tables are asserted
+//! on both in `assign_clusters`'s tests). Clusters from verified and exact pairs: connected
+//! components, the kept document of each, and whether each member was compared with it
+//! directly.
 //!
 //! Built from differential-dataflow collections, which exchange by key themselves.
 //! Holds: one arrangement of the edges (both directions), shared by the labelling and the
 //! hops, one of the verified pairs, and, for every document in some pair (and only those),
 //! fixed-size records (its label, length, content hash and membership, no strings): memory
 //! grows with the duplicates found, not with the corpus, and is outside the memory budget.
-//! `bench/cluster_memory.sh` measures it: about 215 bytes of peak memory per verified pair
+//! `bench/cluster_memory.sh` measured, before it was replaced: about 215 bytes of peak memory per verified pair
 //! (970 per paired document at 4.5 pairs each). Documents in no pair never enter this
 //! stage; ids are attached afterwards by a spilling stage ([`super::name_clusters`]).
 
@@ -123,108 +126,4 @@ pub fn assign_clusters<'s>(
             (doc, a)
         });
     verified.concat(without_pair)
-}
-
-#[cfg(test)]
-mod tests {
-    use std::cell::RefCell;
-    use std::rc::Rc;
-
-    use differential_dataflow::AsCollection;
-    use neardup_core::ContentHash;
-    use timely::dataflow::operators::Inspect;
-    use timely::dataflow::operators::vec::ToStream;
-
-    use super::*;
-    use crate::operators::testing::one_worker;
-
-    fn doc(record: u64) -> DocId {
-        DocId::new(0, record)
-    }
-
-    /// Clusters exact pair (1, 2), near pairs (1, 3), (3, 4) and (5, 6); documents 1 and 2
-    /// have one text, document 4 is the longest of its cluster and 6 of the other.
-    /// Returns (doc, kept, size, radius, verified with kept), by doc.
-    fn clusters(keep: KeepRule) -> Vec<(u64, u64, u64, u32, bool)> {
-        let out = Rc::new(RefCell::new(Vec::new()));
-        let sink = out.clone();
-        one_worker(move |worker| {
-            worker.dataflow::<u64, _, _>(move |scope| {
-                let pairs = |p: &[(u64, u64)]| {
-                    p.iter()
-                        .map(|&(a, b)| ((doc(a), doc(b)), 0u64, 1isize))
-                        .collect::<Vec<_>>()
-                        .to_stream(scope)
-                        .as_collection()
-                };
-                let info: Vec<_> = [
-                    (1, 10, "one"),
-                    (2, 10, "one"),
-                    (3, 12, "three"),
-                    (4, 40, "four"),
-                    (5, 5, "five"),
-                    (6, 50, "six"),
-                ]
-                .into_iter()
-                .flat_map(|(d, chars, text)| {
-                    // Repeated, as every edge of a document brings its info.
-                    let i = ((doc(d), (chars, ContentHash::of_text(text, 0))), 0u64, 1isize);
-                    [i, i]
-                })
-                .collect();
-                assign_clusters(
-                    pairs(&[(1, 2)]),
-                    // Each pair once, as verification and exact grouping emit them.
-                    pairs(&[(1, 3), (3, 4), (5, 6)]),
-                    info.to_stream(scope).as_collection(),
-                    keep,
-                )
-                .consolidate()
-                .inner
-                .inspect(move |((d, m), _t, diff)| {
-                    assert_eq!(*diff, 1);
-                    sink.borrow_mut().push((
-                        d.record(),
-                        m.kept.record(),
-                        m.cluster_size,
-                        m.radius,
-                        m.verified_with_kept,
-                    ));
-                });
-            });
-        });
-        let mut out = out.take();
-        out.sort_unstable();
-        out
-    }
-
-    #[test]
-    fn components_keep_their_first_document_and_know_who_was_compared_with_it() {
-        assert_eq!(
-            clusters(KeepRule::First),
-            [
-                (1, 1, 4, 2, true),
-                (2, 1, 4, 2, true),  // the same text
-                (3, 1, 4, 2, true),  // a verified pair with it
-                (4, 1, 4, 2, false), // two hops away
-                (5, 5, 2, 1, true),
-                (6, 5, 2, 1, true),
-            ]
-        );
-    }
-
-    #[test]
-    fn the_longest_rule_keeps_the_longest_member() {
-        assert_eq!(
-            clusters(KeepRule::Longest),
-            [
-                (1, 4, 4, 3, false),
-                (2, 4, 4, 3, false),
-                (3, 4, 4, 3, true),
-                (4, 4, 4, 3, true),
-                (5, 6, 2, 1, true),
-                (6, 6, 2, 1, true),
-            ]
-        );
-    }
 }
