@@ -116,14 +116,14 @@ pub fn assign_clusters<'s>(
         value: n.doc,
         payload: Facts { chars: n.chars, content: n.content, rep },
     };
-    // A document repeats once per pair; `propagate` keeps one seed of each.
-    let seeds = exact
-        .clone()
-        .flat_map(move |e: Edge| [seed(&e.a, e.a.doc), seed(&e.b, e.a.doc)])
-        .concat(near.clone().flat_map(move |e: Edge| [seed(&e.a, e.a.doc), seed(&e.b, e.b.doc)]));
-    let links = exact.concat(near).flat_map(|e: Edge| {
-        [Link { src: e.a.doc, dst: e.b.doc }, Link { src: e.b.doc, dst: e.a.doc }]
-    });
+    // Each pair once as two fixed-size seeds (the ids stay behind); a document repeats
+    // once per pair, and `propagate` keeps one seed of each.
+    let pairs = exact
+        .map(move |e: Edge| [seed(&e.a, e.a.doc), seed(&e.b, e.a.doc)])
+        .concat(near.map(move |e: Edge| [seed(&e.a, e.a.doc), seed(&e.b, e.b.doc)]));
+    let seeds = pairs.clone().flat_map(|pair| pair);
+    let links = pairs
+        .flat_map(|[a, b]| [Link { src: a.node, dst: b.node }, Link { src: b.node, dst: a.node }]);
     let shared = SharedLinks::default();
     // A label is offered only to documents above it, whose own label could be larger.
     let labelled = propagate(
