@@ -37,6 +37,8 @@
 use neardup_core::hash::{hash_bytes, hash_u64s};
 use serde::{Deserialize, Serialize};
 
+use crate::lines::{CONTENT_BIT, LineKey, LineScratch, line_key};
+
 /// The scope of corpus-wide entries (hosts are never 0).
 pub const CORPUS_SCOPE: u64 = 0;
 
@@ -45,10 +47,6 @@ pub const URL_MARKER: u64 = 0;
 
 /// The line of an occurrence that counts a host's distinct page contents (identities).
 pub const PAGE_MARKER: u64 = 1;
-
-/// The bit a line's key always has (see [`line_key`]). An occurrence whose line lacks it
-/// counts the line's pages by canonical URL (see the module documentation).
-pub const CONTENT_BIT: u64 = 1 << 63;
 
 /// A line of at least this many canonical characters, or half of the page's longest
 /// line that is not boilerplate when that is less, is a content line for
@@ -201,60 +199,6 @@ pub fn url_key(url: &str, seed: u64) -> u64 {
     }
 }
 
-/// A line in canonical form, with its key.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LineKey {
-    /// The key: it has [`CONTENT_BIT`] and is neither marker without it.
-    pub key: u64,
-    /// Characters of the canonical form.
-    pub chars: u32,
-}
-
-/// Reusable buffer for [`line_key`].
-#[derive(Debug, Default)]
-pub struct LineScratch(String, Vec<(u32, u64)>);
-
-/// The key of one line, or `None` when it has no letter or digit (nothing to learn).
-pub fn line_key(line: &str, seed: u64, scratch: &mut LineScratch) -> Option<LineKey> {
-    let canonical = &mut scratch.0;
-    canonical.clear();
-    let (mut chars, mut alphanumeric) = (0u32, false);
-    let mut last = ' ';
-    let mut input = line.chars().peekable();
-    while let Some(c) = input.next() {
-        // "1,024" and "3.5" are one number.
-        if last == '#' && matches!(c, ',' | '.') && input.peek().is_some_and(|n| n.is_numeric()) {
-            continue;
-        }
-        let c = if c.is_whitespace() {
-            ' '
-        } else if c.is_numeric() {
-            alphanumeric = true;
-            '#'
-        } else {
-            alphanumeric |= c.is_alphabetic();
-            c
-        };
-        if (c == ' ' || c == '#') && c == last {
-            continue;
-        }
-        last = c;
-        if c == ' ' && canonical.is_empty() {
-            continue;
-        }
-        for lower in c.to_lowercase() {
-            canonical.push(lower);
-            chars += 1;
-        }
-    }
-    if canonical.ends_with(' ') {
-        canonical.pop();
-        chars -= 1;
-    }
-    let key = (hash_bytes(canonical.as_bytes(), seed) | CONTENT_BIT).max(CONTENT_BIT | 2);
-    alphanumeric.then_some(LineKey { key, chars })
-}
-
 /// The entry of a line in a scope (a host key or [`CORPUS_SCOPE`]).
 pub fn entry(scope: u64, line: u64) -> u64 {
     hash_u64s(&[scope, line], 0x626f_696c_6572_706c)
@@ -290,7 +234,7 @@ pub fn occurrences(
 ) {
     out.clear();
     let Some(host) = host_key(url, seed) else { return };
-    let mut keys = std::mem::take(&mut scratch.1);
+    let mut keys = std::mem::take(&mut scratch.keys);
     keys.clear();
     for line in text.lines() {
         if let Some(key) = line_key(line, seed, scratch) {
@@ -332,7 +276,7 @@ pub fn occurrences(
     }
     out.push((host, URL_MARKER, by_url));
     out.push((host, PAGE_MARKER, identity(least, PAGE_MARKER, seed).unwrap_or(by_url)));
-    scratch.1 = keys;
+    scratch.keys = keys;
     out.sort_unstable();
     out.dedup();
 }

@@ -23,6 +23,7 @@ mod boilerplate;
 mod features;
 mod han_fold;
 mod idf;
+mod lines;
 mod markup;
 mod normalize;
 mod segment;
@@ -31,10 +32,9 @@ mod stopwords;
 use neardup_core::ContentHash;
 
 pub use boilerplate::{
-    Boilerplate, BoilerplateRule, CONTENT_BIT, CONTENT_LINE_CHARS, CORPUS_SCOPE,
-    IDENTITY_FALLBACK_SHARE, IDENTITY_LINE_CHARS, Learner, LineKey, LineScratch,
-    MIN_IDENTITY_LINES, Occurrence, PAGE_MARKER, Stripped, URL_MARKER, entry, host_key, line_key,
-    occurrences, url_key,
+    Boilerplate, BoilerplateRule, CONTENT_LINE_CHARS, CORPUS_SCOPE, IDENTITY_FALLBACK_SHARE,
+    IDENTITY_LINE_CHARS, Learner, MIN_IDENTITY_LINES, Occurrence, PAGE_MARKER, Stripped,
+    URL_MARKER, entry, host_key, occurrences, url_key,
 };
 pub use features::{
     DEFAULT_NGRAM_CHARS, FeatureConfig, FeatureExtractor, FeatureKind, FeatureScratch, Features,
@@ -42,6 +42,7 @@ pub use features::{
 };
 pub use han_fold::HAN_FOLD_TABLE;
 pub use idf::{JIEBA_IDF_TABLE, WordIdf};
+pub use lines::{CONTENT_BIT, LineKey, LineScratch, line_key};
 pub use normalize::{NormalizeConfig, NormalizeScratch, Normalizer};
 pub use segment::{
     JIEBA_DICTIONARY, Segmenter, is_han, is_punctuation_or_symbol, is_unspaced_script,
