@@ -31,22 +31,26 @@ fn a_tiny_budget_spills_and_changes_nothing() {
     assert_eq!(std::fs::read_dir(&spill).unwrap().count(), 0, "spill folders are removed");
 }
 
+/// Whatever spills first: a grouping stage, or (for web pages, read before signing to
+/// learn their templates) the records the first pass keeps for the next.
 #[test]
 fn an_unusable_spill_folder_fails_the_job_and_names_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    let not_a_folder = dir.path().join("file");
-    std::fs::write(&not_a_folder, "").unwrap();
-    let input = repo().join("data-samples/zh-tang-poems");
-    let error = dedup(
-        &input,
-        &out,
-        &["--memory-budget", "1M", "--spill-dir", not_a_folder.to_str().unwrap()],
-    )
-    .unwrap_err();
-    let message = format!("{error:#}");
-    assert!(message.contains("cannot spill to disk"), "{message}");
-    assert!(message.contains(not_a_folder.to_str().unwrap()), "{message}");
-    assert!(!out.join("_SUCCESS").exists());
-    assert_eq!(summary(&out)["status"], "failed");
+    for sample in ["zh-tang-poems", "web-templated"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let not_a_folder = dir.path().join("file");
+        std::fs::write(&not_a_folder, "").unwrap();
+        let input = repo().join("data-samples").join(sample);
+        let error = dedup(
+            &input,
+            &out,
+            &["--memory-budget", "1M", "--spill-dir", not_a_folder.to_str().unwrap()],
+        )
+        .unwrap_err();
+        let message = format!("{error:#}");
+        assert!(message.contains("cannot spill to disk"), "{sample}: {message}");
+        assert!(message.contains(not_a_folder.to_str().unwrap()), "{sample}: {message}");
+        assert!(!out.join("_SUCCESS").exists());
+        assert_eq!(summary(&out)["status"], "failed");
+    }
 }

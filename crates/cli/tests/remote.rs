@@ -313,3 +313,42 @@ fn remote_json_lines_split_between_workers_by_byte_ranges() {
     // Counting line starts and reading: at least one ranged request per worker each.
     assert!(served.gets.load(Ordering::Relaxed) - gets_before >= 4);
 }
+
+/// Web pages are read in passes (templates are learned, for SimHash document frequencies
+/// counted, before signing), but the archive is downloaded and parsed once: the first pass
+/// keeps its records, in memory or spilled under a small budget, for the passes after it.
+/// Only the report reads it again, up to the last document it quotes (the server sends
+/// the whole body all the same).
+#[test]
+fn a_web_archive_is_downloaded_once_however_many_passes_read_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = inputs(dir.path());
+    let local = &files.iter().find(|(n, _)| n == "web/pages.warc.gz").unwrap().1;
+    let size = std::fs::metadata(local).unwrap().len() as usize;
+    let served = Files::serve(&dir.path().join("in"));
+    let cases: [&[&str]; 3] =
+        [&[], &["--memory-budget", "1M"], &["--method", "simhash", "--memory-budget", "1M"]];
+    for (i, args) in cases.iter().enumerate() {
+        let decide = |input: &std::ffi::OsStr, name: &str| {
+            let out = dir.path().join(format!("{name}-{i}"));
+            let mut cmd = neardup();
+            cmd.args(["dedup", "-q", "-w", "2", "-o"]).arg(&out).arg("-i").arg(input);
+            cmd.args(*args);
+            let done = run(cmd, Duration::from_secs(120));
+            assert!(done.status.success(), "{done:?}");
+            out
+        };
+        let (gets, sent) =
+            (served.gets.load(Ordering::Relaxed), served.sent.load(Ordering::Relaxed));
+        let remote = decide(served.url("web/pages.warc.gz").as_ref(), "remote");
+        assert_eq!(served.gets.load(Ordering::Relaxed) - gets, 2, "{args:?}");
+        assert_eq!(served.sent.load(Ordering::Relaxed) - sent, 2 * size, "{args:?}");
+        let local = decide(local.as_os_str(), "local");
+        assert_eq!(results(&remote), results(&local), "{args:?}");
+        let s = summary(&remote);
+        assert!(s["boilerplate"]["learned_lines"].as_u64().unwrap() > 0, "{s}");
+        if !args.is_empty() {
+            assert!(s["spilled_bytes"].as_u64().unwrap() > 0, "{s}");
+        }
+    }
+}

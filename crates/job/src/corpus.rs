@@ -34,8 +34,9 @@ use crate::cluster::run_workers;
 use crate::config::JobConfig;
 use crate::error::{JobError, ReadFailure};
 use crate::operators::collect::{Drain, Spill, collect_sorted};
+use crate::progress::Progress;
 use crate::sign::{IdfWeights, page_text};
-use crate::source::{ReadPlan, read_share};
+use crate::source::{KeptShares, ReadPlan, ReadTotals, Share, ShareError, read_once};
 use crate::spill::RemoveDir;
 use crate::spill::SpillError;
 use crate::stats::WorkerStats;
@@ -60,9 +61,11 @@ pub(crate) fn document_frequencies(
     fingerprint: u64,
     analyzer: &Analyzer,
     boilerplate: Option<Arc<Boilerplate>>,
-    traffic: Option<Arc<Traffic>>,
+    reading: &Reading,
 ) -> Result<IdfWeights, JobError> {
     let job = job.clone();
+    let reading = reading.clone();
+    let traffic = reading.traffic.clone();
     let analyzer = analyzer.clone();
     let abort = Arc::new(AtomicBool::new(false));
     let results = run_workers(topology, fingerprint, traffic, move |worker, heartbeat| {
@@ -70,7 +73,7 @@ pub(crate) fn document_frequencies(
         let plan = ReadPlan::agree(worker, heartbeat, &job)?;
         let total = Rc::new(RefCell::new(CountMinSketch::new(SKETCH_DEPTH, SKETCH_WIDTH_BITS)));
         let documents = Rc::new(Cell::new(0u64));
-        let failure: Rc<RefCell<Option<(usize, ReadFailure)>>> = Rc::new(RefCell::new(None));
+        let failure: Rc<RefCell<Option<(usize, JobError)>>> = Rc::new(RefCell::new(None));
         let merged = ProbeHandle::<u64>::new();
         let mut input = worker.dataflow::<u64, _, _>(|scope| {
             let (input, pieces) = scope.new_input::<Vec<Piece>>();
@@ -83,7 +86,12 @@ pub(crate) fn document_frequencies(
                         documents.set(documents.get() + docs);
                     }
                     Piece::Failed { worker, failure: f } => {
-                        failure.borrow_mut().get_or_insert((*worker, f.clone()));
+                        let error = f.clone().into_error(*worker);
+                        failure.borrow_mut().get_or_insert((*worker, error));
+                    }
+                    Piece::SpillFailed { worker, message } => {
+                        let error = JobError::Spill { worker: *worker, message: message.clone() };
+                        failure.borrow_mut().get_or_insert((*worker, error));
                     }
                 })
                 .probe_with(&merged);
@@ -94,11 +102,11 @@ pub(crate) fn document_frequencies(
         let mut scratch = AnalyzeScratch::default();
         let mut analysis = Analysis::default();
         let (mut lines, mut content) = (LineScratch::default(), String::new());
-        let (_totals, error) = read_share(
+        let (_totals, error) = reading.read(
             &job,
             &plan,
+            index,
             &abort,
-            None,
             |record| {
                 if let Record::Doc(doc) = record {
                     let (text, _) =
@@ -114,9 +122,17 @@ pub(crate) fn document_frequencies(
             || heartbeat.beat(),
         );
         // Every worker sends its pieces (and its failure), so no peer waits forever.
-        if let Some(e) = error {
-            abort.store(true, Ordering::Relaxed);
-            input.send(Piece::Failed { worker: index, failure: ReadFailure::of(&e) });
+        match error {
+            Some(ShareError::Input(e)) => {
+                abort.store(true, Ordering::Relaxed);
+                input.send(Piece::Failed { worker: index, failure: ReadFailure::of(&e) });
+            }
+            Some(ShareError::Keep(e)) => {
+                abort.store(true, Ordering::Relaxed);
+                let message = crate::error::error_chain(&e);
+                input.send(Piece::SpillFailed { worker: index, message });
+            }
+            None => {}
         }
         for (i, piece) in local.counts().chunks(PIECE).enumerate() {
             if piece.iter().any(|c| *c != 0) || i == 0 {
@@ -135,7 +151,7 @@ pub(crate) fn document_frequencies(
             heartbeat.beat();
         }
         match failure.borrow_mut().take() {
-            Some((worker, failure)) => Err(failure.into_error(worker)),
+            Some((_, error)) => Err(error),
             None => Ok((total.replace(CountMinSketch::new(1, 4)), documents.get())),
         }
     })?;
@@ -151,6 +167,8 @@ enum Piece {
     Counts { offset: usize, documents: u64, counts: Vec<u32> },
     /// A worker could not read its input.
     Failed { worker: usize, failure: ReadFailure },
+    /// A worker could not keep what it read for the next pass.
+    SpillFailed { worker: usize, message: String },
 }
 
 /// Reads occurrences in order and emits learned entries.
@@ -187,8 +205,10 @@ pub(crate) fn learn_boilerplate(
     job: &Arc<JobConfig>,
     topology: &Topology,
     fingerprint: u64,
-    traffic: Option<Arc<Traffic>>,
+    reading: &Reading,
 ) -> Result<Learned, JobError> {
+    let reading = reading.clone();
+    let traffic = reading.traffic.clone();
     let (config_rule, seed) = (job.spec.boilerplate.clone(), job.spec.seed);
     let rule = config_rule.clone();
     let job = job.clone();
@@ -258,11 +278,11 @@ pub(crate) fn learn_boilerplate(
         });
         let (mut scratch, mut one) = (LineScratch::default(), Vec::new());
         let mut local_pages = 0u64;
-        let (_totals, error) = read_share(
+        let (_totals, error) = reading.read(
             &job,
             &plan,
+            index,
             &abort,
-            None,
             |record| {
                 if let Record::Doc(doc) = record
                     && let Some(url) = doc.meta.as_deref().and_then(|m| m.url.as_deref())
@@ -280,9 +300,16 @@ pub(crate) fn learn_boilerplate(
                 heartbeat.beat();
             },
         );
-        if let Some(e) = error {
-            abort.store(true, Ordering::Relaxed);
-            notes.send(Note::ReadFailed { worker: index, failure: ReadFailure::of(&e) });
+        match error {
+            Some(ShareError::Input(e)) => {
+                abort.store(true, Ordering::Relaxed);
+                notes.send(Note::ReadFailed { worker: index, failure: ReadFailure::of(&e) });
+            }
+            // Told the others with the spill errors of learning, below.
+            Some(ShareError::Keep(e)) => {
+                spill.settle::<()>(0, Err(e));
+            }
+            None => {}
         }
         notes.send(Note::Pages(local_pages));
         drop(occurrences);
@@ -324,4 +351,53 @@ enum Note {
     ReadFailed { worker: usize, failure: ReadFailure },
     /// A worker could not spill its occurrences.
     SpillFailed { worker: usize, message: String },
+}
+
+/// How the corpus passes read: the first one reads the files and keeps the records, in
+/// memory up to the spill limit and spilled beyond, for the passes after it (see
+/// [`crate::record_log`]).
+#[derive(Clone)]
+pub(crate) struct Reading {
+    /// The records kept, by worker slot.
+    pub kept: KeptShares,
+    /// Workers in this process.
+    pub local_workers: usize,
+    /// Where kept records spill.
+    pub spill_root: std::path::PathBuf,
+    /// Bytes a worker's kept records may hold in memory.
+    pub limit_bytes: usize,
+    /// Counts the reading of files.
+    pub progress: Option<Arc<Progress>>,
+    /// Counts the bytes the pass exchanges with other processes.
+    pub traffic: Option<Arc<Traffic>>,
+}
+
+impl Reading {
+    /// Reads worker `index`'s share: what an earlier pass kept, or the files (kept then).
+    fn read(
+        &self,
+        job: &JobConfig,
+        plan: &ReadPlan,
+        index: usize,
+        abort: &AtomicBool,
+        on_record: impl FnMut(Record) -> bool,
+        between_batches: impl FnMut(),
+    ) -> (ReadTotals, Option<ShareError>) {
+        let slot = index % self.local_workers.max(1);
+        let mut earlier = self.kept.take(slot);
+        let share = match &mut earlier {
+            Some(kept) => Share::Reread(kept),
+            None => Share::ReadAndKeep {
+                dir: crate::spill::worker_folder(&self.spill_root, "records", index),
+                limit_bytes: self.limit_bytes,
+            },
+        };
+        let progress = self.progress.as_deref();
+        let (totals, error, kept) =
+            read_once(job, plan, share, abort, progress, on_record, between_batches);
+        if let Some(kept) = kept.or(earlier) {
+            self.kept.put(slot, kept);
+        }
+        (totals, error)
+    }
 }

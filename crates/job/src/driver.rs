@@ -15,6 +15,7 @@ use crate::error::JobError;
 use crate::outputs::{self, BOILERPLATE_FILE};
 use crate::progress::Progress;
 use crate::sign::Signer;
+use crate::source::KeptShares;
 use crate::spec::JobSpec;
 use crate::summary::Summary;
 use crate::traffic::{Exchanged, Traffic};
@@ -111,15 +112,25 @@ fn execute(
         "job started"
     );
     let fingerprint = config.input_fingerprint();
+    let kept = KeptShares::default();
     let mut learned = LearnedPass { local_workers: topology.workers, ..LearnedPass::default() };
     // Bytes exchanged with the other processes, in a cluster: each pass counts its own (its
     // channels are numbered afresh), the corpus passes together as `corpus_statistics`.
     let count_traffic =
         |by_stage| (topology.processes > 1).then(|| Arc::new(Traffic::new(by_stage)));
     let corpus_traffic = [count_traffic(false), count_traffic(false)];
+    // The first corpus pass reads the files; later passes replay what it read.
+    let reading = |traffic: &Option<Arc<Traffic>>| corpus::Reading {
+        kept: kept.clone(),
+        local_workers: topology.workers,
+        spill_root: topology.spill_dir.clone(),
+        limit_bytes: topology.spill_limit(),
+        progress: Some(progress.clone()),
+        traffic: traffic.clone(),
+    };
     let boilerplate = if config.needs_boilerplate() {
         let pass =
-            corpus::learn_boilerplate(&job, topology, fingerprint, corpus_traffic[0].clone())?;
+            corpus::learn_boilerplate(&job, topology, fingerprint, &reading(&corpus_traffic[0]))?;
         tracing::info!(
             seconds = start.elapsed().as_secs_f64(),
             pages = pass.pages,
@@ -142,7 +153,7 @@ fn execute(
             fingerprint,
             &analyzer,
             boilerplate.clone(),
-            corpus_traffic[1].clone(),
+            &reading(&corpus_traffic[1]),
         )?;
         tracing::info!(
             seconds = start.elapsed().as_secs_f64(),
@@ -152,6 +163,7 @@ fn execute(
     } else {
         None
     };
+    learned.kept_spilled_bytes = kept.spilled_bytes();
     let mut signer = Signer::new(config, segmenter, corpus_idf);
     if let Some(boilerplate) = &boilerplate {
         signer = signer.with_boilerplate(boilerplate.clone());
@@ -181,6 +193,7 @@ fn execute(
             limit_bytes: topology.spill_limit(),
             round_bytes: topology.round_bytes(),
         },
+        kept,
     };
     let traffic = count_traffic(true);
     let results =

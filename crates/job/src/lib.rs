@@ -42,6 +42,7 @@ mod error;
 mod operators;
 mod outputs;
 mod progress;
+mod record_log;
 mod records;
 mod report;
 mod routing;

@@ -2,9 +2,10 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::rc::Rc;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use neardup_io::{Compression, Format, Item, LineRange, Record, RecordReader, count_line_starts};
@@ -18,6 +19,8 @@ use crate::cluster::Heartbeat;
 use crate::config::JobConfig;
 use crate::error::{JobError, ReadFailure, error_chain};
 use crate::progress::Progress;
+use crate::record_log::RecordLog;
+use crate::spill::SpillError;
 
 /// How the workers share the input files: worker `index` of `peers` reads the whole files
 /// whose index is `index` modulo `peers`, or, with `lines_before`, its byte range
@@ -228,4 +231,126 @@ pub(crate) fn read_items(
         }
     }
     (totals, None)
+}
+
+/// A worker's records as the first pass over the corpus read them, and what reading counted.
+#[derive(Debug)]
+pub(crate) struct KeptShare {
+    log: RecordLog,
+    totals: ReadTotals,
+}
+
+impl KeptShare {
+    /// Bytes the log wrote to its spill file.
+    pub(crate) fn spilled_bytes(&self) -> u64 {
+        self.log.spilled_bytes()
+    }
+}
+
+/// The kept shares of a process's workers, by the worker's place in its process, handed
+/// from pass to pass.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct KeptShares(Arc<Mutex<Vec<Option<KeptShare>>>>);
+
+impl KeptShares {
+    /// The share of the worker at `slot` of its process, when an earlier pass kept it.
+    pub(crate) fn take(&self, slot: usize) -> Option<KeptShare> {
+        self.0.lock().expect("not poisoned").get_mut(slot).and_then(Option::take)
+    }
+
+    /// Leaves `share` for the next pass of the worker at `slot`.
+    pub(crate) fn put(&self, slot: usize, share: KeptShare) {
+        let mut shares = self.0.lock().expect("not poisoned");
+        if shares.len() <= slot {
+            shares.resize_with(slot + 1, || None);
+        }
+        shares[slot] = Some(share);
+    }
+
+    /// Bytes the kept shares spilled.
+    pub(crate) fn spilled_bytes(&self) -> u64 {
+        let shares = self.0.lock().expect("not poisoned");
+        shares.iter().flatten().map(KeptShare::spilled_bytes).sum()
+    }
+}
+
+/// Why a worker could not read its share.
+#[derive(Debug)]
+pub(crate) enum ShareError {
+    /// An input file could not be read.
+    Input(neardup_io::Error),
+    /// The records read could not be kept for the next pass, or not read back.
+    Keep(SpillError),
+}
+
+/// Where a pass reads a worker's share from.
+pub(crate) enum Share<'a> {
+    /// The input files, keeping the records in a log in `dir` (up to `limit_bytes` in
+    /// memory) for the passes after this one.
+    ReadAndKeep { dir: PathBuf, limit_bytes: usize },
+    /// What an earlier pass kept, read again and kept for a later pass.
+    Reread(&'a mut KeptShare),
+    /// What an earlier pass kept, for the last time: memory is freed as it is read.
+    Replay(Box<KeptShare>),
+}
+
+/// As [`read_share`], from `share`: a pass after the first reads what the first kept rather
+/// than the files, with the same records in the same order and the same totals. Progress
+/// counts the reading of files only.
+pub(crate) fn read_once(
+    job: &JobConfig,
+    plan: &ReadPlan,
+    share: Share<'_>,
+    abort: &AtomicBool,
+    progress: Option<&Progress>,
+    mut on_record: impl FnMut(Record) -> bool,
+    mut between_batches: impl FnMut(),
+) -> (ReadTotals, Option<ShareError>, Option<KeptShare>) {
+    let mut owned;
+    let (kept, consume) = match share {
+        Share::ReadAndKeep { dir, limit_bytes } => {
+            let mut log = RecordLog::new(dir, limit_bytes);
+            let mut failed = None;
+            let (totals, error) = read_share(
+                job,
+                plan,
+                abort,
+                progress,
+                |record| {
+                    if failed.is_none()
+                        && let Err(e) = log.push(&record)
+                    {
+                        failed = Some(e);
+                        abort.store(true, Ordering::Relaxed);
+                    }
+                    on_record(record)
+                },
+                &mut between_batches,
+            );
+            let failed = failed.or_else(|| log.finish().err());
+            return match (error, failed) {
+                (Some(e), _) => (totals, Some(ShareError::Input(e)), None),
+                (None, Some(e)) => (totals, Some(ShareError::Keep(e)), None),
+                (None, None) => (totals.clone(), None, Some(KeptShare { log, totals })),
+            };
+        }
+        Share::Reread(kept) => (kept, false),
+        Share::Replay(kept) => {
+            owned = *kept;
+            (&mut owned, true)
+        }
+    };
+    let mut records = 0u64;
+    let replayed = kept.log.replay(consume, |record| {
+        let pause = on_record(record);
+        records += 1;
+        if pause || records.is_multiple_of(BATCH) {
+            between_batches();
+        }
+        !abort.load(Ordering::Relaxed)
+    });
+    match replayed {
+        Ok(_) => (kept.totals.clone(), None, None),
+        Err(e) => (kept.totals.clone(), Some(ShareError::Keep(e)), None),
+    }
 }

@@ -35,7 +35,7 @@ use crate::progress::Progress;
 use crate::records::{ContentKey, Edge, IdClaim, NodeInfo, SignedDoc, Verdict};
 use crate::routing::{id_hash, route_doc, route_id};
 use crate::sign::Signer;
-use crate::source::{ReadPlan, read_items};
+use crate::source::{KeptShares, ReadPlan, Share, ShareError, read_items, read_once};
 use crate::spill::{self, RemoveDir};
 use crate::stage::{PerStage, Stage};
 use crate::stats::{BoilerplateStats, WorkerStats};
@@ -54,6 +54,8 @@ pub(crate) struct RunContext {
     pub(crate) start: Instant,
     pub(crate) learned: LearnedPass,
     pub(crate) memory: MemoryPlan,
+    /// The records the corpus passes read, replayed instead of reading the files again.
+    pub(crate) kept: KeptShares,
 }
 
 /// What the boilerplate pass learned, counted once in the run's statistics.
@@ -63,6 +65,8 @@ pub(crate) struct LearnedPass {
     pub(crate) stats: BoilerplateStats,
     /// Bytes this process spilled in the pass (counted by its first worker).
     pub(crate) spilled_bytes: u64,
+    /// Bytes this process spilled keeping the records the corpus passes read.
+    pub(crate) kept_spilled_bytes: u64,
     /// Workers per process.
     pub(crate) local_workers: usize,
 }
@@ -83,7 +87,8 @@ pub(crate) fn run_worker(
     heartbeat: &mut Heartbeat,
     context: &RunContext,
 ) -> Result<WorkerReport, JobError> {
-    let RunContext { job, signer, sources, abort, progress, start, learned, memory } = context;
+    let RunContext { job, signer, sources, abort, progress, start, learned, memory, kept } =
+        context;
     let start = *start;
     let index = worker.index();
     let peers = worker.peers();
@@ -93,7 +98,7 @@ pub(crate) fn run_worker(
     }
     let first_of_process = index.is_multiple_of(learned.local_workers.max(1));
     if first_of_process {
-        own.spilled_bytes = learned.spilled_bytes;
+        own.spilled_bytes = learned.spilled_bytes + learned.kept_spilled_bytes;
         own.boilerplate.spilled_bytes = learned.spilled_bytes;
     }
     let stats = Rc::new(RefCell::new(own));
@@ -286,38 +291,52 @@ pub(crate) fn run_worker(
     let mut round: u64 = 0;
     let input_cell = RefCell::new(&mut input);
     let round_text = std::cell::Cell::new(0u64);
-    // With records spread over workers, JSONL lines are parsed where they are signed.
-    let (totals, error) = read_items(
-        job,
-        &plan,
-        spread,
-        abort,
-        Some(progress),
-        |item| {
-            let text = match &item {
-                Item::Record(Record::Doc(d)) => d.text.len() + d.id.len(),
-                Item::Record(Record::Reject(_)) => 0,
-                Item::Line(line) => line.bytes.len(),
-            };
-            round_text.set(round_text.get() + text as u64);
-            input_cell.borrow_mut().send(item);
-            round_text.get() >= round_bytes
-        },
-        || {
-            worker.step();
+    let on_item = |item: Item| {
+        let text = match &item {
+            Item::Record(Record::Doc(d)) => d.text.len() + d.id.len(),
+            Item::Record(Record::Reject(_)) => 0,
+            Item::Line(line) => line.bytes.len(),
+        };
+        round_text.set(round_text.get() + text as u64);
+        input_cell.borrow_mut().send(item);
+        round_text.get() >= round_bytes
+    };
+    let between_batches = || {
+        worker.step();
+        heartbeat.beat();
+        if round_text.get() < round_bytes {
+            return;
+        }
+        round_text.set(0);
+        round += 1;
+        input_cell.borrow_mut().advance_to(round);
+        while paced.less_than(&(round - 1)) && !heartbeat.aborted() {
+            worker.step_or_park(Some(Duration::from_millis(1)));
             heartbeat.beat();
-            if round_text.get() < round_bytes {
-                return;
-            }
-            round_text.set(0);
-            round += 1;
-            input_cell.borrow_mut().advance_to(round);
-            while paced.less_than(&(round - 1)) && !heartbeat.aborted() {
-                worker.step_or_park(Some(Duration::from_millis(1)));
-                heartbeat.beat();
-            }
-        },
-    );
+        }
+    };
+    let (totals, error) = match kept.take(index % learned.local_workers.max(1)) {
+        // The corpus passes read the files: their records are replayed.
+        Some(share) => {
+            let on_record = |record| on_item(Item::Record(record));
+            let (totals, error, _) = read_once(
+                job,
+                &plan,
+                Share::Replay(Box::new(share)),
+                abort,
+                None,
+                on_record,
+                between_batches,
+            );
+            (totals, error)
+        }
+        // With records spread over workers, JSONL lines are parsed where they are signed.
+        None => {
+            let (totals, error) =
+                read_items(job, &plan, spread, abort, Some(progress), on_item, between_batches);
+            (totals, error.map(ShareError::Input))
+        }
+    };
     {
         let mut stats = stats.borrow_mut();
         stats.records_read = totals.records;
@@ -325,8 +344,15 @@ pub(crate) fn run_worker(
         stats.skipped_records = totals.skipped.clone();
         stats.input_rounds = round + 1;
     }
-    if let Some(e) = error {
-        *read_error.borrow_mut() = Some(ReadFailure::of(&e));
+    let error_happened = error.is_some();
+    match error {
+        Some(ShareError::Input(e)) => *read_error.borrow_mut() = Some(ReadFailure::of(&e)),
+        Some(ShareError::Keep(e)) => {
+            spill_error.borrow_mut().get_or_insert_with(|| crate::error::error_chain(&e));
+        }
+        None => {}
+    }
+    if error_happened {
         abort.store(true, Ordering::Relaxed);
     }
     drop(input);
