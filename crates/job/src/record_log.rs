@@ -70,6 +70,10 @@ impl RecordLog {
     /// # Errors
     /// When a chunk cannot be written to the spill file.
     pub(crate) fn push(&mut self, record: &Record) -> Result<(), SpillError> {
+        if self.chunk.capacity() == 0 {
+            // Room for a chunk and the record that ends it, so it is rarely copied to grow.
+            self.chunk.reserve_exact(CHUNK + CHUNK / 4);
+        }
         bincode::serialize_into(&mut self.chunk, record).expect("records encode into memory");
         self.records += 1;
         if self.chunk.len() >= CHUNK { self.seal() } else { Ok(()) }
