@@ -9,6 +9,7 @@
 # part of the test run.
 #
 #   bash bench/remote.sh [DOCS] [WORKERS] [METHOD]      e.g. bash bench/remote.sh 100000 2
+# NEARDUP=BINARY times that binary (say, a build from before a change) instead of this tree's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 docs=${1:-100000}
@@ -21,7 +22,8 @@ corpus=target/bench/corpus-$docs.jsonl
 warc=target/bench/warc-$docs
 [ -f "$corpus" ] || python3 bench/make_corpus.py --docs "$docs" --out "$corpus"
 [ -d "$warc" ] && [ -f "$warc.truth.jsonl" ] || python3 bench/make_warc.py --corpus "$corpus" --out "$warc"
-cargo build --release -q -p neardup-cli
+bin=${NEARDUP:-target/release/neardup}
+[ -n "${NEARDUP:-}" ] || cargo build --release -q -p neardup-cli
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$moto" -H 127.0.0.1 -p "$port" >/dev/null 2>&1 &
@@ -39,7 +41,7 @@ export AWS_ENDPOINT_URL=$url AWS_ALLOW_HTTP=true AWS_ACCESS_KEY_ID=bench AWS_SEC
 time_run() {  # NAME INPUT OUTPUT: seconds of one run; its summary.json into target/bench/out-remote-NAME.json
   local start end
   start=$(date +%s.%N)
-  target/release/neardup dedup -i "$2" -o "$3" -w "$workers" --method "$method" \
+  "$bin" dedup -i "$2" -o "$3" -w "$workers" --method "$method" \
     --memory-budget "$budget" -q
   end=$(date +%s.%N)
   case "$3" in
