@@ -1,7 +1,7 @@
 //! Text kernels on real documents: `cargo bench -p neardup-text`.
 //!
-//! Normalisation, feature text, character 5-gram features, word segmentation, the whole
-//! analysis, and signing (analysis plus MinHash or SimHash), each over English and Chinese
+//! Normalisation, line keys (boilerplate), feature text, character 5-gram features, word
+//! segmentation, the whole analysis, and signing (analysis plus MinHash or SimHash), each over English and Chinese
 //! documents separately, with throughput in bytes of input text. `hash_5grams_once` is the
 //! yardstick: xxh3 of every character 5-gram of the text, and nothing else. The documents are the `text` fields of a JSON Lines corpus: the file
 //! named by `NEARDUP_BENCH_CORPUS`, else `target/bench/real-10000.jsonl` (made by
@@ -17,8 +17,8 @@ use neardup_core::hash::hash_bytes;
 use neardup_core::{MinHashSignature, MinHasher, SimHash};
 use neardup_text::{
     Analysis, AnalyzeScratch, Analyzer, FeatureConfig, FeatureExtractor, FeatureKind,
-    FeatureScratch, Features, NormalizeConfig, NormalizeScratch, Normalizer, Segmenter,
-    feature_text_into, is_han,
+    FeatureScratch, Features, LineScratch, NormalizeConfig, NormalizeScratch, Normalizer,
+    Segmenter, feature_text_into, is_han, line_key,
 };
 
 /// At most this many bytes of documents per language, so one iteration stays short.
@@ -112,6 +112,17 @@ fn kernels(c: &mut Criterion) {
                 });
             });
         }
+        // What template learning and stripping do to every line of every web page.
+        group.bench_function("line_keys", |b| {
+            let mut scratch = LineScratch::default();
+            b.iter(|| {
+                for d in docs {
+                    for line in d.lines() {
+                        black_box(line_key(line, 42, &mut scratch));
+                    }
+                }
+            });
+        });
         group.bench_function("feature_text", |b| {
             let mut out = String::new();
             b.iter(|| {
