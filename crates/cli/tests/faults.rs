@@ -272,6 +272,62 @@ fn a_killed_runs_spill_folder_and_locks_are_cleared_by_the_next_run() {
     assert!(!root.join("out/.lock").exists() && !root.join("index/.lock").exists());
 }
 
+/// Web pages are read once: the pass that learns their templates keeps the records, here
+/// spilled, for the main dataflow. A run killed between the two leaves them in its spill
+/// folder; the next run removes them and decides as a run that never failed.
+#[test]
+fn records_kept_between_passes_are_cleared_after_a_kill() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let pages = repo().join("data-samples/web-templated/pages.warc.gz");
+    let spill = root.join("spill");
+    std::fs::create_dir(&spill).unwrap();
+    let run = |out: &str, failpoint: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_neardup"));
+        cmd.current_dir(root)
+            .args(["dedup", "-o", out, "-q", "-w", "2", "--spill-dir", "spill"])
+            .args(["--memory-budget", "8M", "-i"])
+            .arg(&pages)
+            .env_remove(neardup_io::failpoint::FAILPOINTS_ENV);
+        if let Some(spec) = failpoint {
+            cmd.env(neardup_io::failpoint::FAILPOINTS_ENV, spec);
+        }
+        cmd.output().unwrap()
+    };
+    let killed = run("out", Some("after-corpus-passes=abort"));
+    assert!(!killed.status.success());
+    let kept: Vec<PathBuf> =
+        walk(&spill).into_iter().filter(|p| p.ends_with("records.zst")).collect();
+    assert!(!kept.is_empty(), "the killed run's kept records stay behind");
+    succeeds(&run("out", None));
+    assert_eq!(std::fs::read_dir(&spill).unwrap().count(), 0, "and go with the next run");
+    succeeds(&run("clean", None));
+    let decided = |out: &str| {
+        let mut docs: Vec<String> = read_documents(&root.join(out).join("documents"))
+            .unwrap()
+            .iter()
+            .map(|d| format!("{:?} {:?} {:?} {:?}", d.id, d.decision, d.cluster, d.reason))
+            .collect();
+        docs.sort();
+        docs
+    };
+    assert_eq!(decided("out"), decided("clean"));
+}
+
+/// Every file below `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
 #[test]
 fn a_budget_below_the_floor_is_said() {
     let dir = tempfile::tempdir().unwrap();

@@ -91,6 +91,9 @@ pub fn read_boilerplate(
     Ok(Some(neardup_text::Boilerplate::new(entries, &spec.boilerplate, spec.seed)))
 }
 
+/// The failpoint hit once the corpus passes are done (`neardup_io::failpoint`).
+pub(crate) const CORPUS_FAILPOINT: &str = "after-corpus-passes";
+
 /// Runs the corpus passes (when needed) and the main dataflow; the boilerplate it learned
 /// is left in `learned_set`.
 fn execute(
@@ -164,6 +167,10 @@ fn execute(
         None
     };
     learned.kept_spilled_bytes = kept.spilled_bytes();
+    if config.needs_corpus_idf() || config.needs_boilerplate() {
+        // The records the passes kept are in memory or in the spill folder now.
+        neardup_io::failpoint::crash(CORPUS_FAILPOINT);
+    }
     let mut signer = Signer::new(config, segmenter, corpus_idf);
     if let Some(boilerplate) = &boilerplate {
         signer = signer.with_boilerplate(boilerplate.clone());
