@@ -16,12 +16,12 @@ import argparse
 # 2026-11-26): 10 M documents, 13.4 GB of JSON Lines, 1,340 bytes a document.
 # Stage seconds times 2 workers, divided by what the stage handles.
 MEASURED_TEXT_BYTES = 1340
-READ_AND_SIGN_US_PER_DOC = 79.4 * 2 / 10e6 * 1e6  # grows with the text
-IDS_AND_EXACT_US_PER_DOC = 8.7 * 2 / 10e6 * 1e6
-BUCKETS_US_PER_DOC = 25.1 * 2 / 10e6 * 1e6  # 16 bucket records a document
-VERIFY_US_PER_CANDIDATE = 50.5 * 2 / 32.26e6 * 1e6  # unique candidate pairs
+READ_AND_SIGN_US_PER_DOC = 76.4 * 2 / 10e6 * 1e6  # grows with the text
+IDS_AND_EXACT_US_PER_DOC = 5.8 * 2 / 10e6 * 1e6
+BUCKETS_US_PER_DOC = 26.4 * 2 / 10e6 * 1e6  # 16 bucket records a document
+VERIFY_US_PER_CANDIDATE = 40.6 * 2 / 32.26e6 * 1e6  # unique candidate pairs
 CLUSTER_US_PER_PAIR = 6.1 * 2 / 4.13e6 * 1e6  # verified and exact pairs
-WRITING_US_PER_DOC = 5.3 * 2 / 10e6 * 1e6
+WRITING_US_PER_DOC = 4.6 * 2 / 10e6 * 1e6
 PAIRS_PER_DOC = 4.13e6 / 10e6
 # Spilled bytes a document when the budget is far below the data (35,665 MiB for 10 M at 2G).
 SPILL_BYTES_PER_DOC = 35665 * 2**20 / 10e6

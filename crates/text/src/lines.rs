@@ -1,12 +1,12 @@
 //! Lines in canonical form and their keys, for learning and leaving out boilerplate
-//! ([`crate::boilerplate`]). Every line of every web page is read here, in the pass that
+//! ([`crate::Boilerplate`]). Every line of every web page is read here, in the pass that
 //! learns templates and again when pages are stripped, so ASCII and the CJK blocks take
 //! shortcuts past the standard library's table lookups, with the same result.
 
 use neardup_core::hash::hash_bytes;
 
 /// The bit a line's key always has (see [`line_key`]). An occurrence whose line lacks it
-/// counts the line's pages by canonical URL (see [`crate::boilerplate`]'s documentation).
+/// counts the line's pages by canonical URL (see [`crate::occurrences`]).
 pub const CONTENT_BIT: u64 = 1 << 63;
 
 /// A line in canonical form, with its key.
@@ -22,7 +22,7 @@ pub struct LineKey {
 #[derive(Debug, Default)]
 pub struct LineScratch {
     canonical: Vec<u8>,
-    /// For [`crate::boilerplate::occurrences`]: a page's identity lines.
+    /// For [`crate::occurrences`]: a page's identity lines.
     pub(crate) keys: Vec<(u32, u64)>,
 }
 
