@@ -1,5 +1,9 @@
 //! The corpus passes: statistics over every document, gathered before signing.
 //!
+//! Only the first pass reads the input files; it keeps each worker's records
+//! ([`Reading`], [`crate::record_log`]) for the next pass and the main dataflow, which read
+//! them again instead.
+//!
 //! [`document_frequencies`] counts document frequencies of features for SimHash `tf_idf`
 //! weights. Each worker counts its share of the input into a count-min sketch; the
 //! sketches are broadcast in pieces and summed, so every worker ends with the same corpus
