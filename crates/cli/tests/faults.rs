@@ -40,6 +40,9 @@ fn week(root: &Path, input: &str, w: usize, failpoint: Option<&str>) -> Output {
         .args(["dedup", "-i", input, "-o", &format!("out{w}"), "-q", "-w", "2"])
         .args(["--index", "index", "--run-name", &format!("week-{w}")])
         .args(["--write-kept", &format!("kept{w}")])
+        // A killed run's spill folder stays until a run into the same output: keep it in
+        // the test's folder, not the system's temporary one.
+        .args(["--spill-dir", "."])
         .env_remove(neardup_io::failpoint::FAILPOINTS_ENV);
     if let Some(spec) = failpoint {
         cmd.env(neardup_io::failpoint::FAILPOINTS_ENV, spec);
