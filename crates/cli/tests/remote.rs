@@ -352,3 +352,43 @@ fn a_web_archive_is_downloaded_once_however_many_passes_read_it() {
         }
     }
 }
+
+/// JSON Lines with URLs learn templates too; one plain file and two workers read it by byte
+/// ranges, which the first pass counts the line starts of. Later passes take that plan
+/// and the records the first pass kept, so the file is fetched as often as by a run that
+/// learns nothing.
+#[test]
+fn json_lines_with_urls_are_fetched_as_often_as_without_templates() {
+    let dir = tempfile::tempdir().unwrap();
+    let served_dir = dir.path().join("in");
+    std::fs::create_dir_all(&served_dir).unwrap();
+    let mut lines = String::new();
+    for i in 0..400 {
+        let host = ["a.example", "b.example", "c.example"][i % 3];
+        let story = i / 2; // two pages of every story
+        lines.push_str(&format!(
+            "{{\"id\": \"p{i}\", \"url\": \"https://{host}/story/{i}\", \"text\": \
+             \"Home | News | Sport\\nStory {story}: the harbour board met on day {story} and \
+             agreed to repaint the old lighthouse before the winter storms arrive\\n\
+             Copyright {host} all rights reserved\"}}\n"
+        ));
+    }
+    std::fs::write(served_dir.join("pages.jsonl"), lines).unwrap();
+    std::fs::write(dir.path().join("plain.toml"), "[boilerplate]\nenabled = false\n").unwrap();
+    let served = Files::serve(&served_dir);
+    let gets = |name: &str, args: &[&str]| {
+        let before = served.gets.load(Ordering::Relaxed);
+        let out = dir.path().join(name);
+        let mut cmd = neardup();
+        cmd.args(["dedup", "-q", "-w", "2", "-o"]).arg(&out);
+        cmd.args(["-i", &served.url("pages.jsonl")]).args(args);
+        let done = run(cmd, Duration::from_secs(120));
+        assert!(done.status.success(), "{done:?}");
+        (served.gets.load(Ordering::Relaxed) - before, summary(&out))
+    };
+    let plain_toml = dir.path().join("plain.toml");
+    let (plain, _) = gets("plain", &["--job", plain_toml.to_str().unwrap()]);
+    let (learned, s) = gets("learned", &[]);
+    assert!(s["boilerplate"]["learned_from_pages"].as_u64().unwrap() > 0, "{s}");
+    assert_eq!(learned, plain, "GET requests with and without template learning");
+}

@@ -74,7 +74,8 @@ pub(crate) fn document_frequencies(
     let abort = Arc::new(AtomicBool::new(false));
     let results = run_workers(topology, fingerprint, traffic, move |worker, heartbeat| {
         let index = worker.index();
-        let plan = ReadPlan::agree(worker, heartbeat, &job)?;
+        let slot = index % reading.local_workers.max(1);
+        let plan = reading.kept.plan(slot, worker, heartbeat, &job)?;
         let total = Rc::new(RefCell::new(CountMinSketch::new(SKETCH_DEPTH, SKETCH_WIDTH_BITS)));
         let documents = Rc::new(Cell::new(0u64));
         let failure: Rc<RefCell<Option<(usize, JobError)>>> = Rc::new(RefCell::new(None));
@@ -133,7 +134,8 @@ pub(crate) fn document_frequencies(
             }
             Some(ShareError::Keep(e)) => {
                 abort.store(true, Ordering::Relaxed);
-                let message = crate::error::error_chain(&e);
+                let message =
+                    format!("document frequencies pass: {}", crate::error::error_chain(&e));
                 input.send(Piece::SpillFailed { worker: index, message });
             }
             None => {}
@@ -221,7 +223,8 @@ pub(crate) fn learn_boilerplate(
     let abort = Arc::new(AtomicBool::new(false));
     let results = run_workers(topology, fingerprint, traffic, move |worker, heartbeat| {
         let index = worker.index();
-        let plan = ReadPlan::agree(worker, heartbeat, &job)?;
+        let slot = index % reading.local_workers.max(1);
+        let plan = reading.kept.plan(slot, worker, heartbeat, &job)?;
         // One copy of the learned set per process: its first worker keeps it.
         let keeps_entries = index.is_multiple_of(local_workers);
         let rule = rule.clone();

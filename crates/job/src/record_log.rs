@@ -181,10 +181,14 @@ impl RecordLog {
             file.read_exact(&mut header).map_err(err)?;
             let word = |i: usize| u64::from_le_bytes(header[i..i + 8].try_into().expect("8"));
             let (raw, size) = (word(0) as usize, word(8) as usize);
+            // Sizes from a damaged file must not abort the process for want of memory.
+            let too_big = || std::io::Error::new(std::io::ErrorKind::InvalidData, "chunk too big");
+            packed.clear();
+            packed.try_reserve(size).map_err(|_| err(too_big()))?;
             packed.resize(size, 0);
             file.read_exact(&mut packed).map_err(err)?;
             chunk.clear();
-            chunk.reserve(raw);
+            chunk.try_reserve(raw).map_err(|_| err(too_big()))?;
             decompressor.decompress_to_buffer(&packed, &mut chunk).map_err(err)?;
             if !read_chunk(&chunk, &mut on_record).map_err(err)? {
                 return Ok(false);

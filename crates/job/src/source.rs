@@ -238,6 +238,8 @@ pub(crate) fn read_items(
 pub(crate) struct KeptShare {
     log: RecordLog,
     totals: ReadTotals,
+    /// The plan the records were read by, so later passes agree on no other.
+    plan: ReadPlan,
 }
 
 impl KeptShare {
@@ -265,6 +267,29 @@ impl KeptShares {
             shares.resize_with(slot + 1, || None);
         }
         shares[slot] = Some(share);
+    }
+
+    /// The plan the first pass read by (for the worker at `slot`), when it kept its share;
+    /// otherwise the plan every worker agrees on now (see [`ReadPlan::agree`]). Either every
+    /// worker of the job kept its share or none did, so all take the same branch.
+    ///
+    /// # Errors
+    /// As [`ReadPlan::agree`].
+    pub(crate) fn plan(
+        &self,
+        slot: usize,
+        worker: &mut Worker,
+        heartbeat: &mut Heartbeat,
+        job: &JobConfig,
+    ) -> Result<ReadPlan, JobError> {
+        let kept = {
+            let shares = self.0.lock().expect("not poisoned");
+            shares.get(slot).and_then(Option::as_ref).map(|share| share.plan.clone())
+        };
+        match kept {
+            Some(plan) => Ok(plan),
+            None => ReadPlan::agree(worker, heartbeat, job),
+        }
     }
 
     /// Bytes the kept shares spilled.
@@ -328,10 +353,17 @@ pub(crate) fn read_once(
                 &mut between_batches,
             );
             let failed = failed.or_else(|| log.finish().err());
+            // Stopped by another worker's failure, the log is not the whole share: the pass
+            // fails, and nothing may read it.
+            let whole = !abort.load(Ordering::Relaxed);
             return match (error, failed) {
                 (Some(e), _) => (totals, Some(ShareError::Input(e)), None),
                 (None, Some(e)) => (totals, Some(ShareError::Keep(e)), None),
-                (None, None) => (totals.clone(), None, Some(KeptShare { log, totals })),
+                (None, None) if whole => {
+                    let plan = plan.clone();
+                    (totals.clone(), None, Some(KeptShare { log, totals, plan }))
+                }
+                (None, None) => (totals, None, None),
             };
         }
         Share::Reread(kept) => (kept, false),

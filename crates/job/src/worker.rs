@@ -35,7 +35,7 @@ use crate::progress::Progress;
 use crate::records::{ContentKey, Edge, IdClaim, NodeInfo, SignedDoc, Verdict};
 use crate::routing::{id_hash, route_doc, route_id};
 use crate::sign::Signer;
-use crate::source::{KeptShares, ReadPlan, Share, ShareError, read_items, read_once};
+use crate::source::{KeptShares, Share, ShareError, read_items, read_once};
 use crate::spill::{self, RemoveDir};
 use crate::stage::{PerStage, Stage};
 use crate::stats::{BoilerplateStats, WorkerStats};
@@ -115,7 +115,7 @@ pub(crate) fn run_worker(
     // With fewer files than four per worker, every worker reads a byte range of each plain
     // JSONL file; other few files are read whole and their records spread, so that every
     // worker signs.
-    let plan = ReadPlan::agree(worker, heartbeat, job)?;
+    let plan = kept.plan(index % learned.local_workers.max(1), worker, heartbeat, job)?;
     let spread = !plan.ranges() && job.inputs.len() < 4 * peers;
     let spill_dir = spill::worker_folder(&memory.dir, "spill", index);
     let _remove_spill = RemoveDir(spill_dir.clone());
