@@ -167,7 +167,8 @@ fn execute(
         None
     };
     learned.kept_spilled_bytes = kept.spilled_bytes();
-    if config.needs_corpus_idf() || config.needs_boilerplate() {
+    let corpus_passes = config.needs_corpus_idf() || config.needs_boilerplate();
+    if corpus_passes {
         // The records the passes kept are in memory or in the spill folder now.
         neardup_io::failpoint::crash(CORPUS_FAILPOINT);
     }
@@ -176,11 +177,7 @@ fn execute(
         signer = signer.with_boilerplate(boilerplate.clone());
     }
     learned_set.clone_from(&boilerplate);
-    let corpus_seconds = if config.needs_corpus_idf() || config.needs_boilerplate() {
-        start.elapsed().as_secs_f64()
-    } else {
-        0.0
-    };
+    let corpus_seconds = if corpus_passes { start.elapsed().as_secs_f64() } else { 0.0 };
     let sources: Arc<[Arc<str>]> = config
         .inputs
         .iter()

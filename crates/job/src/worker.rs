@@ -344,15 +344,13 @@ pub(crate) fn run_worker(
         stats.skipped_records = totals.skipped.clone();
         stats.input_rounds = round + 1;
     }
-    let error_happened = error.is_some();
-    match error {
-        Some(ShareError::Input(e)) => *read_error.borrow_mut() = Some(ReadFailure::of(&e)),
-        Some(ShareError::Keep(e)) => {
-            spill_error.borrow_mut().get_or_insert_with(|| crate::error::error_chain(&e));
+    if let Some(error) = error {
+        match error {
+            ShareError::Input(e) => *read_error.borrow_mut() = Some(ReadFailure::of(&e)),
+            ShareError::Keep(e) => {
+                spill_error.borrow_mut().get_or_insert_with(|| crate::error::error_chain(&e));
+            }
         }
-        None => {}
-    }
-    if error_happened {
         abort.store(true, Ordering::Relaxed);
     }
     drop(input);
