@@ -125,13 +125,50 @@ pub struct Candidate {
     pub b: DocId,
 }
 
-/// A candidate with the first document's signature attached, on its way to the second.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HalfPair {
-    /// The later document.
-    pub b: DocId,
-    /// The earlier document with its signature.
-    pub first: SigEntry,
+/// What the home worker of candidates' first documents sends to the home workers of their
+/// second ones: each first document's signature once per worker that holds seconds of it,
+/// and the pairs, which a second's worker verifies with the signatures it was sent.
+///
+/// Ordered signatures first (by document), then pairs by `(b, a)`, so a worker that sorts
+/// what it received holds every signature before it verifies the first pair.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum HalfPair {
+    /// The first document of some pairs with its signature, for the worker of index
+    /// `worker`.
+    First {
+        /// The receiving worker's index.
+        worker: u64,
+        /// The document and its signature.
+        entry: Box<SigEntry>,
+    },
+    /// A pair to verify at the home worker of `b`.
+    Pair(Candidate),
+}
+
+impl HalfPair {
+    fn order_key(&self) -> (bool, DocId, DocId) {
+        match self {
+            HalfPair::First { entry, .. } => (false, entry.node.doc, entry.node.doc),
+            HalfPair::Pair(c) => (true, c.b, c.a),
+        }
+    }
+}
+
+impl PartialEq for HalfPair {
+    fn eq(&self, other: &Self) -> bool {
+        self.order_key() == other.order_key()
+    }
+}
+impl Eq for HalfPair {}
+impl PartialOrd for HalfPair {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for HalfPair {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.order_key().cmp(&other.order_key())
+    }
 }
 
 /// A verified or exact pair between two documents, `a.doc < b.doc`, for clustering.
@@ -297,7 +334,11 @@ impl MemSize for Candidate {
 
 impl MemSize for HalfPair {
     fn mem_size(&self) -> usize {
-        8 + self.first.mem_size()
+        std::mem::size_of::<HalfPair>()
+            + match self {
+                HalfPair::First { entry, .. } => entry.mem_size(),
+                HalfPair::Pair(_) => 0,
+            }
     }
 }
 

@@ -50,7 +50,7 @@ pub(crate) fn worker_folder(root: &Path, stage: &str, worker: usize) -> PathBuf 
 }
 
 /// A unique file name in a spill folder (shared by every spiller of a process).
-fn run_path(dir: &Path) -> PathBuf {
+pub(crate) fn run_path(dir: &Path) -> PathBuf {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, AtomicOrdering::Relaxed);
     dir.join(format!("run-{}-{n:08}.bin", std::process::id()))
@@ -266,7 +266,7 @@ impl<T> Clone for SortedFile<T> {
 }
 
 /// A file removed when dropped.
-struct RemoveOnDrop(PathBuf);
+pub(crate) struct RemoveOnDrop(pub(crate) PathBuf);
 
 impl Drop for RemoveOnDrop {
     fn drop(&mut self) {

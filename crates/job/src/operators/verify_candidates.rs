@@ -1,27 +1,34 @@
 //! Verifies candidate pairs by two merge joins with the signature file of the document
 //! store: at the home worker of a pair's first document, repeated pairs are dropped and the
-//! first signature is attached; at the home worker of the second, the two are compared.
+//! first document's signature is sent once to each worker that holds a second document of
+//! it; at the home worker of the second, the pair is compared with the signature it was
+//! sent.
 //!
-//! Partitioning: candidates exchanged on the first `DocId`, half pairs on the second.
-//! Emits: once each input is complete, in order, a batch per activation. Holds: at most its
-//! spill limit of candidates (16 bytes) or half pairs (about 600 bytes with a MinHash-128
-//! signature), and reads the signature file sequentially.
+//! Partitioning: candidates exchanged on the first `DocId`, signatures to the worker they
+//! name and pairs on the second `DocId`. Emits: once each input is complete, in order, a
+//! batch per activation. Holds: at most its spill limit of candidates (16 bytes) or of
+//! received signatures and pairs, then the signatures it was sent (about 600 bytes each
+//! with a MinHash-128 signature) up to the spill limit, the rest in a file read by offset;
+//! reads the signature file sequentially.
 
 use std::cell::RefCell;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
 use std::rc::Rc;
 
 use neardup_core::{DocId, Verdict, Verifier};
 use neardup_io::{PairKind, PairRow};
 use timely::dataflow::StreamVec;
 use timely::dataflow::channels::pact::Exchange;
-use timely::dataflow::operators::vec::Map;
 use timely::progress::Timestamp;
 
-use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
+use crate::operators::collect::{Drain, Spill, collect_sorted};
 use crate::operators::doc_store::{Cursor, DocStore};
-use crate::records::{Candidate, Edge, HalfPair};
+use crate::records::{Candidate, Edge, HalfPair, SigEntry};
 use crate::routing::route_doc;
-use crate::spill::SpillError;
+use crate::spill::{MemSize, RemoveOnDrop, SpillError, run_path};
 
 /// A verified near-duplicate pair.
 #[derive(Clone, Debug)]
@@ -32,9 +39,28 @@ pub enum Near {
     Edge(Edge),
 }
 
+/// The index of the worker an exchange on `key` sends to among `workers` (as timely's
+/// exchange picks it: the key modulo the number of workers).
+fn worker_of(key: u64, workers: u64) -> u64 {
+    key % workers
+}
+
+/// Where a half pair goes: a signature to the worker it names, a pair to its second
+/// document's home.
+fn destination(half: &HalfPair) -> u64 {
+    match half {
+        HalfPair::First { worker, .. } => *worker,
+        HalfPair::Pair(c) => route_doc(c.b),
+    }
+}
+
 struct AttachFirst {
     cursor: Cursor,
     last: Option<Candidate>,
+    /// Workers sent the signature of the current first document.
+    sent_to: Vec<u64>,
+    /// Workers in all processes.
+    workers: u64,
     unique: u64,
     spill: Spill,
 }
@@ -44,10 +70,18 @@ impl Drain<Candidate, HalfPair> for AttachFirst {
         if self.last == Some(c) {
             return Ok(()); // found in several buckets: verified once
         }
+        if self.last.is_none_or(|last| last.a != c.a) {
+            self.sent_to.clear();
+        }
         self.last = Some(c);
         self.unique += 1;
-        let first = self.cursor.find(c.a)?.clone();
-        emit(HalfPair { b: c.b, first });
+        let worker = worker_of(route_doc(c.b), self.workers);
+        if !self.sent_to.contains(&worker) {
+            self.sent_to.push(worker);
+            let entry = Box::new(self.cursor.find(c.a)?.clone());
+            emit(HalfPair::First { worker, entry });
+        }
+        emit(HalfPair::Pair(c));
         Ok(())
     }
 
@@ -57,8 +91,135 @@ impl Drain<Candidate, HalfPair> for AttachFirst {
     }
 }
 
+/// The first documents' signatures a worker was sent, which arrive in `DocId` order, for
+/// looking up in any order: in memory up to `limit_bytes`, then all in a file read by
+/// offset.
+struct Firsts {
+    dir: PathBuf,
+    limit_bytes: usize,
+    docs: Vec<DocId>,
+    memory: Vec<SigEntry>,
+    memory_bytes: usize,
+    file: Option<FirstsFile>,
+}
+
+struct FirstsFile {
+    path: PathBuf,
+    _remove: RemoveOnDrop,
+    /// Open while signatures arrive.
+    writer: Option<BufWriter<File>>,
+    /// Open once the first pair is verified.
+    reader: Option<File>,
+    /// Where each signature starts, then where the last one ends.
+    offsets: Vec<u64>,
+    buffer: Vec<u8>,
+    /// The signature read last.
+    read: Option<SigEntry>,
+}
+
+impl Firsts {
+    fn new(spill: &Spill) -> Self {
+        Firsts {
+            dir: spill.dir.clone(),
+            limit_bytes: spill.limit_bytes,
+            docs: Vec::new(),
+            memory: Vec::new(),
+            memory_bytes: 0,
+            file: None,
+        }
+    }
+
+    fn error(path: &std::path::Path, source: impl Into<std::io::Error>) -> SpillError {
+        SpillError { path: path.to_path_buf(), source: source.into() }
+    }
+
+    /// Adds the next signature (in `DocId` order).
+    fn push(&mut self, entry: SigEntry) -> Result<(), SpillError> {
+        debug_assert!(self.docs.last().is_none_or(|&last| last < entry.node.doc));
+        self.docs.push(entry.node.doc);
+        if let Some(file) = &mut self.file {
+            return file.append(&entry);
+        }
+        self.memory_bytes += entry.mem_size();
+        self.memory.push(entry);
+        if self.memory_bytes + self.docs.capacity() * std::mem::size_of::<DocId>()
+            > self.limit_bytes
+        {
+            let path = run_path(&self.dir);
+            std::fs::create_dir_all(&self.dir).map_err(|e| Self::error(&path, e))?;
+            let out = File::create(&path).map_err(|e| Self::error(&path, e))?;
+            let mut file = FirstsFile {
+                _remove: RemoveOnDrop(path.clone()),
+                path,
+                writer: Some(BufWriter::with_capacity(1 << 16, out)),
+                reader: None,
+                offsets: vec![0],
+                buffer: Vec::new(),
+                read: None,
+            };
+            for entry in self.memory.drain(..) {
+                file.append(&entry)?;
+            }
+            self.memory = Vec::new();
+            self.memory_bytes = 0;
+            self.file = Some(file);
+        }
+        Ok(())
+    }
+
+    /// The signature of `doc`.
+    ///
+    /// # Panics
+    /// If `doc`'s signature was not sent here: the first document's worker sends it to
+    /// every worker it sends pairs to, so a miss is a routing bug.
+    fn get(&mut self, doc: DocId) -> Result<&SigEntry, SpillError> {
+        let Ok(at) = self.docs.binary_search(&doc) else {
+            unreachable!("the signature of {doc:?} was not sent with its pairs")
+        };
+        match &mut self.file {
+            None => Ok(&self.memory[at]),
+            Some(file) => file.read(at, doc),
+        }
+    }
+
+    /// Bytes written to the file.
+    fn spilled_bytes(&self) -> u64 {
+        self.file.as_ref().map_or(0, |f| f.offsets.last().copied().unwrap_or(0))
+    }
+}
+
+impl FirstsFile {
+    fn append(&mut self, entry: &SigEntry) -> Result<(), SpillError> {
+        let writer = self.writer.as_mut().expect("signatures arrive before pairs");
+        let bytes = bincode::serialize(entry)
+            .map_err(|e| Firsts::error(&self.path, std::io::Error::other(e)))?;
+        writer.write_all(&bytes).map_err(|e| Firsts::error(&self.path, e))?;
+        let end = self.offsets.last().copied().unwrap_or(0) + bytes.len() as u64;
+        self.offsets.push(end);
+        Ok(())
+    }
+
+    fn read(&mut self, at: usize, doc: DocId) -> Result<&SigEntry, SpillError> {
+        if self.read.as_ref().is_some_and(|r| r.node.doc == doc) {
+            return Ok(self.read.as_ref().expect("just checked"));
+        }
+        if let Some(mut writer) = self.writer.take() {
+            writer.flush().map_err(|e| Firsts::error(&self.path, e))?;
+            self.reader = Some(File::open(&self.path).map_err(|e| Firsts::error(&self.path, e))?);
+        }
+        let reader = self.reader.as_ref().expect("opened above");
+        let (start, end) = (self.offsets[at], self.offsets[at + 1]);
+        self.buffer.resize(usize::try_from(end - start).expect("a signature fits in memory"), 0);
+        reader.read_exact_at(&mut self.buffer, start).map_err(|e| Firsts::error(&self.path, e))?;
+        let entry: SigEntry = bincode::deserialize(&self.buffer)
+            .map_err(|e| Firsts::error(&self.path, std::io::Error::other(e)))?;
+        Ok(self.read.insert(entry))
+    }
+}
+
 struct VerifySecond {
     cursor: Cursor,
+    firsts: Firsts,
     verifier: Verifier,
     store: Rc<RefCell<DocStore>>,
     spill: Spill,
@@ -66,19 +227,19 @@ struct VerifySecond {
     verified: u64,
 }
 
-impl Drain<Keyed<(DocId, DocId), HalfPair>, Near> for VerifySecond {
-    fn item(
-        &mut self,
-        half: Keyed<(DocId, DocId), HalfPair>,
-        emit: &mut dyn FnMut(Near),
-    ) -> Result<(), SpillError> {
-        let first = half.value.first;
-        let second = self.cursor.find(half.value.b)?;
+impl Drain<HalfPair, Near> for VerifySecond {
+    fn item(&mut self, half: HalfPair, emit: &mut dyn FnMut(Near)) -> Result<(), SpillError> {
+        let c = match half {
+            HalfPair::First { entry, .. } => return self.firsts.push(*entry),
+            HalfPair::Pair(c) => c,
+        };
+        let first = self.firsts.get(c.a)?;
+        let second = self.cursor.find(c.b)?;
         let verdict = self.verifier.verify(first.side(), second.side());
         self.compared += 1;
         if verdict.is_duplicate {
             self.verified += 1;
-            let (a, b) = (first.node, second.node.clone());
+            let (a, b) = (first.node.clone(), second.node.clone());
             emit(Near::Pair(near_row(&a, &b, &verdict)));
             emit(Near::Edge(Edge { a, b }));
         }
@@ -89,6 +250,7 @@ impl Drain<Keyed<(DocId, DocId), HalfPair>, Near> for VerifySecond {
         let mut stats = self.spill.stats.borrow_mut();
         stats.compared_pairs += self.compared;
         stats.verified_pairs += self.verified;
+        stats.spilled_bytes += self.firsts.spilled_bytes();
         // Unless later stages read them, nothing reads the signatures any more (open
         // readers keep their file).
         let mut store = self.store.borrow_mut();
@@ -115,23 +277,26 @@ impl<'s, T: Timestamp> VerifyCandidates<'s, T> for StreamVec<'s, T, Candidate> {
         store: Rc<RefCell<DocStore>>,
         spill: Spill,
     ) -> StreamVec<'s, T, Near> {
+        let workers = self.scope().peers() as u64;
         let by_first = Exchange::new(|c: &Candidate| route_doc(c.a));
         let (first_store, first_spill) = (store.clone(), spill.clone());
         let halves = collect_sorted(self, by_first, "AttachFirst", spill.clone(), move || {
             Ok(AttachFirst {
                 cursor: Cursor::open(&first_store)?,
                 last: None,
+                sent_to: Vec::new(),
+                workers,
                 unique: 0,
                 spill: first_spill.clone(),
             })
         });
-        let by_second = Exchange::new(|h: &Keyed<(DocId, DocId), HalfPair>| route_doc(h.key.0));
-        let keyed = halves.map(|h| Keyed { key: (h.b, h.first.node.doc), value: h });
+        let to_second = Exchange::new(destination);
         let second_spill = spill.clone();
-        collect_sorted(keyed, by_second, "VerifyPairs", spill, move || {
+        collect_sorted(halves, to_second, "VerifyPairs", spill, move || {
             let verifier = store.borrow().verifier.clone().expect("set before any bucket record");
             Ok(VerifySecond {
                 cursor: Cursor::open(&store)?,
+                firsts: Firsts::new(&second_spill),
                 verifier,
                 store: store.clone(),
                 spill: second_spill.clone(),
@@ -177,24 +342,96 @@ mod tests {
         Candidate { a: DocId::new(0, a), b: DocId::new(0, b) }
     }
 
+    fn attach(store: &Rc<RefCell<DocStore>>, workers: u64, spill: Spill) -> AttachFirst {
+        AttachFirst {
+            cursor: Cursor::open(store).unwrap(),
+            last: None,
+            sent_to: Vec::new(),
+            workers,
+            unique: 0,
+            spill,
+        }
+    }
+
+    /// Record numbers: `(a, b)` of a pair, `(document, worker)` of a signature sent.
+    type Records = Vec<(u64, u64)>;
+
+    /// The pairs among `halves`, and the signatures sent.
+    fn split(halves: &[HalfPair]) -> (Records, Records) {
+        let (mut pairs, mut firsts) = (Vec::new(), Vec::new());
+        for half in halves {
+            match half {
+                HalfPair::First { worker, entry } => {
+                    firsts.push((entry.node.doc.record(), *worker))
+                }
+                HalfPair::Pair(c) => pairs.push((c.a.record(), c.b.record())),
+            }
+        }
+        (pairs, firsts)
+    }
+
     #[test]
     fn candidates_found_in_several_buckets_are_verified_once() {
         let dir = tempfile::tempdir().unwrap();
         let job = testing::job(dir.path(), JobSpec::default());
         let docs = [signed(&job, 1, TEXT), signed(&job, 2, TEXT), signed(&job, 3, TEXT)];
         let store = store(dir.path(), &job, &docs);
-        let spill = testing::spill(dir.path(), 0);
-        let mut attach =
-            AttachFirst { cursor: Cursor::open(&store).unwrap(), last: None, unique: 0, spill };
+        let mut attach = attach(&store, 1, testing::spill(dir.path(), 0));
         let halves = drain(
             &mut attach,
             vec![candidate(1, 2), candidate(1, 3), candidate(1, 2), candidate(2, 3)],
         );
-        let got: Vec<(u64, u64)> =
-            halves.iter().map(|h| (h.first.node.doc.record(), h.b.record())).collect();
-        assert_eq!(got, [(1, 2), (1, 3), (2, 3)]);
-        assert_eq!(halves[0].first.node.id, "d1");
+        let (pairs, firsts) = split(&halves);
+        assert_eq!(pairs, [(1, 2), (1, 3), (2, 3)]);
+        // One worker: each first document's signature is sent once.
+        assert_eq!(firsts, [(1, 0), (2, 0)]);
+        let HalfPair::First { entry, .. } = &halves[0] else { panic!("{:?}", halves[0]) };
+        assert_eq!(entry.node.id, "d1");
         assert_eq!(attach.spill.stats.borrow().unique_candidates, 3);
+    }
+
+    #[test]
+    fn a_signature_goes_once_to_each_worker_that_holds_seconds_of_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = testing::job(dir.path(), JobSpec::default());
+        let docs: Vec<_> = (1..=40).map(|r| signed(&job, r, TEXT)).collect();
+        let store = store(dir.path(), &job, &docs);
+        let workers = 3;
+        let mut attach = attach(&store, workers, testing::spill(dir.path(), 0));
+        let candidates: Vec<_> =
+            (1..=3).flat_map(|a| (a + 1..=40).map(move |b| candidate(a, b))).collect();
+        let halves = drain(&mut attach, candidates.clone());
+        let (pairs, firsts) = split(&halves);
+        assert_eq!(pairs.len(), candidates.len());
+        let mut expected: Vec<(u64, u64)> =
+            candidates.iter().map(|c| (c.a.record(), worker_of(route_doc(c.b), workers))).collect();
+        expected.sort_unstable();
+        expected.dedup();
+        let mut got = firsts.clone();
+        got.sort_unstable();
+        assert_eq!(got, expected);
+        assert_eq!(firsts.len(), 3 * 3, "37 seconds or more of each reach all three workers");
+        // Each half goes where it is verified: a pair to its second's home, a signature
+        // to the worker it names.
+        for half in &halves {
+            let to = worker_of(destination(half), workers);
+            match half {
+                HalfPair::First { worker, .. } => assert_eq!(to, *worker),
+                HalfPair::Pair(c) => assert_eq!(to, worker_of(route_doc(c.b), workers)),
+            }
+        }
+    }
+
+    fn verify_second(store: &Rc<RefCell<DocStore>>, spill: &Spill) -> VerifySecond {
+        VerifySecond {
+            cursor: Cursor::open(store).unwrap(),
+            firsts: Firsts::new(spill),
+            verifier: store.borrow().verifier.clone().unwrap(),
+            store: store.clone(),
+            spill: spill.clone(),
+            compared: 0,
+            verified: 0,
+        }
     }
 
     #[test]
@@ -207,24 +444,11 @@ mod tests {
         let docs = [signed(&job, 1, TEXT), signed(&job, 2, &edited), signed(&job, 3, other)];
         let store = store(dir.path(), &job, &docs);
         let spill = testing::spill(dir.path(), 0);
-        let mut attach = AttachFirst {
-            cursor: Cursor::open(&store).unwrap(),
-            last: None,
-            unique: 0,
-            spill: spill.clone(),
-        };
+        let mut attach = attach(&store, 1, spill.clone());
         let halves = drain(&mut attach, vec![candidate(1, 2), candidate(1, 3)]);
-        let mut verify = VerifySecond {
-            cursor: Cursor::open(&store).unwrap(),
-            verifier: store.borrow().verifier.clone().unwrap(),
-            store: store.clone(),
-            spill: spill.clone(),
-            compared: 0,
-            verified: 0,
-        };
-        let keyed =
-            halves.into_iter().map(|h| Keyed { key: (h.b, h.first.node.doc), value: h }).collect();
-        let near = drain(&mut verify, keyed);
+        let mut verify = verify_second(&store, &spill);
+        // `drain` sorts: the signature comes before the pairs.
+        let near = drain(&mut verify, halves);
         assert_eq!(near.len(), 2);
         let Near::Pair(row) = &near[0] else { panic!("a pair row first: {near:?}") };
         assert_eq!((row.id_a.as_str(), row.id_b.as_str(), row.kind), ("d1", "d2", PairKind::Near));
@@ -236,5 +460,59 @@ mod tests {
         assert_eq!((stats.compared_pairs, stats.verified_pairs), (2, 1));
         // Nothing reads the signatures after verification in a run without an index.
         assert!(store.borrow().signatures.is_none());
+    }
+
+    /// Every pair among documents 1..=n, verified with the received signatures held in
+    /// `limit_bytes`: the pairs found, and the bytes spilled.
+    fn verify_all(n: u64, limit_bytes: usize) -> (Vec<(u64, u64, u64)>, u64) {
+        let dir = tempfile::tempdir().unwrap();
+        let job = testing::job(dir.path(), JobSpec::default());
+        // Documents that differ in one word from their neighbours: some pairs verify.
+        let docs: Vec<_> = (1..=n)
+            .map(|r| signed(&job, r, &TEXT.replace("mill", &format!("mill {}", r / 3))))
+            .collect();
+        let store = store(dir.path(), &job, &docs);
+        let spill = testing::spill(&dir.path().join("spill"), limit_bytes);
+        let mut attach = attach(&store, 1, spill.clone());
+        let candidates = (1..=n).flat_map(|a| (a + 1..=n).map(move |b| candidate(a, b))).collect();
+        let halves = drain(&mut attach, candidates);
+        let mut verify = verify_second(&store, &spill);
+        let near = drain(&mut verify, halves);
+        let pairs = near
+            .iter()
+            .filter_map(|n| match n {
+                Near::Pair(row) => {
+                    Some((row.doc_a.record(), row.doc_b.record(), (row.similarity * 1e6) as u64))
+                }
+                Near::Edge(_) => None,
+            })
+            .collect();
+        let spilled = spill.stats.borrow().spilled_bytes;
+        (pairs, spilled)
+    }
+
+    #[test]
+    fn signatures_over_the_limit_are_read_back_from_their_file_alike() {
+        let (in_memory, none) = verify_all(30, 1 << 30);
+        assert_eq!(none, 0);
+        assert!(in_memory.len() > 10, "{in_memory:?}");
+        // 29 signatures of over 500 bytes against a 4 KiB limit.
+        let (spilled, bytes) = verify_all(30, 4 << 10);
+        assert!(bytes > 29 * 500, "{bytes} bytes spilled");
+        assert_eq!(spilled, in_memory);
+    }
+
+    #[test]
+    fn an_unusable_spill_folder_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = testing::job(dir.path(), JobSpec::default());
+        let docs = [signed(&job, 1, TEXT), signed(&job, 2, TEXT)];
+        let store = store(dir.path(), &job, &docs);
+        std::fs::write(dir.path().join("file"), "").unwrap();
+        let spill = testing::spill(&dir.path().join("file").join("spill"), 16);
+        let mut firsts = Firsts::new(&spill);
+        let entry = Cursor::open(&store).unwrap().find(DocId::new(0, 1)).unwrap().clone();
+        let error = firsts.push(entry).unwrap_err();
+        assert!(error.path.starts_with(dir.path().join("file")), "{error}");
     }
 }
