@@ -122,6 +122,15 @@ impl MinHashSignature {
         self.values.iter().zip(&other.values).filter(|(a, b)| a == b).count()
     }
 
+    /// The lowest bit of every value, 64 to a word (the last word's unused bits clear),
+    /// appended to `out`: two signatures agree on at most as many permutations as these
+    /// bits do (see [`agreements_at_most`]).
+    pub fn low_bits_into(&self, out: &mut Vec<u64>) {
+        out.extend(self.values.chunks(64).map(|chunk| {
+            chunk.iter().enumerate().fold(0u64, |w, (i, v)| w | (u64::from(v & 1) << i))
+        }));
+    }
+
     /// The signature estimate of Jaccard similarity: the fraction of agreeing permutations.
     pub fn jaccard_estimate(&self, other: &MinHashSignature) -> f64 {
         if self.is_empty() {
@@ -129,6 +138,13 @@ impl MinHashSignature {
         }
         self.agreements(other) as f64 / self.len() as f64
     }
+}
+
+/// The most permutations two signatures of `len` values can agree on, from their
+/// [`MinHashSignature::low_bits_into`]: equal values have equal lowest bits.
+pub fn agreements_at_most(a: &[u64], b: &[u64], len: usize) -> usize {
+    let differ: u32 = a.iter().zip(b).map(|(x, y)| (x ^ y).count_ones()).sum();
+    len - differ as usize
 }
 
 /// Computes MinHash signatures for one seed and number of permutations.

@@ -130,6 +130,26 @@ pub enum Verifier {
 }
 
 impl Verifier {
+    /// Whether a MinHash pair whose signature estimate is at most `upper` may still be a
+    /// duplicate under this verifier (always for other methods and exact Jaccard). A
+    /// MinHash verdict never falls as the estimate rises, so `false` rejects the pair
+    /// without its signatures.
+    pub fn may_pass(&self, upper: f64, a_features: u32, b_features: u32) -> bool {
+        match self {
+            Verifier::MinHash { threshold, mode: JaccardMode::Signature, containment, .. } => {
+                let (_, by_jaccard, by_containment) =
+                    minhash_rule(*threshold, *containment, upper, a_features, b_features);
+                by_jaccard || by_containment
+            }
+            _ => true,
+        }
+    }
+
+    /// Whether [`Verifier::may_pass`] can reject pairs.
+    pub fn bounds_by_estimate(&self) -> bool {
+        matches!(self, Verifier::MinHash { mode: JaccardMode::Signature, .. })
+    }
+
     /// Compares two documents. Their feature sets are needed only for
     /// [`JaccardMode::Exact`], their feature counts only for containment.
     ///
@@ -146,13 +166,8 @@ impl Verifier {
                     JaccardMode::Signature => x.jaccard_estimate(y),
                     JaccardMode::Exact => jaccard_sorted(a.feature_set, b.feature_set),
                 };
-                // Exact when the Jaccard is: the sizes give the intersection back.
-                let contained = containment
-                    .map(|_| Containment::from_jaccard(similarity, a.features, b.features));
-                let by_jaccard = similarity >= *threshold;
-                let by_containment = containment.zip(contained).is_some_and(|(c, contained)| {
-                    similarity >= c.min_jaccard && contained >= c.min_containment
-                });
+                let (contained, by_jaccard, by_containment) =
+                    minhash_rule(*threshold, *containment, similarity, a.features, b.features);
                 Verdict {
                     similarity,
                     containment: contained,
@@ -182,10 +197,29 @@ impl Verifier {
     }
 }
 
+/// The MinHash rule at `similarity`: the containment, and whether the pair passes by
+/// Jaccard and by containment. Both only grow with `similarity`.
+fn minhash_rule(
+    threshold: f64,
+    containment: Option<Containment>,
+    similarity: f64,
+    a_features: u32,
+    b_features: u32,
+) -> (Option<f64>, bool, bool) {
+    // Exact when the Jaccard is: the sizes give the intersection back.
+    let contained =
+        containment.map(|_| Containment::from_jaccard(similarity, a_features, b_features));
+    let by_jaccard = similarity >= threshold;
+    let by_containment = containment.zip(contained).is_some_and(|(c, contained)| {
+        similarity >= c.min_jaccard && contained >= c.min_containment
+    });
+    (contained, by_jaccard, by_containment)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::MinHasher;
+    use crate::{MinHasher, agreements_at_most};
 
     #[test]
     fn minhash_verdicts_use_the_threshold() {
@@ -206,6 +240,53 @@ mod tests {
             Verifier::MinHash { threshold: 0.9, lsh, mode: JaccardMode::Exact, containment: None };
         let v = loose.verify(side(&sa, a), side(&sb, b));
         assert!(v.is_duplicate && v.measure == Measure::Jaccard);
+    }
+
+    #[test]
+    fn a_bound_on_the_estimate_rejects_only_pairs_the_verdict_rejects() {
+        let hasher = MinHasher::try_new(128, 3).unwrap();
+        let lsh = LshParams::try_new(24, 4).unwrap();
+        let with = |containment| Verifier::MinHash {
+            threshold: 0.8,
+            lsh,
+            mode: JaccardMode::Signature,
+            containment,
+        };
+        let web = Containment { min_containment: 0.9, min_jaccard: 0.5 };
+        let (mut rejected, mut pairs) = (0, 0);
+        for (shared, only_a, only_b) in
+            [(100, 0, 3), (90, 10, 10), (60, 40, 0), (40, 60, 60), (5, 95, 80)]
+        {
+            for offset in 0..20u64 {
+                let base = offset * 1000;
+                let a: Vec<u64> = (base..base + shared + only_a).collect();
+                let b: Vec<u64> =
+                    (base..base + shared).chain(base + 500..base + 500 + only_b).collect();
+                let (sa, sb) = (hasher.sign(&a), hasher.sign(&b));
+                let (mut la, mut lb) = (Vec::new(), Vec::new());
+                sa.low_bits_into(&mut la);
+                sb.low_bits_into(&mut lb);
+                let bound = agreements_at_most(&la, &lb, 128);
+                assert!(bound >= sa.agreements(&sb));
+                let upper = bound as f64 / 128.0;
+                let (x, y) = (Signature::MinHash(sa), Signature::MinHash(sb));
+                for verifier in [with(None), with(Some(web))] {
+                    let (fa, fb) = (a.len() as u32, b.len() as u32);
+                    let verdict = verifier.verify(Side::new(&x, fa), Side::new(&y, fb));
+                    assert_eq!(verifier.may_pass(verdict.similarity, fa, fb), verdict.is_duplicate);
+                    if !verifier.may_pass(upper, fa, fb) {
+                        assert!(!verdict.is_duplicate, "{shared} {only_a} {only_b}");
+                        rejected += 1;
+                    }
+                    pairs += 1;
+                }
+            }
+        }
+        // The bits reject most pairs far from the rules without their values.
+        assert!(rejected * 3 > pairs, "{rejected} of {pairs}");
+        let exact =
+            Verifier::MinHash { threshold: 0.8, lsh, mode: JaccardMode::Exact, containment: None };
+        assert!(exact.may_pass(0.0, 1, 1) && !exact.bounds_by_estimate());
     }
 
     #[test]

@@ -8,8 +8,10 @@
 //! name and pairs on the second `DocId`. Emits: once each input is complete, in order, a
 //! batch per activation. Holds: at most its spill limit of candidates (16 bytes) or of
 //! received signatures and pairs, then the signatures it was sent (about 600 bytes each
-//! with a MinHash-128 signature) up to the spill limit, the rest in a file read by offset;
-//! reads the signature file sequentially.
+//! with a MinHash-128 signature) up to the spill limit; past it all of them go to a file
+//! read by offset, and memory keeps 36 bytes a signature beside it (its `DocId`, offset,
+//! features and the lowest bit of each MinHash value: a hundred times fewer bytes, not
+//! bounded by the limit). Reads the signature file sequentially.
 
 use std::cell::RefCell;
 use std::fs::File;
@@ -18,7 +20,7 @@ use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use std::rc::Rc;
 
-use neardup_core::{DocId, Verdict, Verifier};
+use neardup_core::{DocId, Signature, Verdict, Verifier, agreements_at_most};
 use neardup_io::{PairKind, PairRow};
 use timely::dataflow::StreamVec;
 use timely::dataflow::channels::pact::Exchange;
@@ -91,16 +93,27 @@ impl Drain<Candidate, HalfPair> for AttachFirst {
     }
 }
 
+/// Documents a block of [`Firsts`]'s sparse index covers.
+const SPARSE: usize = 16;
+
 /// The first documents' signatures a worker was sent, which arrive in `DocId` order, for
 /// looking up in any order: in memory up to `limit_bytes`, then all in a file read by
-/// offset.
+/// offset. In the file, read at random, a lookup costs a system call and a cache miss or
+/// more; so beside it, for MinHash estimates, each signature's lowest bits and features
+/// stay in memory (24 bytes with 128 permutations), which reject most pairs without it.
 struct Firsts {
     dir: PathBuf,
     limit_bytes: usize,
     docs: Vec<DocId>,
+    /// Every [`SPARSE`]th of `docs`, made at the first lookup: a search through it stays
+    /// in the processor's caches, and then touches one block of `docs`, where a search of
+    /// millions of `docs` would miss the caches at nearly every step.
+    sparse: Vec<DocId>,
     memory: Vec<SigEntry>,
     memory_bytes: usize,
     file: Option<FirstsFile>,
+    /// Whether to keep [`LowBits`] beside the file.
+    bound: bool,
 }
 
 struct FirstsFile {
@@ -115,17 +128,67 @@ struct FirstsFile {
     buffer: Vec<u8>,
     /// The signature read last.
     read: Option<SigEntry>,
+    low: Option<LowBits>,
+}
+
+/// The lowest bit of each MinHash value of the signatures in the file, and their
+/// features: the bits bound how many values two signatures share, and so their estimate
+/// (`neardup_core::agreements_at_most`).
+struct LowBits {
+    /// Values a signature has.
+    len: usize,
+    /// Words a signature's bits take.
+    words: usize,
+    bits: Vec<u64>,
+    features: Vec<u32>,
+    /// The second document whose bits are in `second`.
+    second_doc: Option<DocId>,
+    second: Vec<u64>,
+    /// Pairs rejected by their bits.
+    ruled_out: u64,
+}
+
+impl LowBits {
+    fn push(&mut self, entry: &SigEntry) {
+        let Signature::MinHash(m) = &entry.signature else {
+            unreachable!("bounds are kept for MinHash signatures")
+        };
+        m.low_bits_into(&mut self.bits);
+        self.features.push(entry.features);
+    }
+
+    /// Whether the pair of the signature at `at` and `second` cannot pass `verifier`.
+    fn rule_out(&mut self, at: usize, second: &SigEntry, verifier: &Verifier) -> bool {
+        if self.second_doc != Some(second.node.doc) {
+            let Signature::MinHash(m) = &second.signature else {
+                unreachable!("bounds are kept for MinHash signatures")
+            };
+            self.second.clear();
+            m.low_bits_into(&mut self.second);
+            self.second_doc = Some(second.node.doc);
+        }
+        let first = &self.bits[at * self.words..(at + 1) * self.words];
+        let at_most = agreements_at_most(first, &self.second, self.len);
+        let upper = at_most as f64 / self.len as f64;
+        let out = !verifier.may_pass(upper, self.features[at], second.features);
+        self.ruled_out += u64::from(out);
+        out
+    }
 }
 
 impl Firsts {
-    fn new(spill: &Spill) -> Self {
+    /// Held in `spill`'s limit, with [`LowBits`] beside the file when `verifier` can
+    /// reject by a bound on the estimate.
+    fn new(spill: &Spill, verifier: &Verifier) -> Self {
         Firsts {
             dir: spill.dir.clone(),
             limit_bytes: spill.limit_bytes,
             docs: Vec::new(),
+            sparse: Vec::new(),
             memory: Vec::new(),
             memory_bytes: 0,
             file: None,
+            bound: verifier.bounds_by_estimate(),
         }
     }
 
@@ -136,6 +199,7 @@ impl Firsts {
     /// Adds the next signature (in `DocId` order).
     fn push(&mut self, entry: SigEntry) -> Result<(), SpillError> {
         debug_assert!(self.docs.last().is_none_or(|&last| last < entry.node.doc));
+        debug_assert!(self.sparse.is_empty(), "signatures arrive before pairs");
         self.docs.push(entry.node.doc);
         if let Some(file) = &mut self.file {
             return file.append(&entry);
@@ -148,6 +212,21 @@ impl Firsts {
             let path = run_path(&self.dir);
             std::fs::create_dir_all(&self.dir).map_err(|e| Self::error(&path, e))?;
             let out = File::create(&path).map_err(|e| Self::error(&path, e))?;
+            let low = self.bound.then(|| {
+                let len = match &self.memory[0].signature {
+                    Signature::MinHash(m) => m.len(),
+                    Signature::SimHash(_) => unreachable!("bounds are kept for MinHash"),
+                };
+                LowBits {
+                    len,
+                    words: len.div_ceil(64),
+                    bits: Vec::new(),
+                    features: Vec::new(),
+                    second_doc: None,
+                    second: Vec::new(),
+                    ruled_out: 0,
+                }
+            });
             let mut file = FirstsFile {
                 _remove: RemoveOnDrop(path.clone()),
                 path,
@@ -156,6 +235,7 @@ impl Firsts {
                 offsets: vec![0],
                 buffer: Vec::new(),
                 read: None,
+                low,
             };
             for entry in self.memory.drain(..) {
                 file.append(&entry)?;
@@ -167,15 +247,33 @@ impl Firsts {
         Ok(())
     }
 
-    /// The signature of `doc`.
+    /// Where `doc`'s signature is.
     ///
     /// # Panics
     /// If `doc`'s signature was not sent here: the first document's worker sends it to
     /// every worker it sends pairs to, so a miss is a routing bug.
-    fn get(&mut self, doc: DocId) -> Result<&SigEntry, SpillError> {
-        let Ok(at) = self.docs.binary_search(&doc) else {
-            unreachable!("the signature of {doc:?} was not sent with its pairs")
-        };
+    fn index(&mut self, doc: DocId) -> usize {
+        if self.sparse.is_empty() {
+            self.sparse = self.docs.iter().step_by(SPARSE).copied().collect();
+        }
+        let block = self.sparse.partition_point(|&d| d <= doc).saturating_sub(1) * SPARSE;
+        let in_block = &self.docs[block..(block + SPARSE).min(self.docs.len())];
+        match in_block.binary_search(&doc) {
+            Ok(i) => block + i,
+            Err(_) => unreachable!("the signature of {doc:?} was not sent with its pairs"),
+        }
+    }
+
+    /// Whether the pair of the signature at `at` and `second` cannot pass `verifier`, as
+    /// far as the low bits kept beside the file tell (never in memory, where the whole
+    /// signature is at hand).
+    fn rule_out(&mut self, at: usize, second: &SigEntry, verifier: &Verifier) -> bool {
+        let low = self.file.as_mut().and_then(|f| f.low.as_mut());
+        low.is_some_and(|low| low.rule_out(at, second, verifier))
+    }
+
+    /// The signature at `at` (of `doc`).
+    fn get(&mut self, at: usize, doc: DocId) -> Result<&SigEntry, SpillError> {
         match &mut self.file {
             None => Ok(&self.memory[at]),
             Some(file) => file.read(at, doc),
@@ -196,6 +294,9 @@ impl FirstsFile {
         writer.write_all(&bytes).map_err(|e| Firsts::error(&self.path, e))?;
         let end = self.offsets.last().copied().unwrap_or(0) + bytes.len() as u64;
         self.offsets.push(end);
+        if let Some(low) = &mut self.low {
+            low.push(entry);
+        }
         Ok(())
     }
 
@@ -233,10 +334,14 @@ impl Drain<HalfPair, Near> for VerifySecond {
             HalfPair::First { entry, .. } => return self.firsts.push(*entry),
             HalfPair::Pair(c) => c,
         };
-        let first = self.firsts.get(c.a)?;
+        let at = self.firsts.index(c.a);
         let second = self.cursor.find(c.b)?;
-        let verdict = self.verifier.verify(first.side(), second.side());
         self.compared += 1;
+        if self.firsts.rule_out(at, second, &self.verifier) {
+            return Ok(());
+        }
+        let first = self.firsts.get(at, c.a)?;
+        let verdict = self.verifier.verify(first.side(), second.side());
         if verdict.is_duplicate {
             self.verified += 1;
             let (a, b) = (first.node.clone(), second.node.clone());
@@ -296,7 +401,7 @@ impl<'s, T: Timestamp> VerifyCandidates<'s, T> for StreamVec<'s, T, Candidate> {
             let verifier = store.borrow().verifier.clone().expect("set before any bucket record");
             Ok(VerifySecond {
                 cursor: Cursor::open(&store)?,
-                firsts: Firsts::new(&second_spill),
+                firsts: Firsts::new(&second_spill, &verifier),
                 verifier,
                 store: store.clone(),
                 spill: second_spill.clone(),
@@ -425,7 +530,7 @@ mod tests {
     fn verify_second(store: &Rc<RefCell<DocStore>>, spill: &Spill) -> VerifySecond {
         VerifySecond {
             cursor: Cursor::open(store).unwrap(),
-            firsts: Firsts::new(spill),
+            firsts: Firsts::new(spill, store.borrow().verifier.as_ref().unwrap()),
             verifier: store.borrow().verifier.clone().unwrap(),
             store: store.clone(),
             spill: spill.clone(),
@@ -463,13 +568,20 @@ mod tests {
     }
 
     /// Every pair among documents 1..=n, verified with the received signatures held in
-    /// `limit_bytes`: the pairs found, and the bytes spilled.
-    fn verify_all(n: u64, limit_bytes: usize) -> (Vec<(u64, u64, u64)>, u64) {
+    /// `limit_bytes`: the pairs found, the bytes spilled and the pairs their low bits
+    /// ruled out.
+    fn verify_all(n: u64, limit_bytes: usize) -> (Vec<(u64, u64, u64)>, u64, u64) {
         let dir = tempfile::tempdir().unwrap();
         let job = testing::job(dir.path(), JobSpec::default());
-        // Documents that differ in one word from their neighbours: some pairs verify.
+        // Documents that differ in one word from their neighbours, and every fourth one
+        // about something else: some pairs verify, many are far apart.
+        let other = "a short note on the weather in the hills, where it rained all week and \
+                     the roads were closed until the snow ploughs came through on friday";
         let docs: Vec<_> = (1..=n)
-            .map(|r| signed(&job, r, &TEXT.replace("mill", &format!("mill {}", r / 3))))
+            .map(|r| {
+                let text = if r % 4 == 0 { other } else { TEXT };
+                signed(&job, r, &text.replace("the", &format!("the {}", r / 3)))
+            })
             .collect();
         let store = store(dir.path(), &job, &docs);
         let spill = testing::spill(&dir.path().join("spill"), limit_bytes);
@@ -488,18 +600,23 @@ mod tests {
             })
             .collect();
         let spilled = spill.stats.borrow().spilled_bytes;
-        (pairs, spilled)
+        let ruled_out =
+            verify.firsts.file.as_ref().and_then(|f| f.low.as_ref()).map_or(0, |l| l.ruled_out);
+        assert_eq!(spill.stats.borrow().compared_pairs, n * (n - 1) / 2);
+        (pairs, spilled, ruled_out)
     }
 
     #[test]
     fn signatures_over_the_limit_are_read_back_from_their_file_alike() {
-        let (in_memory, none) = verify_all(30, 1 << 30);
+        let (in_memory, none, _) = verify_all(30, 1 << 30);
         assert_eq!(none, 0);
         assert!(in_memory.len() > 10, "{in_memory:?}");
         // 29 signatures of over 500 bytes against a 4 KiB limit.
-        let (spilled, bytes) = verify_all(30, 4 << 10);
+        let (spilled, bytes, ruled_out) = verify_all(30, 4 << 10);
         assert!(bytes > 29 * 500, "{bytes} bytes spilled");
         assert_eq!(spilled, in_memory);
+        // Pairs of a note and an article are rejected by their bits alone.
+        assert!(ruled_out >= 7 * 22, "{ruled_out} of 435 ruled out");
     }
 
     #[test]
@@ -510,7 +627,7 @@ mod tests {
         let store = store(dir.path(), &job, &docs);
         std::fs::write(dir.path().join("file"), "").unwrap();
         let spill = testing::spill(&dir.path().join("file").join("spill"), 16);
-        let mut firsts = Firsts::new(&spill);
+        let mut firsts = Firsts::new(&spill, store.borrow().verifier.as_ref().unwrap());
         let entry = Cursor::open(&store).unwrap().find(DocId::new(0, 1)).unwrap().clone();
         let error = firsts.push(entry).unwrap_err();
         assert!(error.path.starts_with(dir.path().join("file")), "{error}");
