@@ -16,26 +16,26 @@ import argparse
 # 2026-11-26): 10 M documents, 13.4 GB of JSON Lines, 1,340 bytes a document.
 # Stage seconds times 2 workers, divided by what the stage handles.
 MEASURED_TEXT_BYTES = 1340
-READ_AND_SIGN_US_PER_DOC = 76.4 * 2 / 10e6 * 1e6  # grows with the text
-IDS_AND_EXACT_US_PER_DOC = 5.8 * 2 / 10e6 * 1e6
-BUCKETS_US_PER_DOC = 26.4 * 2 / 10e6 * 1e6  # 16 bucket records a document
-VERIFY_US_PER_CANDIDATE = 40.6 * 2 / 32.26e6 * 1e6  # unique candidate pairs
-CLUSTER_US_PER_PAIR = 6.1 * 2 / 4.13e6 * 1e6  # verified and exact pairs
-WRITING_US_PER_DOC = 4.6 * 2 / 10e6 * 1e6
+READ_AND_SIGN_US_PER_DOC = 74.4 * 2 / 10e6 * 1e6  # grows with the text
+IDS_AND_EXACT_US_PER_DOC = 5.4 * 2 / 10e6 * 1e6
+BUCKETS_US_PER_DOC = 26.5 * 2 / 10e6 * 1e6  # 16 bucket records a document
+VERIFY_US_PER_CANDIDATE = 34.9 * 2 / 32.26e6 * 1e6  # unique candidate pairs
+CLUSTER_US_PER_PAIR = 6.2 * 2 / 4.13e6 * 1e6  # verified and exact pairs
+WRITING_US_PER_DOC = 5.1 * 2 / 10e6 * 1e6
 PAIRS_PER_DOC = 4.13e6 / 10e6
-# Spilled bytes a document when the budget is far below the data (35,665 MiB for 10 M at 2G).
-SPILL_BYTES_PER_DOC = 35665 * 2**20 / 10e6
+# Spilled bytes a document when the budget is far below the data (25,008 MiB for 10 M at 2G).
+SPILL_BYTES_PER_DOC = 25008 * 2**20 / 10e6
 
 # From a 2-process run of the 1 M real documents on loopback (`summary.json`
-# `exchanged_bytes`, 2026-11-26): 796 MiB crossed between the processes. With two, half of
+# `exchanged_bytes`, 2026-11-26): 704 MiB crossed between the processes. With two, half of
 # what is routed by key crosses, so twice that is routed in all.
-ROUTED_BYTES_PER_DOC = 2 * 796 * 2**20 / 1e6
+ROUTED_BYTES_PER_DOC = 2 * 704 * 2**20 / 1e6
 
-# From bench/scale.sh: two processes of one worker take 1.11 to 1.22 times two workers of
-# one process (serialising what crosses). Taken as 1.2 at two processes, where half the
-# records cross, and growing with the share that crosses.
-CROSSING_OVERHEAD_AT_HALF = 0.2
-# Two workers do 1.74 to 1.86 times the work of one (bench/scale.sh): 0.9 per core.
+# From bench/scale.sh (2026-11-26): two processes of one worker take 1.05 to 1.10 times two
+# workers of one process (serialising what crosses). Taken as 1.1 at two processes, where
+# half the records cross, and growing with the share that crosses.
+CROSSING_OVERHEAD_AT_HALF = 0.1
+# Two workers do 1.74 to 1.84 times the work of one (bench/scale.sh): 0.9 per core.
 CORE_EFFICIENCY = 0.9
 # What every process needs whatever its budget (README, Memory).
 FIXED_MEMORY_BYTES = 220e6
