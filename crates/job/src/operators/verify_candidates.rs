@@ -6,17 +6,16 @@
 //!
 //! Partitioning: candidates exchanged on the first `DocId`, signatures to the worker they
 //! name and pairs on the second `DocId`. Emits: once each input is complete, in order, a
-//! batch per activation. Holds: at most its spill limit of candidates (16 bytes) or of
-//! received signatures and pairs, then the signatures it was sent (about 600 bytes each
-//! with a MinHash-128 signature) up to the spill limit; past it all of them go to a file
-//! read by offset, and memory keeps 36 bytes a signature beside it (its `DocId`, offset,
-//! features and the lowest bit of each MinHash value: a hundred times fewer bytes, not
-//! bounded by the limit). Reads the signature file sequentially.
+//! batch per activation. Holds: at most its spill limit of candidates (16 bytes), or half
+//! of it of received signatures and pairs and, while verifying, half of it of the
+//! signatures it was sent (about 600 bytes each with a MinHash-128 signature); past that
+//! all of them go to a file read by offset, and memory keeps 36 bytes a signature beside
+//! it (its `DocId`, offset, features and the lowest bit of each MinHash value: a sixteenth
+//! of the bytes, not bounded by the limit). Reads the signature file sequentially.
 
 use std::cell::RefCell;
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use std::rc::Rc;
 
@@ -311,11 +310,25 @@ impl FirstsFile {
         let reader = self.reader.as_ref().expect("opened above");
         let (start, end) = (self.offsets[at], self.offsets[at + 1]);
         self.buffer.resize(usize::try_from(end - start).expect("a signature fits in memory"), 0);
-        reader.read_exact_at(&mut self.buffer, start).map_err(|e| Firsts::error(&self.path, e))?;
+        read_at(reader, &mut self.buffer, start).map_err(|e| Firsts::error(&self.path, e))?;
         let entry: SigEntry = bincode::deserialize(&self.buffer)
             .map_err(|e| Firsts::error(&self.path, std::io::Error::other(e)))?;
         Ok(self.read.insert(entry))
     }
+}
+
+/// Fills `buffer` from `file` at `offset`.
+#[cfg(unix)]
+fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buffer, offset)
+}
+
+/// Fills `buffer` from `file` at `offset`.
+#[cfg(not(unix))]
+fn read_at(mut file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    file.seek(SeekFrom::Start(offset))?;
+    file.read_exact(buffer)
 }
 
 struct VerifySecond {
@@ -396,8 +409,10 @@ impl<'s, T: Timestamp> VerifyCandidates<'s, T> for StreamVec<'s, T, Candidate> {
             })
         });
         let to_second = Exchange::new(destination);
-        let second_spill = spill.clone();
-        collect_sorted(halves, to_second, "VerifyPairs", spill, move || {
+        // What was received and the signatures kept are held at once while pairs are
+        // verified (the collection's last run stays in memory): each gets half the limit.
+        let second_spill = Spill { limit_bytes: spill.limit_bytes / 2, ..spill };
+        collect_sorted(halves, to_second, "VerifyPairs", second_spill.clone(), move || {
             let verifier = store.borrow().verifier.clone().expect("set before any bucket record");
             Ok(VerifySecond {
                 cursor: Cursor::open(&store)?,
