@@ -16,15 +16,15 @@ import argparse
 # 2026-11-26): 10 M documents, 13.4 GB of JSON Lines, 1,340 bytes a document.
 # Stage seconds times 2 workers, divided by what the stage handles.
 MEASURED_TEXT_BYTES = 1340
-READ_AND_SIGN_US_PER_DOC = 74.4 * 2 / 10e6 * 1e6  # grows with the text
-IDS_AND_EXACT_US_PER_DOC = 5.4 * 2 / 10e6 * 1e6
-BUCKETS_US_PER_DOC = 26.5 * 2 / 10e6 * 1e6  # 16 bucket records a document
-VERIFY_US_PER_CANDIDATE = 34.9 * 2 / 32.26e6 * 1e6  # unique candidate pairs
-CLUSTER_US_PER_PAIR = 6.2 * 2 / 4.13e6 * 1e6  # verified and exact pairs
-WRITING_US_PER_DOC = 5.1 * 2 / 10e6 * 1e6
+READ_AND_SIGN_US_PER_DOC = 70.8 * 2 / 10e6 * 1e6  # grows with the text
+IDS_AND_EXACT_US_PER_DOC = 6.9 * 2 / 10e6 * 1e6
+BUCKETS_US_PER_DOC = 27.6 * 2 / 10e6 * 1e6  # 16 bucket records a document
+VERIFY_US_PER_CANDIDATE = 35.8 * 2 / 32.26e6 * 1e6  # unique candidate pairs
+CLUSTER_US_PER_PAIR = 6.4 * 2 / 4.13e6 * 1e6  # verified and exact pairs
+WRITING_US_PER_DOC = 4.9 * 2 / 10e6 * 1e6
 PAIRS_PER_DOC = 4.13e6 / 10e6
-# Spilled bytes a document when the budget is far below the data (25,008 MiB for 10 M at 2G).
-SPILL_BYTES_PER_DOC = 25008 * 2**20 / 10e6
+# Spilled bytes a document when the budget is far below the data (25,037 MiB for 10 M at 2G).
+SPILL_BYTES_PER_DOC = 25037 * 2**20 / 10e6
 
 # From a 2-process run of the 1 M real documents on loopback (`summary.json`
 # `exchanged_bytes`, 2026-11-26): 704 MiB crossed between the processes. With two, half of
