@@ -50,10 +50,22 @@ pub(crate) fn worker_folder(root: &Path, stage: &str, worker: usize) -> PathBuf 
 }
 
 /// A unique file name in a spill folder (shared by every spiller of a process).
-pub(crate) fn run_path(dir: &Path) -> PathBuf {
+fn run_path(dir: &Path) -> PathBuf {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, AtomicOrdering::Relaxed);
     dir.join(format!("run-{}-{n:08}.bin", std::process::id()))
+}
+
+/// A new file of a unique name in the spill folder `dir` (made when missing), buffered for
+/// writing.
+///
+/// # Errors
+/// When the folder or the file cannot be made.
+pub(crate) fn create_run(dir: &Path) -> Result<(PathBuf, BufWriter<File>), SpillError> {
+    let path = run_path(dir);
+    std::fs::create_dir_all(dir).map_err(|e| SpillError::at(&path, e))?;
+    let file = File::create(&path).map_err(|e| SpillError::at(&path, e))?;
+    Ok((path, BufWriter::with_capacity(1 << 16, file)))
 }
 
 /// Records sorted by `Ord`, held in memory up to `limit_bytes` and spilled beyond.
@@ -76,6 +88,13 @@ pub struct SpillError {
     /// What failed.
     #[source]
     pub source: std::io::Error,
+}
+
+impl SpillError {
+    /// An error of the file at `path`.
+    pub(crate) fn at(path: &Path, source: impl Into<std::io::Error>) -> Self {
+        SpillError { path: path.to_path_buf(), source: source.into() }
+    }
 }
 
 impl<T: Ord + Serialize + DeserializeOwned + MemSize> SortedRuns<T> {
@@ -133,10 +152,8 @@ impl<T: Ord + Serialize + DeserializeOwned + MemSize> SortedRuns<T> {
 
     fn spill(&mut self) -> Result<(), SpillError> {
         self.memory.sort_unstable();
-        let path = run_path(&self.dir);
+        let (path, mut out) = create_run(&self.dir)?;
         let err = |source| SpillError { path: path.clone(), source };
-        std::fs::create_dir_all(&self.dir).map_err(err)?;
-        let mut out = BufWriter::with_capacity(1 << 16, File::create(&path).map_err(err)?);
         for item in self.memory.drain(..) {
             bincode::serialize_into(&mut out, &item).map_err(|e| err(std::io::Error::other(e)))?;
         }
@@ -287,10 +304,9 @@ impl<T: Ord + Serialize + DeserializeOwned + MemSize + Clone> SortedRuns<T> {
                 file: None,
             });
         }
-        let path = run_path(&self.dir);
+        let (path, mut out) = create_run(&self.dir)?;
         let guard = Arc::new(RemoveOnDrop(path.clone()));
         let err = |source| SpillError { path: path.clone(), source };
-        let mut out = BufWriter::with_capacity(1 << 16, File::create(&path).map_err(err)?);
         for item in self.into_sorted()? {
             bincode::serialize_into(&mut out, &item?).map_err(|e| err(std::io::Error::other(e)))?;
         }

@@ -29,7 +29,7 @@ use crate::operators::collect::{Drain, Spill, collect_sorted};
 use crate::operators::doc_store::{Cursor, DocStore};
 use crate::records::{Candidate, Edge, HalfPair, SigEntry};
 use crate::routing::route_doc;
-use crate::spill::{MemSize, RemoveOnDrop, SpillError, run_path};
+use crate::spill::{MemSize, RemoveOnDrop, SpillError, create_run};
 
 /// A verified near-duplicate pair.
 #[derive(Clone, Debug)]
@@ -99,7 +99,7 @@ const SPARSE: usize = 16;
 /// looking up in any order: in memory up to `limit_bytes`, then all in a file read by
 /// offset. In the file, read at random, a lookup costs a system call and a cache miss or
 /// more; so beside it, for MinHash estimates, each signature's lowest bits and features
-/// stay in memory (24 bytes with 128 permutations), which reject most pairs without it.
+/// stay in memory (20 bytes with 128 permutations), which reject most pairs without it.
 struct Firsts {
     dir: PathBuf,
     limit_bytes: usize,
@@ -191,10 +191,6 @@ impl Firsts {
         }
     }
 
-    fn error(path: &std::path::Path, source: impl Into<std::io::Error>) -> SpillError {
-        SpillError { path: path.to_path_buf(), source: source.into() }
-    }
-
     /// Adds the next signature (in `DocId` order).
     fn push(&mut self, entry: SigEntry) -> Result<(), SpillError> {
         debug_assert!(self.docs.last().is_none_or(|&last| last < entry.node.doc));
@@ -208,9 +204,7 @@ impl Firsts {
         if self.memory_bytes + self.docs.capacity() * std::mem::size_of::<DocId>()
             > self.limit_bytes
         {
-            let path = run_path(&self.dir);
-            std::fs::create_dir_all(&self.dir).map_err(|e| Self::error(&path, e))?;
-            let out = File::create(&path).map_err(|e| Self::error(&path, e))?;
+            let (path, out) = create_run(&self.dir)?;
             let low = self.bound.then(|| {
                 let len = match &self.memory[0].signature {
                     Signature::MinHash(m) => m.len(),
@@ -229,7 +223,7 @@ impl Firsts {
             let mut file = FirstsFile {
                 _remove: RemoveOnDrop(path.clone()),
                 path,
-                writer: Some(BufWriter::with_capacity(1 << 16, out)),
+                writer: Some(out),
                 reader: None,
                 offsets: vec![0],
                 buffer: Vec::new(),
@@ -288,10 +282,11 @@ impl Firsts {
 impl FirstsFile {
     fn append(&mut self, entry: &SigEntry) -> Result<(), SpillError> {
         let writer = self.writer.as_mut().expect("signatures arrive before pairs");
-        let bytes = bincode::serialize(entry)
-            .map_err(|e| Firsts::error(&self.path, std::io::Error::other(e)))?;
-        writer.write_all(&bytes).map_err(|e| Firsts::error(&self.path, e))?;
-        let end = self.offsets.last().copied().unwrap_or(0) + bytes.len() as u64;
+        self.buffer.clear();
+        bincode::serialize_into(&mut self.buffer, entry)
+            .map_err(|e| SpillError::at(&self.path, std::io::Error::other(e)))?;
+        writer.write_all(&self.buffer).map_err(|e| SpillError::at(&self.path, e))?;
+        let end = self.offsets.last().copied().unwrap_or(0) + self.buffer.len() as u64;
         self.offsets.push(end);
         if let Some(low) = &mut self.low {
             low.push(entry);
@@ -304,15 +299,15 @@ impl FirstsFile {
             return Ok(self.read.as_ref().expect("just checked"));
         }
         if let Some(mut writer) = self.writer.take() {
-            writer.flush().map_err(|e| Firsts::error(&self.path, e))?;
-            self.reader = Some(File::open(&self.path).map_err(|e| Firsts::error(&self.path, e))?);
+            writer.flush().map_err(|e| SpillError::at(&self.path, e))?;
+            self.reader = Some(File::open(&self.path).map_err(|e| SpillError::at(&self.path, e))?);
         }
         let reader = self.reader.as_ref().expect("opened above");
         let (start, end) = (self.offsets[at], self.offsets[at + 1]);
         self.buffer.resize(usize::try_from(end - start).expect("a signature fits in memory"), 0);
-        read_at(reader, &mut self.buffer, start).map_err(|e| Firsts::error(&self.path, e))?;
+        read_at(reader, &mut self.buffer, start).map_err(|e| SpillError::at(&self.path, e))?;
         let entry: SigEntry = bincode::deserialize(&self.buffer)
-            .map_err(|e| Firsts::error(&self.path, std::io::Error::other(e)))?;
+            .map_err(|e| SpillError::at(&self.path, std::io::Error::other(e)))?;
         Ok(self.read.insert(entry))
     }
 }
