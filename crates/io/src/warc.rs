@@ -257,7 +257,7 @@ impl WarcRecords {
             let detail = "the record has no WARC-Record-ID".to_string();
             return Ok(Some(Step::Record(self.reject(Reason::MissingId, detail, None))));
         };
-        Ok(Some(self.document(&kind, &headers, id, &block)))
+        Ok(Some(self.document(&kind, &headers, id, block)))
     }
 
     /// Skips lines until the next one that starts a record.
@@ -272,7 +272,7 @@ impl WarcRecords {
     }
 
     /// The document (or skip) a wanted record's block makes.
-    fn document(&self, kind: &str, headers: &Headers, id: String, block: &[u8]) -> Step {
+    fn document(&self, kind: &str, headers: &Headers, id: String, block: Vec<u8>) -> Step {
         let url = headers
             .get("WARC-Target-URI")
             .map(|u| u.trim_start_matches('<').trim_end_matches('>').to_string());
@@ -286,7 +286,9 @@ impl WarcRecords {
         };
         let tld = url.as_deref().and_then(top_level_domain);
         let text = match kind {
-            "conversion" => String::from_utf8_lossy(block).into_owned(),
+            // Valid UTF-8 (as extracted text is) becomes the text without a copy.
+            "conversion" => String::from_utf8(block)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
             "resource" => {
                 // Crawlers also store their own logs as resources (`metadata://...`).
                 let web = url
@@ -296,13 +298,13 @@ impl WarcRecords {
                     return Step::Skip("resource_not_web");
                 }
                 let content_type = headers.get("Content-Type").unwrap_or("");
-                match payload_text(content_type, block, tld.as_deref()) {
+                match payload_text(content_type, &block, tld.as_deref()) {
                     Some(text) => text,
                     None => return Step::Skip("resource_not_text"),
                 }
             }
             _ => {
-                let Some((status, http, body)) = split_http(block) else {
+                let Some((status, http, body)) = split_http(&block) else {
                     let detail = "the response has no HTTP status line and headers".to_string();
                     return Step::Record(self.reject(Reason::MalformedRecord, detail, Some(id)));
                 };
@@ -571,6 +573,28 @@ mod tests {
         assert_eq!(docs(&records).len(), 29, "WARC/0.18 with EUC-JP pages");
         assert_eq!(skipped, counts(&[("warcinfo", 1)]));
         assert!(docs(&records).iter().all(|d| d.text.contains("アイテム検索")));
+    }
+
+    #[test]
+    fn converted_text_keeps_valid_bytes_and_replaces_invalid_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let record = |id: &str, block: &[u8]| {
+            let head = format!(
+                "WARC/1.0\r\nWARC-Type: conversion\r\nWARC-Record-ID: <{id}>\r\nWARC-Target-URI: http://x.org/{id}\r\nContent-Length: {}\r\n\r\n",
+                block.len()
+            );
+            [head.as_bytes(), block, b"\r\n\r\n"].concat()
+        };
+        let bytes = [
+            record("a", "Grüße, 你好\nsecond line".as_bytes()),
+            record("b", b"caf\xe9 \xff and more"),
+        ]
+        .concat();
+        let path = dir.path().join("pages.warc.wet");
+        std::fs::write(&path, bytes).unwrap();
+        let (records, _) = read(&path);
+        let texts: Vec<&str> = docs(&records).iter().map(|d| d.text.as_str()).collect();
+        assert_eq!(texts, ["Grüße, 你好\nsecond line", "caf\u{fffd} \u{fffd} and more"]);
     }
 
     #[test]
