@@ -156,6 +156,20 @@ impl Verifier {
     /// # Panics
     /// If the signatures are of a different method than the verifier (a wiring bug).
     pub fn verify(&self, a: Side<'_>, b: Side<'_>) -> Verdict {
+        self.judge(a, b, true)
+    }
+
+    /// [`Verifier::verify`]'s verdict when the pair is a duplicate, `None` otherwise:
+    /// for a pair that is not, the matching bands (which only a verified pair's row
+    /// reports) are not counted.
+    ///
+    /// # Panics
+    /// As [`Verifier::verify`].
+    pub fn duplicate(&self, a: Side<'_>, b: Side<'_>) -> Option<Verdict> {
+        Some(self.judge(a, b, false)).filter(|v| v.is_duplicate)
+    }
+
+    fn judge(&self, a: Side<'_>, b: Side<'_>, every_band_count: bool) -> Verdict {
         match (self, a.signature, b.signature) {
             (
                 Verifier::MinHash { threshold, lsh, mode, containment },
@@ -168,6 +182,7 @@ impl Verifier {
                 };
                 let (contained, by_jaccard, by_containment) =
                     minhash_rule(*threshold, *containment, similarity, a.features, b.features);
+                let is_duplicate = by_jaccard || by_containment;
                 Verdict {
                     similarity,
                     containment: contained,
@@ -177,8 +192,9 @@ impl Verifier {
                         Measure::Jaccard
                     },
                     hamming: None,
-                    matching_bands: Some(lsh.matching_bands(x, y)),
-                    is_duplicate: by_jaccard || by_containment,
+                    matching_bands: (every_band_count || is_duplicate)
+                        .then(|| lsh.matching_bands(x, y)),
+                    is_duplicate,
                 }
             }
             (Verifier::SimHash { layout }, Signature::SimHash(x), Signature::SimHash(y)) => {
@@ -274,6 +290,8 @@ mod tests {
                     let (fa, fb) = (a.len() as u32, b.len() as u32);
                     let verdict = verifier.verify(Side::new(&x, fa), Side::new(&y, fb));
                     assert_eq!(verifier.may_pass(verdict.similarity, fa, fb), verdict.is_duplicate);
+                    let duplicate = verifier.duplicate(Side::new(&x, fa), Side::new(&y, fb));
+                    assert_eq!(duplicate, verdict.is_duplicate.then_some(verdict));
                     if !verifier.may_pass(upper, fa, fb) {
                         assert!(!verdict.is_duplicate, "{shared} {only_a} {only_b}");
                         rejected += 1;

@@ -349,8 +349,7 @@ impl Drain<HalfPair, Near> for VerifySecond {
             return Ok(());
         }
         let first = self.firsts.get(at, c.a)?;
-        let verdict = self.verifier.verify(first.side(), second.side());
-        if verdict.is_duplicate {
+        if let Some(verdict) = self.verifier.duplicate(first.side(), second.side()) {
             self.verified += 1;
             let (a, b) = (first.node.clone(), second.node.clone());
             emit(Near::Pair(near_row(&a, &b, &verdict)));

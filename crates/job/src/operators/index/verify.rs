@@ -44,9 +44,8 @@ impl Drain<Keyed<(DocId, IndexRef), IndexedSide>, IndexMatch> for VerifyDrain {
             Some(_) if side.signature.is_empty() => None,
             Some(entry) => decode_signature(&side.signature, &entry.signature).and_then(|theirs| {
                 let ours = neardup_core::Side::new(&entry.signature, entry.features);
-                let verdict =
-                    verifier.verify(ours, neardup_core::Side::new(&theirs, side.features));
-                verdict.is_duplicate.then_some(verdict.similarity)
+                let theirs = neardup_core::Side::new(&theirs, side.features);
+                verifier.duplicate(ours, theirs).map(|verdict| verdict.similarity)
             }),
             None => (self.meta.find(new)?.content.get() == side.content).then_some(1.0),
         };
