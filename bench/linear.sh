@@ -6,8 +6,9 @@
 # pairs, the seconds of each stage (from one stage's end to the next, as summary.json
 # gives them), and a digest of the documents/ and pairs/ parts (the record size limit is
 # fixed at its default, 16 MiB, so that parts made under different budgets have the same
-# bytes). Then, per budget, the CPU ratio of each size to the one before, and whether the
-# budgets gave the same parts.
+# bytes). Then, per budget, the CPU ratio of each size to the one before (also per input
+# byte, beside the ratios of the bytes, of the distinct candidate pairs and of each stage's
+# wall time), and whether the budgets gave the same parts.
 # Not part of the test run.
 #
 #   bash bench/linear.sh [RUNS] [DOCS...]     e.g. bash bench/linear.sh 3 100000 1000000
@@ -74,7 +75,8 @@ print(f"{docs:<9} {budget_name:<8} {float(wall):7.1f} {float(cpu):7.1f} {peak / 
       f"{peak / budget:8.2f} {s['spilled_bytes'] / 2**20:9.0f} {s['counts']['pairs']:8}  "
       + " ".join(f"{x:.1f}" for x in stages) + f" | {digest}")
 with open(results, "a") as f:
-    f.write(f"{docs}\t{budget_name}\t{cpu}\t{digest}\n")
+    f.write(f"{docs}\t{budget_name}\t{cpu}\t{digest}\t{s['input_bytes']}\t"
+            f"{s['lsh']['unique_candidates']}\t" + ",".join(f"{x:.3f}" for x in stages) + "\n")
 PY
   done
 done
@@ -82,12 +84,17 @@ python3 - "$results" <<'PY'
 import sys
 rows = [l.split("\t") for l in open(sys.argv[1]).read().splitlines()]
 by_budget, digests = {}, {}
-for docs, budget, cpu, digest in rows:
-    by_budget.setdefault(budget, []).append((int(docs), float(cpu)))
+for docs, budget, cpu, digest, size, candidates, stages in rows:
+    stages = [float(x) for x in stages.split(",")]
+    by_budget.setdefault(budget, []).append((int(docs), float(cpu), int(size), int(candidates), stages))
     digests.setdefault(docs, set()).add(digest)
+names = ["read_and_sign", "ids_and_exact", "buckets", "verify", "cluster", "writing"]
 for budget, runs in by_budget.items():
-    for (d0, c0), (d1, c1) in zip(runs, runs[1:]):
-        print(f"{budget}: {d1 / d0:.0f}x the documents take {c1 / c0:.2f}x the CPU time")
+    for (d0, c0, b0, k0, s0), (d1, c1, b1, k1, s1) in zip(runs, runs[1:]):
+        print(f"{budget}: {d1 / d0:.0f}x the documents ({b1 / b0:.2f}x the bytes, {k1 / k0:.1f}x the "
+              f"distinct candidate pairs) take {c1 / c0:.2f}x the CPU time, {c1 / c0 / (b1 / b0):.2f}x "
+              "per byte; stage wall times " + ", ".join(
+                  f"{n} {b / a:.1f}x" if a > 0 else f"{n} -" for n, a, b in zip(names, s0, s1)))
 for docs, ds in digests.items():
     if len(by_budget) > 1:
         print(f"{docs}: " + ("the same parts under every budget" if len(ds) == 1 else "parts DIFFER between budgets"))
