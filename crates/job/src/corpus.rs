@@ -30,7 +30,7 @@ use timely::dataflow::operators::probe::Handle as ProbeHandle;
 use timely::dataflow::operators::vec::Broadcast;
 use timely::dataflow::operators::{Inspect, Probe};
 
-use neardup_text::{Boilerplate, Learner, LineScratch, Occurrence};
+use neardup_text::{Boilerplate, Learner, LineKey, LineScratch, Occurrence};
 use timely::dataflow::channels::pact::Exchange;
 
 use crate::cluster::Topology;
@@ -39,7 +39,7 @@ use crate::config::JobConfig;
 use crate::error::{JobError, ReadFailure};
 use crate::operators::collect::{Drain, Spill, collect_sorted};
 use crate::progress::Progress;
-use crate::sign::{IdfWeights, page_text};
+use crate::sign::{IdfWeights, kept_page_text};
 use crate::source::{KeptShares, ReadPlan, ReadTotals, Share, ShareError, read_once};
 use crate::spill::RemoveDir;
 use crate::spill::SpillError;
@@ -106,16 +106,16 @@ pub(crate) fn document_frequencies(
         let mut local_documents = 0u64;
         let mut scratch = AnalyzeScratch::default();
         let mut analysis = Analysis::default();
-        let (mut lines, mut content) = (LineScratch::default(), String::new());
+        let mut content = String::new();
         let (_totals, error) = reading.read(
             &job,
             &plan,
             index,
             &abort,
-            |record| {
+            |record, lines| {
                 if let Record::Doc(doc) = record {
                     let (text, _) =
-                        page_text(boilerplate.as_deref(), &doc, &mut lines, &mut content);
+                        kept_page_text(boilerplate.as_deref(), &doc, lines, &mut content);
                     analyzer.analyze_into(text, &mut scratch, &mut analysis);
                     if !analysis.features.is_empty() {
                         local_documents += 1;
@@ -290,11 +290,20 @@ pub(crate) fn learn_boilerplate(
             &plan,
             index,
             &abort,
-            |record| {
+            |record, lines| {
                 if let Record::Doc(doc) = record
                     && let Some(url) = doc.meta.as_deref().and_then(|m| m.url.as_deref())
                 {
-                    neardup_text::occurrences(&doc.text, url, &rule, seed, &mut scratch, &mut one);
+                    // The lines' keys, computed as the record was kept, serve again when the
+                    // learned lines are left out.
+                    neardup_text::occurrences_of_lines(
+                        lines,
+                        url,
+                        &rule,
+                        seed,
+                        &mut scratch,
+                        &mut one,
+                    );
                     if !one.is_empty() {
                         local_pages += 1;
                         one.drain(..).for_each(|o| occurrences.send(o));
@@ -387,7 +396,7 @@ impl Reading {
         plan: &ReadPlan,
         index: usize,
         abort: &AtomicBool,
-        on_record: impl FnMut(Record) -> bool,
+        on_record: impl FnMut(Record, &[Option<LineKey>]) -> bool,
         between_batches: impl FnMut(),
     ) -> (ReadTotals, Option<ShareError>) {
         let slot = index % self.local_workers.max(1);

@@ -172,10 +172,7 @@ fn execute(
         // The records the passes kept are in memory or in the spill folder now.
         neardup_io::failpoint::crash(CORPUS_FAILPOINT);
     }
-    let mut signer = Signer::new(config, segmenter, corpus_idf);
-    if let Some(boilerplate) = &boilerplate {
-        signer = signer.with_boilerplate(boilerplate.clone());
-    }
+    let signer = Signer::new(config, segmenter, corpus_idf);
     learned_set.clone_from(&boilerplate);
     let corpus_seconds = if corpus_passes { start.elapsed().as_secs_f64() } else { 0.0 };
     let sources: Arc<[Arc<str>]> = config
@@ -198,6 +195,7 @@ fn execute(
             round_bytes: topology.round_bytes(),
         },
         kept,
+        boilerplate,
     };
     let traffic = count_traffic(true);
     let results =

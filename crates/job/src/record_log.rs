@@ -2,7 +2,10 @@
 //! passes after it, so that inputs are read, decompressed and parsed once (and a web
 //! archive's HTML turned into text once).
 //!
-//! Records are encoded (bincode) into chunks of about [`CHUNK`] bytes. Chunks stay in
+//! Records are encoded (bincode) into chunks of about [`CHUNK`] bytes, each followed by
+//! the keys of its lines when the first pass computed them for template learning
+//! ([`neardup_text::line_keys`]: a web page's lines are put in canonical form and hashed
+//! once, for learning and for leaving the learned lines out). Chunks stay in
 //! memory while they fit in the log's limit; once one does not, it and every later chunk
 //! are compressed (zstd) and appended to one file in the worker's own folder, so a log is
 //! read back in the order it was written: the chunks in memory, then the file. Holds: the
@@ -14,6 +17,7 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::PathBuf;
 
 use neardup_io::Record;
+use neardup_text::LineKey;
 
 use crate::spill::{RemoveDir, SpillError};
 
@@ -65,16 +69,21 @@ impl RecordLog {
         }
     }
 
-    /// Appends `record`.
+    /// Appends `record` with the keys of its lines (empty when not computed).
     ///
     /// # Errors
     /// When a chunk cannot be written to the spill file.
-    pub(crate) fn push(&mut self, record: &Record) -> Result<(), SpillError> {
+    pub(crate) fn push(
+        &mut self,
+        record: &Record,
+        lines: &[Option<LineKey>],
+    ) -> Result<(), SpillError> {
         if self.chunk.capacity() == 0 {
             // Room for a chunk and the record that ends it, so it is rarely copied to grow.
             self.chunk.reserve_exact(CHUNK + CHUNK / 4);
         }
         bincode::serialize_into(&mut self.chunk, record).expect("records encode into memory");
+        encode_lines(lines, &mut self.chunk);
         self.records += 1;
         if self.chunk.len() >= CHUNK { self.seal() } else { Ok(()) }
     }
@@ -133,29 +142,33 @@ impl RecordLog {
         Ok(())
     }
 
-    /// Hands every record to `on_record` in order. With `consume`, the chunks held in
-    /// memory are freed as they are read and the log is empty afterwards; otherwise it can
-    /// be read again. Stops early, with `Ok(false)`, when `on_record` returns false.
+    /// Hands every record, with the keys of its lines, to `on_record` in order. With
+    /// `consume`, the chunks held in memory are freed as they are read and the log is
+    /// empty afterwards; otherwise it can be read again. Stops early, with `Ok(false)`,
+    /// when `on_record` returns false.
     ///
     /// # Errors
     /// When the spill file cannot be read back.
     pub(crate) fn replay(
         &mut self,
         consume: bool,
-        mut on_record: impl FnMut(Record) -> bool,
+        mut on_record: impl FnMut(Record, &[Option<LineKey>]) -> bool,
     ) -> Result<bool, SpillError> {
         let err = |source| SpillError { path: self.path.clone(), source };
         let damaged = |e: bincode::Error| std::io::Error::new(std::io::ErrorKind::InvalidData, e);
-        let read_chunk = |chunk: &[u8], on_record: &mut dyn FnMut(Record) -> bool| {
-            let mut rest = chunk;
-            while !rest.is_empty() {
-                let record = bincode::deserialize_from(&mut rest).map_err(damaged)?;
-                if !on_record(record) {
-                    return Ok(false);
+        let mut lines = Vec::new();
+        let mut read_chunk =
+            |chunk: &[u8], on_record: &mut dyn FnMut(Record, &[Option<LineKey>]) -> bool| {
+                let mut rest = chunk;
+                while !rest.is_empty() {
+                    let record = bincode::deserialize_from(&mut rest).map_err(damaged)?;
+                    decode_lines(&mut rest, &mut lines)?;
+                    if !on_record(record, &lines) {
+                        return Ok(false);
+                    }
                 }
-            }
-            Ok::<_, std::io::Error>(true)
-        };
+                Ok::<_, std::io::Error>(true)
+            };
         if consume {
             while let Some(chunk) = self.memory.pop_front() {
                 self.memory_bytes -= chunk.capacity();
@@ -202,6 +215,67 @@ impl RecordLog {
     }
 }
 
+/// Appends `lines`: their number, then per line its key (8 bytes, 0 for a line without
+/// one: a key always has [`neardup_text::CONTENT_BIT`]) and, after a key, its characters.
+/// Numbers are LEB128.
+fn encode_lines(lines: &[Option<LineKey>], out: &mut Vec<u8>) {
+    leb128(lines.len() as u64, out);
+    for line in lines {
+        match line {
+            Some(key) => {
+                out.extend_from_slice(&key.key.to_le_bytes());
+                leb128(u64::from(key.chars), out);
+            }
+            None => out.extend_from_slice(&0u64.to_le_bytes()),
+        }
+    }
+}
+
+fn leb128(mut n: u64, out: &mut Vec<u8>) {
+    while n >= 0x80 {
+        out.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+/// Reads what [`encode_lines`] wrote from the front of `rest` into `lines`.
+fn decode_lines(rest: &mut &[u8], lines: &mut Vec<Option<LineKey>>) -> std::io::Result<()> {
+    let damaged = || std::io::Error::new(std::io::ErrorKind::InvalidData, "damaged line keys");
+    let number = |rest: &mut &[u8]| -> std::io::Result<u64> {
+        let mut n = 0u64;
+        for shift in (0..64).step_by(7) {
+            let (&byte, tail) = rest.split_first().ok_or_else(damaged)?;
+            *rest = tail;
+            n |= u64::from(byte & 0x7f) << shift;
+            if byte < 0x80 {
+                return Ok(n);
+            }
+        }
+        Err(damaged())
+    };
+    lines.clear();
+    let count = number(rest)?;
+    // Each line takes at least 8 bytes: a damaged count cannot reserve beyond the chunk.
+    if count > (rest.len() / 8) as u64 {
+        return Err(damaged());
+    }
+    lines.reserve(count as usize);
+    for _ in 0..count {
+        let (key, tail) = rest.split_first_chunk::<8>().ok_or_else(damaged)?;
+        *rest = tail;
+        let key = u64::from_le_bytes(*key);
+        lines.push(match key {
+            0 => None,
+            key => {
+                let chars = u32::try_from(number(rest)?).map_err(|_| damaged())?;
+                Some(LineKey { key, chars })
+            }
+        });
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,18 +304,42 @@ mod tests {
             .collect()
     }
 
-    fn write(dir: &std::path::Path, limit_bytes: usize, records: &[Record]) -> RecordLog {
+    /// Line keys of every shape: none, keys without one, the largest values.
+    fn lines(i: u64) -> Vec<Option<LineKey>> {
+        match i % 4 {
+            0 => Vec::new(),
+            1 => vec![None],
+            _ => (0..i % 50)
+                .map(|j| {
+                    let key = LineKey {
+                        key: neardup_text::CONTENT_BIT | (i << 8) | j,
+                        chars: 1 << (j % 32),
+                    };
+                    (j % 3 != 1).then_some(key)
+                })
+                .chain([Some(LineKey { key: u64::MAX, chars: u32::MAX })])
+                .collect(),
+        }
+    }
+
+    type Kept = (Record, Vec<Option<LineKey>>);
+
+    fn kept(n: u64) -> Vec<Kept> {
+        records(n).into_iter().zip(0..).map(|(r, i)| (r, lines(i))).collect()
+    }
+
+    fn write(dir: &std::path::Path, limit_bytes: usize, records: &[Kept]) -> RecordLog {
         let mut log = RecordLog::new(dir.join("log"), limit_bytes);
-        records.iter().for_each(|r| log.push(r).unwrap());
+        records.iter().for_each(|(r, lines)| log.push(r, lines).unwrap());
         log.finish().unwrap();
         log
     }
 
-    fn read(log: &mut RecordLog, consume: bool) -> Vec<Record> {
+    fn read(log: &mut RecordLog, consume: bool) -> Vec<Kept> {
         let mut out = Vec::new();
         assert!(
-            log.replay(consume, |r| {
-                out.push(r);
+            log.replay(consume, |r, lines| {
+                out.push((r, lines.to_vec()));
                 true
             })
             .unwrap()
@@ -250,9 +348,9 @@ mod tests {
     }
 
     #[test]
-    fn records_come_back_in_order_from_memory_and_from_the_spill_file() {
+    fn records_and_their_line_keys_come_back_in_order_from_memory_and_from_the_spill_file() {
         let dir = tempfile::tempdir().unwrap();
-        let all = records(6000);
+        let all = kept(6000);
         for limit in [usize::MAX, 3 * CHUNK, 0] {
             let mut log = write(dir.path(), limit, &all);
             let spilled = log.spilled_bytes();
@@ -260,7 +358,7 @@ mod tests {
             if limit == 0 {
                 // Compressed, the spill file is far smaller than the records.
                 let encoded: usize =
-                    all.iter().map(|r| bincode::serialized_size(r).unwrap() as usize).sum();
+                    all.iter().map(|(r, _)| bincode::serialized_size(r).unwrap() as usize).sum();
                 assert!(spilled * 4 < encoded as u64, "{spilled} of {encoded}");
             }
             // Read again as often as asked, then once more, freeing it.
@@ -277,10 +375,10 @@ mod tests {
     #[test]
     fn a_replay_stops_when_asked() {
         let dir = tempfile::tempdir().unwrap();
-        let mut log = write(dir.path(), CHUNK, &records(3000));
+        let mut log = write(dir.path(), CHUNK, &kept(3000));
         let mut seen = 0;
         assert!(
-            !log.replay(false, |_| {
+            !log.replay(false, |_, _| {
                 seen += 1;
                 seen < 2500
             })
@@ -295,16 +393,17 @@ mod tests {
         let file = dir.path().join("a-file");
         std::fs::write(&file, "").unwrap();
         let mut log = RecordLog::new(file.join("log"), 0);
-        let error = records(2000).iter().try_for_each(|r| log.push(r)).and_then(|()| log.finish());
+        let error =
+            kept(2000).iter().try_for_each(|(r, l)| log.push(r, l)).and_then(|()| log.finish());
         let error = error.unwrap_err();
         assert!(error.path.starts_with(&file), "{error:?}");
 
         // Cut short after it was written: reading it back fails, naming it.
-        let mut log = write(dir.path(), 0, &records(3000));
+        let mut log = write(dir.path(), 0, &kept(3000));
         let path = dir.path().join("log/records.zst");
         let size = std::fs::metadata(&path).unwrap().len();
         std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(size / 2).unwrap();
-        let error = log.replay(true, |_| true).unwrap_err();
+        let error = log.replay(true, |_, _| true).unwrap_err();
         assert_eq!(error.path, path);
     }
 }

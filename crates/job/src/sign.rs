@@ -5,14 +5,13 @@ use std::sync::Arc;
 use neardup_core::{CountMinSketch, MinHasher, Signature, SimHash};
 use neardup_io::{InputDoc, Reason, RejectedRecord};
 use neardup_text::{
-    Analysis, AnalyzeScratch, Analyzer, Boilerplate, FeatureExtractor, LineScratch, Segmenter,
-    WordIdf,
+    Analysis, AnalyzeScratch, Analyzer, Boilerplate, FeatureExtractor, LineKey, LineScratch,
+    Segmenter, WordIdf,
 };
 
 use crate::config::{JobConfig, MethodParams};
 use crate::records::SignedDoc;
 use crate::spec::{IdfSource, JobSpec, Weighting};
-use crate::stats::BoilerplateStats;
 
 /// Inverse document frequencies for SimHash `tf_idf` weights.
 #[derive(Clone, Debug)]
@@ -61,6 +60,24 @@ pub fn page_text<'a>(
     }
 }
 
+/// [`page_text`] of a record the first pass kept, with the keys of its lines as that pass
+/// computed them (see [`crate::source::read_once`]): its lines are not hashed again.
+pub(crate) fn kept_page_text<'a>(
+    boilerplate: Option<&Boilerplate>,
+    doc: &'a InputDoc,
+    lines: &[Option<LineKey>],
+    content: &'a mut String,
+) -> (&'a str, Option<neardup_text::Stripped>) {
+    let url = doc.meta.as_deref().and_then(|m| m.url.as_deref());
+    match (boilerplate, url) {
+        (Some(boilerplate), Some(url)) => {
+            let stripped = boilerplate.strip_lines(&doc.text, url, lines, content);
+            (content, Some(stripped))
+        }
+        _ => (&doc.text, None),
+    }
+}
+
 /// Turns input documents into [`SignedDoc`]s. Cheap to clone into workers.
 #[derive(Clone, Debug)]
 pub struct Signer {
@@ -69,25 +86,13 @@ pub struct Signer {
     idf: Option<Arc<IdfWeights>>,
     min_features: usize,
     keep_feature_sets: bool,
-    boilerplate: Option<Arc<Boilerplate>>,
 }
 
-/// Reusable buffers for [`Signer::sign`], and what boilerplate it left out since
-/// [`SignScratch::take_boilerplate`].
+/// Reusable buffers for [`Signer::sign`].
 #[derive(Debug, Default)]
 pub struct SignScratch {
     analyze: AnalyzeScratch,
     analysis: Analysis,
-    lines: LineScratch,
-    content: String,
-    boilerplate: BoilerplateStats,
-}
-
-impl SignScratch {
-    /// What was left out of the pages signed since the last call.
-    pub fn take_boilerplate(&mut self) -> BoilerplateStats {
-        std::mem::take(&mut self.boilerplate)
-    }
 }
 
 impl Signer {
@@ -131,30 +136,7 @@ impl Signer {
             min_features: spec.features.min_features.max(1),
             keep_feature_sets: matches!(config.params, MethodParams::Minhash { .. })
                 && spec.minhash.verify == neardup_core::JaccardMode::Exact,
-            boilerplate: None,
         }
-    }
-
-    /// This signer, leaving `boilerplate` out of web pages before analysis.
-    #[must_use]
-    pub fn with_boilerplate(mut self, boilerplate: Arc<Boilerplate>) -> Self {
-        self.boilerplate = Some(boilerplate);
-        self
-    }
-
-    /// The text of `doc` that is analysed (see [`page_text`]), counting what was left out.
-    fn content<'a>(
-        &self,
-        doc: &'a InputDoc,
-        lines: &mut LineScratch,
-        content: &'a mut String,
-        stats: &mut BoilerplateStats,
-    ) -> &'a str {
-        let (text, stripped) = page_text(self.boilerplate.as_deref(), doc, lines, content);
-        if let Some(stripped) = stripped {
-            stats.count(&stripped);
-        }
-        text
     }
 
     /// The analyser (normalisation and features) of `config`.
@@ -183,16 +165,17 @@ impl Signer {
         FeatureExtractor::needs_segmenter(&config.spec.features)
     }
 
-    /// Analyses and signs `doc`. A document with nothing left after normalisation is
-    /// rejected as [`Reason::EmptyText`].
+    /// Analyses and signs `doc`, whose text is what the job analyses (for a web page, its
+    /// text without the learned boilerplate: the main pass leaves it out as it replays the
+    /// records, see [`kept_page_text`]). A document with nothing left after normalisation
+    /// is rejected as [`Reason::EmptyText`].
     pub fn sign(
         &self,
         doc: InputDoc,
         scratch: &mut SignScratch,
     ) -> Result<SignedDoc, RejectedRecord> {
-        let SignScratch { analyze, analysis, lines, content, boilerplate } = scratch;
-        let text = self.content(&doc, lines, content, boilerplate);
-        self.analyzer.analyze_into(text, analyze, analysis);
+        let SignScratch { analyze, analysis } = scratch;
+        self.analyzer.analyze_into(&doc.text, analyze, analysis);
         if analysis.normalized_chars == 0 {
             return Err(RejectedRecord {
                 doc: doc.doc,

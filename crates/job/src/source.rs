@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use neardup_io::{Compression, Format, Item, LineRange, Record, RecordReader, count_line_starts};
+use neardup_text::{LineKey, LineScratch};
 use timely::dataflow::operators::Inspect;
 use timely::dataflow::operators::core::{Input, Probe};
 use timely::dataflow::operators::probe::Handle as ProbeHandle;
@@ -321,14 +322,16 @@ pub(crate) enum Share<'a> {
 
 /// As [`read_share`], from `share`: a pass after the first reads what the first kept rather
 /// than the files, with the same records in the same order and the same totals. Progress
-/// counts the reading of files only.
+/// counts the reading of files only. Each record comes with the keys of its lines
+/// ([`neardup_text::line_keys`]) when the job learns boilerplate and it is a page with a
+/// URL, computed in the first pass and kept with it; otherwise with none.
 pub(crate) fn read_once(
     job: &JobConfig,
     plan: &ReadPlan,
     share: Share<'_>,
     abort: &AtomicBool,
     progress: Option<&Progress>,
-    mut on_record: impl FnMut(Record) -> bool,
+    mut on_record: impl FnMut(Record, &[Option<LineKey>]) -> bool,
     mut between_batches: impl FnMut(),
 ) -> (ReadTotals, Option<ShareError>, Option<KeptShare>) {
     let mut owned;
@@ -336,19 +339,28 @@ pub(crate) fn read_once(
         Share::ReadAndKeep { dir, limit_bytes } => {
             let mut log = RecordLog::new(dir, limit_bytes);
             let mut failed = None;
+            let learns = job.needs_boilerplate();
+            let (mut scratch, mut lines) = (LineScratch::default(), Vec::new());
             let (totals, error) = read_share(
                 job,
                 plan,
                 abort,
                 progress,
                 |record| {
+                    lines.clear();
+                    if learns
+                        && let Record::Doc(doc) = &record
+                        && doc.meta.as_deref().is_some_and(|m| m.url.is_some())
+                    {
+                        neardup_text::line_keys(&doc.text, job.spec.seed, &mut scratch, &mut lines);
+                    }
                     if failed.is_none()
-                        && let Err(e) = log.push(&record)
+                        && let Err(e) = log.push(&record, &lines)
                     {
                         failed = Some(e);
                         abort.store(true, Ordering::Relaxed);
                     }
-                    on_record(record)
+                    on_record(record, &lines)
                 },
                 &mut between_batches,
             );
@@ -373,8 +385,8 @@ pub(crate) fn read_once(
         }
     };
     let mut records = 0u64;
-    let replayed = kept.log.replay(consume, |record| {
-        let pause = on_record(record);
+    let replayed = kept.log.replay(consume, |record, lines| {
+        let pause = on_record(record, lines);
         records += 1;
         if pause || records.is_multiple_of(BATCH) {
             between_batches();

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use neardup_core::DocId;
 use neardup_io::{Item, Record, RejectedRecord};
+use neardup_text::{Boilerplate, LineKey};
 use timely::dataflow::StreamVec;
 use timely::dataflow::operators::core::{Concat, Exchange, Input, OkErr, Probe};
 use timely::dataflow::operators::probe::Handle as ProbeHandle;
@@ -34,7 +35,7 @@ use crate::operators::{
 use crate::progress::Progress;
 use crate::records::{ContentKey, Edge, IdClaim, NodeInfo, SignedDoc, Verdict};
 use crate::routing::{id_hash, route_doc, route_id};
-use crate::sign::Signer;
+use crate::sign::{Signer, kept_page_text};
 use crate::source::{KeptShares, Share, ShareError, read_items, read_once};
 use crate::spill::{self, RemoveDir};
 use crate::stage::{PerStage, Stage};
@@ -56,6 +57,8 @@ pub(crate) struct RunContext {
     pub(crate) memory: MemoryPlan,
     /// The records the corpus passes read, replayed instead of reading the files again.
     pub(crate) kept: KeptShares,
+    /// The boilerplate learned, which the main pass leaves out of the pages it replays.
+    pub(crate) boilerplate: Option<Arc<Boilerplate>>,
 }
 
 /// What the boilerplate pass learned, counted once in the run's statistics.
@@ -87,8 +90,18 @@ pub(crate) fn run_worker(
     heartbeat: &mut Heartbeat,
     context: &RunContext,
 ) -> Result<WorkerReport, JobError> {
-    let RunContext { job, signer, sources, abort, progress, start, learned, memory, kept } =
-        context;
+    let RunContext {
+        job,
+        signer,
+        sources,
+        abort,
+        progress,
+        start,
+        learned,
+        memory,
+        kept,
+        boilerplate,
+    } = context;
     let start = *start;
     let index = worker.index();
     let peers = worker.peers();
@@ -318,7 +331,19 @@ pub(crate) fn run_worker(
     let (totals, error) = match kept.take(index % learned.local_workers.max(1)) {
         // The corpus passes read the files: their records are replayed.
         Some(share) => {
-            let on_record = |record| on_item(Item::Record(record));
+            // Pages go on without the learned boilerplate, left out here with the keys of
+            // their lines that the first pass computed (lines are hashed once).
+            let mut content = String::new();
+            let on_record = |mut record: Record, lines: &[Option<LineKey>]| {
+                if let (Some(boilerplate), Record::Doc(doc)) = (boilerplate.as_deref(), &mut record)
+                    && let (_, Some(stripped)) =
+                        kept_page_text(Some(boilerplate), doc, lines, &mut content)
+                {
+                    stats.borrow_mut().boilerplate.count(&stripped);
+                    std::mem::swap(&mut doc.text, &mut content);
+                }
+                on_item(Item::Record(record))
+            };
             let (totals, error, _) = read_once(
                 job,
                 &plan,

@@ -232,12 +232,35 @@ pub fn occurrences(
     scratch: &mut LineScratch,
     out: &mut Vec<Occurrence>,
 ) {
+    let mut lines = std::mem::take(&mut scratch.lines);
+    line_keys(text, seed, scratch, &mut lines);
+    occurrences_of_lines(&lines, url, rule, seed, scratch, out);
+    scratch.lines = lines;
+}
+
+/// The key of every line of `text` (as `str::lines` splits it), in order, into `out`:
+/// what [`occurrences_of_lines`] and [`Boilerplate::strip_lines`] read, so that a page's
+/// lines are put in canonical form and hashed once for both.
+pub fn line_keys(text: &str, seed: u64, scratch: &mut LineScratch, out: &mut Vec<Option<LineKey>>) {
+    out.clear();
+    out.extend(text.lines().map(|line| line_key(line, seed, scratch)));
+}
+
+/// [`occurrences`] of a page whose [`line_keys`] under `seed` are `lines`.
+pub fn occurrences_of_lines(
+    lines: &[Option<LineKey>],
+    url: &str,
+    rule: &BoilerplateRule,
+    seed: u64,
+    scratch: &mut LineScratch,
+    out: &mut Vec<Occurrence>,
+) {
     out.clear();
     let Some(host) = host_key(url, seed) else { return };
     let mut keys = std::mem::take(&mut scratch.keys);
     keys.clear();
-    for line in text.lines() {
-        if let Some(key) = line_key(line, seed, scratch) {
+    for key in lines {
+        if let Some(key) = *key {
             // The page is filled in below, once every line is seen.
             out.push((host, key.key, 0));
             if key.chars <= rule.corpus_max_chars {
@@ -440,6 +463,30 @@ impl Boilerplate {
         scratch: &mut LineScratch,
         out: &mut String,
     ) -> Stripped {
+        if host_key(url, self.seed).is_none() || self.is_empty() {
+            out.clear();
+            out.push_str(text);
+            return Stripped::default();
+        }
+        let mut lines = std::mem::take(&mut scratch.lines);
+        line_keys(text, self.seed, scratch, &mut lines);
+        let stripped = self.strip_lines(text, url, &lines, out);
+        scratch.lines = lines;
+        stripped
+    }
+
+    /// [`Boilerplate::strip`] of a page whose [`line_keys`] under this set's seed are
+    /// `lines` (as the first pass over the corpus kept them).
+    ///
+    /// # Panics
+    /// If `lines` has fewer keys than `text` has lines (keys of another text).
+    pub fn strip_lines(
+        &self,
+        text: &str,
+        url: &str,
+        lines: &[Option<LineKey>],
+        out: &mut String,
+    ) -> Stripped {
         out.clear();
         let mut stripped = Stripped::default();
         let Some(host) = host_key(url, self.seed).filter(|_| !self.is_empty()) else {
@@ -448,9 +495,10 @@ impl Boilerplate {
         };
         // Per line: None for boilerplate, else its canonical characters (0 for a line
         // without letters or digits).
-        let mut kept: Vec<Option<u32>> = Vec::new();
-        for line in text.lines() {
-            kept.push(match line_key(line, self.seed, scratch) {
+        let mut kept: Vec<Option<u32>> = Vec::with_capacity(lines.len());
+        let mut keys = lines.iter();
+        for _ in text.lines() {
+            kept.push(match *keys.next().expect("a key for every line of the text") {
                 Some(key) if self.is_boilerplate(key, host) => None,
                 Some(key) => Some(key.chars.max(1)),
                 None => Some(0),

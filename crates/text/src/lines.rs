@@ -24,6 +24,8 @@ pub struct LineScratch {
     canonical: Vec<u8>,
     /// For [`crate::occurrences`]: a page's identity lines.
     pub(crate) keys: Vec<(u32, u64)>,
+    /// For [`crate::occurrences`] and [`crate::Boilerplate::strip`]: a page's line keys.
+    pub(crate) lines: Vec<Option<LineKey>>,
 }
 
 /// How [`line_key`] reads one character.

@@ -52,7 +52,6 @@ impl<'s, T: Timestamp> SignDocs<'s, T> for StreamVec<'s, T, Record> {
                     }
                     let mut stats = stats.borrow_mut();
                     stats.documents_signed += signed;
-                    stats.boilerplate.merge(&scratch.take_boilerplate());
                 });
             }
         })
