@@ -373,6 +373,29 @@ mod tests {
     }
 
     #[test]
+    fn damaged_line_keys_are_an_error_not_a_panic_or_a_huge_allocation() {
+        let mut bytes = Vec::new();
+        encode_lines(&lines(6), &mut bytes);
+        let mut back = Vec::new();
+        decode_lines(&mut &bytes[..], &mut back).unwrap();
+        assert_eq!(back, lines(6));
+        // Every cut, a count far beyond the bytes, a number that never ends.
+        for cut in 0..bytes.len() {
+            assert!(decode_lines(&mut &bytes[..cut], &mut back).is_err(), "cut at {cut}");
+        }
+        let mut huge = Vec::new();
+        leb128(u64::MAX, &mut huge);
+        assert!(decode_lines(&mut &huge[..], &mut back).is_err());
+        assert!(decode_lines(&mut &[0xff; 11][..], &mut back).is_err());
+        // A character count past u32.
+        let mut wide = Vec::new();
+        leb128(1, &mut wide);
+        wide.extend_from_slice(&neardup_text::CONTENT_BIT.to_le_bytes());
+        leb128(u64::from(u32::MAX) + 1, &mut wide);
+        assert!(decode_lines(&mut &wide[..], &mut back).is_err());
+    }
+
+    #[test]
     fn a_replay_stops_when_asked() {
         let dir = tempfile::tempdir().unwrap();
         let mut log = write(dir.path(), CHUNK, &kept(3000));

@@ -304,15 +304,16 @@ pub(crate) fn run_worker(
     let mut round: u64 = 0;
     let input_cell = RefCell::new(&mut input);
     let round_text = std::cell::Cell::new(0u64);
-    let on_item = |item: Item| {
-        let text = match &item {
-            Item::Record(Record::Doc(d)) => d.text.len() + d.id.len(),
-            Item::Record(Record::Reject(_)) => 0,
-            Item::Line(line) => line.bytes.len(),
-        };
+    // `text` is the item's size as read (a page's before its boilerplate is left out), so
+    // rounds do not depend on what was learned.
+    let send_item = |item: Item, text: usize| {
         round_text.set(round_text.get() + text as u64);
         input_cell.borrow_mut().send(item);
         round_text.get() >= round_bytes
+    };
+    let on_item = |item: Item| {
+        let text = item_text(&item);
+        send_item(item, text)
     };
     let between_batches = || {
         worker.step();
@@ -335,6 +336,7 @@ pub(crate) fn run_worker(
             // their lines that the first pass computed (lines are hashed once).
             let mut content = String::new();
             let on_record = |mut record: Record, lines: &[Option<LineKey>]| {
+                let text = record_text(&record);
                 if let (Some(boilerplate), Record::Doc(doc)) = (boilerplate.as_deref(), &mut record)
                     && let (_, Some(stripped)) =
                         kept_page_text(Some(boilerplate), doc, lines, &mut content)
@@ -342,7 +344,7 @@ pub(crate) fn run_worker(
                     stats.borrow_mut().boilerplate.count(&stripped);
                     std::mem::swap(&mut doc.text, &mut content);
                 }
-                on_item(Item::Record(record))
+                send_item(Item::Record(record), text)
             };
             let (totals, error, _) = read_once(
                 job,
@@ -428,4 +430,20 @@ fn reject_claim(reject: &RejectedRecord) -> Option<IdClaim> {
 /// The stage the first unfinished probed stage is (writing once they are all done).
 fn reached(done: &PerStage<Option<f64>>) -> Stage {
     Stage::PROBED.into_iter().find(|&stage| done.get(stage).is_none()).unwrap_or(Stage::Writing)
+}
+
+/// The bytes of text an item carries as read: what input rounds are sized by.
+fn item_text(item: &Item) -> usize {
+    match item {
+        Item::Record(record) => record_text(record),
+        Item::Line(line) => line.bytes.len(),
+    }
+}
+
+/// The bytes of text a record carries.
+fn record_text(record: &Record) -> usize {
+    match record {
+        Record::Doc(d) => d.text.len() + d.id.len(),
+        Record::Reject(_) => 0,
+    }
 }
