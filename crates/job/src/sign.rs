@@ -167,8 +167,8 @@ impl Signer {
 
     /// Analyses and signs `doc`, whose text is what the job analyses (for a web page, its
     /// text without the learned boilerplate: the main pass leaves it out as it replays the
-    /// records, see [`kept_page_text`]). A document with nothing left after normalisation
-    /// is rejected as [`Reason::EmptyText`].
+    /// records the first pass kept). A document with nothing left after normalisation is
+    /// rejected as [`Reason::EmptyText`].
     pub fn sign(
         &self,
         doc: InputDoc,
