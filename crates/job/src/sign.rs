@@ -6,7 +6,7 @@ use neardup_core::{CountMinSketch, MinHasher, Signature, SimHash};
 use neardup_io::{InputDoc, Reason, RejectedRecord};
 use neardup_text::{
     Analysis, AnalyzeScratch, Analyzer, Boilerplate, FeatureExtractor, LineKey, LineScratch,
-    Segmenter, WordIdf,
+    Segmenter, Stripped, WordIdf,
 };
 
 use crate::config::{JobConfig, MethodParams};
@@ -49,15 +49,8 @@ pub fn page_text<'a>(
     doc: &'a InputDoc,
     lines: &mut LineScratch,
     content: &'a mut String,
-) -> (&'a str, Option<neardup_text::Stripped>) {
-    let url = doc.meta.as_deref().and_then(|m| m.url.as_deref());
-    match (boilerplate, url) {
-        (Some(boilerplate), Some(url)) => {
-            let stripped = boilerplate.strip(&doc.text, url, lines, content);
-            (content, Some(stripped))
-        }
-        _ => (&doc.text, None),
-    }
+) -> (&'a str, Option<Stripped>) {
+    web_page_text(boilerplate, doc, content, |b, url, out| b.strip(&doc.text, url, lines, out))
 }
 
 /// [`page_text`] of a record the first pass kept, with the keys of its lines as that pass
@@ -67,11 +60,24 @@ pub(crate) fn kept_page_text<'a>(
     doc: &'a InputDoc,
     lines: &[Option<LineKey>],
     content: &'a mut String,
-) -> (&'a str, Option<neardup_text::Stripped>) {
+) -> (&'a str, Option<Stripped>) {
+    web_page_text(boilerplate, doc, content, |b, url, out| {
+        b.strip_lines(&doc.text, url, lines, out)
+    })
+}
+
+/// `doc`'s text, or for a web page when boilerplate was learned what `strip` leaves in
+/// `content`.
+fn web_page_text<'a>(
+    boilerplate: Option<&Boilerplate>,
+    doc: &'a InputDoc,
+    content: &'a mut String,
+    strip: impl FnOnce(&Boilerplate, &str, &mut String) -> Stripped,
+) -> (&'a str, Option<Stripped>) {
     let url = doc.meta.as_deref().and_then(|m| m.url.as_deref());
     match (boilerplate, url) {
         (Some(boilerplate), Some(url)) => {
-            let stripped = boilerplate.strip_lines(&doc.text, url, lines, content);
+            let stripped = strip(boilerplate, url, content);
             (content, Some(stripped))
         }
         _ => (&doc.text, None),
