@@ -296,14 +296,7 @@ pub(crate) fn learn_boilerplate(
                 {
                     // The lines' keys, computed as the record was kept, serve again when the
                     // learned lines are left out.
-                    neardup_text::occurrences_of_lines(
-                        lines,
-                        url,
-                        &rule,
-                        seed,
-                        &mut scratch,
-                        &mut one,
-                    );
+                    neardup_text::occurrences(lines, url, &rule, seed, &mut scratch, &mut one);
                     if !one.is_empty() {
                         local_pages += 1;
                         one.drain(..).for_each(|o| occurrences.send(o));

@@ -337,9 +337,9 @@ pub(crate) fn run_worker(
             let mut content = String::new();
             let on_record = |mut record: Record, lines: &[Option<LineKey>]| {
                 let text = record_text(&record);
-                if let (Some(boilerplate), Record::Doc(doc)) = (boilerplate.as_deref(), &mut record)
+                if let Record::Doc(doc) = &mut record
                     && let (_, Some(stripped)) =
-                        kept_page_text(Some(boilerplate), doc, lines, &mut content)
+                        kept_page_text(boilerplate.as_deref(), doc, lines, &mut content)
                 {
                     stats.borrow_mut().boilerplate.count(&stripped);
                     std::mem::swap(&mut doc.text, &mut content);

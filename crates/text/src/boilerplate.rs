@@ -220,34 +220,20 @@ fn identity(least: &[u64], without: u64, seed: u64) -> Option<u64> {
     Some(hash_u64s(&[a, b], seed ^ 0x6964_656e_7469_7479).max(1))
 }
 
-/// The occurrences of one page's lines, distinct and sorted. `url` is the page's URL. A
-/// line is counted for the page's identity without that line (see the module
-/// documentation), or the key of its canonical URL when the page has fewer than
-/// [`MIN_IDENTITY_LINES`] identity lines, and once more for the key of its canonical URL.
-pub fn occurrences(
-    text: &str,
-    url: &str,
-    rule: &BoilerplateRule,
-    seed: u64,
-    scratch: &mut LineScratch,
-    out: &mut Vec<Occurrence>,
-) {
-    let mut lines = std::mem::take(&mut scratch.lines);
-    line_keys(text, seed, scratch, &mut lines);
-    occurrences_of_lines(&lines, url, rule, seed, scratch, out);
-    scratch.lines = lines;
-}
-
 /// The key of every line of `text` (as `str::lines` splits it), in order, into `out`:
-/// what [`occurrences_of_lines`] and [`Boilerplate::strip_lines`] read, so that a page's
-/// lines are put in canonical form and hashed once for both.
+/// what [`occurrences`] and [`Boilerplate::strip_lines`] read, so that a page's lines are
+/// put in canonical form and hashed once for both.
 pub fn line_keys(text: &str, seed: u64, scratch: &mut LineScratch, out: &mut Vec<Option<LineKey>>) {
     out.clear();
     out.extend(text.lines().map(|line| line_key(line, seed, scratch)));
 }
 
-/// [`occurrences`] of a page whose [`line_keys`] under `seed` are `lines`.
-pub fn occurrences_of_lines(
+/// The occurrences of one page's lines, distinct and sorted, from its [`line_keys`] under
+/// `seed`. `url` is the page's URL. A line is counted for the page's identity without that
+/// line (see the module documentation), or the key of its canonical URL when the page has
+/// fewer than [`MIN_IDENTITY_LINES`] identity lines, and once more for the key of its
+/// canonical URL.
+pub fn occurrences(
     lines: &[Option<LineKey>],
     url: &str,
     rule: &BoilerplateRule,
@@ -463,14 +449,10 @@ impl Boilerplate {
         scratch: &mut LineScratch,
         out: &mut String,
     ) -> Stripped {
-        if host_key(url, self.seed).is_none() || self.is_empty() {
-            out.clear();
-            out.push_str(text);
-            return Stripped::default();
-        }
+        let Some(host) = self.host(url) else { return Self::whole(text, out) };
         let mut lines = std::mem::take(&mut scratch.lines);
         line_keys(text, self.seed, scratch, &mut lines);
-        let stripped = self.strip_lines(text, url, &lines, out);
+        let stripped = self.strip_host(text, host, &lines, out);
         scratch.lines = lines;
         stripped
     }
@@ -487,12 +469,32 @@ impl Boilerplate {
         lines: &[Option<LineKey>],
         out: &mut String,
     ) -> Stripped {
+        let Some(host) = self.host(url) else { return Self::whole(text, out) };
+        self.strip_host(text, host, lines, out)
+    }
+
+    /// The key of `url`'s host, when the page may have boilerplate to leave out.
+    fn host(&self, url: &str) -> Option<u64> {
+        host_key(url, self.seed).filter(|_| !self.is_empty())
+    }
+
+    /// A page copied whole.
+    fn whole(text: &str, out: &mut String) -> Stripped {
+        out.clear();
+        out.push_str(text);
+        Stripped::default()
+    }
+
+    /// [`Boilerplate::strip_lines`] of a page of `host`.
+    fn strip_host(
+        &self,
+        text: &str,
+        host: u64,
+        lines: &[Option<LineKey>],
+        out: &mut String,
+    ) -> Stripped {
         out.clear();
         let mut stripped = Stripped::default();
-        let Some(host) = host_key(url, self.seed).filter(|_| !self.is_empty()) else {
-            out.push_str(text);
-            return stripped;
-        };
         // Per line: None for boilerplate, else its canonical characters (0 for a line
         // without letters or digits).
         let mut kept: Vec<Option<u32>> = Vec::with_capacity(lines.len());
@@ -605,7 +607,9 @@ mod tests {
         let (mut all, mut one) = (Vec::new(), Vec::new());
         let mut scratch = LineScratch::default();
         for (url, text) in pages {
-            occurrences(text, url, rule, seed, &mut scratch, &mut one);
+            let mut lines = Vec::new();
+            line_keys(text, seed, &mut scratch, &mut lines);
+            occurrences(&lines, url, rule, seed, &mut scratch, &mut one);
             all.extend_from_slice(&one);
         }
         all.sort_unstable();

@@ -34,7 +34,7 @@ use neardup_core::ContentHash;
 pub use boilerplate::{
     Boilerplate, BoilerplateRule, CONTENT_LINE_CHARS, CORPUS_SCOPE, IDENTITY_FALLBACK_SHARE,
     IDENTITY_LINE_CHARS, Learner, MIN_IDENTITY_LINES, Occurrence, PAGE_MARKER, Stripped,
-    URL_MARKER, entry, host_key, line_keys, occurrences, occurrences_of_lines, url_key,
+    URL_MARKER, entry, host_key, line_keys, occurrences, url_key,
 };
 pub use features::{
     DEFAULT_NGRAM_CHARS, FeatureConfig, FeatureExtractor, FeatureKind, FeatureScratch, Features,

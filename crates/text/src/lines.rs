@@ -24,7 +24,7 @@ pub struct LineScratch {
     canonical: Vec<u8>,
     /// For [`crate::occurrences`]: a page's identity lines.
     pub(crate) keys: Vec<(u32, u64)>,
-    /// For [`crate::occurrences`] and [`crate::Boilerplate::strip`]: a page's line keys.
+    /// For [`crate::Boilerplate::strip`]: a page's line keys.
     pub(crate) lines: Vec<Option<LineKey>>,
 }
 

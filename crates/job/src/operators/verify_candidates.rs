@@ -136,8 +136,6 @@ struct FirstsFile {
 struct LowBits {
     /// Values a signature has.
     len: usize,
-    /// Words a signature's bits take.
-    words: usize,
     bits: Vec<u64>,
     features: Vec<u32>,
     /// The second document whose bits are in `second`.
@@ -166,7 +164,8 @@ impl LowBits {
             m.low_bits_into(&mut self.second);
             self.second_doc = Some(second.node.doc);
         }
-        let first = &self.bits[at * self.words..(at + 1) * self.words];
+        let words = self.second.len();
+        let first = &self.bits[at * words..(at + 1) * words];
         let at_most = agreements_at_most(first, &self.second, self.len);
         let upper = at_most as f64 / self.len as f64;
         let out = !verifier.may_pass(upper, self.features[at], second.features);
@@ -212,7 +211,6 @@ impl Firsts {
                 };
                 LowBits {
                     len,
-                    words: len.div_ceil(64),
                     bits: Vec::new(),
                     features: Vec::new(),
                     second_doc: None,
