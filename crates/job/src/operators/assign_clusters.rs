@@ -524,7 +524,7 @@ mod tests {
             (1..1_200).filter(|d| d % 300 != 0).map(|d| (d, d + 1)).collect();
         near.extend((3_001..13_000).map(|d| (3_000, d)));
         let copy_of: Vec<Option<u64>> =
-            (0..16_000).map(|d| (d > 15_000 && d < 15_999).then_some(d - 14_000)).collect();
+            (0..16_000).map(|d| (d > 15_000 && d < 15_999).then(|| d - 14_000)).collect();
         let (exact, near) = graph(15_999, &copy_of, &chars, &near);
         for keep in [KeepRule::First, KeepRule::Longest] {
             let expected = reference(&exact, &near, keep);
