@@ -3,12 +3,17 @@
 //!
 //! Every grouping stage of the dataflow collects its records in a [`SortedRuns`], so a
 //! stage holds at most its limit in memory whatever the corpus size; what does not fit
-//! goes to files under the job's spill folder (bincode, buffered), removed when read.
+//! goes to files under the job's spill folder, removed when read.
+//!
+//! A spill file is a sequence of frames, one per record: the length of the record's
+//! bincode as LEB128, then the bincode. Readers take whole frames from a large buffer and
+//! decode each from memory, and tell a file that ends between records from one cut inside
+//! a record, which is an error naming the file (never a silently shorter run).
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
@@ -66,6 +71,209 @@ pub(crate) fn create_run(dir: &Path) -> Result<(PathBuf, BufWriter<File>), Spill
     std::fs::create_dir_all(dir).map_err(|e| SpillError::at(&path, e))?;
     let file = File::create(&path).map_err(|e| SpillError::at(&path, e))?;
     Ok((path, BufWriter::with_capacity(1 << 16, file)))
+}
+
+/// Bytes a frame reader asks the file for at a time.
+const READ_CHUNK: usize = 1 << 17;
+
+/// Writes records to a new spill file as frames.
+pub(crate) struct FrameWriter {
+    path: PathBuf,
+    out: BufWriter<File>,
+    /// The record being framed.
+    record: Vec<u8>,
+    bytes: u64,
+}
+
+impl FrameWriter {
+    /// A new file of a unique name in `dir` (see [`create_run`]).
+    ///
+    /// # Errors
+    /// When the folder or the file cannot be made.
+    pub(crate) fn create(dir: &Path) -> Result<Self, SpillError> {
+        let (path, out) = create_run(dir)?;
+        Ok(FrameWriter { path, out, record: Vec::new(), bytes: 0 })
+    }
+
+    /// The file written.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one record.
+    ///
+    /// # Errors
+    /// When the file cannot be written.
+    pub(crate) fn write<T: Serialize>(&mut self, item: &T) -> Result<(), SpillError> {
+        self.record.clear();
+        let mut head = [0u8; 10];
+        bincode::serialize_into(&mut self.record, item)
+            .map_err(|e| SpillError::at(&self.path, std::io::Error::other(e)))?;
+        let head = leb128(self.record.len() as u64, &mut head);
+        self.out.write_all(head).map_err(|e| SpillError::at(&self.path, e))?;
+        self.out.write_all(&self.record).map_err(|e| SpillError::at(&self.path, e))?;
+        self.bytes += (head.len() + self.record.len()) as u64;
+        Ok(())
+    }
+
+    /// Flushes the file; returns its path and the bytes written.
+    ///
+    /// # Errors
+    /// When the file cannot be written.
+    pub(crate) fn finish(mut self) -> Result<(PathBuf, u64), SpillError> {
+        self.out.flush().map_err(|e| SpillError::at(&self.path, e))?;
+        Ok((self.path, self.bytes))
+    }
+}
+
+/// `n` as LEB128 in `out`; the bytes used.
+fn leb128(mut n: u64, out: &mut [u8; 10]) -> &[u8] {
+    let mut len = 0;
+    loop {
+        let byte = (n & 0x7f) as u8;
+        n >>= 7;
+        if n == 0 {
+            out[len] = byte;
+            return &out[..=len];
+        }
+        out[len] = byte | 0x80;
+        len += 1;
+    }
+}
+
+/// Reads the records of a spill file written by [`FrameWriter`], in order.
+pub(crate) struct FrameReader {
+    path: PathBuf,
+    file: File,
+    buffer: Vec<u8>,
+    /// The unread bytes are `buffer[start..end]`.
+    start: usize,
+    end: usize,
+    at_end: bool,
+    /// Set by an error, after which the reader yields nothing.
+    failed: bool,
+}
+
+impl FrameReader {
+    /// Opens `path`.
+    ///
+    /// # Errors
+    /// When the file cannot be opened.
+    pub(crate) fn open(path: &Path) -> Result<Self, SpillError> {
+        let file = File::open(path).map_err(|e| SpillError::at(path, e))?;
+        Ok(FrameReader {
+            path: path.to_path_buf(),
+            file,
+            buffer: Vec::new(),
+            start: 0,
+            end: 0,
+            at_end: false,
+            failed: false,
+        })
+    }
+
+    /// The next record, `None` after the last one or after an error.
+    pub(crate) fn next<T: DeserializeOwned>(&mut self) -> Option<Result<T, SpillError>> {
+        self.next_unless(|_| false)
+    }
+
+    /// The next record whose bincode `skip` does not pass over (records passed over are
+    /// not decoded), `None` after the last one or after an error.
+    pub(crate) fn next_unless<T: DeserializeOwned>(
+        &mut self,
+        mut skip: impl FnMut(&[u8]) -> bool,
+    ) -> Option<Result<T, SpillError>> {
+        loop {
+            if self.failed {
+                return None;
+            }
+            let (from, length) = match self.frame() {
+                Ok(Some(frame)) => frame,
+                Ok(None) => return None,
+                Err(e) => {
+                    self.failed = true;
+                    return Some(Err(e));
+                }
+            };
+            let bytes = &self.buffer[from..from + length];
+            if skip(bytes) {
+                continue;
+            }
+            let record = bincode::deserialize(bytes)
+                .map_err(|e| SpillError::at(&self.path, std::io::Error::other(e)));
+            self.failed = record.is_err();
+            return Some(record);
+        }
+    }
+
+    /// Where the next frame's record bytes are in the buffer, and how many.
+    fn frame(&mut self) -> Result<Option<(usize, usize)>, SpillError> {
+        let unread = self.fill(10)?;
+        if unread == 0 {
+            return Ok(None);
+        }
+        let head = &self.buffer[self.start..self.start + unread.min(10)];
+        let Some(used) = head.iter().position(|b| b & 0x80 == 0).map(|i| i + 1) else {
+            return Err(if unread < 10 {
+                self.cut()
+            } else {
+                self.damaged("a record length past 64 bits")
+            });
+        };
+        let mut length = 0u64;
+        for (i, b) in head[..used].iter().enumerate() {
+            length |= u64::from(b & 0x7f).checked_shl(7 * i as u32).unwrap_or(0);
+        }
+        let length = usize::try_from(length)
+            .ok()
+            .filter(|&l| l <= isize::MAX as usize / 2)
+            .ok_or_else(|| self.damaged("a record length past the address space"))?;
+        if self.fill(used + length)? < used + length {
+            return Err(self.cut());
+        }
+        let from = self.start + used;
+        self.start = from + length;
+        Ok(Some((from, length)))
+    }
+
+    /// Reads until at least `want` bytes are unread or the file ends; the bytes unread.
+    fn fill(&mut self, want: usize) -> Result<usize, SpillError> {
+        if self.end - self.start < want && !self.at_end {
+            self.buffer.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+            if self.buffer.len() < READ_CHUNK {
+                self.buffer.resize(READ_CHUNK, 0);
+            }
+            while self.end < want {
+                if self.end == self.buffer.len() {
+                    // Doubling as bytes arrive: a damaged length is found short, never
+                    // allocated for.
+                    let grown = (self.buffer.len() * 2).min(want);
+                    self.buffer.resize(grown, 0);
+                }
+                let n = match std::io::Read::read(&mut self.file, &mut self.buffer[self.end..]) {
+                    Ok(n) => n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(SpillError::at(&self.path, e)),
+                };
+                if n == 0 {
+                    self.at_end = true;
+                    break;
+                }
+                self.end += n;
+            }
+        }
+        Ok(self.end - self.start)
+    }
+
+    fn cut(&self) -> SpillError {
+        self.damaged("the file ends inside a record")
+    }
+
+    fn damaged(&self, what: &str) -> SpillError {
+        SpillError::at(&self.path, std::io::Error::new(std::io::ErrorKind::InvalidData, what))
+    }
 }
 
 /// Records sorted by `Ord`, held in memory up to `limit_bytes` and spilled beyond.
@@ -152,14 +360,14 @@ impl<T: Ord + Serialize + DeserializeOwned + MemSize> SortedRuns<T> {
 
     fn spill(&mut self) -> Result<(), SpillError> {
         self.memory.sort_unstable();
-        let (path, mut out) = create_run(&self.dir)?;
-        let err = |source| SpillError { path: path.clone(), source };
+        let mut out = FrameWriter::create(&self.dir)?;
+        // Named before the first write, so a failed run is removed too.
+        self.runs.push(out.path().to_path_buf());
         for item in self.memory.drain(..) {
-            bincode::serialize_into(&mut out, &item).map_err(|e| err(std::io::Error::other(e)))?;
+            out.write(&item)?;
         }
-        out.flush().map_err(err)?;
-        self.spilled_bytes += std::fs::metadata(&path).map_err(err)?.len();
-        self.runs.push(path);
+        let (_, bytes) = out.finish()?;
+        self.spilled_bytes += bytes;
         // The buffer stays for the next run.
         self.heap_bytes = 0;
         Ok(())
@@ -174,10 +382,9 @@ impl<T: Ord + Serialize + DeserializeOwned + MemSize> SortedRuns<T> {
         self.memory.sort_unstable();
         let mut sources: Vec<Source<T>> = Vec::with_capacity(self.runs.len() + 1);
         for path in std::mem::take(&mut self.runs) {
-            let file =
-                File::open(&path).map_err(|source| SpillError { path: path.clone(), source })?;
+            let reader = FrameReader::open(&path);
             let _ = std::fs::remove_file(&path);
-            sources.push(Source::Run { reader: BufReader::with_capacity(1 << 16, file), path });
+            sources.push(Source::Run(reader?));
         }
         sources.push(Source::Memory(std::mem::take(&mut self.memory).into_iter()));
         let mut merged = Merged { sources, heap: BinaryHeap::new() };
@@ -198,7 +405,7 @@ impl<T> Drop for SortedRuns<T> {
 
 enum Source<T> {
     Memory(std::vec::IntoIter<T>),
-    Run { reader: BufReader<File>, path: PathBuf },
+    Run(FrameReader),
 }
 
 /// The next record of one source, ordered for a min-heap (ties: lower source first, so the
@@ -235,20 +442,7 @@ impl<T: Ord + DeserializeOwned> Merged<T> {
     fn refill(&mut self, source: usize) -> Result<(), SpillError> {
         let next = match &mut self.sources[source] {
             Source::Memory(items) => items.next(),
-            Source::Run { reader, path } => match bincode::deserialize_from(&mut *reader) {
-                Ok(item) => Some(item),
-                Err(e) => match *e {
-                    bincode::ErrorKind::Io(ref io)
-                        if io.kind() == std::io::ErrorKind::UnexpectedEof =>
-                    {
-                        None
-                    }
-                    other => {
-                        let source = std::io::Error::other(other.to_string());
-                        return Err(SpillError { path: path.clone(), source });
-                    }
-                },
-            },
+            Source::Run(reader) => reader.next().transpose()?,
         };
         if let Some(item) = next {
             self.heap.push(Head { item, source });
@@ -304,19 +498,118 @@ impl<T: Ord + Serialize + DeserializeOwned + MemSize + Clone> SortedRuns<T> {
                 file: None,
             });
         }
-        let (path, mut out) = create_run(&self.dir)?;
-        let guard = Arc::new(RemoveOnDrop(path.clone()));
-        let err = |source| SpillError { path: path.clone(), source };
+        let mut out = FrameWriter::create(&self.dir)?;
+        let guard = Arc::new(RemoveOnDrop(out.path().to_path_buf()));
         for item in self.into_sorted()? {
-            bincode::serialize_into(&mut out, &item?).map_err(|e| err(std::io::Error::other(e)))?;
+            out.write(&item?)?;
         }
-        out.flush().map_err(err)?;
+        out.finish()?;
         Ok(SortedFile { memory: Arc::new(Vec::new()), file: Some(guard) })
+    }
+}
+
+/// Records that arrive already in order, for a [`SortedFile`]: held in memory up to
+/// `limit_bytes`, then all of them written to one file in the order they came and the
+/// rest appended to it, so that nothing is sorted, spilled in runs or merged again.
+pub struct SortedWriter<T> {
+    memory: Vec<T>,
+    /// What the records in memory hold, heap included.
+    bytes: usize,
+    limit_bytes: usize,
+    dir: PathBuf,
+    file: Option<(Arc<RemoveOnDrop>, FrameWriter)>,
+    /// The last record pushed, to check the order (debug builds).
+    #[cfg(debug_assertions)]
+    last: Option<T>,
+}
+
+impl<T: Ord + Serialize + DeserializeOwned + MemSize + Clone> SortedWriter<T> {
+    /// An empty writer that goes to a file in `dir` above `limit_bytes` held in memory.
+    pub fn new(dir: &Path, limit_bytes: usize) -> Self {
+        SortedWriter {
+            memory: Vec::new(),
+            bytes: 0,
+            limit_bytes: limit_bytes.max(1 << 16),
+            dir: dir.to_path_buf(),
+            file: None,
+            #[cfg(debug_assertions)]
+            last: None,
+        }
+    }
+
+    /// Adds a record, which must not sort before the one pushed last.
+    ///
+    /// # Errors
+    /// When the file cannot be made or written.
+    pub fn push(&mut self, item: T) -> Result<(), SpillError> {
+        #[cfg(debug_assertions)]
+        {
+            assert!(self.last.as_ref().is_none_or(|l| *l <= item), "records pushed out of order");
+            self.last = Some(item.clone());
+        }
+        if let Some((_, out)) = &mut self.file {
+            return out.write(&item);
+        }
+        self.bytes += item.mem_size();
+        self.memory.push(item);
+        let slack = (self.memory.capacity() - self.memory.len()) * std::mem::size_of::<T>();
+        if self.bytes + slack > self.limit_bytes {
+            let mut out = FrameWriter::create(&self.dir)?;
+            let guard = Arc::new(RemoveOnDrop(out.path().to_path_buf()));
+            for item in std::mem::take(&mut self.memory) {
+                out.write(&item)?;
+            }
+            self.bytes = 0;
+            self.file = Some((guard, out));
+        }
+        Ok(())
+    }
+
+    /// Finishes into a [`SortedFile`], and the bytes written to its file (0 when it stayed
+    /// in memory).
+    ///
+    /// # Errors
+    /// When the file cannot be written.
+    pub fn into_file(self) -> Result<(SortedFile<T>, u64), SpillError> {
+        let Some((guard, out)) = self.file else {
+            return Ok((SortedFile { memory: Arc::new(self.memory), file: None }, 0));
+        };
+        let (_, bytes) = out.finish()?;
+        Ok((SortedFile { memory: Arc::new(Vec::new()), file: Some(guard) }, bytes))
     }
 }
 
 /// An owning iterator over a [`SortedFile`].
 pub type SortedIter<T> = Box<dyn Iterator<Item = Result<T, SpillError>>>;
+
+/// A [`SortedFile`]'s records as they are held, for readers that pass over records
+/// without copying or decoding them.
+pub(crate) enum Held<T> {
+    /// In memory.
+    Memory(Arc<Vec<T>>),
+    /// In a file: its reader, which keeps the file.
+    File {
+        /// Reads the file.
+        reader: FrameReader,
+        /// Keeps the file while it reads.
+        _keep: Arc<RemoveOnDrop>,
+    },
+}
+
+impl<T> SortedFile<T> {
+    /// The records as they are held.
+    ///
+    /// # Errors
+    /// When the file cannot be opened.
+    pub(crate) fn held(&self) -> Result<Held<T>, SpillError> {
+        match &self.file {
+            None => Ok(Held::Memory(self.memory.clone())),
+            Some(guard) => {
+                Ok(Held::File { reader: FrameReader::open(&guard.0)?, _keep: guard.clone() })
+            }
+        }
+    }
+}
 
 impl<T: DeserializeOwned + Clone + 'static> SortedFile<T> {
     /// The records in order; the iterator keeps the file alive.
@@ -328,25 +621,10 @@ impl<T: DeserializeOwned + Clone + 'static> SortedFile<T> {
             let memory = self.memory.clone();
             return Ok(Box::new((0..memory.len()).map(move |i| Ok(memory[i].clone()))));
         };
-        let path = guard.0.clone();
-        let file = File::open(&path).map_err(|source| SpillError { path: path.clone(), source })?;
-        let mut reader = BufReader::with_capacity(1 << 16, file);
+        let mut reader = FrameReader::open(&guard.0)?;
         Ok(Box::new(std::iter::from_fn(move || {
             let _keep = &guard;
-            match bincode::deserialize_from(&mut reader) {
-                Ok(item) => Some(Ok(item)),
-                Err(e) => match *e {
-                    bincode::ErrorKind::Io(ref io)
-                        if io.kind() == std::io::ErrorKind::UnexpectedEof =>
-                    {
-                        None
-                    }
-                    other => Some(Err(SpillError {
-                        path: path.clone(),
-                        source: std::io::Error::other(other.to_string()),
-                    })),
-                },
-            }
+            reader.next()
         })))
     }
 }
@@ -402,6 +680,66 @@ mod tests {
         // JSON has no byte strings: a sequence of numbers reads back the same.
         let json = serde_json::to_string(&signature).unwrap();
         assert_eq!(serde_json::from_str::<Signature>(&json).unwrap(), signature);
+    }
+
+    /// Every way of cutting a spill file short: at a frame boundary it reads as fewer
+    /// records (a file never ends there unless written so), anywhere else it is an error
+    /// naming the file; a damaged length is an error, not an allocation of that size.
+    #[test]
+    fn a_run_cut_inside_a_record_is_an_error_naming_the_file_not_a_shorter_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let items: Vec<Item> = (0..40u64).map(|n| Item(n, "x".repeat(n as usize % 7))).collect();
+        let mut out = FrameWriter::create(dir.path()).unwrap();
+        let mut boundaries = vec![0u64];
+        for item in &items {
+            out.write(item).unwrap();
+            boundaries.push(out.bytes);
+        }
+        let (path, bytes) = out.finish().unwrap();
+        let whole = std::fs::read(&path).unwrap();
+        assert_eq!(whole.len() as u64, bytes);
+        let read = |bytes: &[u8]| -> Vec<Result<Item, SpillError>> {
+            std::fs::write(&path, bytes).unwrap();
+            let mut reader = FrameReader::open(&path).unwrap();
+            std::iter::from_fn(|| reader.next()).collect()
+        };
+        for cut in 0..whole.len() {
+            let got = read(&whole[..cut]);
+            match boundaries.iter().position(|&b| b == cut as u64) {
+                Some(records) => {
+                    let got: Vec<Item> = got.into_iter().map(Result::unwrap).collect();
+                    assert_eq!(got, items[..records], "cut at {cut}");
+                }
+                None => {
+                    let error = got.last().unwrap().as_ref().unwrap_err();
+                    assert_eq!(error.path, path, "cut at {cut}");
+                    assert!(error.source.to_string().contains("ends inside a record"), "{error:?}");
+                }
+            }
+        }
+        // A length of 2^60 bytes in a short file, and one past 64 bits.
+        for head in [vec![0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x10], vec![0xff; 12]] {
+            let error = read(&[&head[..], b"abc"].concat()).pop().unwrap().unwrap_err();
+            assert_eq!(error.path, path);
+        }
+    }
+
+    /// The merge reports a damaged run rather than dropping what follows the damage.
+    #[test]
+    fn merging_a_damaged_run_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut runs = SortedRuns::new(dir.path(), 0);
+        runs.limit_bytes = 256;
+        for n in 0..200u64 {
+            runs.push(Item(n * 7 % 200, "abcdef".into())).unwrap();
+        }
+        assert!(runs.runs.len() > 2);
+        let run = runs.runs[1].clone();
+        let bytes = std::fs::read(&run).unwrap();
+        std::fs::write(&run, &bytes[..bytes.len() - 3]).unwrap();
+        let results: Vec<_> = runs.into_sorted().unwrap().collect();
+        let error = results.iter().find_map(|r| r.as_ref().err()).expect("an error");
+        assert_eq!(error.path, run);
     }
 
     proptest! {

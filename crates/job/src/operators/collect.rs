@@ -19,7 +19,7 @@ use timely::dataflow::channels::pact::ParallelizationContract;
 use timely::dataflow::operators::generic::Operator;
 use timely::progress::Timestamp;
 
-use crate::spill::{MemSize, Merged, SortedRuns, SpillError};
+use crate::spill::{MemSize, Merged, SortedRuns, SortedWriter, SpillError};
 use crate::stats::WorkerStats;
 
 /// Where and how much one worker's stages may spill.
@@ -41,6 +41,13 @@ impl Spill {
     /// An empty collection under this worker's limit.
     pub fn runs<T: Ord + Serialize + DeserializeOwned + MemSize>(&self) -> SortedRuns<T> {
         SortedRuns::new(&self.dir, self.limit_bytes)
+    }
+
+    /// An empty writer of records that arrive in order, under this worker's limit.
+    pub fn writer<T: Ord + Serialize + DeserializeOwned + MemSize + Clone>(
+        &self,
+    ) -> SortedWriter<T> {
+        SortedWriter::new(&self.dir, self.limit_bytes)
     }
 
     /// Records a spill error (the first one wins) and counts what was spilled.

@@ -22,7 +22,7 @@ use timely::progress::Timestamp;
 use crate::config::{JobConfig, MethodParams};
 use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
 use crate::records::{BucketRecord, DocMeta, NodeInfo, SigEntry, SignedDoc, content_key};
-use crate::spill::{MemSize, SortedFile, SortedIter, SortedRuns, SpillError};
+use crate::spill::{Held, MemSize, SortedFile, SortedWriter, SpillError};
 
 /// What the document store leaves for later stages of the same worker.
 #[derive(Default)]
@@ -111,8 +111,9 @@ struct StoreDrain {
     total: u64,
     representative: Option<DocId>,
     keyer: Option<Keyer>,
-    meta: SortedRuns<Keyed<DocId, DocMeta>>,
-    signatures: SortedRuns<Keyed<DocId, SigEntry>>,
+    /// Both arrive in `DocId` order (the store drains its input sorted).
+    meta: SortedWriter<Keyed<DocId, DocMeta>>,
+    signatures: SortedWriter<Keyed<DocId, SigEntry>>,
     signed: u64,
 }
 
@@ -207,10 +208,11 @@ impl Drain<StoreKey, Stored> for StoreDrain {
 
     fn end(&mut self, _emit: &mut dyn FnMut(Stored)) -> Result<(), SpillError> {
         self.keyer();
-        let spilled = self.meta.spilled_bytes() + self.signatures.spilled_bytes();
-        let meta = std::mem::replace(&mut self.meta, self.spill.runs()).into_file()?;
-        let signatures = std::mem::replace(&mut self.signatures, self.spill.runs()).into_file()?;
-        self.spill.stats.borrow_mut().spilled_bytes += spilled;
+        let (meta, meta_bytes) =
+            std::mem::replace(&mut self.meta, self.spill.writer()).into_file()?;
+        let (signatures, signature_bytes) =
+            std::mem::replace(&mut self.signatures, self.spill.writer()).into_file()?;
+        self.spill.stats.borrow_mut().spilled_bytes += meta_bytes + signature_bytes;
         self.spill.stats.borrow_mut().signed_representatives += self.signed;
         let mut shared = self.shared.borrow_mut();
         shared.meta = Some(meta);
@@ -249,8 +251,8 @@ impl<'s, T: Timestamp> StoreDocs<'s, T> for StreamVec<'s, T, StoreKey> {
                 total: 0,
                 representative: None,
                 keyer: None,
-                meta: drain_spill.runs(),
-                signatures: drain_spill.runs(),
+                meta: drain_spill.writer(),
+                signatures: drain_spill.writer(),
                 signed: 0,
             })
         })
@@ -258,9 +260,14 @@ impl<'s, T: Timestamp> StoreDocs<'s, T> for StreamVec<'s, T, StoreKey> {
 }
 
 /// Walks a sorted file of the store (signatures by default, or metadata) alongside
-/// records sorted by `DocId`.
+/// records sorted by `DocId`. Rows passed over are neither copied nor decoded: in memory the
+/// cursor moves an index, in a file it reads each row's key from the first eight bytes of
+/// its encoding (`Keyed` encodes its key first, and a `DocId` as its `u64`, little-endian).
 pub(crate) struct Cursor<V = SigEntry> {
-    rows: SortedIter<Keyed<DocId, V>>,
+    rows: Held<Keyed<DocId, V>>,
+    /// In memory: the row at or after the last document asked for.
+    at: usize,
+    /// In a file: the last row decoded.
     current: Option<Keyed<DocId, V>>,
 }
 
@@ -277,17 +284,27 @@ impl Cursor<SigEntry> {
 impl<V: serde::de::DeserializeOwned + Clone + 'static> Cursor<V> {
     /// A cursor over `file` (it keeps the file while open).
     pub(crate) fn over(file: &SortedFile<Keyed<DocId, V>>) -> Result<Self, SpillError> {
-        Ok(Cursor { rows: file.iter()?, current: None })
+        Ok(Cursor { rows: file.held()?, at: 0, current: None })
     }
 
     /// The row of `doc`, or `None` when it has none (for signatures: not a signed
     /// representative). Calls must come in `DocId` order.
     pub(crate) fn get(&mut self, doc: DocId) -> Result<Option<&V>, SpillError> {
-        while self.current.as_ref().is_none_or(|c| c.key < doc) {
-            match self.rows.next() {
-                Some(row) => self.current = Some(row?),
-                None => return Ok(None),
+        let reader = match &mut self.rows {
+            Held::Memory(rows) => {
+                while self.at < rows.len() && rows[self.at].key < doc {
+                    self.at += 1;
+                }
+                return Ok(rows.get(self.at).filter(|r| r.key == doc).map(|r| &r.value));
             }
+            Held::File { reader, .. } => reader,
+        };
+        if self.current.as_ref().is_none_or(|c| c.key < doc) {
+            let key = |bytes: &[u8]| {
+                bytes.first_chunk::<8>().map(|k| DocId::from_raw(u64::from_le_bytes(*k)))
+            };
+            let row = reader.next_unless(|bytes| key(bytes).is_some_and(|k| k < doc));
+            self.current = row.transpose()?;
         }
         Ok(self.current.as_ref().filter(|c| c.key == doc).map(|c| &c.value))
     }
@@ -321,8 +338,8 @@ mod tests {
             total: 0,
             representative: None,
             keyer: None,
-            meta: spill.runs(),
-            signatures: spill.runs(),
+            meta: spill.writer(),
+            signatures: spill.writer(),
             signed: 0,
         };
         (drain, shared)
@@ -420,19 +437,38 @@ mod tests {
 
     #[test]
     fn a_cursor_finds_rows_in_doc_order_and_says_which_are_missing() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut runs = SortedRuns::new(dir.path(), 0);
-        for record in [2, 5, 9] {
-            runs.push(Keyed { key: DocId::new(0, record), value: format!("row {record}") })
-                .unwrap();
+        // Three short rows stay in memory; with long rows between them the writer goes to
+        // a file, which the cursor passes over by the rows' keys.
+        for filler in [0usize, 100] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut writer = SortedWriter::new(dir.path(), 0);
+            let row = |record: u64| format!("row {record}");
+            for record in [2000, 5000, 9000] {
+                writer.push(Keyed { key: DocId::new(0, record), value: row(record) }).unwrap();
+                for extra in 1..=filler as u64 {
+                    let key = DocId::new(0, record + extra);
+                    let value = "x".repeat(1000);
+                    writer.push(Keyed { key, value }).unwrap();
+                }
+            }
+            let (file, bytes) = writer.into_file().unwrap();
+            assert_eq!(bytes > 0, filler > 0);
+            let mut cursor = Cursor::over(&file).unwrap();
+            assert_eq!(cursor.get(DocId::new(0, 1000)).unwrap(), None);
+            assert_eq!(cursor.find(DocId::new(0, 2000)).unwrap(), "row 2000");
+            let again = cursor.get(DocId::new(0, 2000)).unwrap();
+            assert_eq!(again.map(String::as_str), Some("row 2000"));
+            assert_eq!(cursor.get(DocId::new(0, 4999)).unwrap(), None);
+            assert_eq!(cursor.find(DocId::new(0, 9000)).unwrap(), "row 9000");
+            assert_eq!(cursor.get(DocId::new(0, 9500)).unwrap(), None);
         }
-        let file = runs.into_file().unwrap();
-        let mut cursor = Cursor::over(&file).unwrap();
-        assert_eq!(cursor.get(DocId::new(0, 1)).unwrap(), None);
-        assert_eq!(cursor.find(DocId::new(0, 2)).unwrap(), "row 2");
-        assert_eq!(cursor.get(DocId::new(0, 2)).unwrap().map(String::as_str), Some("row 2"));
-        assert_eq!(cursor.get(DocId::new(0, 6)).unwrap(), None);
-        assert_eq!(cursor.find(DocId::new(0, 9)).unwrap(), "row 9");
-        assert_eq!(cursor.get(DocId::new(0, 10)).unwrap(), None);
+    }
+
+    /// The cursor reads a row's key from the first eight bytes of its encoding.
+    #[test]
+    fn a_keyed_row_is_encoded_key_first_as_a_little_endian_u64() {
+        let doc = DocId::new(3, 123_456);
+        let bytes = bincode::serialize(&Keyed { key: doc, value: String::from("v") }).unwrap();
+        assert_eq!(bytes[..8], doc.get().to_le_bytes());
     }
 }
