@@ -138,6 +138,28 @@ pub(crate) fn collect_sorted<'s, T, D, O, P, S, B>(
     pact: P,
     name: &str,
     spill: Spill,
+    begin: B,
+) -> StreamVec<'s, T, O>
+where
+    T: Timestamp,
+    D: Ord + Serialize + DeserializeOwned + MemSize + 'static,
+    O: 'static,
+    P: ParallelizationContract<T, Vec<D>>,
+    S: Drain<D, O> + 'static,
+    B: FnMut() -> Result<S, SpillError> + 'static,
+{
+    collect_sorted_taking(stream, pact, name, spill, |item| Ok(Some(item)), begin)
+}
+
+/// [`collect_sorted`], where `take` sees each record as it arrives and keeps what it
+/// returns `None` for (state that `begin` then hands to the drain), so those records are
+/// neither sorted nor spilled with the rest.
+pub(crate) fn collect_sorted_taking<'s, T, D, O, P, S, K, B>(
+    stream: StreamVec<'s, T, D>,
+    pact: P,
+    name: &str,
+    spill: Spill,
+    mut take: K,
     mut begin: B,
 ) -> StreamVec<'s, T, O>
 where
@@ -146,6 +168,7 @@ where
     O: 'static,
     P: ParallelizationContract<T, Vec<D>>,
     S: Drain<D, O> + 'static,
+    K: FnMut(D) -> Result<Option<D>, SpillError> + 'static,
     B: FnMut() -> Result<S, SpillError> + 'static,
 {
     let scope = stream.scope();
@@ -161,7 +184,14 @@ where
                         unreachable!("records arrive only before the input is complete")
                     };
                     for item in batch.drain(..) {
-                        if !failed && let Err(e) = runs.push(item) {
+                        if failed {
+                            continue;
+                        }
+                        let kept = take(item).and_then(|rest| match rest {
+                            Some(item) => runs.push(item),
+                            None => Ok(()),
+                        });
+                        if let Err(e) = kept {
                             spill.settle::<()>(0, Err(e));
                             failed = true;
                         }

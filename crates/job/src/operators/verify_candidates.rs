@@ -7,11 +7,12 @@
 //! Partitioning: candidates exchanged on the first `DocId`, signatures to the worker they
 //! name and pairs on the second `DocId`. Emits: once each input is complete, in order, a
 //! batch per activation. Holds: at most its spill limit of candidates (16 bytes), or half
-//! of it of received signatures and pairs and, while verifying, half of it of the
-//! signatures it was sent (about 600 bytes each with a MinHash-128 signature); past that
-//! all of them go to a file read by offset, and memory keeps 36 bytes a signature beside
-//! it (its `DocId`, offset, features and the lowest bit of each MinHash value: a sixteenth
-//! of the bytes, not bounded by the limit). Reads the signature file sequentially.
+//! of it of received pairs and half of it of the signatures it was sent (about 600 bytes
+//! each with a MinHash-128 signature), kept as they arrive, never sorted with the pairs;
+//! past that all of them go to a file read by offset, and memory keeps 40 bytes a
+//! signature beside it (its `DocId`, where it arrived, its offset, features and the lowest
+//! bit of each MinHash value: a fifteenth of the bytes, not bounded by the limit). Reads
+//! the signature file sequentially.
 
 use std::cell::RefCell;
 use std::fs::File;
@@ -25,7 +26,7 @@ use timely::dataflow::StreamVec;
 use timely::dataflow::channels::pact::Exchange;
 use timely::progress::Timestamp;
 
-use crate::operators::collect::{Drain, Spill, collect_sorted};
+use crate::operators::collect::{Drain, Spill, collect_sorted, collect_sorted_taking};
 use crate::operators::doc_store::{Cursor, DocStore};
 use crate::records::{Candidate, Edge, HalfPair, SigEntry};
 use crate::routing::route_doc;
@@ -95,18 +96,22 @@ impl Drain<Candidate, HalfPair> for AttachFirst {
 /// Documents a block of [`Firsts`]'s sparse index covers.
 const SPARSE: usize = 16;
 
-/// The first documents' signatures a worker was sent, which arrive in `DocId` order, for
-/// looking up in any order: in memory up to `limit_bytes`, then all in a file read by
-/// offset. In the file, read at random, a lookup costs a system call and a cache miss or
+/// The first documents' signatures a worker was sent, kept as they arrive (from every
+/// worker, in no particular order) for looking up in any order: in memory up to
+/// `limit_bytes`, then all in a file read by offset. In the file, read at random, a lookup costs a system call and a cache miss or
 /// more; so beside it, for MinHash estimates, each signature's lowest bits and features
 /// stay in memory (20 bytes with 128 permutations), which reject most pairs without it.
 struct Firsts {
     dir: PathBuf,
     limit_bytes: usize,
+    /// The documents in the order their signatures arrived.
     docs: Vec<DocId>,
-    /// Every [`SPARSE`]th of `docs`, made at the first lookup: a search through it stays
-    /// in the processor's caches, and then touches one block of `docs`, where a search of
-    /// millions of `docs` would miss the caches at nearly every step.
+    /// `docs` sorted, and where each arrived, made at the first lookup (which drops `docs`).
+    sorted: Vec<DocId>,
+    arrived: Vec<u32>,
+    /// Every [`SPARSE`]th of `sorted`: a search through it stays in the processor's caches,
+    /// and then touches one block of `sorted`, where a search of millions of documents
+    /// would miss the caches at nearly every step.
     sparse: Vec<DocId>,
     memory: Vec<SigEntry>,
     memory_bytes: usize,
@@ -182,6 +187,8 @@ impl Firsts {
             dir: spill.dir.clone(),
             limit_bytes: spill.limit_bytes,
             docs: Vec::new(),
+            sorted: Vec::new(),
+            arrived: Vec::new(),
             sparse: Vec::new(),
             memory: Vec::new(),
             memory_bytes: 0,
@@ -190,19 +197,19 @@ impl Firsts {
         }
     }
 
-    /// Adds the next signature (in `DocId` order).
+    /// Bytes the lookup index takes per signature (`docs`, then `sorted` and `arrived`).
+    const INDEX_BYTES: usize = std::mem::size_of::<DocId>() + std::mem::size_of::<u32>();
+
+    /// Adds the next signature (of a document not added before).
     fn push(&mut self, entry: SigEntry) -> Result<(), SpillError> {
-        debug_assert!(self.docs.last().is_none_or(|&last| last < entry.node.doc));
-        debug_assert!(self.sparse.is_empty(), "signatures arrive before pairs");
+        debug_assert!(self.sorted.is_empty(), "signatures arrive before pairs");
         self.docs.push(entry.node.doc);
         if let Some(file) = &mut self.file {
             return file.append(&entry);
         }
         self.memory_bytes += entry.mem_size();
         self.memory.push(entry);
-        if self.memory_bytes + self.docs.capacity() * std::mem::size_of::<DocId>()
-            > self.limit_bytes
-        {
+        if self.memory_bytes + self.docs.capacity() * Self::INDEX_BYTES > self.limit_bytes {
             let (path, out) = create_run(&self.dir)?;
             let low = self.bound.then(|| {
                 let len = match &self.memory[0].signature {
@@ -244,13 +251,19 @@ impl Firsts {
     /// If `doc`'s signature was not sent here: the first document's worker sends it to
     /// every worker it sends pairs to, so a miss is a routing bug.
     fn index(&mut self, doc: DocId) -> usize {
-        if self.sparse.is_empty() {
-            self.sparse = self.docs.iter().step_by(SPARSE).copied().collect();
+        if self.sorted.is_empty() {
+            let docs = std::mem::take(&mut self.docs);
+            let count = u32::try_from(docs.len()).expect("fewer than 2^32 signatures a worker");
+            self.arrived = (0..count).collect();
+            self.arrived.sort_unstable_by_key(|&at| docs[at as usize]);
+            self.sorted = self.arrived.iter().map(|&at| docs[at as usize]).collect();
+            debug_assert!(self.sorted.windows(2).all(|w| w[0] < w[1]), "each sent once");
+            self.sparse = self.sorted.iter().step_by(SPARSE).copied().collect();
         }
         let block = self.sparse.partition_point(|&d| d <= doc).saturating_sub(1) * SPARSE;
-        let in_block = &self.docs[block..(block + SPARSE).min(self.docs.len())];
+        let in_block = &self.sorted[block..(block + SPARSE).min(self.sorted.len())];
         match in_block.binary_search(&doc) {
-            Ok(i) => block + i,
+            Ok(i) => self.arrived[block + i] as usize,
             Err(_) => unreachable!("the signature of {doc:?} was not sent with its pairs"),
         }
     }
@@ -401,14 +414,34 @@ impl<'s, T: Timestamp> VerifyCandidates<'s, T> for StreamVec<'s, T, Candidate> {
             })
         });
         let to_second = Exchange::new(destination);
-        // What was received and the signatures kept are held at once while pairs are
+        // The pairs received and the signatures kept are held at once while pairs are
         // verified (the collection's last run stays in memory): each gets half the limit.
         let second_spill = Spill { limit_bytes: spill.limit_bytes / 2, ..spill };
-        collect_sorted(halves, to_second, "VerifyPairs", second_spill.clone(), move || {
-            let verifier = store.borrow().verifier.clone().expect("set before any bucket record");
+        // Signatures go to `Firsts` as they arrive, never sorted or spilled with the pairs.
+        let firsts: Rc<RefCell<Option<Firsts>>> = Rc::default();
+        let (take_firsts, take_store, take_spill) =
+            (firsts.clone(), store.clone(), second_spill.clone());
+        let verifier = move |store: &Rc<RefCell<DocStore>>| {
+            store.borrow().verifier.clone().expect("set before any bucket record")
+        };
+        let take = move |half: HalfPair| match half {
+            HalfPair::First { entry, .. } => {
+                let mut firsts = take_firsts.borrow_mut();
+                let firsts =
+                    firsts.get_or_insert_with(|| Firsts::new(&take_spill, &verifier(&take_store)));
+                firsts.push(*entry).map(|()| None)
+            }
+            pair @ HalfPair::Pair(_) => Ok(Some(pair)),
+        };
+        let spill = second_spill.clone();
+        collect_sorted_taking(halves, to_second, "VerifyPairs", spill, take, move || {
+            let verifier = verifier(&store);
             Ok(VerifySecond {
                 cursor: Cursor::open(&store)?,
-                firsts: Firsts::new(&second_spill, &verifier),
+                firsts: firsts
+                    .borrow_mut()
+                    .take()
+                    .unwrap_or_else(|| Firsts::new(&second_spill, &verifier)),
                 verifier,
                 store: store.clone(),
                 spill: second_spill.clone(),
@@ -624,6 +657,41 @@ mod tests {
         assert_eq!(spilled, in_memory);
         // Pairs of a note and an article are rejected by their bits alone.
         assert!(ruled_out >= 7 * 22, "{ruled_out} of 435 ruled out");
+    }
+
+    /// Signatures arrive from every worker in no particular order; each is found where it
+    /// arrived, in memory and in the file.
+    #[test]
+    fn signatures_are_found_whatever_order_they_arrived_in() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = testing::job(dir.path(), JobSpec::default());
+        let docs: Vec<_> =
+            (1..=30).map(|r| signed(&job, r, &TEXT.replace("river", &format!("r{r}")))).collect();
+        let store = store(dir.path(), &job, &docs);
+        let verifier = store.borrow().verifier.clone().unwrap();
+        // Two senders' runs, interleaved: odd records ascending, even ones descending.
+        let mut order: Vec<u64> = (1..=30).filter(|r| r % 2 == 1).collect();
+        order.extend((1..=30).rev().filter(|r| r % 2 == 0));
+        for limit in [1 << 30, 4 << 10] {
+            let spill = testing::spill(&dir.path().join(format!("spill-{limit}")), limit);
+            let mut firsts = Firsts::new(&spill, &verifier);
+            let mut cursor = Cursor::open(&store).unwrap();
+            let mut entries = std::collections::BTreeMap::new();
+            for r in 1..=30 {
+                entries.insert(r, cursor.find(DocId::new(0, r)).unwrap().clone());
+            }
+            for r in &order {
+                firsts.push(entries[r].clone()).unwrap();
+            }
+            assert_eq!(firsts.file.is_some(), limit < 1 << 30);
+            for r in [30, 1, 17, 2, 29, 16] {
+                let at = firsts.index(DocId::new(0, r));
+                assert_eq!(order[at], r);
+                let got = firsts.get(at, DocId::new(0, r)).unwrap();
+                assert_eq!(got.node, entries[&r].node);
+                assert_eq!(got.signature, entries[&r].signature);
+            }
+        }
     }
 
     #[test]
