@@ -13,18 +13,18 @@ Not part of the test run.
 import argparse
 
 # From `BUDGETS=2G bash bench/linear.sh 1 10000000` (2 workers, AVX-512 machine,
-# 2026-11-26): 10 M documents, 13.4 GB of JSON Lines, 1,340 bytes a document.
+# 2026-11-26, build f5906a2): 10 M documents, 13.4 GB of JSON Lines, 1,340 bytes a document.
 # Stage seconds times 2 workers, divided by what the stage handles.
 MEASURED_TEXT_BYTES = 1340
-READ_AND_SIGN_US_PER_DOC = 70.8 * 2 / 10e6 * 1e6  # grows with the text
-IDS_AND_EXACT_US_PER_DOC = 6.9 * 2 / 10e6 * 1e6
-BUCKETS_US_PER_DOC = 27.6 * 2 / 10e6 * 1e6  # 16 bucket records a document
-VERIFY_US_PER_CANDIDATE = 35.8 * 2 / 32.26e6 * 1e6  # unique candidate pairs
-CLUSTER_US_PER_PAIR = 6.4 * 2 / 4.13e6 * 1e6  # verified and exact pairs
+READ_AND_SIGN_US_PER_DOC = 68.8 * 2 / 10e6 * 1e6  # grows with the text
+IDS_AND_EXACT_US_PER_DOC = 5.2 * 2 / 10e6 * 1e6
+BUCKETS_US_PER_DOC = 17.6 * 2 / 10e6 * 1e6  # 16 bucket records a document
+VERIFY_US_PER_CANDIDATE = 31.1 * 2 / 32.26e6 * 1e6  # unique candidate pairs
+CLUSTER_US_PER_PAIR = 6.3 * 2 / 4.13e6 * 1e6  # verified and exact pairs
 WRITING_US_PER_DOC = 4.9 * 2 / 10e6 * 1e6
 PAIRS_PER_DOC = 4.13e6 / 10e6
-# Spilled bytes a document when the budget is far below the data (25,037 MiB for 10 M at 2G).
-SPILL_BYTES_PER_DOC = 25037 * 2**20 / 10e6
+# Spilled bytes a document when the budget is far below the data (21,981 MiB for 10 M at 2G).
+SPILL_BYTES_PER_DOC = 21981 * 2**20 / 10e6
 
 # From a 2-process run of the 1 M real documents on loopback (`summary.json`
 # `exchanged_bytes`, 2026-11-26): 704 MiB crossed between the processes. With two, half of
