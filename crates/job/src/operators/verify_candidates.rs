@@ -6,13 +6,13 @@
 //!
 //! Partitioning: candidates exchanged on the first `DocId`, signatures to the worker they
 //! name and pairs on the second `DocId`. Emits: once each input is complete, in order, a
-//! batch per activation. Holds: at most its spill limit of candidates (16 bytes), or half
-//! of it of received pairs and half of it of the signatures it was sent (about 600 bytes
-//! each with a MinHash-128 signature), kept as they arrive, never sorted with the pairs;
-//! past that all of them go to a file read by offset, and memory keeps 40 bytes a
-//! signature beside it (its `DocId`, where it arrived, its offset, features and the lowest
-//! bit of each MinHash value: a fifteenth of the bytes, not bounded by the limit). Reads
-//! the signature file sequentially.
+//! batch per activation. Holds: at most its spill limit of candidates (16 bytes), or a
+//! quarter of it of received pairs and half of it of the signatures it was sent (about
+//! 600 bytes each with a MinHash-128 signature), kept as they arrive, never sorted with
+//! the pairs; past that all of them go to a file read by offset, and memory keeps 40
+//! bytes a signature beside it (its `DocId`, where it arrived, its offset, features and
+//! the lowest bit of each MinHash value: a fifteenth of the bytes, not bounded by the
+//! limit). Reads the signature file sequentially.
 
 use std::cell::RefCell;
 use std::fs::File;
@@ -414,9 +414,13 @@ impl<'s, T: Timestamp> VerifyCandidates<'s, T> for StreamVec<'s, T, Candidate> {
             })
         });
         let to_second = Exchange::new(destination);
-        // The pairs received and the signatures kept are held at once while pairs are
-        // verified (the collection's last run stays in memory): each gets half the limit.
+        // The pairs received and the signatures kept are held at once, while the stage
+        // before still drains and while pairs are verified (the collection's last run
+        // stays in memory): the signatures get half the limit, the pairs (16 bytes each)
+        // a quarter.
         let second_spill = Spill { limit_bytes: spill.limit_bytes / 2, ..spill };
+        let pairs_spill =
+            Spill { limit_bytes: second_spill.limit_bytes / 2, ..second_spill.clone() };
         // Signatures go to `Firsts` as they arrive, never sorted or spilled with the pairs.
         let firsts: Rc<RefCell<Option<Firsts>>> = Rc::default();
         let (take_firsts, take_store, take_spill) =
@@ -433,8 +437,7 @@ impl<'s, T: Timestamp> VerifyCandidates<'s, T> for StreamVec<'s, T, Candidate> {
             }
             pair @ HalfPair::Pair(_) => Ok(Some(pair)),
         };
-        let spill = second_spill.clone();
-        collect_sorted_taking(halves, to_second, "VerifyPairs", spill, take, move || {
+        collect_sorted_taking(halves, to_second, "VerifyPairs", pairs_spill, take, move || {
             let verifier = verifier(&store);
             Ok(VerifySecond {
                 cursor: Cursor::open(&store)?,
