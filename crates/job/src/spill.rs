@@ -381,9 +381,14 @@ impl<T: Ord + Serialize + DeserializeOwned + MemSize> SortedRuns<T> {
     pub fn into_sorted(mut self) -> Result<Merged<T>, SpillError> {
         self.memory.sort_unstable();
         let mut sources: Vec<Source<T>> = Vec::with_capacity(self.runs.len() + 1);
-        for path in std::mem::take(&mut self.runs) {
-            let reader = FrameReader::open(&path);
-            let _ = std::fs::remove_file(&path);
+        let runs = std::mem::take(&mut self.runs);
+        for (i, path) in runs.iter().enumerate() {
+            let reader = FrameReader::open(path);
+            let _ = std::fs::remove_file(path);
+            if reader.is_err() {
+                // The runs not opened yet are removed too.
+                runs[i + 1..].iter().for_each(|p| drop(std::fs::remove_file(p)));
+            }
             sources.push(Source::Run(reader?));
         }
         sources.push(Source::Memory(std::mem::take(&mut self.memory).into_iter()));
@@ -547,6 +552,18 @@ impl<T: Ord + Serialize + DeserializeOwned + MemSize + Clone> SortedWriter<T> {
             assert!(self.last.as_ref().is_none_or(|l| *l <= item), "records pushed out of order");
             self.last = Some(item.clone());
         }
+        if self.file.is_none() && self.memory.len() == self.memory.capacity() {
+            // Growing by doubling, but never past the room the limit leaves, so the buffer
+            // never holds twice the limit while it moves.
+            let size = std::mem::size_of::<T>().max(1);
+            let room = self.limit_bytes.saturating_sub(self.bytes) / size;
+            let more = self.memory.capacity().max(4).min(room);
+            if more == 0 {
+                self.start_file()?;
+            } else {
+                self.memory.reserve_exact(more);
+            }
+        }
         if let Some((_, out)) = &mut self.file {
             return out.write(&item);
         }
@@ -554,14 +571,20 @@ impl<T: Ord + Serialize + DeserializeOwned + MemSize + Clone> SortedWriter<T> {
         self.memory.push(item);
         let slack = (self.memory.capacity() - self.memory.len()) * std::mem::size_of::<T>();
         if self.bytes + slack > self.limit_bytes {
-            let mut out = FrameWriter::create(&self.dir)?;
-            let guard = Arc::new(RemoveOnDrop(out.path().to_path_buf()));
-            for item in std::mem::take(&mut self.memory) {
-                out.write(&item)?;
-            }
-            self.bytes = 0;
-            self.file = Some((guard, out));
+            self.start_file()?;
         }
+        Ok(())
+    }
+
+    /// Writes the records held to a new file, where later ones go too.
+    fn start_file(&mut self) -> Result<(), SpillError> {
+        let mut out = FrameWriter::create(&self.dir)?;
+        let guard = Arc::new(RemoveOnDrop(out.path().to_path_buf()));
+        for item in std::mem::take(&mut self.memory) {
+            out.write(&item)?;
+        }
+        self.bytes = 0;
+        self.file = Some((guard, out));
         Ok(())
     }
 
@@ -722,6 +745,31 @@ mod tests {
             let error = read(&[&head[..], b"abc"].concat()).pop().unwrap().unwrap_err();
             assert_eq!(error.path, path);
         }
+    }
+
+    /// Records that arrive in order stay in memory within the limit, the buffer's spare
+    /// capacity included, then all go to one file, read back in order.
+    #[test]
+    fn a_sorted_writer_holds_at_most_its_limit_and_reads_back_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut writer = SortedWriter::new(dir.path(), 0);
+        let limit = writer.limit_bytes;
+        let size = std::mem::size_of::<Item>();
+        let items: Vec<Item> = (0..10_000u64).map(|n| Item(n, String::new())).collect();
+        for item in &items {
+            writer.push(item.clone()).unwrap();
+            if writer.file.is_none() {
+                assert!(
+                    writer.bytes + (writer.memory.capacity() - writer.memory.len()) * size <= limit
+                );
+                assert!(writer.memory.capacity() * size <= limit, "{}", writer.memory.capacity());
+            }
+        }
+        assert!(writer.file.is_some(), "10,000 records of {size} bytes pass {limit}");
+        let (file, bytes) = writer.into_file().unwrap();
+        assert!(bytes > 0);
+        let back: Vec<Item> = file.iter().unwrap().map(Result::unwrap).collect();
+        assert_eq!(back, items);
     }
 
     /// The merge reports a damaged run rather than dropping what follows the damage.
