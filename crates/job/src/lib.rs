@@ -39,6 +39,7 @@ mod config;
 mod corpus;
 mod driver;
 mod error;
+mod frames;
 mod operators;
 mod outputs;
 mod progress;
