@@ -6,11 +6,10 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-
-use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
 /// An error of the spill files, naming the file.
 #[derive(Debug, thiserror::Error)]

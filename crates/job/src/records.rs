@@ -129,8 +129,9 @@ pub struct Candidate {
 /// second ones: each first document's signature once per worker that holds seconds of it,
 /// and the pairs, which a second's worker verifies with the signatures it was sent.
 ///
-/// Ordered signatures first (by document), then pairs by `(b, a)`, so a worker that sorts
-/// what it received holds every signature before it verifies the first pair.
+/// Ordered signatures first (by document), then pairs by `(b, a)`. The verifying stage keeps
+/// signatures as they arrive and sorts only the pairs; the order puts signatures first
+/// where both are sorted together (the stage's unit tests).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum HalfPair {
     /// The first document of some pairs with its signature, for the worker of index

@@ -98,9 +98,10 @@ const SPARSE: usize = 16;
 
 /// The first documents' signatures a worker was sent, kept as they arrive (from every
 /// worker, in no particular order) for looking up in any order: in memory up to
-/// `limit_bytes`, then all in a file read by offset. In the file, read at random, a lookup costs a system call and a cache miss or
-/// more; so beside it, for MinHash estimates, each signature's lowest bits and features
-/// stay in memory (20 bytes with 128 permutations), which reject most pairs without it.
+/// `limit_bytes`, then all in a file read by offset. In the file, read at random, a lookup
+/// costs a system call and a cache miss or more; so beside it, for MinHash estimates, each
+/// signature's lowest bits and features stay in memory (20 bytes with 128 permutations),
+/// which reject most pairs without it.
 struct Firsts {
     dir: PathBuf,
     limit_bytes: usize,
