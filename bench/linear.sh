@@ -13,8 +13,12 @@
 #
 #   bash bench/linear.sh [RUNS] [DOCS...]     e.g. bash bench/linear.sh 3 100000 1000000
 #   BUDGETS="default 2G" bash bench/linear.sh 1 10000000
+#   CORPUS=disjoint bash bench/linear.sh 5 100000 1000000
 # BUDGETS (default "512M") lists --memory-budget values, "default" for none;
-# NEARDUP=BINARY times another build.
+# NEARDUP=BINARY times another build. CORPUS=disjoint keeps the duplicate rate exactly: every
+# size after the first is that many disjoint copies of the first size's corpus
+# (bench/make_disjoint.py: each copy in its own alphabet), where the real corpora's near
+# misses grow faster than their documents (see bench/make_disjoint.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
@@ -33,8 +37,16 @@ printf '[input]\nmax_record_bytes = 16777216\n' > "$job"
 printf '%-9s %-8s %7s %7s %8s %8s %9s %8s  %s\n' \
   docs budget wall_s cpu_s peak_MB peak/bud spilled_MB pairs \
   'stage seconds: read_and_sign ids_and_exact buckets verify cluster writing | parts digest'
+first=${sizes[0]}
 for docs in "${sizes[@]}"; do
   corpus=target/bench/real-$docs.jsonl
+  if [ "${CORPUS:-real}" = disjoint ] && [ "$docs" != "$first" ]; then
+    base=target/bench/real-$first.jsonl
+    corpus=target/bench/disjoint-${first}x$((docs / first)).jsonl
+    [ -f "$base" ] || python3 bench/make_real_corpus.py --docs "$first" --out "$base" > /dev/null
+    [ -f "$corpus" ] || python3 bench/make_disjoint.py --corpus "$base" --copies $((docs / first)) \
+      --out "$corpus" > /dev/null
+  fi
   [ -f "$corpus" ] || python3 bench/make_real_corpus.py --docs "$docs" --out "$corpus" > /dev/null
   for budget in "${budgets[@]}"; do
     out=target/bench/out-linear-$docs-$budget

@@ -70,10 +70,29 @@ pub fn count_line_starts(path: &std::path::Path, start: u64, end: u64) -> Result
         if n == 0 {
             break;
         }
-        count += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
+        count += count_newlines(&buf[..n]);
         left -= n as u64;
     }
     Ok(count)
+}
+
+/// The line ends in `bytes`. Counted in byte lanes a block at a time (at most 255 per
+/// lane, so a lane cannot overflow), which the compiler turns into vector compares: a
+/// byte-at-a-time count ran at about 2 GB/s, a pass over every byte of the input.
+fn count_newlines(bytes: &[u8]) -> u64 {
+    const LANES: usize = 64;
+    let mut blocks = bytes.chunks_exact(LANES * 255);
+    let mut count = 0;
+    for block in &mut blocks {
+        let mut lanes = [0u8; LANES];
+        for chunk in block.chunks_exact(LANES) {
+            for (lane, &b) in lanes.iter_mut().zip(chunk) {
+                *lane += u8::from(b == b'\n');
+            }
+        }
+        count += lanes.iter().map(|&n| u64::from(n)).sum::<u64>();
+    }
+    count + blocks.remainder().iter().filter(|&&b| b == b'\n').count() as u64
 }
 
 impl JsonlRecords {
@@ -521,6 +540,26 @@ mod tests {
             format: Format::Jsonl(compression),
             bytes: 0,
         }
+    }
+
+    #[test]
+    fn newlines_are_counted_across_blocks_however_dense() {
+        // Lengths around the 16,320-byte block, and a buffer of nothing but line ends,
+        // which fills every lane of every block to its 255.
+        let mut seed = 7u64;
+        for len in [0, 1, 63, 64, 16_319, 16_320, 16_321, 40_000, 100_003] {
+            for every in [1, 2, 7, 1000] {
+                let bytes: Vec<u8> = (0..len)
+                    .map(|_| {
+                        seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                        if (seed >> 33).is_multiple_of(every) { b'\n' } else { b'x' }
+                    })
+                    .collect();
+                let expected = bytes.iter().filter(|&&b| b == b'\n').count() as u64;
+                assert_eq!(count_newlines(&bytes), expected, "{len} bytes, 1 in {every}");
+            }
+        }
+        assert_eq!(count_newlines(&[b'\n'; 3 * 16_320 + 5]), 3 * 16_320 + 5);
     }
 
     proptest::proptest! {

@@ -8,6 +8,7 @@
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
+use std::collections::binary_heap::PeekMut;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
@@ -170,6 +171,15 @@ enum Source<T> {
     Run(FrameReader),
 }
 
+impl<T: DeserializeOwned> Source<T> {
+    fn next_item(&mut self) -> Result<Option<T>, SpillError> {
+        match self {
+            Source::Memory(items) => Ok(items.next()),
+            Source::Run(reader) => reader.next().transpose(),
+        }
+    }
+}
+
 /// The next record of one source, ordered for a min-heap (ties: lower source first, so the
 /// merge is stable and deterministic).
 struct Head<T> {
@@ -202,11 +212,7 @@ pub struct Merged<T> {
 
 impl<T: Ord + DeserializeOwned> Merged<T> {
     fn refill(&mut self, source: usize) -> Result<(), SpillError> {
-        let next = match &mut self.sources[source] {
-            Source::Memory(items) => items.next(),
-            Source::Run(reader) => reader.next().transpose()?,
-        };
-        if let Some(item) = next {
+        if let Some(item) = self.sources[source].next_item()? {
             self.heap.push(Head { item, source });
         }
         Ok(())
@@ -217,11 +223,18 @@ impl<T: Ord + DeserializeOwned> Iterator for Merged<T> {
     type Item = Result<T, SpillError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let Head { item, source } = self.heap.pop()?;
-        match self.refill(source) {
-            Ok(()) => Some(Ok(item)),
-            Err(e) => Some(Err(e)),
-        }
+        // The least head is replaced by its source's next record in place (one sift down),
+        // rather than popped and the next one pushed: the same order, as heads are ordered
+        // by (record, source), which no two share.
+        let mut top = self.heap.peek_mut()?;
+        Some(match self.sources[top.source].next_item() {
+            Ok(Some(item)) => Ok(std::mem::replace(&mut top.item, item)),
+            Ok(None) => Ok(PeekMut::pop(top).item),
+            Err(e) => {
+                PeekMut::pop(top);
+                Err(e)
+            }
+        })
     }
 }
 
