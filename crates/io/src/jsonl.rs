@@ -330,7 +330,7 @@ pub fn parse_line(file: &InputFile, fields: &FieldNames, doc: DocId, line: &[u8]
         1 => line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line),
         _ => line,
     };
-    let Ok(text) = std::str::from_utf8(bytes) else {
+    let Ok(text) = simdutf8::basic::from_utf8(bytes) else {
         return reject(None, Reason::InvalidUtf8, "the line is not valid UTF-8".into());
     };
     let picker = Picker {
@@ -563,6 +563,31 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// A line is rejected as invalid UTF-8 exactly when the standard library's check
+        /// says so: overlong forms, surrogates, code points past U+10FFFF and sequences cut
+        /// short, alone or among valid text, in either check's fast path (long ASCII runs).
+        #[test]
+        fn lines_are_rejected_as_invalid_utf8_exactly_as_std_would(
+            pieces in proptest::collection::vec(0usize..12, 0..60),
+        ) {
+            const PIECES: [&[u8]; 12] = [
+                b"abc", b"\xe4\xb8\xad", b"\xc3\xa9", b"\xf0\x9f\x98\x80", b"\xc0\xaf",
+                b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xe4\xb8", b"\x80", b"\xff",
+                b"the quick brown fox jumps over the lazy dog ", b"\xf0\x9f",
+            ];
+            let text: Vec<u8> = pieces.iter().flat_map(|&p| PIECES[p].iter().copied()).collect();
+            let mut line = b"{\"id\": \"a\", \"text\": \"x".to_vec();
+            line.extend_from_slice(&text);
+            line.extend_from_slice(b"\"}");
+            let file = file(Path::new("a.jsonl"), Compression::None);
+            let record = parse_line(&file, &FieldNames::default(), DocId::new(3, 2), &line);
+            let rejected = matches!(
+                record,
+                Record::Reject(RejectedRecord { reason: Reason::InvalidUtf8, .. })
+            );
+            proptest::prop_assert_eq!(rejected, std::str::from_utf8(&line).is_err());
+        }
+
         /// Reading a file as ranges cut anywhere, each numbered from the line starts
         /// counted in the ranges before it, gives the records of one whole read: same
         /// lines, same numbers, none twice, blank lines, CRLF and a missing last line end
