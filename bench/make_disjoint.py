@@ -10,10 +10,12 @@ Copy 0 is the corpus byte for byte. Copy c > 0 shifts every ASCII letter c place
 alphabet (keeping its case), every digit c places, and every CJK ideograph (U+4E00 to U+9FA5)
 c * 2,090 places within that block; spaces, punctuation and everything else stay. Its ids and
 truth labels get the suffix `~c`. Within a copy the shift is one-to-one and commutes with
-case folding, so a copy's documents, pairs, candidates and buckets are as many, as long and
-of the same kinds as the corpus's, while 5-grams of two copies almost never coincide: the
-copies are ten corpora of the same kind side by side, which is what `bench/linear.sh` needs
-to compare sizes at one duplicate rate. The corpora of `bench/make_real_corpus.py` do not
+case folding, so a copy's documents are as many and as long as the corpus's, and its pairs,
+candidates and buckets nearly so (not exactly: some shifted ideographs are variants that
+the job's script folding merges, which moves a copy's pairs by a fraction of a percent),
+while 5-grams of two copies almost never coincide (ten copies of the 100,000-document real
+corpus give no pair across copies): the copies are corpora of one kind side by side, which
+is what `bench/linear.sh` needs to compare sizes at one duplicate rate. The corpora of `bench/make_real_corpus.py` do not
 keep that rate as they grow: past its real articles, its originals are splices of articles,
 and pairs of splices with a parent in common (near misses that LSH makes candidates now and
 then) grow with the square of the splices per parent.
