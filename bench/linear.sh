@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Linear-cost benchmark: runs MinHash with 2 workers on the real corpora of growing size
-# (bench/make_real_corpus.py, which needs ../shared/data-samples; the same duplicate rate
-# at every size) under each budget, best of RUNS by CPU seconds (user + sys), and prints
+# (bench/make_real_corpus.py, which needs ../shared/data-samples; the same share of copies
+# at every size, though not the same near misses: see CORPUS below) under each budget, best of RUNS by CPU seconds (user + sys), and prints
 # per run: wall and CPU seconds, peak resident memory against the budget, bytes spilled,
 # pairs, the seconds of each stage (from one stage's end to the next, as summary.json
 # gives them), and a digest of the documents/ and pairs/ parts (the record size limit is
@@ -41,6 +41,10 @@ first=${sizes[0]}
 for docs in "${sizes[@]}"; do
   corpus=target/bench/real-$docs.jsonl
   if [ "${CORPUS:-real}" = disjoint ] && [ "$docs" != "$first" ]; then
+    if (( docs % first != 0 || docs <= first || docs / first > 10 )); then
+      echo "CORPUS=disjoint: $docs is not 2 to 10 times $first" >&2
+      exit 2
+    fi
     base=target/bench/real-$first.jsonl
     corpus=target/bench/disjoint-${first}x$((docs / first)).jsonl
     [ -f "$base" ] || python3 bench/make_real_corpus.py --docs "$first" --out "$base" > /dev/null

@@ -7,16 +7,19 @@ that no two copies share text.
         --out target/bench/disjoint-100000x10.jsonl
 
 Copy 0 is the corpus byte for byte. Copy c > 0 shifts every ASCII letter c places along the
-alphabet (keeping its case), every digit c places, and every CJK ideograph (U+4E00 to U+9FA5)
-c * 2,090 places within that block; spaces, punctuation and everything else stay. Its ids and
+alphabet (keeping its case), every digit c places, and every CJK ideograph from U+4E00 to
+U+9FA5 c * 2,090 places within that range; spaces, punctuation and everything else stay
+(the ideographs past U+9FA5 and in the extensions, and full-width letters, which the job
+folds to ASCII, are the same in every copy). At most ten copies: the digits repeat after
+ten. Its ids and
 truth labels get the suffix `~c`. Within a copy the shift is one-to-one and commutes with
 case folding, so a copy's documents are as many and as long as the corpus's, and its pairs,
 candidates and buckets nearly so (not exactly: some shifted ideographs are variants that
 the job's script folding merges, which moves a copy's pairs by a fraction of a percent),
 while 5-grams of two copies almost never coincide (ten copies of the 100,000-document real
 corpus give no pair across copies): the copies are corpora of one kind side by side, which
-is what `bench/linear.sh` needs to compare sizes at one duplicate rate. The shifted
-ideographs are rarer characters, which the normaliser handles on slower paths: on a shifted
+is what `bench/linear.sh` needs to compare sizes at one duplicate rate. The shifted text
+takes the normaliser's slower paths more often: on a shifted
 copy of 100,000 documents normalisation took 1.3 times its CPU, about 2% of the run. The corpora of `bench/make_real_corpus.py` do not
 keep that rate as they grow: past its real articles, its originals are splices of articles,
 and pairs of splices with a parent in common (near misses that LSH makes candidates now and
@@ -26,6 +29,7 @@ then) grow with the square of the splices per parent.
 import argparse
 import json
 import os
+import sys
 
 CJK_FIRST, CJK_LAST = 0x4E00, 0x9FA5
 CJK_STEP = 2090
@@ -49,16 +53,19 @@ def main():
     ap.add_argument("--copies", type=int, default=10)
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
+    if not 1 <= args.copies <= 10:
+        # Digits shift through 10 places: an eleventh copy would repeat the first's digits.
+        sys.exit("--copies: 1 to 10")
     tmp = args.out + ".tmp"
     n = 0
-    with open(tmp, "w", encoding="utf-8") as out:
+    with open(tmp, "w", encoding="utf-8", newline="") as out:
         for copy in range(args.copies):
             shift = table(copy)
-            with open(args.corpus, encoding="utf-8") as src:
+            with open(args.corpus, encoding="utf-8", newline="") as src:
                 for line in src:
                     n += 1
-                    if copy == 0:
-                        out.write(line)
+                    if copy == 0 or not line.strip():
+                        out.write(line)  # byte for byte, blank lines too
                         continue
                     doc = json.loads(line)
                     doc["id"] = f"{doc['id']}~{copy}"

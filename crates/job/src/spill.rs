@@ -518,7 +518,73 @@ mod tests {
         assert_eq!(error.path, run);
     }
 
+    /// A record ordered by its key alone, as `Keyed` is, tagged with its push position.
+    #[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
+    struct ByKey(u64, usize);
+
+    impl PartialEq for ByKey {
+        fn eq(&self, other: &Self) -> bool {
+            self.0 == other.0
+        }
+    }
+    impl Eq for ByKey {}
+    impl PartialOrd for ByKey {
+        fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+            Some(self.cmp(other))
+        }
+    }
+    impl Ord for ByKey {
+        fn cmp(&self, other: &Self) -> Ordering {
+            self.0.cmp(&other.0)
+        }
+    }
+    impl MemSize for ByKey {
+        fn mem_size(&self) -> usize {
+            std::mem::size_of::<ByKey>()
+        }
+    }
+
     proptest! {
+        /// Records with equal keys come out of the merge run by run (the runs in the order
+        /// they were spilled, the records still in memory last), whatever the heap does.
+        #[test]
+        fn equal_keys_merge_in_the_order_of_their_runs(
+            keys in proptest::collection::vec(0u64..6, 0..300),
+            limit in 64usize..1024,
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let mut runs = SortedRuns::new(dir.path(), 0);
+            runs.limit_bytes = limit;
+            // Which run each record went to: a push may spill before it adds its record
+            // (the buffer is full), after (over the limit), or both.
+            let (mut run_of, mut pending) = (Vec::new(), 0);
+            for (i, &key) in keys.iter().enumerate() {
+                let before = runs.runs.len();
+                runs.push(ByKey(key, i)).unwrap();
+                let added = runs.runs.len() - before;
+                if added == 0 {
+                    pending += 1;
+                    continue;
+                }
+                run_of.extend(std::iter::repeat_n(before, pending));
+                if added == 1 && !runs.memory.is_empty() {
+                    pending = 1; // spilled before this record, which waits in memory
+                } else {
+                    run_of.push(before + added - 1);
+                    pending = 0;
+                }
+            }
+            run_of.extend(std::iter::repeat_n(runs.runs.len(), pending));
+            let merged: Vec<ByKey> = runs.into_sorted().unwrap().map(Result::unwrap).collect();
+            prop_assert_eq!(merged.len(), keys.len());
+            for w in merged.windows(2) {
+                prop_assert!(w[0].0 <= w[1].0);
+                if w[0].0 == w[1].0 {
+                    prop_assert!(run_of[w[0].1] <= run_of[w[1].1], "{:?} before {:?}", w[0], w[1]);
+                }
+            }
+        }
+
         #[test]
         fn merged_runs_equal_a_plain_sort(
             items in proptest::collection::vec((0u64..50, "[a-c]{0,3}"), 0..400),
