@@ -444,6 +444,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+    use crate::operators::collect::Keyed;
 
     #[derive(
         Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
@@ -518,34 +519,9 @@ mod tests {
         assert_eq!(error.path, run);
     }
 
-    /// A record ordered by its key alone, as `Keyed` is, tagged with its push position.
-    #[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
-    struct ByKey(u64, usize);
-
-    impl PartialEq for ByKey {
-        fn eq(&self, other: &Self) -> bool {
-            self.0 == other.0
-        }
-    }
-    impl Eq for ByKey {}
-    impl PartialOrd for ByKey {
-        fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-            Some(self.cmp(other))
-        }
-    }
-    impl Ord for ByKey {
-        fn cmp(&self, other: &Self) -> Ordering {
-            self.0.cmp(&other.0)
-        }
-    }
-    impl MemSize for ByKey {
-        fn mem_size(&self) -> usize {
-            std::mem::size_of::<ByKey>()
-        }
-    }
-
     proptest! {
-        /// Records with equal keys come out of the merge run by run (the runs in the order
+        /// Records with equal keys (`Keyed` orders by key alone; the value is the push
+        /// position) come out of the merge run by run (the runs in the order
         /// they were spilled, the records still in memory last), whatever the heap does.
         #[test]
         fn equal_keys_merge_in_the_order_of_their_runs(
@@ -560,7 +536,7 @@ mod tests {
             let (mut run_of, mut pending) = (Vec::new(), 0);
             for (i, &key) in keys.iter().enumerate() {
                 let before = runs.runs.len();
-                runs.push(ByKey(key, i)).unwrap();
+                runs.push(Keyed { key, value: vec![i] }).unwrap();
                 let added = runs.runs.len() - before;
                 if added == 0 {
                     pending += 1;
@@ -575,12 +551,14 @@ mod tests {
                 }
             }
             run_of.extend(std::iter::repeat_n(runs.runs.len(), pending));
-            let merged: Vec<ByKey> = runs.into_sorted().unwrap().map(Result::unwrap).collect();
+            let merged: Vec<Keyed<u64, Vec<usize>>> =
+                runs.into_sorted().unwrap().map(Result::unwrap).collect();
             prop_assert_eq!(merged.len(), keys.len());
             for w in merged.windows(2) {
-                prop_assert!(w[0].0 <= w[1].0);
-                if w[0].0 == w[1].0 {
-                    prop_assert!(run_of[w[0].1] <= run_of[w[1].1], "{:?} before {:?}", w[0], w[1]);
+                prop_assert!(w[0].key <= w[1].key);
+                if w[0].key == w[1].key {
+                    let (x, y) = (w[0].value[0], w[1].value[0]);
+                    prop_assert!(run_of[x] <= run_of[y], "{x} before {y} (key {})", w[0].key);
                 }
             }
         }
