@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Linear-cost benchmark: runs MinHash with 2 workers on the real corpora of growing size
 # (bench/make_real_corpus.py, which needs ../shared/data-samples; the same share of copies
-# at every size, though not the same near misses: see CORPUS below) under each budget, best of RUNS by CPU seconds (user + sys), and prints
-# per run: wall and CPU seconds, peak resident memory against the budget, bytes spilled,
-# pairs, the seconds of each stage (from one stage's end to the next, as summary.json
-# gives them), and a digest of the documents/ and pairs/ parts (the record size limit is
-# fixed at its default, 16 MiB, so that parts made under different budgets have the same
-# bytes). Then, per budget, the CPU ratio of each size to the one before (also per input
-# byte, beside the ratios of the bytes, of the distinct candidate pairs and of each stage's
-# wall time), and whether the budgets gave the same parts.
+# at every size, though not the same near misses: see CORPUS below) under each budget,
+# best of RUNS by CPU seconds (user + sys), and prints per run: wall and CPU seconds, peak
+# resident memory against the budget, bytes spilled, pairs, the seconds of each stage
+# (from one stage's end to the next, as summary.json gives them), and a digest of the
+# documents/ and pairs/ parts (the record size limit is fixed at its default, 16 MiB, so
+# that parts made under different budgets have the same bytes). Then, per budget, the CPU
+# ratio of each size to the one before (also per input byte, beside the ratios of the
+# bytes, of the distinct candidate pairs and of each stage's wall time), and whether the
+# budgets gave the same parts.
 # Not part of the test run.
 #
 #   bash bench/linear.sh [RUNS] [DOCS...]     e.g. bash bench/linear.sh 3 100000 1000000

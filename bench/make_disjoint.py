@@ -11,19 +11,21 @@ alphabet (keeping its case), every digit c places, and every CJK ideograph from 
 U+9FA5 c * 2,090 places within that range; spaces, punctuation and everything else stay
 (the ideographs past U+9FA5 and in the extensions, and full-width letters, which the job
 folds to ASCII, are the same in every copy). At most ten copies: the digits repeat after
-ten. Its ids and
-truth labels get the suffix `~c`. Within a copy the shift is one-to-one and commutes with
-case folding, so a copy's documents are as many and as long as the corpus's, and its pairs,
-candidates and buckets nearly so (not exactly: some shifted ideographs are variants that
-the job's script folding merges, which moves a copy's pairs by a fraction of a percent),
-while 5-grams of two copies almost never coincide (ten copies of the 100,000-document real
-corpus give no pair across copies): the copies are corpora of one kind side by side, which
-is what `bench/linear.sh` needs to compare sizes at one duplicate rate. The shifted text
-takes the normaliser's slower paths more often: on a shifted
-copy of 100,000 documents normalisation took 1.3 times its CPU, about 2% of the run. The corpora of `bench/make_real_corpus.py` do not
-keep that rate as they grow: past its real articles, its originals are splices of articles,
-and pairs of splices with a parent in common (near misses that LSH makes candidates now and
-then) grow with the square of the splices per parent.
+ten. Its ids and truth labels get the suffix `~c`.
+
+Within a copy the shift is one-to-one and commutes with case folding, so a copy's documents
+are as many and as long as the corpus's, and its pairs, candidates and buckets nearly so
+(ten copies of the 100,000-document real corpus have 0.2% more pairs than ten times its
+own: the shift is not quite neutral to the job's normalisation), while 5-grams of two copies
+almost never coincide (those ten copies give no pair across copies). The copies are corpora
+of one kind side by side, which is what `bench/linear.sh` needs to compare sizes at one
+duplicate rate; normalising a shifted copy of 100,000 documents took 1.07 to 1.13 times the
+CPU of the corpus's, about 1% of the run.
+
+The corpora of `bench/make_real_corpus.py` do not keep that rate as they grow: past its real
+articles, its originals are splices of articles, and pairs of splices with a parent in
+common (near misses that LSH makes candidates now and then) grow with the square of the
+splices per parent.
 """
 
 import argparse
