@@ -91,6 +91,11 @@ impl FrameWriter {
         Ok(())
     }
 
+    /// Bytes written so far: where the next record's frame starts.
+    pub(crate) fn written(&self) -> u64 {
+        self.bytes
+    }
+
     /// Flushes the file; returns its path and the bytes written.
     ///
     /// # Errors
@@ -121,6 +126,8 @@ pub(crate) struct FrameReader {
     path: PathBuf,
     file: File,
     buffer: Vec<u8>,
+    /// Where in the file `buffer` starts.
+    origin: u64,
     /// The unread bytes are `buffer[start..end]`.
     start: usize,
     end: usize,
@@ -140,11 +147,39 @@ impl FrameReader {
             path: path.to_path_buf(),
             file,
             buffer: Vec::new(),
+            origin: 0,
             start: 0,
             end: 0,
             at_end: false,
             failed: false,
         })
+    }
+
+    /// Where in the file the next frame starts.
+    pub(crate) fn position(&self) -> u64 {
+        self.origin + self.start as u64
+    }
+
+    /// Whether the frame at `offset` starts within the bytes already read.
+    pub(crate) fn holds(&self, offset: u64) -> bool {
+        offset >= self.origin && offset < self.origin + self.end as u64
+    }
+
+    /// Makes the frame at `offset` the next one: within the bytes already read when they
+    /// hold it, else by seeking the file (dropping what was read).
+    ///
+    /// # Errors
+    /// When the file cannot be seeked.
+    pub(crate) fn seek(&mut self, offset: u64) -> Result<(), SpillError> {
+        self.failed = false;
+        if self.holds(offset) {
+            self.start = (offset - self.origin) as usize;
+            return Ok(());
+        }
+        use std::io::{Seek, SeekFrom};
+        self.file.seek(SeekFrom::Start(offset)).map_err(|e| SpillError::at(&self.path, e))?;
+        (self.origin, self.start, self.end, self.at_end) = (offset, 0, 0, false);
+        Ok(())
     }
 
     /// The next record, `None` after the last one or after an error.
@@ -214,6 +249,7 @@ impl FrameReader {
     /// Reads until at least `want` bytes are unread or the file ends; the bytes unread.
     fn fill(&mut self, want: usize) -> Result<usize, SpillError> {
         if self.end - self.start < want && !self.at_end {
+            self.origin += self.start as u64;
             self.buffer.copy_within(self.start..self.end, 0);
             self.end -= self.start;
             self.start = 0;

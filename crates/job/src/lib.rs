@@ -47,6 +47,7 @@ mod record_log;
 mod records;
 mod report;
 mod routing;
+mod sig_log;
 mod sign;
 mod source;
 mod spec;

@@ -37,6 +37,12 @@ impl<T: Copy> MemSize for Vec<T> {
     }
 }
 
+impl MemSize for u64 {
+    fn mem_size(&self) -> usize {
+        std::mem::size_of::<Self>()
+    }
+}
+
 impl MemSize for (u64, u64, u64) {
     fn mem_size(&self) -> usize {
         std::mem::size_of::<Self>()

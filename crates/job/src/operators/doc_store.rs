@@ -5,9 +5,12 @@
 //! Partitioning: documents and representative markers arrive exchanged on `DocId` (their
 //! home worker); the per-worker representative counts arrive broadcast, so SimHash can
 //! pick its block layout from the corpus size before emitting keys. Emits: once all three
-//! are complete, a batch per activation. Holds: at most its spill limit of documents; then
-//! two sorted files (metadata, signatures) shared with the verification and document
-//! stages, each held within the spill limit in memory and the rest on disk.
+//! are complete, a batch per activation. Holds: a signed document's signature goes to the
+//! signature log as it arrives (`sig_log.rs`: half the spill limit in memory, the rest in
+//! a file), and the rest of every document with the log position of its signature to
+//! sorted runs (the other half); then two sorted files shared with the verification and
+//! document stages, each held within the spill limit in memory and the rest on disk: the
+//! metadata, and the log positions of the representatives' signatures.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -20,8 +23,10 @@ use timely::dataflow::channels::pact::Pipeline;
 use timely::progress::Timestamp;
 
 use crate::config::{JobConfig, MethodParams};
-use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
+use crate::operators::collect::collect_sorted_taking;
+use crate::operators::collect::{Drain, Keyed, Spill};
 use crate::records::{BucketRecord, DocMeta, NodeInfo, SigEntry, SignedDoc, content_key};
+use crate::sig_log::{LogAt, LogReader, SigLog, SigLogFile};
 use crate::spill::{Held, MemSize, SortedFile, SortedWriter, SpillError};
 
 /// What the document store leaves for later stages of the same worker.
@@ -32,7 +37,7 @@ pub struct DocStore {
     /// The SimHash block count chosen.
     pub blocks: Option<u32>,
     /// Signatures of this worker's representatives, by `DocId`.
-    pub signatures: Option<SortedFile<Keyed<DocId, SigEntry>>>,
+    pub signatures: Option<Signatures>,
     /// Whether stages after verification read the signatures (a run with an index
     /// matches against it and writes them to it).
     pub signatures_read_later: bool,
@@ -67,17 +72,39 @@ pub enum StoreIn {
     Count(u64),
     /// The next document is a representative.
     Representative,
-    /// A signed document.
+    /// A document as it was sent: signed or not.
     Doc(SignedDoc),
+    /// A signed document whose signature and feature set are in the signature log at the
+    /// position given.
+    Signed(SignedDoc, LogAt),
 }
 
 impl MemSize for StoreIn {
     fn mem_size(&self) -> usize {
         match self {
-            StoreIn::Doc(d) => d.mem_size(),
+            StoreIn::Doc(d) | StoreIn::Signed(d, _) => d.mem_size() + size_of::<LogAt>(),
             _ => std::mem::size_of::<StoreIn>(),
         }
     }
+}
+
+/// Moves a signed document's signature and feature set to `log` as it arrives, so the
+/// sorted runs carry the rest of it and where they went.
+///
+/// # Errors
+/// When the log cannot be written.
+pub(crate) fn log_signature(log: &mut SigLog, item: StoreKey) -> Result<StoreKey, SpillError> {
+    let Keyed { key, value: StoreIn::Doc(mut d) } = item else { return Ok(item) };
+    let Some(signature) = d.signature.take() else {
+        return Ok(Keyed { key, value: StoreIn::Doc(d) });
+    };
+    let at = log.push(SigEntry {
+        node: NodeInfo { doc: d.doc, id: d.id.clone(), chars: d.chars, content: d.content },
+        signature,
+        features: d.features,
+        feature_set: std::mem::take(&mut d.feature_set),
+    })?;
+    Ok(Keyed { key, value: StoreIn::Signed(d, at) })
 }
 
 /// The store's sort key: (`DocId` raw, kind, sender) with counts at `DocId` 0, which no
@@ -113,7 +140,10 @@ struct StoreDrain {
     keyer: Option<Keyer>,
     /// Both arrive in `DocId` order (the store drains its input sorted).
     meta: SortedWriter<Keyed<DocId, DocMeta>>,
-    signatures: SortedWriter<Keyed<DocId, SigEntry>>,
+    /// Where each signed representative's signature is in the log.
+    index: SortedWriter<Keyed<DocId, LogAt>>,
+    log: SigLogFile,
+    reader: LogReader,
     signed: u64,
 }
 
@@ -146,62 +176,86 @@ impl StoreDrain {
     }
 }
 
+impl StoreDrain {
+    /// A drain of documents whose signatures are in `log`.
+    fn new(
+        job: Arc<JobConfig>,
+        shared: Rc<RefCell<DocStore>>,
+        spill: Spill,
+        log: SigLogFile,
+    ) -> Self {
+        StoreDrain {
+            job,
+            shared,
+            total: 0,
+            representative: None,
+            keyer: None,
+            meta: spill.writer(),
+            index: spill.writer(),
+            reader: log.reader(),
+            log,
+            signed: 0,
+            spill,
+        }
+    }
+
+    /// Stores document `d`, whose signature is at `at` in the log when it has one.
+    fn doc(
+        &mut self,
+        d: SignedDoc,
+        at: Option<LogAt>,
+        emit: &mut dyn FnMut(Stored),
+    ) -> Result<(), SpillError> {
+        debug_assert!(d.signature.is_none(), "signatures are logged as documents arrive");
+        let is_rep = self.representative == Some(d.doc);
+        if let (true, Some(at)) = (is_rep, at) {
+            let seed = self.job.spec.seed;
+            self.keyer();
+            let keyer = self.keyer.as_ref().expect("chosen above");
+            match (keyer, &self.reader.get(at)?.signature) {
+                (Keyer::MinHash(lsh), Signature::MinHash(s)) => {
+                    lsh.band_keys(s, seed).for_each(|key| {
+                        emit(Stored::Bucket(BucketRecord { key, doc: d.doc }));
+                    });
+                }
+                (Keyer::SimHash(layout), Signature::SimHash(f)) => {
+                    layout.keys(*f, seed).for_each(|key| {
+                        emit(Stored::Bucket(BucketRecord { key, doc: d.doc }));
+                    });
+                }
+                _ => unreachable!("signatures match the job's method"),
+            }
+            self.signed += 1;
+            self.index.push(Keyed { key: d.doc, value: at })?;
+        }
+        // With an index, every representative is looked up and indexed by its content
+        // too: those with too few features to sign by content alone.
+        if is_rep && self.job.index.is_some() {
+            let key = BucketKey::new(content_key(d.content));
+            emit(Stored::Content(BucketRecord { key, doc: d.doc }));
+        }
+        self.meta.push(Keyed {
+            key: d.doc,
+            value: DocMeta {
+                id: d.id,
+                chars: d.chars,
+                features: d.features,
+                content: d.content,
+                matched: at.is_some(),
+                representative: is_rep,
+                web: d.web,
+            },
+        })
+    }
+}
+
 impl Drain<StoreKey, Stored> for StoreDrain {
     fn item(&mut self, item: StoreKey, emit: &mut dyn FnMut(Stored)) -> Result<(), SpillError> {
         match item.value {
             StoreIn::Count(n) => self.total += n,
             StoreIn::Representative => self.representative = Some(DocId::from_raw(item.key.0)),
-            StoreIn::Doc(d) => {
-                let is_rep = self.representative == Some(d.doc);
-                let seed = self.job.spec.seed;
-                if let (true, Some(signature)) = (is_rep, &d.signature) {
-                    match (self.keyer(), signature) {
-                        (Keyer::MinHash(lsh), Signature::MinHash(s)) => {
-                            lsh.band_keys(s, seed).for_each(|key| {
-                                emit(Stored::Bucket(BucketRecord { key, doc: d.doc }));
-                            });
-                        }
-                        (Keyer::SimHash(layout), Signature::SimHash(f)) => {
-                            layout.keys(*f, seed).for_each(|key| {
-                                emit(Stored::Bucket(BucketRecord { key, doc: d.doc }));
-                            });
-                        }
-                        _ => unreachable!("signatures match the job's method"),
-                    }
-                }
-                // With an index, every representative is looked up and indexed by its
-                // content too: those with too few features to sign by content alone.
-                if is_rep && self.job.index.is_some() {
-                    let key = BucketKey::new(content_key(d.content));
-                    emit(Stored::Content(BucketRecord { key, doc: d.doc }));
-                }
-                let node =
-                    NodeInfo { doc: d.doc, id: d.id.clone(), chars: d.chars, content: d.content };
-                self.meta.push(Keyed {
-                    key: d.doc,
-                    value: DocMeta {
-                        id: d.id,
-                        chars: d.chars,
-                        features: d.features,
-                        content: d.content,
-                        matched: d.signature.is_some(),
-                        representative: is_rep,
-                        web: d.web,
-                    },
-                })?;
-                if let (true, Some(signature)) = (is_rep, d.signature) {
-                    self.signed += 1;
-                    self.signatures.push(Keyed {
-                        key: d.doc,
-                        value: SigEntry {
-                            node,
-                            signature,
-                            features: d.features,
-                            feature_set: d.feature_set,
-                        },
-                    })?;
-                }
-            }
+            StoreIn::Doc(d) => self.doc(d, None, emit)?,
+            StoreIn::Signed(d, at) => self.doc(d, Some(at), emit)?,
         }
         Ok(())
     }
@@ -210,13 +264,13 @@ impl Drain<StoreKey, Stored> for StoreDrain {
         self.keyer();
         let (meta, meta_bytes) =
             std::mem::replace(&mut self.meta, self.spill.writer()).into_file()?;
-        let (signatures, signature_bytes) =
-            std::mem::replace(&mut self.signatures, self.spill.writer()).into_file()?;
-        self.spill.stats.borrow_mut().spilled_bytes += meta_bytes + signature_bytes;
+        let (index, index_bytes) =
+            std::mem::replace(&mut self.index, self.spill.writer()).into_file()?;
+        self.spill.stats.borrow_mut().spilled_bytes += meta_bytes + index_bytes;
         self.spill.stats.borrow_mut().signed_representatives += self.signed;
         let mut shared = self.shared.borrow_mut();
         shared.meta = Some(meta);
-        shared.signatures = Some(signatures);
+        shared.signatures = Some(Signatures { index, log: self.log.clone() });
         shared.signatures_read_later = self.job.index.is_some();
         Ok(())
     }
@@ -242,43 +296,88 @@ impl<'s, T: Timestamp> StoreDocs<'s, T> for StreamVec<'s, T, StoreKey> {
         shared: Rc<RefCell<DocStore>>,
         spill: Spill,
     ) -> StreamVec<'s, T, Stored> {
-        let drain_spill = spill.clone();
-        collect_sorted(self, Pipeline, "StoreDocs", spill, move || {
-            Ok(StoreDrain {
-                job: job.clone(),
-                shared: shared.clone(),
-                spill: drain_spill.clone(),
-                total: 0,
-                representative: None,
-                keyer: None,
-                meta: drain_spill.writer(),
-                signatures: drain_spill.writer(),
-                signed: 0,
-            })
+        // Half the limit for the log, half for the sorted runs of the rest.
+        let half = Spill { limit_bytes: spill.limit_bytes / 2, ..spill.clone() };
+        let log = Rc::new(RefCell::new(Some(SigLog::new(half.dir.clone(), half.limit_bytes))));
+        let take_log = log.clone();
+        let take = move |item: StoreKey| {
+            let mut log = take_log.borrow_mut();
+            let log = log.as_mut().expect("documents arrive before the store drains");
+            log_signature(log, item).map(Some)
+        };
+        collect_sorted_taking(self, Pipeline, "StoreDocs", half, take, move || {
+            let log = log.borrow_mut().take().expect("the store drains once");
+            let (log, bytes) = log.finish()?;
+            spill.stats.borrow_mut().spilled_bytes += bytes;
+            Ok(StoreDrain::new(job.clone(), shared.clone(), spill.clone(), log))
         })
     }
 }
 
-/// Walks a sorted file of the store (signatures by default, or metadata) alongside
-/// records sorted by `DocId`. Rows passed over are neither copied nor decoded: in memory the
+/// The signatures of a worker's signed representatives: where each is in the store's
+/// signature log, by `DocId`, and the log.
+#[derive(Clone)]
+pub struct Signatures {
+    index: SortedFile<Keyed<DocId, LogAt>>,
+    log: SigLogFile,
+}
+
+impl Signatures {
+    /// A cursor over them.
+    ///
+    /// # Errors
+    /// When the index's file cannot be opened.
+    pub(crate) fn cursor(&self) -> Result<SigCursor, SpillError> {
+        Ok(SigCursor { index: Cursor::over(&self.index)?, log: self.log.reader() })
+    }
+}
+
+/// Walks the signatures of the store alongside records sorted by `DocId`.
+pub(crate) struct SigCursor {
+    index: Cursor<LogAt>,
+    log: LogReader,
+}
+
+impl SigCursor {
+    /// A cursor over the store's signatures.
+    pub(crate) fn open(store: &Rc<RefCell<DocStore>>) -> Result<Self, SpillError> {
+        let store = store.borrow();
+        let signatures =
+            store.signatures.as_ref().expect("the store finished before any candidate arrived");
+        signatures.cursor()
+    }
+
+    /// The signature of `doc`, or `None` when it is not a signed representative. Calls
+    /// must come in `DocId` order.
+    pub(crate) fn get(&mut self, doc: DocId) -> Result<Option<&SigEntry>, SpillError> {
+        match self.index.get(doc)? {
+            Some(&at) => Ok(Some(self.log.get(at)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// The signature of `doc`.
+    ///
+    /// # Panics
+    /// If `doc` is not stored here: candidates go to their documents' home workers, so a
+    /// miss is a routing bug.
+    pub(crate) fn find(&mut self, doc: DocId) -> Result<&SigEntry, SpillError> {
+        let found = self.get(doc)?;
+        Ok(found
+            .unwrap_or_else(|| unreachable!("document {doc:?} is not stored on its home worker")))
+    }
+}
+
+/// Walks a sorted file of the store (metadata, or the log positions of signatures)
+/// alongside records sorted by `DocId`. Rows passed over are neither copied nor decoded: in memory the
 /// cursor moves an index, in a file it reads each row's key from the first eight bytes of
 /// its encoding (`Keyed` encodes its key first, and a `DocId` as its `u64`, little-endian).
-pub(crate) struct Cursor<V = SigEntry> {
+pub(crate) struct Cursor<V> {
     rows: Held<Keyed<DocId, V>>,
     /// In memory: the row at or after the last document asked for.
     at: usize,
     /// In a file: the last row decoded.
     current: Option<Keyed<DocId, V>>,
-}
-
-impl Cursor<SigEntry> {
-    /// A cursor over the store's signature file.
-    pub(crate) fn open(store: &Rc<RefCell<DocStore>>) -> Result<Self, SpillError> {
-        let store = store.borrow();
-        let file =
-            store.signatures.as_ref().expect("the store finished before any candidate arrived");
-        Self::over(file)
-    }
 }
 
 impl<V: serde::de::DeserializeOwned + Clone + 'static> Cursor<V> {
@@ -321,29 +420,31 @@ impl<V: serde::de::DeserializeOwned + Clone + 'static> Cursor<V> {
     }
 }
 
+/// Runs the store's stages by hand over `input` under `spill`'s limit, as the dataflow
+/// does: logs signatures as the records arrive, then drains them sorted. What it emitted,
+/// and the store.
+#[cfg(test)]
+pub(crate) fn store_by_hand(
+    job: JobConfig,
+    spill: &Spill,
+    input: Vec<StoreKey>,
+) -> (Vec<Stored>, Rc<RefCell<DocStore>>) {
+    let mut log = SigLog::new(spill.dir.clone(), spill.limit_bytes / 2);
+    let input = input.into_iter().map(|item| log_signature(&mut log, item).unwrap()).collect();
+    let (log, bytes) = log.finish().unwrap();
+    spill.stats.borrow_mut().spilled_bytes += bytes;
+    let shared = Rc::new(RefCell::new(DocStore::default()));
+    let mut stage = StoreDrain::new(Arc::new(job), shared.clone(), spill.clone(), log);
+    (crate::operators::testing::drain(&mut stage, input), shared)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::operators::testing::{self, drain, signed};
+    use crate::operators::testing::{self, signed};
     use crate::spec::{JobSpec, Method};
 
     const LONG: &str = "the quick brown fox jumps over the lazy dog near the river bank today";
-
-    fn store_drain(job: JobConfig, spill: &Spill) -> (StoreDrain, Rc<RefCell<DocStore>>) {
-        let shared = Rc::new(RefCell::new(DocStore::default()));
-        let drain = StoreDrain {
-            job: Arc::new(job),
-            shared: shared.clone(),
-            spill: spill.clone(),
-            total: 0,
-            representative: None,
-            keyer: None,
-            meta: spill.writer(),
-            signatures: spill.writer(),
-            signed: 0,
-        };
-        (drain, shared)
-    }
 
     /// Documents 1 (a representative), 2 (a copy of another text) and 3 (a representative
     /// too short to sign), and counts of 1 and 2 representatives from two workers.
@@ -373,8 +474,7 @@ mod tests {
         let job = testing::job(dir.path(), JobSpec::default());
         let MethodParams::Minhash { lsh, .. } = job.params else { unreachable!() };
         let spill = testing::spill(dir.path(), 0);
-        let (mut stage, shared) = store_drain(job.clone(), &spill);
-        let out = drain(&mut stage, input(&job));
+        let (out, shared) = store_by_hand(job.clone(), &spill, input(&job));
         // One key per band, for the signed representative only; no content keys.
         assert_eq!(out.len() as u32, lsh.bands());
         assert!(out.iter().all(|s| matches!(s, Stored::Bucket(r) if r.doc == DocId::new(0, 1))));
@@ -387,10 +487,60 @@ mod tests {
         let flags: Vec<(u64, bool, bool)> =
             meta.iter().map(|(r, m)| (*r, m.representative, m.matched)).collect();
         assert_eq!(flags, [(1, true, true), (2, false, true), (3, true, false)]);
-        let signatures = rows(shared.signatures.as_ref().unwrap());
-        assert_eq!(signatures.len(), 1);
-        assert_eq!(signatures[0].1.node.id, "d1");
+        let mut signatures = shared.signatures.as_ref().unwrap().cursor().unwrap();
+        let d1 = signatures.find(DocId::new(0, 1)).unwrap().clone();
+        assert_eq!(
+            (d1.node.id.as_str(), Some(d1.signature)),
+            ("d1", signed(&job, 1, LONG).signature)
+        );
+        // A copy of another text and a text too short to sign have none.
+        assert_eq!(signatures.get(DocId::new(0, 2)).unwrap(), None);
+        assert_eq!(signatures.get(DocId::new(0, 3)).unwrap(), None);
         assert_eq!(spill.stats.borrow().signed_representatives, 1);
+    }
+
+    /// The store under a limit that sends its runs, its signature log and its files to
+    /// disk gives what it gives in memory: documents arrive from three senders, each in
+    /// `DocId` order, interleaved, and every other one is a representative.
+    #[test]
+    fn a_store_that_spills_emits_and_keeps_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = testing::job(dir.path(), JobSpec::default());
+        let docs: Vec<SignedDoc> = (1..=120)
+            .map(|r| signed(&job, r, &LONG.replace("fox", &format!("fox{}", r / 2))))
+            .collect();
+        let mut input: Vec<StoreKey> = Vec::new();
+        for turn in 0..40 {
+            for sender in 0..3 {
+                input.push(doc_in(docs[sender * 40 + turn].clone()));
+            }
+        }
+        input.extend((1..=120).step_by(2).map(|r| representative_in(DocId::new(0, r))));
+        input.push(count_in(0, 60));
+        let run = |limit: usize| {
+            let spill = testing::spill(&dir.path().join(format!("spill-{limit}")), limit);
+            let (out, shared) = store_by_hand(job.clone(), &spill, input.clone());
+            let keys: Vec<(u64, u64)> =
+                out.iter().map(|s| (s.record().key.get(), s.record().doc.get())).collect();
+            let shared = shared.borrow();
+            let meta = rows(shared.meta.as_ref().unwrap());
+            let meta: Vec<_> =
+                meta.into_iter().map(|(r, m)| (r, m.id, m.matched, m.representative)).collect();
+            let mut cursor = shared.signatures.as_ref().unwrap().cursor().unwrap();
+            let signatures: Vec<Option<SigEntry>> =
+                (1..=120).map(|r| cursor.get(DocId::new(0, r)).unwrap().cloned()).collect();
+            let spilled = spill.stats.borrow().spilled_bytes;
+            (keys, meta, signatures, spilled)
+        };
+        let (keys, meta, signatures, spilled) = run(1 << 30);
+        assert_eq!(spilled, 0);
+        assert_eq!(signatures.iter().filter(|s| s.is_some()).count(), 60);
+        assert_eq!(signatures[0].as_ref().unwrap().node.id, "d1");
+        assert!(signatures[1].is_none());
+        // 60 signatures of over 500 bytes against 8 KiB: the log goes to a file.
+        let small = run(16 << 10);
+        assert!(small.3 > 60 * 500, "{} bytes spilled", small.3);
+        assert_eq!((small.0, small.1, small.2), (keys, meta, signatures));
     }
 
     #[test]
@@ -399,8 +549,7 @@ mod tests {
         let job =
             testing::job(dir.path(), JobSpec { method: Method::Simhash, ..JobSpec::default() });
         let spill = testing::spill(dir.path(), 0);
-        let (mut stage, shared) = store_drain(job.clone(), &spill);
-        let out = drain(&mut stage, input(&job));
+        let (out, shared) = store_by_hand(job.clone(), &spill, input(&job));
         // Three representatives in all (two with counts from the other worker).
         let layout = BlockLayout::choose(job.spec.simhash.distance(), 3).unwrap();
         assert_eq!(shared.borrow().blocks, Some(layout.blocks()));
@@ -418,8 +567,7 @@ mod tests {
             .with_index(dir.path().join("index"), "run".into())
             .unwrap();
         let spill = testing::spill(dir.path(), 0);
-        let (mut stage, shared) = store_drain(job.clone(), &spill);
-        let out = drain(&mut stage, input(&job));
+        let (out, shared) = store_by_hand(job.clone(), &spill, input(&job));
         let content: Vec<BucketRecord> = out
             .iter()
             .filter_map(|s| match s {

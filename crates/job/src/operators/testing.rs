@@ -21,13 +21,12 @@ use timely::dataflow::operators::vec::ToStream;
 use timely::worker::Worker;
 
 use crate::config::JobConfig;
-use crate::operators::collect::{Drain, Keyed, Spill};
-use crate::operators::doc_store::DocStore;
+use crate::operators::collect::{Drain, Spill};
+use crate::operators::doc_store::{self, DocStore};
 use crate::operators::write_parts::PartSink;
-use crate::records::{DocMeta, NodeInfo, SigEntry, SignedDoc};
+use crate::records::{NodeInfo, SignedDoc};
 use crate::sign::{SignScratch, Signer};
 use crate::spec::JobSpec;
-use crate::spill::SortedRuns;
 use crate::stats::WorkerStats;
 
 /// Feeds `items` to `stage` in sorted order, as `collect_sorted` does once its input is
@@ -98,52 +97,13 @@ pub(crate) fn node(record: u64, text: &str) -> NodeInfo {
     }
 }
 
-/// A finished document store below `dir` holding `docs`: the metadata of each, and the
-/// signatures of those signed. `docs` are all representatives.
+/// A finished document store below `dir` holding `docs`, all of them representatives:
+/// the metadata of each, and the signatures of those signed.
 pub(crate) fn store(dir: &Path, job: &JobConfig, docs: &[SignedDoc]) -> Rc<RefCell<DocStore>> {
-    let mut meta = SortedRuns::new(dir, 1 << 20);
-    let mut signatures = SortedRuns::new(dir, 1 << 20);
-    for d in docs {
-        meta.push(Keyed {
-            key: d.doc,
-            value: DocMeta {
-                id: d.id.clone(),
-                chars: d.chars,
-                features: d.features,
-                content: d.content,
-                matched: d.signature.is_some(),
-                representative: true,
-                web: None,
-            },
-        })
-        .unwrap();
-        if let Some(signature) = &d.signature {
-            let node =
-                NodeInfo { doc: d.doc, id: d.id.clone(), chars: d.chars, content: d.content };
-            signatures
-                .push(Keyed {
-                    key: d.doc,
-                    value: SigEntry {
-                        node,
-                        signature: signature.clone(),
-                        features: d.features,
-                        feature_set: d.feature_set.clone(),
-                    },
-                })
-                .unwrap();
-        }
-    }
-    let lsh = match &job.params {
-        crate::config::MethodParams::Minhash { lsh, .. } => *lsh,
-        crate::config::MethodParams::Simhash { .. } => panic!("the helper stores MinHash runs"),
-    };
-    Rc::new(RefCell::new(DocStore {
-        verifier: Some(job.spec.minhash.verifier(lsh)),
-        blocks: None,
-        signatures: Some(signatures.into_file().unwrap()),
-        signatures_read_later: job.index.is_some(),
-        meta: Some(meta.into_file().unwrap()),
-    }))
+    let mut input: Vec<_> = docs.iter().cloned().map(doc_store::doc_in).collect();
+    input.extend(docs.iter().map(|d| doc_store::representative_in(d.doc)));
+    input.push(doc_store::count_in(0, docs.len() as u64));
+    doc_store::store_by_hand(job.clone(), &spill(dir, 1 << 20), input).1
 }
 
 /// A job as [`job`] makes, with the index `dir/index` holding one committed generation

@@ -27,7 +27,7 @@ use timely::dataflow::channels::pact::Exchange;
 use timely::progress::Timestamp;
 
 use crate::operators::collect::{Drain, Spill, collect_sorted, collect_sorted_taking};
-use crate::operators::doc_store::{Cursor, DocStore};
+use crate::operators::doc_store::{DocStore, SigCursor};
 use crate::records::{Candidate, Edge, HalfPair, SigEntry};
 use crate::routing::route_doc;
 use crate::spill::{MemSize, RemoveOnDrop, SpillError, create_run};
@@ -57,7 +57,7 @@ fn destination(half: &HalfPair) -> u64 {
 }
 
 struct AttachFirst {
-    cursor: Cursor,
+    cursor: SigCursor,
     last: Option<Candidate>,
     /// Workers sent the signature of the current first document.
     sent_to: Vec<u64>,
@@ -339,7 +339,7 @@ fn read_at(mut file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<(
 }
 
 struct VerifySecond {
-    cursor: Cursor,
+    cursor: SigCursor,
     firsts: Firsts,
     verifier: Verifier,
     store: Rc<RefCell<DocStore>>,
@@ -406,7 +406,7 @@ impl<'s, T: Timestamp> VerifyCandidates<'s, T> for StreamVec<'s, T, Candidate> {
         let (first_store, first_spill) = (store.clone(), spill.clone());
         let halves = collect_sorted(self, by_first, "AttachFirst", spill.clone(), move || {
             Ok(AttachFirst {
-                cursor: Cursor::open(&first_store)?,
+                cursor: SigCursor::open(&first_store)?,
                 last: None,
                 sent_to: Vec::new(),
                 workers,
@@ -441,7 +441,7 @@ impl<'s, T: Timestamp> VerifyCandidates<'s, T> for StreamVec<'s, T, Candidate> {
         collect_sorted_taking(halves, to_second, "VerifyPairs", pairs_spill, take, move || {
             let verifier = verifier(&store);
             Ok(VerifySecond {
-                cursor: Cursor::open(&store)?,
+                cursor: SigCursor::open(&store)?,
                 firsts: firsts
                     .borrow_mut()
                     .take()
@@ -493,7 +493,7 @@ mod tests {
 
     fn attach(store: &Rc<RefCell<DocStore>>, workers: u64, spill: Spill) -> AttachFirst {
         AttachFirst {
-            cursor: Cursor::open(store).unwrap(),
+            cursor: SigCursor::open(store).unwrap(),
             last: None,
             sent_to: Vec::new(),
             workers,
@@ -573,7 +573,7 @@ mod tests {
 
     fn verify_second(store: &Rc<RefCell<DocStore>>, spill: &Spill) -> VerifySecond {
         VerifySecond {
-            cursor: Cursor::open(store).unwrap(),
+            cursor: SigCursor::open(store).unwrap(),
             firsts: Firsts::new(spill, store.borrow().verifier.as_ref().unwrap()),
             verifier: store.borrow().verifier.clone().unwrap(),
             store: store.clone(),
@@ -679,7 +679,7 @@ mod tests {
         for limit in [1 << 30, 4 << 10] {
             let spill = testing::spill(&dir.path().join(format!("spill-{limit}")), limit);
             let mut firsts = Firsts::new(&spill, &verifier);
-            let mut cursor = Cursor::open(&store).unwrap();
+            let mut cursor = SigCursor::open(&store).unwrap();
             let mut entries = std::collections::BTreeMap::new();
             for r in 1..=30 {
                 entries.insert(r, cursor.find(DocId::new(0, r)).unwrap().clone());
@@ -707,7 +707,7 @@ mod tests {
         std::fs::write(dir.path().join("file"), "").unwrap();
         let spill = testing::spill(&dir.path().join("file").join("spill"), 16);
         let mut firsts = Firsts::new(&spill, store.borrow().verifier.as_ref().unwrap());
-        let entry = Cursor::open(&store).unwrap().find(DocId::new(0, 1)).unwrap().clone();
+        let entry = SigCursor::open(&store).unwrap().find(DocId::new(0, 1)).unwrap().clone();
         let error = firsts.push(entry).unwrap_err();
         assert!(error.path.starts_with(dir.path().join("file")), "{error}");
     }

@@ -24,7 +24,7 @@ use neardup_io::index::{DocPartWriter, IndexRef, IndexedDoc};
 use crate::config::{IndexPlan, JobConfig};
 use crate::operators::PartSink;
 use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
-use crate::operators::doc_store::{Cursor, DocStore};
+use crate::operators::doc_store::{DocStore, SigCursor};
 use crate::records::{Assignment, DocMeta, Verdict, encode_signature};
 use crate::routing::route_doc;
 use crate::spec::Removal;
@@ -65,7 +65,7 @@ struct Assemble {
 /// its signature (none when it had too few features) and its cluster's kept document.
 struct IndexDocs {
     plan: Arc<IndexPlan>,
-    signatures: Cursor,
+    signatures: SigCursor,
     rows: Vec<IndexedDoc>,
     writer: Option<DocPartWriter>,
 }
@@ -325,7 +325,7 @@ impl<'s, T: Timestamp> WriteDocuments<'s, T> for StreamVec<'s, T, Keyed<DocId, V
                     let file = store.borrow_mut().signatures.take().expect("the store finished");
                     Some(IndexDocs {
                         plan: plan.clone(),
-                        signatures: Cursor::over(&file)?,
+                        signatures: file.cursor()?,
                         rows: Vec::new(),
                         writer: None,
                     })

@@ -11,8 +11,8 @@ use timely::dataflow::channels::pact::Exchange;
 use timely::progress::Timestamp;
 
 use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
-use crate::operators::doc_store::Cursor;
 use crate::operators::doc_store::DocStore;
+use crate::operators::doc_store::{Cursor, SigCursor};
 use crate::records::DocMeta;
 use crate::routing::route_doc;
 use crate::spill::SpillError;
@@ -22,7 +22,7 @@ use crate::records::decode_signature;
 
 struct VerifyDrain {
     store: Rc<RefCell<DocStore>>,
-    signatures: Cursor,
+    signatures: SigCursor,
     /// For the content hash of new documents without a signature.
     meta: Cursor<DocMeta>,
     stats: Rc<RefCell<crate::stats::WorkerStats>>,
@@ -91,7 +91,7 @@ impl<'s, T: Timestamp> VerifyIndexed<'s, T>
             )?;
             Ok(VerifyDrain {
                 store: store.clone(),
-                signatures: Cursor::open(&store)?,
+                signatures: SigCursor::open(&store)?,
                 meta,
                 stats: stats.clone(),
             })
@@ -150,7 +150,7 @@ mod tests {
         let meta = Cursor::over(store.borrow().meta.as_ref().unwrap()).unwrap();
         let mut verify = VerifyDrain {
             store: store.clone(),
-            signatures: Cursor::open(&store).unwrap(),
+            signatures: SigCursor::open(&store).unwrap(),
             meta,
             stats: stats.clone(),
         };
