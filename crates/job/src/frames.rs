@@ -134,6 +134,8 @@ pub(crate) struct FrameReader {
     at_end: bool,
     /// Set by an error, after which the reader yields nothing.
     failed: bool,
+    /// Bytes asked of the file at a time.
+    read_size: usize,
 }
 
 impl FrameReader {
@@ -152,7 +154,16 @@ impl FrameReader {
             end: 0,
             at_end: false,
             failed: false,
+            read_size: READ_CHUNK,
         })
+    }
+
+    /// Asks the file for `bytes` at a time (a frame longer than that is still read
+    /// whole): for a reader that seeks over the records of other sequences, where a large
+    /// read would mostly fetch theirs.
+    pub(crate) fn reading(mut self, bytes: usize) -> Self {
+        self.read_size = bytes.max(64);
+        self
     }
 
     /// Where in the file the next frame starts.
@@ -253,8 +264,8 @@ impl FrameReader {
             self.buffer.copy_within(self.start..self.end, 0);
             self.end -= self.start;
             self.start = 0;
-            if self.buffer.len() < READ_CHUNK {
-                self.buffer.resize(READ_CHUNK, 0);
+            if self.buffer.len() < self.read_size {
+                self.buffer.resize(self.read_size, 0);
             }
             while self.end < want {
                 if self.end == self.buffer.len() {

@@ -31,6 +31,12 @@ const IN_FILE: u64 = 1 << 63;
 /// Buffered readers a [`LogReader`] keeps, one per ascending sequence it follows.
 const WINDOWS: usize = 4;
 
+/// Bytes a [`LogReader`]'s reader asks the file for at a time. Senders' documents arrive
+/// in batches, so the log holds each sequence in runs between other senders' runs: a
+/// reader that follows one sequence reads a little past the end of each of its runs and
+/// seeks over the rest, where large reads would read every sequence it passes.
+const LOG_READ_BYTES: usize = 16 << 10;
+
 /// Signatures appended as their documents arrive.
 pub(crate) struct SigLog {
     dir: PathBuf,
@@ -147,7 +153,7 @@ impl LogReader {
         let i = match holding.or_else(before) {
             Some(i) => i,
             None if self.windows.len() < WINDOWS => {
-                self.windows.push((FrameReader::open(&keep.0)?, 0));
+                self.windows.push((FrameReader::open(&keep.0)?.reading(LOG_READ_BYTES), 0));
                 self.windows.len() - 1
             }
             None => {

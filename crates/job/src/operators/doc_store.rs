@@ -174,9 +174,7 @@ impl StoreDrain {
         }
         self.keyer.as_ref().expect("set above")
     }
-}
 
-impl StoreDrain {
     /// A drain of documents whose signatures are in `log`.
     fn new(
         job: Arc<JobConfig>,

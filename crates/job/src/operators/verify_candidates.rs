@@ -1,4 +1,4 @@
-//! Verifies candidate pairs by two merge joins with the signature file of the document
+//! Verifies candidate pairs by two merge joins with the signatures of the document
 //! store: at the home worker of a pair's first document, repeated pairs are dropped and the
 //! first document's signature is sent once to each worker that holds a second document of
 //! it; at the home worker of the second, the pair is compared with the signature it was
@@ -12,7 +12,7 @@
 //! the pairs; past that all of them go to a file read by offset, and memory keeps 40
 //! bytes a signature beside it (its `DocId`, where it arrived, its offset, features and
 //! the lowest bit of each MinHash value: a fifteenth of the bytes, not bounded by the
-//! limit). Reads the signature file sequentially.
+//! limit). Reads the store's signatures in `DocId` order.
 
 use std::cell::RefCell;
 use std::fs::File;

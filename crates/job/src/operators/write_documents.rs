@@ -6,7 +6,7 @@
 //! worker. Emits: the kept `DocId`s (only when the deduplicated dataset is asked for).
 //! Holds: at most its spill limit of verdicts and one batch of rows; it reads the metadata
 //! file sequentially and writes rows as it goes. With an index, it also reads the
-//! signature file alongside and writes the representatives to this worker's part of the
+//! store's signatures alongside and writes the representatives to this worker's part of the
 //! new generation (`docs/part-<worker>`: a document's home worker is its part).
 
 use std::cell::RefCell;

@@ -13,7 +13,7 @@
 //!    ([`neardup_io::index::fetch_docs`]) and sent to the new document's home worker.
 //!    Holds: its spill limit of candidates, and one part's wanted documents.
 //! 3. [`VerifyIndexed`]: at the new document's home worker, a merge join with the
-//!    signature file of the store; equal content hashes make an exact match, otherwise the
+//!    signatures of the store; equal content hashes make an exact match, otherwise the
 //!    signatures are compared as for pairs within the run. Holds: its spill limit.
 //!
 //! Matches then reach the clusters in [`LinkClusters`]: each match is tied to the new
