@@ -274,7 +274,11 @@ impl FrameReader {
                     let grown = (self.buffer.len() * 2).min(want);
                     self.buffer.resize(grown, 0);
                 }
-                let n = match std::io::Read::read(&mut self.file, &mut self.buffer[self.end..]) {
+                // No more than the read size at a time, whatever an earlier long frame grew
+                // the buffer to.
+                let limit = self.buffer.len().min(self.read_size.max(want));
+                let into = &mut self.buffer[self.end..limit];
+                let n = match std::io::Read::read(&mut self.file, into) {
                     Ok(n) => n,
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                     Err(e) => return Err(SpillError::at(&self.path, e)),

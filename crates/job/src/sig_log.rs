@@ -8,11 +8,18 @@
 //! of the document with the log position of its signature ([`LogAt`]). The log is held in
 //! memory up to its limit, then all of it goes to one file, appended to as more arrive.
 //!
-//! The readers (the store's drain, then verification and the index) ask for signatures in
-//! `DocId` order. Each sending worker's documents arrive in `DocId` order, so the
-//! positions asked for are a few ascending sequences, one per sender whose documents are
-//! in the range being read: a [`LogReader`] follows each with a buffered reader of its
-//! own, and reads the file about once per such sequence, never record by record.
+//! The log holds every signed document's signature, copies and documents whose id was
+//! taken included (which are known only later), until the last reader is done.
+//!
+//! The readers (the store's drain by the positions in its runs, then verification and the
+//! index through the positions it keeps by `DocId`) ask for signatures in `DocId` order.
+//! Each sending worker's documents arrive in `DocId` order, in batches, and a sender's
+//! documents are a contiguous range of `DocId`s (whole files, or a byte range of each), so
+//! the positions asked for mostly ascend through one sender's batches at a time, with the
+//! other senders' batches between them. A [`LogReader`] keeps up to [`WINDOWS`] buffered
+//! readers, takes the one nearest behind the position asked for (else the least recently
+//! used), and asks the file for 16 KiB at a time, so it seeks over the other senders'
+//! batches rather than reading them, and never reads record by record.
 
 use std::sync::Arc;
 
@@ -70,6 +77,12 @@ impl SigLog {
             return Ok(at | IN_FILE);
         }
         let at = self.memory.len() as u64;
+        if self.memory.len() == self.memory.capacity() {
+            // Doubling, but never past the room the limit leaves, so the buffer never
+            // holds twice the limit while it moves.
+            let room = self.limit_bytes.saturating_sub(self.memory_bytes) / size_of::<SigEntry>();
+            self.memory.reserve_exact(self.memory.capacity().max(4).min(room).max(1));
+        }
         self.memory_bytes += entry.mem_size();
         self.memory.push(entry);
         let slack = (self.memory.capacity() - self.memory.len()) * size_of::<SigEntry>();
@@ -112,16 +125,16 @@ pub(crate) struct SigLogFile {
 impl SigLogFile {
     /// A reader of the log.
     pub(crate) fn reader(&self) -> LogReader {
-        LogReader { log: self.clone(), windows: Vec::new(), uses: 0, read: None }
+        LogReader { windows: Vec::new(), log: self.clone(), uses: 0, read: None }
     }
 }
 
 /// Reads signatures of a [`SigLogFile`] by position.
 pub(crate) struct LogReader {
-    log: SigLogFile,
     /// Up to [`WINDOWS`] readers of the file, each with the count of reads when it was last
-    /// used.
+    /// used (closed before the log may remove the file).
     windows: Vec<(FrameReader, u64)>,
+    log: SigLogFile,
     uses: u64,
     /// The signature read last from the file, and where.
     read: Option<(u64, SigEntry)>,
@@ -197,7 +210,12 @@ mod tests {
             },
             signature: Signature::MinHash(MinHashSignature::from_values(values)),
             features: record as u32,
-            feature_set: vec![record; (record % 3) as usize],
+            // Every seventh one longer than a reader's 16 KiB reads (exact Jaccard keeps
+            // every feature).
+            feature_set: vec![
+                record;
+                if record.is_multiple_of(7) { 5000 } else { (record % 3) as usize }
+            ],
         }
     }
 

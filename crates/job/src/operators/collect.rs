@@ -153,7 +153,8 @@ where
 
 /// [`collect_sorted`], where `take` sees each record as it arrives and keeps what it
 /// returns `None` for (state that `begin` then hands to the drain), so those records are
-/// neither sorted nor spilled with the rest.
+/// neither sorted nor spilled with the rest; what it returns `Some` of (the record, or
+/// what is left of it) is collected.
 pub(crate) fn collect_sorted_taking<'s, T, D, O, P, S, K, B>(
     stream: StreamVec<'s, T, D>,
     pact: P,

@@ -6,11 +6,13 @@
 //! home worker); the per-worker representative counts arrive broadcast, so SimHash can
 //! pick its block layout from the corpus size before emitting keys. Emits: once all three
 //! are complete, a batch per activation. Holds: a signed document's signature goes to the
-//! signature log as it arrives (`sig_log.rs`: half the spill limit in memory, the rest in
-//! a file), and the rest of every document with the log position of its signature to
-//! sorted runs (the other half); then two sorted files shared with the verification and
-//! document stages, each held within the spill limit in memory and the rest on disk: the
-//! metadata, and the log positions of the representatives' signatures.
+//! signature log as it arrives (`sig_log.rs`: in memory up to half the spill limit, past
+//! it all in one file, with 8 bytes a signature held in memory before the file was made),
+//! and the rest of every document with the log position of its signature to sorted runs
+//! (the other half). Then it leaves for the verification and document stages the log
+//! (every signed document's signature, copies included) and two sorted files, each held
+//! within the spill limit in memory and the rest on disk: the metadata, and the log
+//! positions of the representatives' signatures.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -204,7 +206,7 @@ impl StoreDrain {
         at: Option<LogAt>,
         emit: &mut dyn FnMut(Stored),
     ) -> Result<(), SpillError> {
-        debug_assert!(d.signature.is_none(), "signatures are logged as documents arrive");
+        assert!(d.signature.is_none(), "signatures are logged as documents arrive");
         let is_rep = self.representative == Some(d.doc);
         if let (true, Some(at)) = (is_rep, at) {
             let seed = self.job.spec.seed;
@@ -367,9 +369,10 @@ impl SigCursor {
 }
 
 /// Walks a sorted file of the store (metadata, or the log positions of signatures)
-/// alongside records sorted by `DocId`. Rows passed over are neither copied nor decoded: in memory the
-/// cursor moves an index, in a file it reads each row's key from the first eight bytes of
-/// its encoding (`Keyed` encodes its key first, and a `DocId` as its `u64`, little-endian).
+/// alongside records sorted by `DocId`. Rows passed over are neither copied nor decoded: in
+/// memory the cursor moves an index, in a file it reads each row's key from the first eight
+/// bytes of its encoding (`Keyed` encodes its key first, and a `DocId` as its `u64`,
+/// little-endian).
 pub(crate) struct Cursor<V> {
     rows: Held<Keyed<DocId, V>>,
     /// In memory: the row at or after the last document asked for.
@@ -497,9 +500,10 @@ mod tests {
         assert_eq!(spill.stats.borrow().signed_representatives, 1);
     }
 
-    /// The store under a limit that sends its runs, its signature log and its files to
-    /// disk gives what it gives in memory: documents arrive from three senders, each in
-    /// `DocId` order, interleaved, and every other one is a representative.
+    /// The store under a limit that sends its signature log to a file (with the first
+    /// signatures moved there from memory) gives what it gives in memory: documents arrive
+    /// from three senders, each in `DocId` order, interleaved, and every other one is a
+    /// representative.
     #[test]
     fn a_store_that_spills_emits_and_keeps_the_same() {
         let dir = tempfile::tempdir().unwrap();
@@ -535,7 +539,7 @@ mod tests {
         assert_eq!(signatures.iter().filter(|s| s.is_some()).count(), 60);
         assert_eq!(signatures[0].as_ref().unwrap().node.id, "d1");
         assert!(signatures[1].is_none());
-        // 60 signatures of over 500 bytes against 8 KiB: the log goes to a file.
+        // 120 signatures of over 500 bytes against 8 KiB: the log goes to a file.
         let small = run(16 << 10);
         assert!(small.3 > 60 * 500, "{} bytes spilled", small.3);
         assert_eq!((small.0, small.1, small.2), (keys, meta, signatures));
