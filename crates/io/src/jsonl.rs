@@ -531,7 +531,7 @@ mod tests {
 
     #[test]
     fn newlines_are_counted_across_blocks_however_dense() {
-        // Lengths around 64-byte vectors and 16 KiB blocks, at every density, and a buffer
+        // Lengths around vector widths and past them, at every density, and a buffer
         // of nothing but line ends.
         let mut seed = 7u64;
         for len in [0, 1, 63, 64, 16_319, 16_320, 16_321, 40_000, 100_003] {

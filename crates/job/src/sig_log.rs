@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use crate::frames::{FrameReader, FrameWriter};
 use crate::records::SigEntry;
-use crate::spill::{MemSize, RemoveOnDrop, SpillError};
+use crate::spill::{MemSize, RemoveOnDrop, SpillError, grow_within};
 use std::path::PathBuf;
 
 /// Where a signature is in the log: an index into memory, or with [`IN_FILE`] set, the
@@ -71,33 +71,39 @@ impl SigLog {
     /// # Errors
     /// When the file cannot be made or written.
     pub(crate) fn push(&mut self, entry: SigEntry) -> Result<LogAt, SpillError> {
+        if self.file.is_none()
+            && self.memory.len() == self.memory.capacity()
+            && !grow_within(&mut self.memory, self.limit_bytes.saturating_sub(self.memory_bytes))
+        {
+            self.start_file()?;
+        }
         if let Some(file) = &mut self.file {
             let at = file.out.written();
             file.out.write(&entry)?;
             return Ok(at | IN_FILE);
         }
         let at = self.memory.len() as u64;
-        if self.memory.len() == self.memory.capacity() {
-            // Doubling, but never past the room the limit leaves, so the buffer never
-            // holds twice the limit while it moves.
-            let room = self.limit_bytes.saturating_sub(self.memory_bytes) / size_of::<SigEntry>();
-            self.memory.reserve_exact(self.memory.capacity().max(4).min(room).max(1));
-        }
         self.memory_bytes += entry.mem_size();
         self.memory.push(entry);
         let slack = (self.memory.capacity() - self.memory.len()) * size_of::<SigEntry>();
         if self.memory_bytes + slack > self.limit_bytes {
-            let out = FrameWriter::create(&self.dir)?;
-            let keep = Arc::new(RemoveOnDrop(out.path().to_path_buf()));
-            let mut file = LogWriter { out, keep, moved: Vec::with_capacity(self.memory.len()) };
-            for entry in std::mem::take(&mut self.memory) {
-                file.moved.push(file.out.written());
-                file.out.write(&entry)?;
-            }
-            self.memory_bytes = 0;
-            self.file = Some(file);
+            self.start_file()?;
         }
         Ok(at)
+    }
+
+    /// Moves the signatures held to a new file, where later ones go too.
+    fn start_file(&mut self) -> Result<(), SpillError> {
+        let out = FrameWriter::create(&self.dir)?;
+        let keep = Arc::new(RemoveOnDrop(out.path().to_path_buf()));
+        let mut file = LogWriter { out, keep, moved: Vec::with_capacity(self.memory.len()) };
+        for entry in std::mem::take(&mut self.memory) {
+            file.moved.push(file.out.written());
+            file.out.write(&entry)?;
+        }
+        self.memory_bytes = 0;
+        self.file = Some(file);
+        Ok(())
     }
 
     /// Finishes appending: the log for reading, and the bytes written to its file.
@@ -120,6 +126,13 @@ impl SigLog {
 pub(crate) struct SigLogFile {
     memory: Arc<Vec<SigEntry>>,
     file: Option<(Arc<RemoveOnDrop>, Arc<Vec<u64>>)>,
+}
+
+impl LogReader {
+    /// The log it reads.
+    pub(crate) fn log(&self) -> &SigLogFile {
+        &self.log
+    }
 }
 
 impl SigLogFile {

@@ -289,6 +289,15 @@ impl<T: Ord + Serialize + DeserializeOwned + MemSize + Clone> SortedRuns<T> {
     }
 }
 
+/// Makes room in the full buffer `memory` for more records, doubling it but never past
+/// `room_bytes` more, so a buffer never holds twice its limit while it moves; false when
+/// there is no room for one more record.
+pub(crate) fn grow_within<T>(memory: &mut Vec<T>, room_bytes: usize) -> bool {
+    let more = memory.capacity().max(4).min(room_bytes / std::mem::size_of::<T>().max(1));
+    memory.reserve_exact(more);
+    more > 0
+}
+
 /// Records that arrive already in order, for a [`SortedFile`]: held in memory up to
 /// `limit_bytes`, then all of them written to one file in the order they came and the
 /// rest appended to it, so that nothing is sorted, spilled in runs or merged again.
@@ -328,17 +337,11 @@ impl<T: Ord + Serialize + DeserializeOwned + MemSize + Clone> SortedWriter<T> {
             assert!(self.last.as_ref().is_none_or(|l| *l <= item), "records pushed out of order");
             self.last = Some(item.clone());
         }
-        if self.file.is_none() && self.memory.len() == self.memory.capacity() {
-            // Growing by doubling, but never past the room the limit leaves, so the buffer
-            // never holds twice the limit while it moves.
-            let size = std::mem::size_of::<T>().max(1);
-            let room = self.limit_bytes.saturating_sub(self.bytes) / size;
-            let more = self.memory.capacity().max(4).min(room);
-            if more == 0 {
-                self.start_file()?;
-            } else {
-                self.memory.reserve_exact(more);
-            }
+        if self.file.is_none()
+            && self.memory.len() == self.memory.capacity()
+            && !grow_within(&mut self.memory, self.limit_bytes.saturating_sub(self.bytes))
+        {
+            self.start_file()?;
         }
         if let Some((_, out)) = &mut self.file {
             return out.write(&item);

@@ -144,7 +144,6 @@ struct StoreDrain {
     meta: SortedWriter<Keyed<DocId, DocMeta>>,
     /// Where each signed representative's signature is in the log.
     index: SortedWriter<Keyed<DocId, LogAt>>,
-    log: SigLogFile,
     reader: LogReader,
     signed: u64,
 }
@@ -193,7 +192,6 @@ impl StoreDrain {
             meta: spill.writer(),
             index: spill.writer(),
             reader: log.reader(),
-            log,
             signed: 0,
             spill,
         }
@@ -270,7 +268,7 @@ impl Drain<StoreKey, Stored> for StoreDrain {
         self.spill.stats.borrow_mut().signed_representatives += self.signed;
         let mut shared = self.shared.borrow_mut();
         shared.meta = Some(meta);
-        shared.signatures = Some(Signatures { index, log: self.log.clone() });
+        shared.signatures = Some(Signatures { index, log: self.reader.log().clone() });
         shared.signatures_read_later = self.job.index.is_some();
         Ok(())
     }
