@@ -46,6 +46,10 @@ fn the_report_is_self_contained_and_renders() {
         }
         assert_eq!(html.matches("<svg class=\"plot\"").count(), 4, "{name}: four plots");
         assert!(html.contains("Largest clusters") && html.contains("kept: "), "{name}");
+        // Every quoted document has its excerpt, read again from the inputs.
+        let quoted = html.matches("</code><div class=ex>").count();
+        assert!(quoted >= 2, "{name}: {quoted} documents quoted");
+        assert!(!html.contains("</code><div class=ex></div>"), "{name}: an excerpt is missing");
         match browser() {
             Some(browser) => {
                 let body = rendered_body(browser, &page);

@@ -56,7 +56,7 @@ pub use output::{
 };
 pub use parquet_in::ParquetRecords;
 pub use read_options::{DEFAULT_MAX_RECORD_BYTES, FieldNames, OnReadError};
-pub use reader::{RecordReader, has_urls};
+pub use reader::{RecordReader, has_urls, wanted_documents};
 pub use records::{Decision, InputDoc, Reason, Record, RejectedRecord, WebMeta};
 pub use warc::WarcRecords;
 

@@ -5,7 +5,7 @@ use crate::jsonl::{Item, JsonlRecords, LineRange};
 use crate::parquet_in::ParquetRecords;
 use crate::read_options::{FieldNames, OnReadError};
 use crate::warc::WarcRecords;
-use crate::{Record, Result};
+use crate::{InputDoc, Record, Result};
 
 /// Records of one input file, whatever its format.
 pub enum RecordReader {
@@ -129,6 +129,46 @@ impl RecordReader {
     }
 }
 
+/// The documents of `file` numbered in `records`, reading up to the last of them; records
+/// that cannot be read are left out. Only these are decoded: the other lines of a JSON
+/// Lines file are split off but not parsed, and the other records of a web archive are
+/// read past without decoding their payloads or turning their HTML into text (Parquet
+/// rows are read whole). For the report's excerpts, which want a few dozen documents; a
+/// file that cannot be opened gives none.
+pub fn wanted_documents(
+    file: &InputFile,
+    fields: &FieldNames,
+    records: &std::collections::BTreeSet<u64>,
+) -> Vec<InputDoc> {
+    let Some(&last) = records.last() else { return Vec::new() };
+    let Ok(mut reader) = RecordReader::open(file, fields, OnReadError::Reject) else {
+        return Vec::new();
+    };
+    if let RecordReader::Warc(warc) = &mut reader {
+        warc.only(records.clone());
+    }
+    let mut found = Vec::new();
+    while let Some(item) = reader.next_item(true) {
+        let record = match item {
+            Ok(Item::Line(line)) if records.contains(&line.doc.record()) => {
+                crate::jsonl::parse_line(file, fields, line.doc, &line.bytes)
+            }
+            Ok(Item::Line(line)) if line.doc.record() < last => continue,
+            Ok(Item::Line(_)) | Err(_) => break,
+            Ok(Item::Record(record)) => record,
+        };
+        let Record::Doc(doc) = record else { continue };
+        let at = doc.doc.record();
+        if records.contains(&at) {
+            found.push(doc);
+        }
+        if at >= last {
+            break;
+        }
+    }
+    found
+}
+
 impl Iterator for RecordReader {
     type Item = Result<Record>;
 
@@ -168,6 +208,56 @@ mod tests {
         assert!(!has_urls(&missing, &fields));
         let warc = InputFile { format: Format::Warc(Compression::Gzip), ..missing };
         assert!(has_urls(&warc, &fields));
+    }
+
+    /// The documents a full read gives at `records`, in order.
+    fn read_at(file: &InputFile, records: &std::collections::BTreeSet<u64>) -> Vec<InputDoc> {
+        let reader = RecordReader::open(file, &FieldNames::default(), OnReadError::Reject);
+        let docs = reader.unwrap().filter_map(|r| match r.unwrap() {
+            Record::Doc(d) => Some(d),
+            Record::Reject(_) => None,
+        });
+        docs.filter(|d| records.contains(&d.doc.record())).collect()
+    }
+
+    #[test]
+    fn wanted_documents_are_those_a_full_read_gives() {
+        let dir = tempfile::tempdir().unwrap();
+        let lines = [
+            r#"{"id": "a", "text": "first"}"#,
+            "not json",
+            "",
+            r#"{"id": "d", "text": "fourth", "url": "https://s.example/d"}"#,
+            r#"{"id": "e"}"#,
+            r#"{"id": "f", "text": "sixth"}"#,
+            r#"{"id": "g", "text": "seventh"}"#,
+        ];
+        let file = jsonl(dir.path(), "mixed.jsonl", &lines);
+        let sample = |name: &str| {
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../data-samples/warc")
+                .join(name);
+            let format = Format::of(&path).unwrap();
+            InputFile { index: 3, path, format, bytes: 0 }
+        };
+        let warc = sample("dolma_sample-0001.warc.gz");
+        let wet = sample("cc_whirlwind.warc.wet.gz");
+        let fields = FieldNames::default();
+        let sets: [&[u64]; 6] = [&[], &[1], &[2, 3, 5], &[1, 4, 6], &[7, 40], &[2, 4, 8, 12, 30]];
+        for file in [&file, &warc, &wet] {
+            for set in sets {
+                let set = set.iter().copied().collect();
+                let found = wanted_documents(file, &fields, &set);
+                assert_eq!(found, read_at(file, &set), "{} {set:?}", file.path.display());
+            }
+        }
+        // The sets above find documents in each file, not only rejects and skips.
+        let all = (1..=40).collect();
+        assert_eq!(wanted_documents(&file, &fields, &all).len(), 4);
+        assert!(wanted_documents(&warc, &fields, &all).len() >= 10);
+        assert_eq!(wanted_documents(&wet, &fields, &all).len(), 1);
+        let missing = InputFile { path: dir.path().join("missing.jsonl"), ..file.clone() };
+        assert!(wanted_documents(&missing, &fields, &all).is_empty());
     }
 
     /// A pipe is not opened: that would wait for a writer, and take the records it gives.

@@ -36,6 +36,9 @@ pub struct WarcRecords {
     pending_version: bool,
     skipped: BTreeMap<String, u64>,
     done: bool,
+    /// When set, only these records (by number) are made documents; the others are read
+    /// past without decoding their payloads.
+    only: Option<std::collections::BTreeSet<u64>>,
 }
 
 /// The parsed header block of one record.
@@ -87,7 +90,15 @@ impl WarcRecords {
             pending_version: false,
             skipped: BTreeMap::new(),
             done: false,
+            only: None,
         })
+    }
+
+    /// Makes documents only of the records numbered in `records`: the others are read
+    /// past, their payloads neither decoded nor turned into text, and counted as skipped
+    /// (`not_wanted`).
+    pub fn only(&mut self, records: std::collections::BTreeSet<u64>) {
+        self.only = Some(records);
     }
 
     /// Records that are not documents, by kind (`request`, `response_not_text`, ...).
@@ -252,6 +263,9 @@ impl WarcRecords {
         }
         if !wanted {
             return Ok(Some(Step::Skip(skip_kind(&kind))));
+        }
+        if self.only.as_ref().is_some_and(|only| !only.contains(&self.record)) {
+            return Ok(Some(Step::Skip("not_wanted")));
         }
         let Some(id) = id else {
             let detail = "the record has no WARC-Record-ID".to_string();

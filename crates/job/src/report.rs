@@ -11,7 +11,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use neardup_core::{BlockLayout, DocId, LshParams};
-use neardup_io::{OnReadError, Record, RecordReader};
 
 use crate::config::JobConfig;
 use crate::spec::Method;
@@ -201,31 +200,24 @@ const SIZE_CLASSES: [(u64, u64, &str); 9] = [
     (101, u64::MAX, ">100"),
 ];
 
-/// Excerpts of the documents `wanted`, read again from the inputs.
+/// Excerpts of the documents `wanted`, read again from the inputs (each file up to its last
+/// wanted record, decoding only the wanted ones).
 fn excerpts(config: &JobConfig, wanted: &BTreeSet<DocId>) -> BTreeMap<DocId, String> {
-    let mut found = BTreeMap::new();
     let fields = config.spec.input.field_names();
-    let mut by_file: BTreeMap<u32, u64> = BTreeMap::new();
+    let mut by_file: BTreeMap<u32, BTreeSet<u64>> = BTreeMap::new();
     for doc in wanted {
-        let last = by_file.entry(doc.file_index()).or_default();
-        *last = (*last).max(doc.record());
+        by_file.entry(doc.file_index()).or_default().insert(doc.record());
     }
-    for (file_index, last) in by_file {
+    let mut found = BTreeMap::new();
+    for (file_index, records) in by_file {
         let Some(file) = config.inputs.get(file_index as usize) else { continue };
-        let Ok(reader) = RecordReader::open(file, &fields, OnReadError::Reject) else { continue };
-        for record in reader {
-            let Ok(Record::Doc(d)) = record else { continue };
-            if wanted.contains(&d.doc) {
-                let text: String = d.text.split_whitespace().collect::<Vec<_>>().join(" ");
-                let mut excerpt: String = text.chars().take(EXCERPT_CHARS).collect();
-                if text.chars().count() > EXCERPT_CHARS {
-                    excerpt.push('…');
-                }
-                found.insert(d.doc, excerpt);
+        for d in neardup_io::wanted_documents(file, &fields, &records) {
+            let text: String = d.text.split_whitespace().collect::<Vec<_>>().join(" ");
+            let mut excerpt: String = text.chars().take(EXCERPT_CHARS).collect();
+            if text.chars().count() > EXCERPT_CHARS {
+                excerpt.push('…');
             }
-            if d.doc.record() >= last {
-                break;
-            }
+            found.insert(d.doc, excerpt);
         }
     }
     found
