@@ -251,7 +251,7 @@ mod tests {
                 assert_eq!(found, read_at(file, &set), "{} {set:?}", file.path.display());
             }
         }
-        // The sets above find documents in each file, not only rejects and skips.
+        // Each file holds documents among those records, so the sets above compare some.
         let all = (1..=40).collect();
         assert_eq!(wanted_documents(&file, &fields, &all).len(), 4);
         assert!(wanted_documents(&warc, &fields, &all).len() >= 10);
