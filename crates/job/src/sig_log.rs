@@ -128,13 +128,6 @@ pub(crate) struct SigLogFile {
     file: Option<(Arc<RemoveOnDrop>, Arc<Vec<u64>>)>,
 }
 
-impl LogReader {
-    /// The log it reads.
-    pub(crate) fn log(&self) -> &SigLogFile {
-        &self.log
-    }
-}
-
 impl SigLogFile {
     /// A reader of the log.
     pub(crate) fn reader(&self) -> LogReader {
@@ -154,6 +147,11 @@ pub(crate) struct LogReader {
 }
 
 impl LogReader {
+    /// The log it reads.
+    pub(crate) fn log(&self) -> &SigLogFile {
+        &self.log
+    }
+
     /// The signature at `at`.
     ///
     /// # Errors
