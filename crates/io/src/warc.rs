@@ -255,7 +255,17 @@ impl WarcRecords {
         let mut block = Vec::with_capacity(length as usize);
         (&mut self.reader).take(length).read_to_end(&mut block)?;
         if (block.len() as u64) < length {
-            let detail = format!("the file ends {} bytes into a {length}-byte record", block.len());
+            // A length past the end of the file may have swallowed whole records: reading
+            // goes on at the first of them, as for a length that runs into the next record.
+            let detail = match next_record_start(&block) {
+                Some(at) => {
+                    self.unread(block.split_off(at));
+                    format!(
+                        "Content-Length {length} runs past the end of the file; the next record starts {at} bytes in, and reading goes on there"
+                    )
+                }
+                None => format!("the file ends {} bytes into a {length}-byte record", block.len()),
+            };
             return Ok(Some(Step::Record(self.reject(Reason::MalformedRecord, detail, id))));
         }
         if let Some(detail) = self.check_boundary(&mut block)? {
@@ -697,6 +707,35 @@ mod tests {
         std::io::Write::write_all(&mut out, text.as_bytes()).unwrap();
         std::fs::write(&gz, out.finish().unwrap()).unwrap();
         assert_eq!(outline(&read(&gz).0), expected);
+    }
+
+    #[test]
+    fn a_content_length_past_the_end_of_the_file_swallows_no_record() {
+        let dir = tempfile::tempdir().unwrap();
+        // The first record claims 5,000 bytes more than the whole file holds.
+        let text = response("a", "damaged", 5000)
+            + &response("b", "second", 0)
+            + &response("c", "third", 0);
+        let path = dir.path().join("past-end.warc");
+        std::fs::write(&path, &text).unwrap();
+        let expected = ["1 malformed_record", "2 second", "3 third"];
+        let (records, _) = read(&path);
+        assert_eq!(outline(&records), expected);
+        let Record::Reject(r) = &records[0] else { panic!() };
+        assert!(r.detail.contains("past the end of the file"), "{}", r.detail);
+        let gz = dir.path().join("past-end.warc.gz");
+        let mut out = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut out, text.as_bytes()).unwrap();
+        std::fs::write(&gz, out.finish().unwrap()).unwrap();
+        assert_eq!(outline(&read(&gz).0), expected);
+        // A record cut short by the end of the file, with none after it, is the last one.
+        let cut = response("a", "whole", 0) + &response("b", "cut", 0)[..60];
+        let path = dir.path().join("cut.warc");
+        std::fs::write(&path, &cut).unwrap();
+        let (records, _) = read(&path);
+        assert_eq!(outline(&records), ["1 whole", "2 malformed_record"]);
+        let Record::Reject(r) = &records[1] else { panic!() };
+        assert!(r.detail.contains("the file ends"), "{}", r.detail);
     }
 
     #[test]
