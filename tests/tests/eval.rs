@@ -118,6 +118,42 @@ fn labelled_pairs_are_truth_too() {
     assert_eq!(report.recall, 0.0);
 }
 
+/// A score needs a run that finished and truth about its documents: a failed run, or truth
+/// that names none of the run's documents, is refused rather than scored (an empty table
+/// would score 1.0 everywhere).
+#[test]
+fn a_failed_run_and_truth_about_other_documents_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("bad.jsonl");
+    std::fs::write(&input, "{\"id\": \"a\", \"text\": \"cut\n{\"id\": \"b\"\n").unwrap();
+    let failed = dir.path().join("failed");
+    assert!(dedup(&input, &failed, &[]).is_err(), "every record rejected fails the job");
+    assert_eq!(summary(&failed)["status"], "failed");
+    let poems = repo().join("data-samples/zh-tang-poems/poems.jsonl.gz");
+    let error = format!(
+        "{:#}",
+        neardup(&["eval", "--truth", poems.to_str().unwrap(), "--run", failed.to_str().unwrap()])
+            .map(|_| ())
+            .unwrap_err()
+    );
+    assert!(error.contains("did not finish") && error.contains("failed"), "{error}");
+    let out = dir.path().join("out");
+    dedup_poems(&out);
+    let other = dir.path().join("other.jsonl");
+    std::fs::write(
+        &other,
+        "{\"id\": \"x1\", \"truth\": \"1\"}\n{\"id\": \"x2\", \"truth\": \"1\"}\n",
+    )
+    .unwrap();
+    let error = format!(
+        "{:#}",
+        neardup(&["eval", "--truth", other.to_str().unwrap(), "--run", out.to_str().unwrap()])
+            .map(|_| ())
+            .unwrap_err()
+    );
+    assert!(error.contains("none of the 2 documents"), "{error}");
+}
+
 #[test]
 fn a_truth_record_without_a_label_is_named() {
     let dir = tempfile::tempdir().unwrap();

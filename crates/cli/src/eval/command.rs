@@ -98,6 +98,23 @@ pub fn run(args: &EvalArgs) -> anyhow::Result<Report> {
     let analyzer = neardup_job::Signer::spec_analyzer(spec);
     let texts = texts.as_ref().map(|t| (t, &analyzer));
     let report = evaluate(&truth, &docs, &pairs, texts, groups.as_ref(), args.show);
+    if report.documents == 0 {
+        // An empty table scores 1.0 everywhere; no score is the truth here.
+        let truth_path = args.truth.as_ref().or(args.truth_pairs.as_ref()).expect("given");
+        let named = match &truth {
+            Truth::Clusters(labels) => labels.len(),
+            Truth::Pairs(labelled) => {
+                let ids = labelled.keys().flat_map(|(a, b)| [a.as_str(), b.as_str()]);
+                ids.collect::<std::collections::HashSet<_>>().len()
+            }
+        };
+        anyhow::bail!(
+            "none of the {named} documents of the truth in \"{}\" are in the run \"{}\" (ids \
+             are matched with the run's `id` column): is it the truth about this run's inputs?",
+            truth_path.display(),
+            args.run.display()
+        );
+    }
     let mut out = crate::stdout::stdout();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &report)?;
@@ -118,6 +135,14 @@ pub(crate) fn read_summary(run: &Path) -> anyhow::Result<Summary> {
     let summary = Summary::read(run).with_context(|| {
         format!("cannot use \"{}\" as a run: is it a neardup output folder?", run.display())
     })?;
+    if summary.status != "success" {
+        anyhow::bail!(
+            "the run in \"{}\" did not finish (its summary.json says \"{}\"): its documents/ and \
+             pairs/ may be incomplete; run the job again to evaluate or explain it",
+            run.display(),
+            summary.status
+        );
+    }
     if summary.signature_version != neardup_core::SIGNATURE_VERSION {
         anyhow::bail!(
             "the run in \"{}\" was made under signature version {}, and this neardup analyses \
