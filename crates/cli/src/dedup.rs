@@ -16,7 +16,8 @@ use crate::settings::{KeepArg, MethodArg, Overrides, RemovalArg, job_spec, parse
 /// Arguments of `neardup dedup`.
 #[derive(Debug, Args)]
 pub struct DedupArgs {
-    /// Input files (.jsonl[.gz|.zst], .parquet, .warc[.gz], .wet[.gz]) or folders of them.
+    /// Input files (.jsonl, .ndjson or .json, .warc or .wet, each also .gz or .zst; .parquet) or
+    /// folders of them (where .json files are not taken).
     #[arg(long, short = 'i', num_args = 1.., required_unless_present = "input_list")]
     pub input: Vec<PathBuf>,
     /// A manifest of inputs: a text file with one path or address per line (blank lines and

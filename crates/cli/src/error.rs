@@ -23,6 +23,7 @@ pub(crate) fn hint(e: &anyhow::Error) -> Option<&'static str> {
         "set `input.id_field` (or --id-field) to the id field, or \"\" to number records";
     const REJECTS: &str = "documents/ lists every rejected record with its reason; raise `decision.max_reject_ratio` to accept them";
     match e.chain().find_map(|cause| cause.downcast_ref::<JobError>())? {
+        JobError::Input { missing_column: Some(setting), .. } if setting == "id_field" => Some(ID),
         JobError::Input { missing_column: Some(_), .. } => Some(TEXT),
         JobError::TooManyRejects { top_reason, .. }
             if *top_reason == Reason::MissingText.as_str() =>
@@ -53,10 +54,16 @@ mod tests {
         let missing = JobError::Input {
             worker: 0,
             message: "\"a.parquet\" has no column \"text\"".into(),
-            missing_column: Some("text".into()),
+            missing_column: Some("text_field".into()),
         };
         let missing = anyhow::Error::new(missing).context("the job failed");
         assert!(hint(&missing).unwrap().contains("input.text_field"));
+        let no_id = JobError::Input {
+            worker: 0,
+            message: "\"a.parquet\" has no column \"id\"".into(),
+            missing_column: Some("id_field".into()),
+        };
+        assert!(hint(&anyhow::Error::new(no_id)).unwrap().contains("input.id_field"));
         assert!(hint(&rejects("missing_text")).unwrap().contains("input.text_field"));
         assert!(hint(&rejects("missing_id")).unwrap().contains("input.id_field"));
         assert!(hint(&rejects("invalid_utf8")).unwrap().contains("max_reject_ratio"));

@@ -29,7 +29,7 @@ pub enum RemovalArg {
 /// Keep rule on the command line.
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum KeepArg {
-    /// Keep the earliest document of a cluster (input order).
+    /// Keep the earliest document of a cluster (files in path order, then records).
     First,
     /// Keep the longest document of a cluster; ties go to the earliest.
     Longest,

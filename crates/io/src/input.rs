@@ -362,6 +362,12 @@ mod tests {
             files.iter().map(|f| f.path.strip_prefix(root).unwrap().to_str().unwrap()).collect();
         assert_eq!(names, ["a.jsonl.gz", "b.jsonl", "sub/c.parquet"]);
         assert_eq!(files.iter().map(|f| f.index).collect::<Vec<_>>(), [0, 1, 2]);
+        // Files named in any order are read in path order.
+        let named = |paths: &[&str]| {
+            let paths: Vec<PathBuf> = paths.iter().map(|p| root.join(p)).collect();
+            discover(&paths, &[]).unwrap().into_iter().map(|f| f.path).collect::<Vec<_>>()
+        };
+        assert_eq!(named(&["b.jsonl", "a.jsonl.gz"]), named(&["a.jsonl.gz", "b.jsonl"]));
 
         assert_eq!(
             discover(&[root.join("manifest.json")], &[]).unwrap().len(),

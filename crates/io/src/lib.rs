@@ -99,13 +99,15 @@ pub enum Error {
         detail: String,
     },
     /// A file named on the command line has an unsupported format.
-    #[error("unsupported input format \"{}\": expected .jsonl, .jsonl.gz, .jsonl.zst or .parquet", .path.display())]
+    #[error("unsupported input format \"{}\": expected JSON Lines (.jsonl, .ndjson or .json), a web archive (.warc or .wet), either of them compressed (.gz or .zst), or .parquet", .path.display())]
     UnsupportedFormat {
         /// The file.
         path: PathBuf,
     },
     /// No input file was found.
-    #[error("no .jsonl, .jsonl.gz, .jsonl.zst or .parquet files found in {paths:?}")]
+    #[error(
+        "no input files (JSON Lines, web archives or Parquet, by their names) found in {paths:?}"
+    )]
     NoInput {
         /// The paths searched.
         paths: Vec<PathBuf>,
@@ -149,6 +151,8 @@ pub enum Error {
         path: PathBuf,
         /// The configured column.
         column: String,
+        /// The setting that names it: `text_field` or `id_field`.
+        setting: &'static str,
         /// The columns the file has.
         available: Vec<String>,
     },

@@ -133,15 +133,16 @@ impl ParquetRecords {
             .map_err(|source| Error::Parquet { path: path.clone(), source })?;
         check_chunks(path, builder.metadata(), size)?;
         let schema = builder.schema().clone();
-        let find = |name: &str| {
+        let find = |name: &str, setting| {
             schema.index_of(name).map_err(|_| Error::MissingColumn {
                 path: path.clone(),
                 column: name.to_string(),
+                setting,
                 available: schema.fields().iter().map(|f| f.name().clone()).collect(),
             })
         };
-        let text_index = find(&fields.text)?;
-        let id_index = fields.id.as_deref().map(find).transpose()?;
+        let text_index = find(&fields.text, "text_field")?;
+        let id_index = fields.id.as_deref().map(|id| find(id, "id_field")).transpose()?;
         check_type(file, &fields.text, schema.field(text_index).data_type(), true)?;
         let mut roots = vec![text_index];
         if let (Some(name), Some(index)) = (&fields.id, id_index) {
@@ -462,7 +463,7 @@ mod tests {
         let err = ParquetRecords::open(&input(&path), FieldNames::default(), OnReadError::Fail)
             .err()
             .unwrap();
-        assert!(matches!(err, Error::MissingColumn { .. }), "{err}");
+        assert!(matches!(err, Error::MissingColumn { setting: "id_field", .. }), "{err}");
         assert!(
             err.to_string().contains("b.parquet") && err.to_string().contains("\"id\""),
             "{err}"

@@ -48,7 +48,7 @@ pub enum JobError {
         worker: usize,
         /// The error, with its causes.
         message: String,
-        /// The configured id or text column, when the file lacks it.
+        /// The setting (`text_field` or `id_field`) that names a column the file lacks.
         missing_column: Option<String>,
     },
     /// A part could not be written.
@@ -170,7 +170,7 @@ pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
 pub(crate) struct ReadFailure {
     /// The error, with its causes.
     pub(crate) message: String,
-    /// The configured id or text column, when a file lacks it.
+    /// The setting (`text_field` or `id_field`) that names a column a file lacks.
     pub(crate) missing_column: Option<String>,
 }
 
@@ -178,7 +178,7 @@ impl ReadFailure {
     /// The failure `error` describes.
     pub(crate) fn of(error: &neardup_io::Error) -> Self {
         let missing_column = match error {
-            neardup_io::Error::MissingColumn { column, .. } => Some(column.clone()),
+            neardup_io::Error::MissingColumn { setting, .. } => Some((*setting).to_string()),
             _ => None,
         };
         ReadFailure { message: error_chain(error), missing_column }

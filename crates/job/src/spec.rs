@@ -33,7 +33,7 @@ impl Method {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum KeepRule {
-    /// The earliest document in input order.
+    /// The earliest document in input order (files in path order, then records).
     #[default]
     First,
     /// The document with the most normalised characters; ties go to the earliest.
