@@ -121,8 +121,14 @@ fn files_neardup_did_not_write_stop_the_run_and_are_kept() {
     std::fs::write(kept.join("00000-mixed.jsonl"), b"theirs").unwrap();
     let mut with_kept = args.to_vec();
     with_kept.extend(["--write-kept", kept.to_str().unwrap()]);
-    assert!(neardup(&with_kept).is_err());
+    let before = std::fs::read(out.join("summary.json")).unwrap();
+    let e = neardup(&with_kept).unwrap_err();
     assert_eq!(std::fs::read(kept.join("00000-mixed.jsonl")).unwrap(), b"theirs");
+    // Refused before any folder changed: the earlier run's outputs are all there.
+    assert!(out.join("_SUCCESS").exists(), "the earlier run's marker stays");
+    assert_eq!(std::fs::read(out.join("summary.json")).unwrap(), before);
+    assert!(!neardup_io::read_documents(&out.join("documents")).unwrap().is_empty());
+    assert!(format!("{e:#}").contains("changed nothing"), "{e:#}");
 }
 
 #[test]

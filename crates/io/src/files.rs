@@ -69,6 +69,21 @@ impl FileList {
     /// folder, that no earlier list names; [`Error::Write`] when a file cannot be removed
     /// or the list written.
     pub fn prepare(&self, dir: &Path, owned: &[&str]) -> Result<()> {
+        let old = self.check(dir, owned)?;
+        old.remove(dir, &[])?;
+        for sub in owned {
+            crate::out::remove_empty_dir(&dir.join(sub));
+        }
+        self.save(dir)
+    }
+
+    /// The checks of [`FileList::prepare`], changing nothing but creating `dir`: so that a
+    /// run writing several folders can refuse before it changes any. Returns the earlier
+    /// run's list (empty when there is none).
+    ///
+    /// # Errors
+    /// As [`FileList::prepare`].
+    pub fn check(&self, dir: &Path, owned: &[&str]) -> Result<FileList> {
         crate::out::create_dir_all(dir)
             .map_err(|source| Error::Write { path: dir.to_path_buf(), source })?;
         let old = FileList::load(dir)?.unwrap_or_default();
@@ -105,11 +120,7 @@ impl FileList {
                 }
             }
         }
-        old.remove(dir, &[])?;
-        for sub in owned {
-            crate::out::remove_empty_dir(&dir.join(sub));
-        }
-        self.save(dir)
+        Ok(old)
     }
 
     /// Removes the listed files of `dir` and their temporary names, except `keep`: a

@@ -79,10 +79,16 @@ impl LockHolder {
 
     /// Says who holds the lock, for an error message.
     pub fn describe(&self) -> String {
-        let age = unix_now().saturating_sub(self.heartbeat_unix);
+        let ago = |unix: u64| match unix {
+            0 => "at an unknown time".to_string(),
+            _ => format!("{} s ago", unix_now().saturating_sub(unix)),
+        };
         format!(
-            "process {} on {}, since {} (Unix time), last heartbeat {age} s ago",
-            self.pid, self.host, self.started_unix
+            "process {} on {}, which took it {}, last heartbeat {}",
+            self.pid,
+            self.host,
+            ago(self.started_unix),
+            ago(self.heartbeat_unix)
         )
     }
 

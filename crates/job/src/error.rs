@@ -72,6 +72,10 @@ pub enum JobError {
     /// The output folder, summary or marker could not be written.
     #[error("cannot write the output")]
     Write(#[source] neardup_io::Error),
+    /// The run stopped before it changed any folder: one it writes (the output, the kept
+    /// dataset, the index) is locked by another run, or holds files neardup did not write.
+    #[error("the run did not start, and changed nothing")]
+    Refused(#[source] neardup_io::Error),
     /// The index could not be locked or committed.
     #[error("cannot use the index")]
     Index(#[source] neardup_io::Error),

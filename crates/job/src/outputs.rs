@@ -67,27 +67,42 @@ pub(crate) fn prepare(config: &JobConfig, topology: &Topology) -> Result<Held, J
         return Ok(Held { output: None, index: None, spill });
     }
     let (output_lock, taken) =
-        FolderLock::acquire(&output.join(".lock")).map_err(JobError::Write)?;
+        FolderLock::acquire(&output.join(".lock")).map_err(refusal(JobError::Write))?;
     if let Some(taken) = taken {
         tracing::warn!("{taken}");
+    }
+    // Every folder is checked before any is changed, so a refused run leaves the earlier
+    // run's outputs as they were.
+    let outputs = FileList::new(output_files(topology));
+    outputs.check(output, &OWNED_FOLDERS).map_err(refusal(JobError::Write))?;
+    let kept = config.write_kept.as_ref().map(|dir| (dir, FileList::new(kept_files(config))));
+    if let Some((dir, list)) = &kept {
+        list.check(dir, &[]).map_err(refusal(JobError::Write))?;
     }
     let index_lock = match &config.index {
         Some(plan) => Some(lock_index(plan)?),
         None => None,
     };
-    FileList::new(output_files(topology))
-        .prepare(output, &OWNED_FOLDERS)
-        .map_err(JobError::Write)?;
-    if let Some(dir) = &config.write_kept {
-        FileList::new(kept_files(config)).prepare(dir, &[]).map_err(JobError::Write)?;
+    outputs.prepare(output, &OWNED_FOLDERS).map_err(JobError::Write)?;
+    if let Some((dir, list)) = &kept {
+        list.prepare(dir, &[]).map_err(JobError::Write)?;
     }
     Ok(Held { output: Some(output_lock), index: index_lock, spill })
+}
+
+/// `JobError::Refused` for a lock held by another run or a file neardup did not write,
+/// else `other`.
+fn refusal(other: fn(neardup_io::Error) -> JobError) -> impl Fn(neardup_io::Error) -> JobError {
+    move |e| match e {
+        neardup_io::Error::Busy { .. } | neardup_io::Error::NotOurs { .. } => JobError::Refused(e),
+        e => other(e),
+    }
 }
 
 /// Takes the index lock and removes the segment folders no generation lists (failed runs'),
 /// keeping the one a retry replaces until the retry commits.
 fn lock_index(plan: &IndexPlan) -> Result<IndexLock, JobError> {
-    let lock = IndexLock::acquire(&plan.dir, &plan.read).map_err(JobError::Index)?;
+    let lock = IndexLock::acquire(&plan.dir, &plan.read).map_err(refusal(JobError::Index))?;
     if let Some(taken) = lock.taken_over() {
         tracing::warn!("{taken}");
     }
