@@ -166,6 +166,10 @@ fn a_truth_record_without_a_label_is_named() {
             .unwrap_err();
     let message = format!("{error:#}");
     assert!(message.contains(bad.to_str().unwrap()) && message.contains("record 2"), "{message}");
+    assert!(
+        message.contains("no field \"truth\"") && !message.contains("missing_text"),
+        "{message}"
+    );
 }
 
 #[test]

@@ -346,8 +346,11 @@ pub fn parse_line(file: &InputFile, fields: &FieldNames, doc: DocId, line: &[u8]
         (None, _) => generated_id(file, doc.record()),
         (Some(_), Some(Value::String(s))) => s,
         (Some(_), Some(Value::Number(n))) if n.is_i64() || n.is_u64() => n.to_string(),
-        (Some(name), None | Some(Value::Null)) => {
+        (Some(name), None) => {
             return reject(None, Reason::MissingId, format!("no field \"{name}\""));
+        }
+        (Some(name), Some(Value::Null)) => {
+            return reject(None, Reason::MissingId, format!("field \"{name}\" is null"));
         }
         (Some(name), Some(other)) => {
             let detail = format!("field \"{name}\" is {}, not a string or integer", kind(&other));
@@ -359,8 +362,9 @@ pub fn parse_line(file: &InputFile, fields: &FieldNames, doc: DocId, line: &[u8]
             reject(Some(id), Reason::EmptyText, format!("field \"{}\" is empty", fields.text))
         }
         Some(Value::String(text)) => Record::Doc(InputDoc { doc, id, text, meta }),
-        None | Some(Value::Null) => {
-            reject(Some(id), Reason::MissingText, format!("no field \"{}\"", fields.text))
+        None => reject(Some(id), Reason::MissingText, format!("no field \"{}\"", fields.text)),
+        Some(Value::Null) => {
+            reject(Some(id), Reason::MissingText, format!("field \"{}\" is null", fields.text))
         }
         Some(other) => {
             let detail = format!("field \"{}\" is {}, not a string", fields.text, kind(&other));
@@ -395,10 +399,13 @@ fn kind(v: &Value) -> &'static str {
 }
 
 /// serde_json's message without its "line 1" (the record is one line; the file line is
-/// reported separately).
+/// reported separately). The line is parsed with its line end, so an error past it (a
+/// string or object left open) is at the end of the line, which serde_json counts as
+/// column 0 of the next.
 fn json_error_detail(e: &serde_json::Error) -> String {
     let msg = e.to_string();
     match msg.rfind(" at line ") {
+        Some(p) if e.line() > 1 => format!("{} at the end of the line", &msg[..p]),
         Some(p) => format!("{} at column {}", &msg[..p], e.column()),
         None => msg,
     }
@@ -898,5 +905,42 @@ mod tests {
         let Ok(Record::Reject(last)) = records.last().unwrap() else { panic!("expected a reject") };
         assert_eq!(last.reason, Reason::Unreadable);
         assert_eq!(last.doc.record() as usize, records.len());
+    }
+
+    #[test]
+    fn malformed_json_says_where_in_the_line() {
+        let detail = |line: &str| {
+            let e = serde_json::from_str::<serde_json::Value>(line).unwrap_err();
+            json_error_detail(&e)
+        };
+        assert_eq!(
+            detail("{\"id\": \"a\", \"text\": \"cut\n"),
+            "control character (\\u0000-\\u001F) found while parsing a string at the end of the line"
+        );
+        assert_eq!(
+            detail("{\"id\": \"b\"\n"),
+            "EOF while parsing an object at the end of the line"
+        );
+        assert_eq!(detail("{\"id\" 1}\n"), "expected `:` at column 7");
+        // A field that is there but null is not called absent.
+        let f = file(Path::new("n.jsonl"), Compression::None);
+        let reject = |line: &str| match parse_line(
+            &f,
+            &FieldNames::default(),
+            DocId::new(3, 1),
+            line.as_bytes(),
+        ) {
+            Record::Reject(r) => (r.reason, r.detail),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            reject(r#"{"id": null, "text": "x"}"#),
+            (Reason::MissingId, "field \"id\" is null".into())
+        );
+        assert_eq!(
+            reject(r#"{"id": "a", "text": null}"#),
+            (Reason::MissingText, "field \"text\" is null".into())
+        );
+        assert_eq!(reject(r#"{"id": "a"}"#), (Reason::MissingText, "no field \"text\"".into()));
     }
 }

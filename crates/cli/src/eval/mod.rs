@@ -204,11 +204,12 @@ pub fn read_labels(
                 Record::Doc(d) => {
                     labels.insert(d.id, d.text);
                 }
+                // The label is read as the job reads a text, so the reject's reason would
+                // name the text: its detail names the field.
                 Record::Reject(r) => bail!(
-                    "truth \"{}\" record {}: {} ({}); every record needs `{id_field}` and a string `{label_field}`",
+                    "truth \"{}\" record {}: {}; every record needs `{id_field}` and a string `{label_field}`",
                     file.path.display(),
                     r.doc.record(),
-                    r.reason.as_str(),
                     r.detail
                 ),
             }
