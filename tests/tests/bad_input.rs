@@ -135,6 +135,9 @@ fn usage_errors_exit_with_two() {
         vec!["dedup", "-i", "/nonexistent/input.jsonl", "-o", out],
         vec!["dedup", "-i", input, "-o", out, "--no-such-flag"],
         vec!["dedup", "-o", out],
+        vec!["dedup", "-i", input, "-o", out, "-w", "0"],
+        vec!["dedup", "-i", input, "-o", out, "--processes", "0"],
+        vec!["tune", "-w", "0"],
     ] {
         assert_eq!(exit_code(&args), ExitCode::from(2), "{args:?}");
     }

@@ -77,10 +77,10 @@ pub struct DedupArgs {
     #[arg(long)]
     pub seed: Option<u64>,
     /// Worker threads per process; results do not depend on it [default: the number of CPUs].
-    #[arg(long, short = 'w')]
+    #[arg(long, short = 'w', value_parser = crate::settings::at_least_one)]
     pub workers: Option<usize>,
     /// Processes of a cluster run (each started with the same arguments but --process).
-    #[arg(long, short = 'n', default_value_t = 1)]
+    #[arg(long, short = 'n', default_value_t = 1, value_parser = crate::settings::at_least_one)]
     pub processes: usize,
     /// This process's index in a cluster run, 0..processes.
     #[arg(long, short = 'p', default_value_t = 0)]

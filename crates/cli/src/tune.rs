@@ -348,7 +348,7 @@ pub struct TuneArgs {
     #[arg(long, default_value = "truth")]
     pub label_field: String,
     /// Worker threads for the trial runs [default: the number of CPUs].
-    #[arg(long, short = 'w')]
+    #[arg(long, short = 'w', value_parser = crate::settings::at_least_one)]
     pub workers: Option<usize>,
     /// Print JSON.
     #[arg(long)]
