@@ -274,6 +274,28 @@ fn explain_agrees_with_the_run() {
     assert!(format!("{missing:#}").contains("no-such-id"));
 }
 
+/// A record the run rejected is named with its reason, not called absent.
+#[test]
+fn explaining_a_rejected_record_says_why_it_has_no_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.jsonl");
+    let text = "the quick brown fox jumps over the lazy dog again and again today";
+    std::fs::write(
+        &input,
+        format!("{{\"id\": \"x1\", \"text\": \"{text}\"}}\n{{\"id\": \"x2\"}}\n"),
+    )
+    .unwrap();
+    let job = dir.path().join("job.toml");
+    std::fs::write(&job, "[decision]\nmax_reject_ratio = 1.0\n").unwrap();
+    let out = dir.path().join("out");
+    dedup(&input, &out, &["--job", job.to_str().unwrap()]).unwrap();
+    let error = format!(
+        "{:#}",
+        neardup(&["explain", "--run", out.to_str().unwrap(), "x1", "x2"]).map(|_| ()).unwrap_err()
+    );
+    assert!(error.contains("rejected") && error.contains("missing_text"), "{error}");
+}
+
 #[test]
 fn explain_takes_two_text_files() {
     let dir = tempfile::tempdir().unwrap();

@@ -561,7 +561,18 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Explanation> {
             let mut pages = read_pages(&docs, spec, &ids, boilerplate.as_ref())?;
             let mut take = |id: &str| -> anyhow::Result<Doc> {
                 let page = pages.remove(id).ok_or_else(|| {
-                    UsageError::new(format!("no document with id \"{id}\" in the run's inputs"))
+                    // A record the run rejected has no text to compare: say why it has none.
+                    let rejected = rows.iter().find(|r| {
+                        r.id.as_deref() == Some(id) && r.decision == neardup_io::Decision::Reject
+                    });
+                    UsageError::new(match rejected {
+                        Some(r) => format!(
+                            "the run rejected the record with id \"{id}\" ({}: {}): it has no text to compare",
+                            r.reason.map_or("", |reason| reason.as_str()),
+                            r.detail.as_deref().unwrap_or("")
+                        ),
+                        None => format!("no document with id \"{id}\" in the run's inputs"),
+                    })
                 })?;
                 Ok(Doc { id: id.to_string(), text: page.text, left_out: page.left_out })
             };
@@ -572,8 +583,14 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Explanation> {
                     let id = row.id.as_deref().unwrap_or_default();
                     writeln!(
                         out,
-                        "run: {id}: {}{}{}",
+                        "run: {id}: {}{}{}{}",
                         row.decision.as_str(),
+                        match (row.decision, row.reason) {
+                            (neardup_io::Decision::Reject, Some(reason)) => {
+                                format!(" ({})", reason.as_str())
+                            }
+                            _ => String::new(),
+                        },
                         row.duplicate_of
                             .as_ref()
                             .map(|d| format!(" as a duplicate of {d}"))
