@@ -1,8 +1,10 @@
 //! The index commands from the command line: runs add generations, `index compact` merges
 //! them without changing a later run's decisions, and `index forget` takes documents out.
 
+use std::process::ExitCode;
+
 use neardup_cli::Outcome;
-use neardup_e2e::{dedup, neardup, render_documents, repo, summary};
+use neardup_e2e::{dedup, exit_code, neardup, render_documents, repo, summary};
 use neardup_io::{Decision, read_documents};
 
 #[test]
@@ -56,10 +58,15 @@ fn compacting_between_runs_changes_no_decision() {
 fn index_commands_name_a_folder_without_an_index() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().to_str().unwrap();
-    for command in ["show", "compact"] {
-        let e = neardup(&["index", command, "--index", path]).unwrap_err();
+    let ids = dir.path().join("ids.txt");
+    std::fs::write(&ids, "a\n").unwrap();
+    for command in [&["show"][..], &["compact"], &["forget", "--ids", ids.to_str().unwrap()]] {
+        let args = [&["index"][..], command, &["--index", path]].concat();
+        let e = neardup(&args).unwrap_err();
         let message = format!("{e:#}");
-        assert!(message.contains(path), "{command}: {message}");
+        // The same usage error (exit 2) from every command.
+        assert!(message.contains(path) && message.contains("no index in"), "{args:?}: {message}");
+        assert_eq!(exit_code(&args), ExitCode::from(2), "{args:?}");
     }
 }
 

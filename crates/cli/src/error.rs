@@ -45,7 +45,14 @@ mod tests {
     use super::*;
 
     fn rejects(top_reason: &'static str) -> anyhow::Error {
-        let e = JobError::TooManyRejects { rejected: 9, top_reason, records: 10, max_ratio: 0.5 };
+        let by_reason = format!("{top_reason} 9");
+        let e = JobError::TooManyRejects {
+            rejected: 9,
+            top_reason,
+            by_reason,
+            records: 10,
+            max_ratio: 0.5,
+        };
         anyhow::Error::new(e).context("the job failed")
     }
 

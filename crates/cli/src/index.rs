@@ -38,6 +38,11 @@ pub enum IndexCommand {
     },
 }
 
+/// The usage error of an index command run on a folder without an index.
+fn no_index(index: &std::path::Path) -> anyhow::Error {
+    UsageError::new(format!("no index in \"{}\"", index.display())).into()
+}
+
 /// Runs `neardup index ...`.
 ///
 /// # Errors
@@ -47,9 +52,7 @@ pub fn run(command: &IndexCommand) -> anyhow::Result<()> {
     let mut out = crate::stdout::stdout();
     match command {
         IndexCommand::Show { index } => {
-            let Some(m) = Manifest::load(index)? else {
-                return Err(UsageError::new(format!("no index in \"{}\"", index.display())).into());
-            };
+            let Some(m) = Manifest::load(index)? else { return Err(no_index(index)) };
             writeln!(
                 out,
                 "index {} (format {}, neardup {})",
@@ -87,6 +90,9 @@ pub fn run(command: &IndexCommand) -> anyhow::Result<()> {
             })?;
             let ids: std::collections::BTreeSet<String> =
                 text.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect();
+            if Manifest::load(index)?.is_none() {
+                return Err(no_index(index));
+            }
             let report = forget(index, &ids)?;
             if let Some(taken) = &report.lock_taken_over {
                 eprintln!("warning: {taken}");
@@ -99,6 +105,9 @@ pub fn run(command: &IndexCommand) -> anyhow::Result<()> {
         }
         IndexCommand::Compact { index } => {
             let started = std::time::Instant::now();
+            if Manifest::load(index)?.is_none() {
+                return Err(no_index(index));
+            }
             let report = compact(index)?;
             if let Some(taken) = &report.lock_taken_over {
                 eprintln!("warning: {taken}");

@@ -81,13 +81,15 @@ pub enum JobError {
     Index(#[source] neardup_io::Error),
     /// More records were rejected than `decision.max_reject_ratio` allows.
     #[error(
-        "{rejected} of {records} records were rejected (most often: {top_reason}), above max_reject_ratio {max_ratio}"
+        "{rejected} of {records} records were rejected ({by_reason}), above max_reject_ratio {max_ratio}"
     )]
     TooManyRejects {
         /// Rejected records.
         rejected: u64,
-        /// The most frequent reject reason.
+        /// The most frequent reject reason (for hints).
         top_reason: &'static str,
+        /// The reasons with their counts, most frequent first.
+        by_reason: String,
         /// Records read.
         records: u64,
         /// The limit.

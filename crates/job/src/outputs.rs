@@ -158,13 +158,17 @@ pub(crate) fn finish(
     let (rejected, records) = (summary.counts.rejected, summary.counts.records);
     let max_ratio = config.spec.decision.max_reject_ratio;
     if failure.is_none() && records > 0 && rejected as f64 > max_ratio * records as f64 {
-        let top_reason = summary
-            .counts
-            .rejected_by_reason
+        let mut reasons: Vec<_> = summary.counts.rejected_by_reason.iter().collect();
+        // Most frequent first; ties in the reasons' order.
+        reasons.sort_by_key(|(_, n)| std::cmp::Reverse(**n));
+        let top_reason = reasons.first().map_or("none", |(r, _)| r.as_str());
+        let by_reason = reasons
             .iter()
-            .max_by_key(|(_, n)| **n)
-            .map_or("none", |(r, _)| r.as_str());
-        failure = Some(JobError::TooManyRejects { rejected, top_reason, records, max_ratio });
+            .map(|(r, n)| format!("{} {n}", r.as_str()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        failure =
+            Some(JobError::TooManyRejects { rejected, top_reason, by_reason, records, max_ratio });
     }
     if topology.process != 0 {
         return match failure {
