@@ -671,6 +671,22 @@ mod tests {
         )
     }
 
+    /// `text` gzipped into `dir/name` a member per record (each `WARC/1.1` line starts
+    /// one), as crawlers write archives.
+    fn gzip_per_record(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let mut starts: Vec<usize> = text.match_indices("WARC/1.1\r\n").map(|(at, _)| at).collect();
+        starts.push(text.len());
+        let mut bytes = Vec::new();
+        for record in starts.windows(2) {
+            let mut out = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            std::io::Write::write_all(&mut out, text[record[0]..record[1]].as_bytes()).unwrap();
+            bytes.extend(out.finish().unwrap());
+        }
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path
+    }
+
     fn outline(records: &[Record]) -> Vec<String> {
         records
             .iter()
@@ -702,10 +718,7 @@ mod tests {
         let Record::Reject(r) = &records[1] else { panic!() };
         assert!(r.detail.contains("runs into the next record"), "{}", r.detail);
         // The same archive with a member per record, as crawlers write it.
-        let gz = dir.path().join("lengths.warc.gz");
-        let mut out = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        std::io::Write::write_all(&mut out, text.as_bytes()).unwrap();
-        std::fs::write(&gz, out.finish().unwrap()).unwrap();
+        let gz = gzip_per_record(dir.path(), "lengths.warc.gz", &text);
         assert_eq!(outline(&read(&gz).0), expected);
     }
 
@@ -723,10 +736,7 @@ mod tests {
         assert_eq!(outline(&records), expected);
         let Record::Reject(r) = &records[0] else { panic!() };
         assert!(r.detail.contains("past the end of the file"), "{}", r.detail);
-        let gz = dir.path().join("past-end.warc.gz");
-        let mut out = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        std::io::Write::write_all(&mut out, text.as_bytes()).unwrap();
-        std::fs::write(&gz, out.finish().unwrap()).unwrap();
+        let gz = gzip_per_record(dir.path(), "past-end.warc.gz", &text);
         assert_eq!(outline(&read(&gz).0), expected);
         // A record cut short by the end of the file, with none after it, is the last one.
         let cut = response("a", "whole", 0) + &response("b", "cut", 0)[..60];
