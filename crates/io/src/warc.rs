@@ -679,7 +679,7 @@ mod tests {
         let mut bytes = Vec::new();
         for record in starts.windows(2) {
             let mut out = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-            std::io::Write::write_all(&mut out, text[record[0]..record[1]].as_bytes()).unwrap();
+            std::io::Write::write_all(&mut out, &text.as_bytes()[record[0]..record[1]]).unwrap();
             bytes.extend(out.finish().unwrap());
         }
         let path = dir.join(name);
