@@ -236,11 +236,20 @@ impl WarcRecords {
         let kind = headers.get("WARC-Type").unwrap_or("").to_ascii_lowercase();
         let wanted = matches!(kind.as_str(), "response" | "resource" | "conversion");
         if length > self.max_record_bytes {
-            // Read past, never held. (Its end is taken on trust: a block this large is not
-            // kept to look for records a wrong length would have swallowed.)
-            let copied = std::io::copy(&mut (&mut self.reader).take(length), &mut std::io::sink())?;
+            // Read past, never held whole. Its end is taken on trust, unless the file ends
+            // before it: then reading goes on at the first record inside it.
+            let (copied, swallowed) = self.skip_block(length)?;
             if copied < length {
-                let detail = format!("the file ends {} bytes into a {length}-byte record", copied);
+                let detail = match swallowed {
+                    Some(rest) => {
+                        let at = copied - rest.len() as u64;
+                        self.unread(rest);
+                        format!(
+                            "Content-Length {length} runs past the end of the file; the next record starts {at} bytes in, and reading goes on there"
+                        )
+                    }
+                    None => format!("the file ends {copied} bytes into a {length}-byte record"),
+                };
                 return Ok(Some(Step::Record(self.reject(Reason::MalformedRecord, detail, id))));
             }
             if wanted {
@@ -282,6 +291,49 @@ impl WarcRecords {
             return Ok(Some(Step::Record(self.reject(Reason::MissingId, detail, None))));
         };
         Ok(Some(self.document(&kind, &headers, id, block)))
+    }
+
+    /// Reads past a block of `length` bytes, too large to hold. Returns the bytes read and,
+    /// when the file ends before the block does, the bytes from the first record start in
+    /// it on ([`next_record_start`]): the records a length past the end of the file
+    /// swallowed, when they fit in the record limit (past it they are read past with the
+    /// block, and none is returned).
+    fn skip_block(&mut self, length: u64) -> std::io::Result<(u64, Option<Vec<u8>>)> {
+        // A record start (`\r\n\r\nWARC/1.`) spans 11 bytes: the last 16 read are kept,
+        // so that one across two reads is found.
+        const CARRY: usize = 16;
+        let limit = usize::try_from(self.max_record_bytes).unwrap_or(usize::MAX);
+        let mut reader = (&mut self.reader).take(length);
+        let mut chunk = vec![0u8; 1 << 16];
+        let (mut read, mut carry, mut held) = (0u64, Vec::new(), None::<Vec<u8>>);
+        let mut over = false;
+        loop {
+            let n = match reader.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            read += n as u64;
+            match &mut held {
+                Some(rest) => {
+                    over |= rest.len() + n > limit;
+                    if !over {
+                        rest.extend_from_slice(&chunk[..n]);
+                    }
+                }
+                None if !over => {
+                    carry.extend_from_slice(&chunk[..n]);
+                    if let Some(at) = next_record_start(&carry) {
+                        over = carry.len() - at > limit;
+                        held = Some(carry[at..].to_vec());
+                    }
+                    carry.drain(..carry.len().saturating_sub(CARRY));
+                }
+                None => {}
+            }
+        }
+        Ok((read, held.filter(|_| read < length && !over)))
     }
 
     /// Skips lines until the next one that starts a record.
@@ -738,6 +790,23 @@ mod tests {
         assert!(r.detail.contains("past the end of the file"), "{}", r.detail);
         let gz = gzip_per_record(dir.path(), "past-end.warc.gz", &text);
         assert_eq!(outline(&read(&gz).0), expected);
+        // A claim above the record limit, read past rather than held, swallows none either.
+        let huge = response("a", "damaged", 1 << 20)
+            + &response("b", "second", 0)
+            + &response("c", "third", 0);
+        let path = dir.path().join("huge.warc");
+        std::fs::write(&path, &huge).unwrap();
+        let (records, _) = read_limited(&path, 4096);
+        assert_eq!(outline(&records), expected);
+        let Record::Reject(r) = &records[0] else { panic!() };
+        assert!(r.detail.contains("past the end of the file"), "{}", r.detail);
+        let gz = gzip_per_record(dir.path(), "huge.warc.gz", &huge);
+        assert_eq!(outline(&read_limited(&gz, 4096).0), expected);
+        // Records past the limit after the claim's first record start are not held.
+        let long = response("a", "damaged", 1 << 20) + &response("b", &"x ".repeat(3000), 0);
+        let path = dir.path().join("long.warc");
+        std::fs::write(&path, &long).unwrap();
+        assert_eq!(outline(&read_limited(&path, 4096).0), ["1 malformed_record"]);
         // A record cut short by the end of the file, with none after it, is the last one.
         let cut = response("a", "whole", 0) + &response("b", "cut", 0)[..60];
         let path = dir.path().join("cut.warc");
