@@ -240,16 +240,7 @@ impl WarcRecords {
             // before it: then reading goes on at the first record inside it.
             let (copied, swallowed) = self.skip_block(length)?;
             if copied < length {
-                let detail = match swallowed {
-                    Some(rest) => {
-                        let at = copied - rest.len() as u64;
-                        self.unread(rest);
-                        format!(
-                            "Content-Length {length} runs past the end of the file; the next record starts {at} bytes in, and reading goes on there"
-                        )
-                    }
-                    None => format!("the file ends {copied} bytes into a {length}-byte record"),
-                };
+                let detail = self.past_the_end(length, copied, swallowed);
                 return Ok(Some(Step::Record(self.reject(Reason::MalformedRecord, detail, id))));
             }
             if wanted {
@@ -264,17 +255,9 @@ impl WarcRecords {
         let mut block = Vec::with_capacity(length as usize);
         (&mut self.reader).take(length).read_to_end(&mut block)?;
         if (block.len() as u64) < length {
-            // A length past the end of the file may have swallowed whole records: reading
-            // goes on at the first of them, as for a length that runs into the next record.
-            let detail = match next_record_start(&block) {
-                Some(at) => {
-                    self.unread(block.split_off(at));
-                    format!(
-                        "Content-Length {length} runs past the end of the file; the next record starts {at} bytes in, and reading goes on there"
-                    )
-                }
-                None => format!("the file ends {} bytes into a {length}-byte record", block.len()),
-            };
+            let read = block.len() as u64;
+            let swallowed = next_record_start(&block).map(|at| block.split_off(at));
+            let detail = self.past_the_end(length, read, swallowed);
             return Ok(Some(Step::Record(self.reject(Reason::MalformedRecord, detail, id))));
         }
         if let Some(detail) = self.check_boundary(&mut block)? {
@@ -291,6 +274,23 @@ impl WarcRecords {
             return Ok(Some(Step::Record(self.reject(Reason::MissingId, detail, None))));
         };
         Ok(Some(self.document(&kind, &headers, id, block)))
+    }
+
+    /// The reject detail of a block that claimed `length` bytes where the file ended after
+    /// `read`. A length past the end of the file may have swallowed whole records: reading
+    /// goes on at the first of them (`swallowed`, the block's bytes from its start on), as
+    /// for a length that runs into the next record.
+    fn past_the_end(&mut self, length: u64, read: u64, swallowed: Option<Vec<u8>>) -> String {
+        match swallowed {
+            Some(rest) => {
+                let at = read - rest.len() as u64;
+                self.unread(rest);
+                format!(
+                    "Content-Length {length} runs past the end of the file; the next record starts {at} bytes in, and reading goes on there"
+                )
+            }
+            None => format!("the file ends {read} bytes into a {length}-byte record"),
+        }
     }
 
     /// Reads past a block of `length` bytes, too large to hold. Returns the bytes read and,
