@@ -70,6 +70,16 @@ impl FileList {
     /// or the list written.
     pub fn prepare(&self, dir: &Path, owned: &[&str]) -> Result<()> {
         let old = self.check(dir, owned)?;
+        self.replace(dir, owned, &old)
+    }
+
+    /// The changes of [`FileList::prepare`] once [`FileList::check`] has passed and given
+    /// `old`: removes what it lists (and the folders among `owned`, once empty), and writes
+    /// this list.
+    ///
+    /// # Errors
+    /// [`Error::Write`] when a file cannot be removed or the list written.
+    pub fn replace(&self, dir: &Path, owned: &[&str], old: &FileList) -> Result<()> {
         old.remove(dir, &[])?;
         for sub in owned {
             crate::out::remove_empty_dir(&dir.join(sub));

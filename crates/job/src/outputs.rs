@@ -74,18 +74,22 @@ pub(crate) fn prepare(config: &JobConfig, topology: &Topology) -> Result<Held, J
     // Every folder is checked before any is changed, so a refused run leaves the earlier
     // run's outputs as they were.
     let outputs = FileList::new(output_files(topology));
-    outputs.check(output, &OWNED_FOLDERS).map_err(refusal(JobError::Write))?;
-    let kept = config.write_kept.as_ref().map(|dir| (dir, FileList::new(kept_files(config))));
-    if let Some((dir, list)) = &kept {
-        list.check(dir, &[]).map_err(refusal(JobError::Write))?;
-    }
+    let earlier = outputs.check(output, &OWNED_FOLDERS).map_err(refusal(JobError::Write))?;
+    let kept = match &config.write_kept {
+        Some(dir) => {
+            let list = FileList::new(kept_files(config));
+            let earlier = list.check(dir, &[]).map_err(refusal(JobError::Write))?;
+            Some((dir, list, earlier))
+        }
+        None => None,
+    };
     let index_lock = match &config.index {
         Some(plan) => Some(lock_index(plan)?),
         None => None,
     };
-    outputs.prepare(output, &OWNED_FOLDERS).map_err(JobError::Write)?;
-    if let Some((dir, list)) = &kept {
-        list.prepare(dir, &[]).map_err(JobError::Write)?;
+    outputs.replace(output, &OWNED_FOLDERS, &earlier).map_err(JobError::Write)?;
+    if let Some((dir, list, earlier)) = &kept {
+        list.replace(dir, &[], earlier).map_err(JobError::Write)?;
     }
     Ok(Held { output: Some(output_lock), index: index_lock, spill })
 }
