@@ -38,9 +38,12 @@ pub enum IndexCommand {
     },
 }
 
-/// The usage error of an index command run on a folder without an index.
-fn no_index(index: &std::path::Path) -> anyhow::Error {
-    UsageError::new(format!("no index in \"{}\"", index.display())).into()
+/// An index command's error: a folder without an index is a usage error (exit 2).
+fn usage_if_no_index(e: neardup_io::Error) -> anyhow::Error {
+    match e {
+        neardup_io::Error::NoIndex { .. } => UsageError::new(e.to_string()).into(),
+        e => e.into(),
+    }
 }
 
 /// Runs `neardup index ...`.
@@ -52,7 +55,9 @@ pub fn run(command: &IndexCommand) -> anyhow::Result<()> {
     let mut out = crate::stdout::stdout();
     match command {
         IndexCommand::Show { index } => {
-            let Some(m) = Manifest::load(index)? else { return Err(no_index(index)) };
+            let Some(m) = Manifest::load(index)? else {
+                return Err(usage_if_no_index(neardup_io::Error::NoIndex { path: index.clone() }));
+            };
             writeln!(
                 out,
                 "index {} (format {}, neardup {})",
@@ -90,10 +95,7 @@ pub fn run(command: &IndexCommand) -> anyhow::Result<()> {
             })?;
             let ids: std::collections::BTreeSet<String> =
                 text.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect();
-            if Manifest::load(index)?.is_none() {
-                return Err(no_index(index));
-            }
-            let report = forget(index, &ids)?;
+            let report = forget(index, &ids).map_err(usage_if_no_index)?;
             if let Some(taken) = &report.lock_taken_over {
                 eprintln!("warning: {taken}");
             }
@@ -105,10 +107,7 @@ pub fn run(command: &IndexCommand) -> anyhow::Result<()> {
         }
         IndexCommand::Compact { index } => {
             let started = std::time::Instant::now();
-            if Manifest::load(index)?.is_none() {
-                return Err(no_index(index));
-            }
-            let report = compact(index)?;
+            let report = compact(index).map_err(usage_if_no_index)?;
             if let Some(taken) = &report.lock_taken_over {
                 eprintln!("warning: {taken}");
             }

@@ -90,6 +90,12 @@ pub enum Error {
         /// What the system reported.
         source: std::io::Error,
     },
+    /// A folder given as an index holds none (no manifest).
+    #[error("no index in \"{}\"", .path.display())]
+    NoIndex {
+        /// The folder.
+        path: PathBuf,
+    },
     /// A file a run wrote is not what the run wrote (cut short or overwritten).
     #[error("\"{}\" is damaged: {detail}", .path.display())]
     Damaged {

@@ -51,7 +51,7 @@ pub struct Compacted {
 /// a row group of every new docs part.
 ///
 /// # Errors
-/// [`Error::Damaged`] when `dir` holds no index, [`Error::Busy`], or the errors of
+/// [`Error::NoIndex`] when `dir` holds no index, [`Error::Busy`], or the errors of
 /// reading and writing parts.
 pub fn compact(dir: &Path) -> Result<Compacted> {
     let (mut manifest, mut lock) = open_to_change(dir)?;

@@ -29,7 +29,7 @@ pub struct Forgotten {
 /// documents stay until [`compact`](fn@super::compact) and match nothing.
 ///
 /// # Errors
-/// [`Error::Damaged`](crate::Error::Damaged) when `dir` holds no index, [`Error::Busy`](crate::Error::Busy), or the errors of
+/// [`Error::NoIndex`](crate::Error::NoIndex) when `dir` holds no index, [`Error::Busy`](crate::Error::Busy), or the errors of
 /// reading and writing parts.
 pub fn forget(dir: &Path, ids: &std::collections::BTreeSet<String>) -> Result<Forgotten> {
     let (mut manifest, mut lock) = open_to_change(dir)?;

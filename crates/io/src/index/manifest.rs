@@ -8,8 +8,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::{Error, FolderLock, Result, TakenOver};
 
-use super::parts::damaged;
-
 /// Version of the index layout; an index of another version is refused.
 pub const FORMAT: u32 = 3;
 /// The manifest's file name.
@@ -305,7 +303,7 @@ pub fn generation_folder(number: u32, token: &str) -> String {
 /// The manifest of the index in `dir`, and its lock, for a command that changes it.
 pub(super) fn open_to_change(dir: &Path) -> Result<(Manifest, IndexLock)> {
     let Some(manifest) = Manifest::load(dir)? else {
-        return Err(damaged(&dir.join(MANIFEST), "no index here"));
+        return Err(Error::NoIndex { path: dir.to_path_buf() });
     };
     let lock = IndexLock::acquire(dir, &manifest.generations)?;
     Ok((manifest, lock))
