@@ -132,6 +132,27 @@ fn files_neardup_did_not_write_stop_the_run_and_are_kept() {
 }
 
 #[test]
+fn a_kept_folder_is_locked_as_the_output_folder_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let kept = dir.path().join("kept");
+    std::fs::create_dir(&kept).unwrap();
+    let input = repo().join("tests/fixtures/mixed.jsonl");
+    let first = dir.path().join("first");
+    let kept_flag = kept.display().to_string();
+    let args = dedup_args(&input, &first, &["--write-kept", &kept_flag]);
+    // Another run into another output folder holds the kept folder.
+    let (held, _) = neardup_io::FolderLock::acquire(&kept.join(".lock")).unwrap();
+    assert_eq!(exit_code(&args), ExitCode::from(1));
+    let e = format!("{:#}", neardup(&args).unwrap_err());
+    assert!(e.contains(&kept.join(".lock").display().to_string()), "{e}");
+    assert!(e.contains("held by another run") && e.contains("changed nothing"), "{e}");
+    assert!(!kept.join("_SUCCESS").exists() && !first.join("documents").exists());
+    drop(held);
+    neardup(&args).unwrap();
+    assert!(kept.join("_SUCCESS").exists() && !kept.join(".lock").exists());
+}
+
+#[test]
 fn a_second_run_into_a_locked_output_folder_is_refused_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");

@@ -110,3 +110,65 @@ fn kept_records_round_trip_in_their_own_format() {
     assert_eq!(page["url"], "http://example.com/");
     assert!(page["text"].as_str().unwrap().starts_with("Example Domain"));
 }
+
+/// Names of the files below `dir`, relative to it, sorted.
+fn files_below(dir: &std::path::Path) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                names.push(path.strip_prefix(dir).unwrap().display().to_string());
+            }
+        }
+    }
+    names.sort();
+    names
+}
+
+#[test]
+fn a_folder_of_another_role_is_refused_and_keeps_what_it_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    let text = |n: usize| format!("document {n} about the harbour, the tide and boat number {n}");
+    let lines = |prefix: &str| -> String {
+        (0..20).map(|n| format!("{{\"id\":\"{prefix}{n}\",\"text\":\"{}\"}}\n", text(n))).collect()
+    };
+    std::fs::write(a.join("a.jsonl"), lines("a")).unwrap();
+    std::fs::write(b.join("b.jsonl"), lines("b")).unwrap();
+    let (x, y, k) = (dir.path().join("x"), dir.path().join("y"), dir.path().join("k"));
+    dedup(&a, &x, &[]).unwrap();
+    dedup(&a, &y, &["--write-kept", k.to_str().unwrap()]).unwrap();
+    let (outputs, kept) = (files_below(&x), files_below(&k));
+    assert!(outputs.contains(&"_SUCCESS".to_string()) && kept.len() > 2, "{outputs:?} {kept:?}");
+
+    // An earlier run's outputs given as the kept folder.
+    let err = dedup(&b, &y, &["--write-kept", x.to_str().unwrap()]).unwrap_err();
+    let message = format!("{err:#}");
+    assert!(
+        message.contains("the outputs of a run") && message.contains("--write-kept"),
+        "{message}"
+    );
+    assert_eq!(files_below(&x), outputs, "the earlier run's outputs are untouched");
+    // An earlier run's kept dataset given as the output folder.
+    let err = dedup(&b, &k, &[]).unwrap_err();
+    let message = format!("{err:#}");
+    assert!(
+        message.contains("the kept dataset of a run") && message.contains("--output"),
+        "{message}"
+    );
+    assert_eq!(files_below(&k), kept, "the kept dataset is untouched");
+    // An index is neither.
+    let index = dir.path().join("index");
+    dedup(&a, &dir.path().join("z"), &["--index", index.to_str().unwrap()]).unwrap();
+    let err = dedup(&b, &index, &[]).unwrap_err();
+    assert!(format!("{err:#}").contains("an index of runs"), "{err:#}");
+    let err = dedup(&b, &dir.path().join("w"), &["--index", x.to_str().unwrap()]).unwrap_err();
+    assert!(format!("{err:#}").contains("the outputs of a run"), "{err:#}");
+    assert_eq!(files_below(&x), outputs);
+}

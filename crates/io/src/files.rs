@@ -8,6 +8,11 @@
 //! write, or a file in a folder it owns (`documents/`, `pairs/`), is not on the list: a
 //! file neardup did not write, which the run would otherwise overwrite or mix into its
 //! outputs.
+//!
+//! The list also says which [`Role`] the folder plays (a run's outputs, or a kept dataset),
+//! and a run refuses a folder that holds another role's files, or an index: a run writing
+//! its outputs into an earlier run's kept folder would otherwise remove the kept dataset as
+//! "the earlier run's files", and the other way round.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -21,21 +26,77 @@ pub const FILE_LIST: &str = "_FILES.json";
 /// The marker a run writes last into a folder, when everything in it is complete.
 const SUCCESS_MARKER: &str = "_SUCCESS";
 
+/// What a folder neardup writes holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// A run's outputs (`--output`): `documents/`, `pairs/`, `summary.json`, ...
+    Output,
+    /// A kept dataset (`--write-kept`): the kept records in their input format.
+    Kept,
+    /// An index of earlier runs (`--index`).
+    Index,
+}
+
+impl Role {
+    /// The flag that names a folder of this role.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Role::Output => "--output",
+            Role::Kept => "--write-kept",
+            Role::Index => "--index",
+        }
+    }
+
+    /// What a folder of this role holds, for messages.
+    pub fn holds(self) -> &'static str {
+        match self {
+            Role::Output => "the outputs of a run",
+            Role::Kept => "the kept dataset of a run",
+            Role::Index => "an index of runs",
+        }
+    }
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Role::Output => "output",
+            Role::Kept => "kept",
+            Role::Index => "index",
+        })
+    }
+}
+
 /// The files a run writes into one folder, relative to it (`/`-separated).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileList {
     /// The neardup version that wrote the list.
     pub neardup_version: String,
+    /// The folder's role; lists of earlier versions have none (see [`FileList::role`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<Role>,
     /// Relative paths, sorted.
     pub files: Vec<String>,
 }
 
 impl FileList {
-    /// A list of `files`.
-    pub fn new(mut files: Vec<String>) -> Self {
+    /// A list of `files` for a folder of `role`.
+    pub fn new(role: Role, mut files: Vec<String>) -> Self {
         files.sort();
         files.dedup();
-        FileList { neardup_version: env!("CARGO_PKG_VERSION").to_string(), files }
+        FileList { neardup_version: env!("CARGO_PKG_VERSION").to_string(), role: Some(role), files }
+    }
+
+    /// The role of the folder this list is of: as the list says, or for a list of an
+    /// earlier version, [`Role::Output`] when it names a `summary.json` and [`Role::Kept`]
+    /// when it names other files; `None` for an empty list.
+    pub fn role(&self) -> Option<Role> {
+        self.role.or_else(|| match self.files.is_empty() {
+            true => None,
+            false if self.lists("summary.json") => Some(Role::Output),
+            false => Some(Role::Kept),
+        })
     }
 
     /// The list in `dir`, or `None` when there is none.
@@ -92,11 +153,22 @@ impl FileList {
     /// run's list (empty when there is none).
     ///
     /// # Errors
-    /// As [`FileList::prepare`].
+    /// As [`FileList::prepare`], and [`Error::OtherRole`] when `dir` holds another role's
+    /// files (its list says so) or an index.
     pub fn check(&self, dir: &Path, owned: &[&str]) -> Result<FileList> {
         crate::out::create_dir_all(dir)
             .map_err(|source| Error::Write { path: dir.to_path_buf(), source })?;
         let old = FileList::load(dir)?.unwrap_or_default();
+        let wanted = self.role();
+        let holds = match old.role() {
+            Some(role) => Some(role),
+            None => folder_role(dir)?,
+        };
+        if let (Some(holds), Some(wanted)) = (holds, wanted)
+            && holds != wanted
+        {
+            return Err(Error::OtherRole { folder: dir.to_path_buf(), holds, wanted });
+        }
         let listed = |rel: &str| old.lists(rel);
         // A prefix is listed once rather than asked about file by file.
         let objects = objects_in(dir)?;
@@ -175,6 +247,23 @@ impl FileList {
     }
 }
 
+/// The role of what `dir` holds: as its file list says, [`Role::Index`] when it holds an
+/// index manifest, or `None` when it holds neither (a new or foreign folder).
+///
+/// # Errors
+/// [`Error::ReadFile`] or [`Error::Damaged`] when the list or the manifest cannot be read.
+pub fn folder_role(dir: &Path) -> Result<Option<Role>> {
+    if let Some(role) = FileList::load(dir)?.and_then(|list| list.role()) {
+        return Ok(Some(role));
+    }
+    let manifest = dir.join(crate::index::MANIFEST);
+    match crate::out::read_optional(&manifest) {
+        Ok(Some(_)) => Ok(Some(Role::Index)),
+        Ok(None) => Ok(None),
+        Err(source) => Err(Error::ReadFile { path: manifest, source }),
+    }
+}
+
 /// The objects below the prefix `dir`, relative to it; `None` for a local folder.
 fn objects_in(dir: &Path) -> Result<Option<std::collections::HashSet<String>>> {
     if !crate::remote::is_remote(dir) {
@@ -243,15 +332,17 @@ mod tests {
     fn a_run_removes_what_the_earlier_run_listed_and_nothing_else() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path();
-        let first =
-            FileList::new(vec!["documents/part-00000.parquet".into(), "summary.json".into()]);
+        let first = FileList::new(
+            Role::Output,
+            vec!["documents/part-00000.parquet".into(), "summary.json".into()],
+        );
         first.prepare(out, &["documents"]).unwrap();
         std::fs::create_dir(out.join("documents")).unwrap();
         std::fs::write(out.join("documents/part-00000.parquet"), b"x").unwrap();
         std::fs::write(out.join("documents/.part-00000.parquet.inprogress"), b"x").unwrap();
         std::fs::write(out.join("summary.json"), b"{}").unwrap();
         std::fs::write(out.join("notes.txt"), b"mine").unwrap();
-        let second = FileList::new(vec!["documents/part-00001.parquet".into()]);
+        let second = FileList::new(Role::Output, vec!["documents/part-00001.parquet".into()]);
         second.prepare(out, &["documents"]).unwrap();
         assert_eq!(names(out), [FILE_LIST, "notes.txt"]);
         assert_eq!(FileList::load(out).unwrap().unwrap(), second);
@@ -263,7 +354,7 @@ mod tests {
         let out = dir.path();
         std::fs::create_dir(out.join("documents")).unwrap();
         std::fs::write(out.join("documents/user.parquet"), b"data").unwrap();
-        let list = FileList::new(vec!["documents/part-00000.parquet".into()]);
+        let list = FileList::new(Role::Output, vec!["documents/part-00000.parquet".into()]);
         let err = list.prepare(out, &["documents"]).unwrap_err();
         assert!(matches!(err, Error::NotOurs { .. }), "{err}");
         assert!(err.to_string().contains("user.parquet"), "{err}");
@@ -272,9 +363,49 @@ mod tests {
         let kept = dir.path().join("kept");
         std::fs::create_dir(&kept).unwrap();
         std::fs::write(kept.join("00000-a.jsonl"), b"{}").unwrap();
-        let err = FileList::new(vec!["00000-a.jsonl".into()]).prepare(&kept, &[]).unwrap_err();
+        let err = FileList::new(Role::Kept, vec!["00000-a.jsonl".into()])
+            .prepare(&kept, &[])
+            .unwrap_err();
         assert!(err.to_string().contains("00000-a.jsonl"), "{err}");
         assert_eq!(std::fs::read(kept.join("00000-a.jsonl")).unwrap(), b"{}");
+    }
+
+    #[test]
+    fn a_folder_of_another_role_is_refused_and_left_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let (out, kept) = (dir.path().join("out"), dir.path().join("kept"));
+        let outputs = || FileList::new(Role::Output, vec!["summary.json".into()]);
+        let kept_list = || FileList::new(Role::Kept, vec!["00000-a.jsonl".into()]);
+        outputs().prepare(&out, &[]).unwrap();
+        std::fs::write(out.join("summary.json"), b"{}").unwrap();
+        kept_list().prepare(&kept, &[]).unwrap();
+        std::fs::write(kept.join("00000-a.jsonl"), b"{}").unwrap();
+        let before = (names(&out), names(&kept));
+        let err = kept_list().prepare(&out, &[]).unwrap_err();
+        assert!(
+            matches!(err, Error::OtherRole { holds: Role::Output, wanted: Role::Kept, .. }),
+            "{err}"
+        );
+        let message = err.to_string();
+        assert!(message.contains("the outputs of a run") && message.contains("--write-kept"));
+        let err = outputs().prepare(&kept, &[]).unwrap_err();
+        assert!(
+            matches!(err, Error::OtherRole { holds: Role::Kept, wanted: Role::Output, .. }),
+            "{err}"
+        );
+        assert_eq!((names(&out), names(&kept)), before);
+        // A list of an earlier version, without a role, is judged by what it names.
+        let old = r#"{"neardup_version":"0.1.0","files":["00000-a.jsonl","_SUCCESS"]}"#;
+        std::fs::write(kept.join(FILE_LIST), old).unwrap();
+        assert!(matches!(outputs().prepare(&kept, &[]), Err(Error::OtherRole { .. })));
+        // An index.
+        let index = dir.path().join("index");
+        std::fs::create_dir(&index).unwrap();
+        std::fs::write(index.join(crate::index::MANIFEST), b"{}").unwrap();
+        let err = outputs().prepare(&index, &[]).unwrap_err();
+        assert!(matches!(err, Error::OtherRole { holds: Role::Index, .. }), "{err}");
+        assert_eq!(folder_role(&out).unwrap(), Some(Role::Output));
+        assert_eq!(folder_role(dir.path()).unwrap(), None);
     }
 
     #[test]

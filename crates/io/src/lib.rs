@@ -43,7 +43,7 @@ mod records;
 pub mod remote;
 mod warc;
 
-pub use files::{FILE_LIST, FileList, resolved_path};
+pub use files::{FILE_LIST, FileList, Role, folder_role, resolved_path};
 pub use html::{decode_page, html_to_text};
 pub use input::{Compression, Format, InputFile, discover, input_list, is_regular};
 pub use jsonl::{Item, JsonlRecords, LineRange, RawLine, count_line_starts, parse_line};
@@ -224,6 +224,20 @@ pub enum Error {
         /// The folder the run writes.
         folder: PathBuf,
     },
+    /// A folder holds what another role of folder holds: a run would remove it as its own
+    /// earlier files, or mix its files into it.
+    #[error(
+        "\"{}\" holds {} ({}), and this run would write {} there, removing them; choose another folder for {}",
+        .folder.display(), .holds.holds(), .holds.flag(), describe_role(*.wanted), .wanted.flag()
+    )]
+    OtherRole {
+        /// The folder.
+        folder: PathBuf,
+        /// What it holds.
+        holds: Role,
+        /// What this run would write there.
+        wanted: Role,
+    },
     /// Another run holds the lock of a folder this run changes (an output folder, an index).
     #[error(
         "\"{}\" is held by another run ({holder}); one run at a time changes that folder",
@@ -264,6 +278,15 @@ pub enum Error {
 
 /// Result type of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What a run writes into a folder of `role`, for messages.
+fn describe_role(role: Role) -> &'static str {
+    match role {
+        Role::Output => "its outputs",
+        Role::Kept => "its kept dataset",
+        Role::Index => "its index",
+    }
+}
 
 /// "`a` = 1, this run has `a` = 2 (these differ too: b, c)".
 fn describe_differences(differences: &[[String; 3]]) -> String {

@@ -170,7 +170,8 @@ impl JobConfig {
     /// [`ConfigError::Index`] when the manifest cannot be read, was written with other
     /// settings, or holds the run name for a run that cannot be replaced;
     /// [`ConfigError::Overlap`] when the index and the output folder overlap or an input is
-    /// inside the index; [`ConfigError::Invalid`] for settings an index cannot hold (exact-Jaccard
+    /// inside the index; [`ConfigError::Index`] with [`neardup_io::Error::OtherRole`] when
+    /// `dir` holds a run's outputs or kept dataset; [`ConfigError::Invalid`] for settings an index cannot hold (exact-Jaccard
     /// verification needs feature sets the index does not keep; SimHash needs a fixed
     /// `simhash.blocks`, as the index's keys depend on it, and weights that do not depend on
     /// the run's corpus: unset, they are term frequencies when the spec names the index in
@@ -213,6 +214,14 @@ impl JobConfig {
             });
         }
         self.refuse_inputs_in(&dir, "index")?;
+        match neardup_io::folder_role(&dir).map_err(ConfigError::Index)? {
+            Some(holds) if holds != neardup_io::Role::Index => {
+                let wanted = neardup_io::Role::Index;
+                let error = neardup_io::Error::OtherRole { folder: dir, holds, wanted };
+                return Err(ConfigError::Index(error));
+            }
+            _ => {}
+        }
         let settings = self.index_settings();
         let mut manifest =
             match neardup_io::index::Manifest::load(&dir).map_err(ConfigError::Index)? {

@@ -73,7 +73,8 @@ pub enum JobError {
     #[error("cannot write the output")]
     Write(#[source] neardup_io::Error),
     /// The run stopped before it changed any folder: one it writes (the output, the kept
-    /// dataset, the index) is locked by another run, or holds files neardup did not write.
+    /// dataset, the index) is locked by another run, holds files neardup did not write, or
+    /// holds another role's files (an earlier run's outputs given as the kept folder, ...).
     #[error("the run did not start, and changed nothing")]
     Refused(#[source] neardup_io::Error),
     /// The index could not be locked or committed.

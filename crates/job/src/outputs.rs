@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use neardup_io::failpoint;
 use neardup_io::index::{IndexLock, Manifest};
-use neardup_io::{FileList, FolderLock, write_atomically};
+use neardup_io::{FileList, FolderLock, Role, write_atomically};
 
 use crate::cluster::Topology;
 use crate::config::{IndexPlan, JobConfig};
@@ -44,6 +44,8 @@ const OWNED_FOLDERS: [&str; 2] = ["documents", "pairs"];
 /// What a run holds until it ends: the locks of the folders it changes and its spill folder.
 pub(crate) struct Held {
     output: Option<FolderLock>,
+    /// The `--write-kept` folder's lock (process 0).
+    kept: Option<FolderLock>,
     /// The index lock (process 0 of a run with an index), which commits the manifest.
     index: Option<IndexLock>,
     /// Where this process spills (removed at the end).
@@ -64,20 +66,23 @@ pub(crate) fn prepare(config: &JobConfig, topology: &Topology) -> Result<Held, J
     neardup_io::out::create_dir_all(output).map_err(|e| write_err(output, e))?;
     let spill = spill_folder(config, topology);
     if topology.process != 0 {
-        return Ok(Held { output: None, index: None, spill });
+        return Ok(Held { output: None, kept: None, index: None, spill });
     }
-    let (output_lock, taken) =
-        FolderLock::acquire(&output.join(".lock")).map_err(refusal(JobError::Write))?;
-    if let Some(taken) = taken {
-        tracing::warn!("{taken}");
-    }
+    let output_lock = lock_folder(output)?;
+    let kept_lock = match &config.write_kept {
+        Some(dir) => {
+            neardup_io::out::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
+            Some(lock_folder(dir)?)
+        }
+        None => None,
+    };
     // Every folder is checked before any is changed, so a refused run leaves the earlier
     // run's outputs as they were.
-    let outputs = FileList::new(output_files(topology));
+    let outputs = FileList::new(Role::Output, output_files(topology));
     let earlier = outputs.check(output, &OWNED_FOLDERS).map_err(refusal(JobError::Write))?;
     let kept = match &config.write_kept {
         Some(dir) => {
-            let list = FileList::new(kept_files(config));
+            let list = FileList::new(Role::Kept, kept_files(config));
             let earlier = list.check(dir, &[]).map_err(refusal(JobError::Write))?;
             Some((dir, list, earlier))
         }
@@ -91,14 +96,27 @@ pub(crate) fn prepare(config: &JobConfig, topology: &Topology) -> Result<Held, J
     if let Some((dir, list, earlier)) = &kept {
         list.replace(dir, &[], earlier).map_err(JobError::Write)?;
     }
-    Ok(Held { output: Some(output_lock), index: index_lock, spill })
+    Ok(Held { output: Some(output_lock), kept: kept_lock, index: index_lock, spill })
 }
 
-/// `JobError::Refused` for a lock held by another run or a file neardup did not write,
-/// else `other`.
+/// Takes the lock of an output or kept folder (`DIR/.lock`), saying so when it took over
+/// the lock of a run that stopped.
+fn lock_folder(dir: &Path) -> Result<FolderLock, JobError> {
+    let (lock, taken) =
+        FolderLock::acquire(&dir.join(".lock")).map_err(refusal(JobError::Write))?;
+    if let Some(taken) = taken {
+        tracing::warn!("{taken}");
+    }
+    Ok(lock)
+}
+
+/// `JobError::Refused` for a lock held by another run, a file neardup did not write or a
+/// folder of another role, else `other`.
 fn refusal(other: fn(neardup_io::Error) -> JobError) -> impl Fn(neardup_io::Error) -> JobError {
     move |e| match e {
-        neardup_io::Error::Busy { .. } | neardup_io::Error::NotOurs { .. } => JobError::Refused(e),
+        neardup_io::Error::Busy { .. }
+        | neardup_io::Error::NotOurs { .. }
+        | neardup_io::Error::OtherRole { .. } => JobError::Refused(e),
         e => other(e),
     }
 }
@@ -276,6 +294,10 @@ fn commit(
     }
     let committed = |e| (JobError::Write(e), index_committed);
     if let Some(dir) = &config.write_kept {
+        // A run whose kept folder's lock was taken over must not mark it complete.
+        if let Some(lock) = &held.kept {
+            lock.ensure_held().map_err(committed)?;
+        }
         write_atomically(&dir.join(SUCCESS_MARKER), b"").map_err(committed)?;
         point("kept-written", &dir.join(SUCCESS_MARKER), index_committed)?;
     }
@@ -347,7 +369,7 @@ fn commit_generation(
 /// Removes the parts of a failed run (every listed file but the summary), and its folders
 /// once empty.
 fn remove_parts(output: &Path, topology: &Topology) -> Result<(), neardup_io::Error> {
-    FileList::new(output_files(topology)).remove(output, &[SUMMARY_FILE])?;
+    FileList::new(Role::Output, output_files(topology)).remove(output, &[SUMMARY_FILE])?;
     for dir in OWNED_FOLDERS {
         neardup_io::out::remove_empty_dir(&output.join(dir));
     }
