@@ -15,7 +15,7 @@ use neardup_job::{JobSpec, Method};
 use serde::Serialize;
 
 use crate::error::UsageError;
-use crate::eval::{read_pages, read_summary};
+use crate::eval::{id_owners, read_pages, read_summary};
 use crate::settings::{MethodArg, Overrides, job_spec};
 
 /// Features listed per sample.
@@ -556,15 +556,15 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Explanation> {
                 .iter()
                 .filter(|d| d.id.as_deref().is_some_and(|id| ids.contains(id)))
                 .collect();
+            let owners = id_owners(&docs);
             let learned = summary.boilerplate.is_some();
             let boilerplate = neardup_job::read_boilerplate(run, spec, learned)?;
             let mut pages = read_pages(&docs, spec, &ids, boilerplate.as_ref())?;
             let mut take = |id: &str| -> anyhow::Result<Doc> {
                 let page = pages.remove(id).ok_or_else(|| {
                     // A record the run rejected has no text to compare: say why it has none.
-                    let rejected = rows.iter().find(|r| {
-                        r.id.as_deref() == Some(id) && r.decision == neardup_io::Decision::Reject
-                    });
+                    let owner = owners.get(id);
+                    let rejected = owner.filter(|r| r.decision == neardup_io::Decision::Reject);
                     UsageError::new(match rejected {
                         Some(r) => format!(
                             "the run rejected the record with id \"{id}\" ({}: {}): it has no text to compare",

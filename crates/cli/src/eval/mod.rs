@@ -178,7 +178,9 @@ impl Truth {
 }
 
 /// A label per document id: `field` of every record of `path` (any input format of the
-/// job), keyed by `id_field`.
+/// job), keyed by `id_field`; of records that repeat an id, the first one's, as a run takes
+/// the first record of an id for the document (truth given as the run's input, as `tune`
+/// reads it, may repeat ids).
 ///
 /// # Errors
 /// When the file cannot be read, or a record lacks its id or label.
@@ -201,8 +203,9 @@ pub fn read_labels(
             .with_context(|| format!("cannot read the truth \"{}\"", file.path.display()))?;
         for record in reader {
             match record? {
+                // As in a run, the first record of an id owns it.
                 Record::Doc(d) => {
-                    labels.insert(d.id, d.text);
+                    labels.entry(d.id).or_insert(d.text);
                 }
                 // The label is read as the job reads a text, so the reject's reason would
                 // name the text: its detail names the field.
@@ -218,19 +221,37 @@ pub fn read_labels(
     Ok(labels)
 }
 
+/// The row of the record that owns each id: the first record with that id (smallest
+/// `DocId`), as the run decides. A later record with the id is rejected as `duplicate_id`
+/// and says nothing about the document the id names, so it never stands for the id,
+/// whatever order the rows of `documents/` were read in; scores, texts and explanations
+/// keyed by id all go through this. Such a reject counts in no score: the truth names
+/// documents by id, and the id names the record that owns it.
+pub fn id_owners(docs: &[DocumentRow]) -> HashMap<&str, &DocumentRow> {
+    let mut owners: HashMap<&str, &DocumentRow> = HashMap::new();
+    for d in docs {
+        let Some(id) = d.id.as_deref() else { continue };
+        let owner = owners.entry(id).or_insert(d);
+        if d.doc < owner.doc {
+            *owner = d;
+        }
+    }
+    owners
+}
+
 /// The predicted cluster of each listed document, as the decisions have it: its `cluster`
 /// column, or its own id for a rejected record or a member kept unverified (alone).
 fn predicted(docs: &[DocumentRow]) -> HashMap<&str, String> {
-    docs.iter()
-        .filter_map(|d| {
-            let id = d.id.as_deref()?;
+    id_owners(docs)
+        .into_iter()
+        .map(|(id, d)| {
             let alone = d.decision == Decision::Reject
                 || d.reason == Some(neardup_io::Reason::UnverifiedInCluster);
             let cluster = match (alone, &d.cluster) {
                 (true, _) | (_, None) => format!("\u{0}{id}"),
                 (_, Some(c)) => c.clone(),
             };
-            Some((id, cluster))
+            (id, cluster)
         })
         .collect()
 }
@@ -506,7 +527,9 @@ pub struct PageText {
 }
 
 /// Reads the texts of `ids` from the run's inputs, with the run's fields, and says which
-/// lines the run's boilerplate left out of each.
+/// lines the run's boilerplate left out of each. Each text is that of the record that owns
+/// the id ([`id_owners`]), found by its record number in its file: an id whose record the
+/// run rejected before reading a text has none, even when a later record repeats the id.
 ///
 /// # Errors
 /// When an input cannot be read.
@@ -517,21 +540,23 @@ pub fn read_pages(
     boilerplate: Option<&Boilerplate>,
 ) -> anyhow::Result<HashMap<String, PageText>> {
     let (mut lines, mut content) = (LineScratch::default(), String::new());
-    let sources: BTreeMap<&str, ()> = docs
-        .iter()
-        .filter(|d| d.id.as_deref().is_some_and(|id| ids.contains(id)))
-        .map(|d| (&*d.source, ()))
-        .collect();
+    // The wanted record numbers of each input file, with their ids.
+    let mut wanted: BTreeMap<&str, HashMap<u64, &str>> = BTreeMap::new();
+    for (id, d) in id_owners(docs) {
+        if ids.contains(id) {
+            wanted.entry(&*d.source).or_default().insert(d.doc.record(), id);
+        }
+    }
     let fields = spec.input.field_names();
     let mut pages = HashMap::new();
-    for source in sources.keys() {
+    for (source, records) in &wanted {
         let path = PathBuf::from(source);
         let files = neardup_io::discover(std::slice::from_ref(&path), &[])
             .with_context(|| format!("cannot find the input \"{source}\" again"))?;
         for file in &files {
             for record in RecordReader::open(file, &fields, OnReadError::Fail)? {
                 if let Record::Doc(d) = record?
-                    && ids.contains(d.id.as_str())
+                    && records.get(&d.doc.record()) == Some(&d.id.as_str())
                     && !pages.contains_key(&d.id)
                 {
                     let (text, stripped) = page_text(boilerplate, &d, &mut lines, &mut content);
@@ -563,6 +588,8 @@ fn left_out(text: &str, kept: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    use neardup_core::DocId;
+
     use super::*;
 
     #[test]
@@ -671,5 +698,31 @@ mod tests {
         assert_eq!((r.true_pairs, r.predicted_pairs, r.true_positives), (2, 2, 1));
         assert_eq!(r.false_positive_count, 1);
         assert_eq!(r.adjusted_rand_index, None);
+    }
+
+    #[test]
+    fn a_repeated_id_never_stands_for_the_id_whatever_the_row_order() {
+        let truth = Truth::Clusters(labels(&[("a", "1"), ("b", "1"), ("c", "2")]));
+        let mut repeat = doc("a", "a");
+        (repeat.doc, repeat.decision, repeat.cluster) = (DocId::new(0, 9), Decision::Reject, None);
+        repeat.reason = Some(neardup_io::Reason::DuplicateId);
+        let owner = DocumentRow { doc: DocId::new(0, 1), ..doc("a", "a") };
+        let rows = [doc("b", "a"), doc("c", "c")];
+        let clean = evaluate(
+            &truth,
+            &[owner.clone(), rows[0].clone(), rows[1].clone()],
+            &[],
+            None,
+            None,
+            0,
+        );
+        assert_eq!((clean.predicted_pairs, clean.true_positives), (1, 1));
+        for docs in [
+            [owner.clone(), repeat.clone(), rows[0].clone(), rows[1].clone()],
+            [repeat.clone(), rows[0].clone(), owner.clone(), rows[1].clone()],
+        ] {
+            assert_eq!(id_owners(&docs)["a"].doc, DocId::new(0, 1));
+            assert_eq!(evaluate(&truth, &docs, &[], None, None, 0), clean);
+        }
     }
 }
