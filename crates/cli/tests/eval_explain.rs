@@ -1,5 +1,6 @@
 //! `eval`, `tune` and `explain` on small runs of a few JSON Lines records, through the
-//! binary: a record that repeats an id changes no score and is not read for the id's text.
+//! binary: a record that repeats an id changes no score and is not read for the id's text,
+//! and `explain` says how the run relates two documents.
 
 mod support;
 
@@ -158,4 +159,34 @@ fn explain_reads_the_record_that_owns_an_id() {
     assert_eq!(done.status.code(), Some(2), "explained x by its repeat's text: {stdout}");
     assert!(stderr.contains("rejected") && stderr.contains("missing_text"), "{stderr}");
     assert!(!stderr.contains("duplicate_id"), "{stderr}");
+}
+
+/// The `run:` line after the decisions says whether `pairs/` holds the two documents, and
+/// when not, whether a cluster joins them through others; feature samples with nothing to
+/// show say "none".
+#[test]
+fn explain_says_how_the_run_relates_two_documents() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = corpus(dir.path(), "in.jsonl", &[]);
+    let out = dedup(&input, dir.path(), "out", &[]);
+    let explain = |a: &str, b: &str| printed(&["explain", "--run", path(&out), a, b]);
+    let run_line = |text: &str| -> String {
+        let line = text.lines().filter(|l| l.starts_with("run: ")).last();
+        line.unwrap().to_string()
+    };
+    let apart = explain("c1", "d1");
+    assert_eq!(run_line(&apart), "run: not a pair in pairs/, and not in one cluster", "{apart}");
+    // a2 is a copy of a1, a3 a near duplicate of a1: one cluster, no pair of their own.
+    let joined = explain("a2", "a3");
+    assert_eq!(
+        run_line(&joined),
+        "run: not a pair in pairs/; cluster a1 joins them through other documents",
+        "{joined}"
+    );
+    assert!(run_line(&explain("a1", "a2")).starts_with("run: a exact pair"));
+    let same = explain("a1", "a2");
+    for title in ["only in A", "only in B"] {
+        let line = same.lines().find(|l| l.starts_with(title)).unwrap();
+        assert_eq!(line[title.len()..].trim(), "none", "{same}");
+    }
 }
