@@ -171,7 +171,7 @@ fn explain_says_how_the_run_relates_two_documents() {
     let out = dedup(&input, dir.path(), "out", &[]);
     let explain = |a: &str, b: &str| printed(&["explain", "--run", path(&out), a, b]);
     let run_line = |text: &str| -> String {
-        let line = text.lines().filter(|l| l.starts_with("run: ")).last();
+        let line = text.lines().rfind(|l| l.starts_with("run: "));
         line.unwrap().to_string()
     };
     let apart = explain("c1", "d1");
