@@ -1,6 +1,7 @@
 //! `eval`, `tune` and `explain` on small runs of a few JSON Lines records, through the
 //! binary: a record that repeats an id changes no score and is not read for the id's text,
-//! and `explain` says how the run relates two documents.
+//! undefined scores are said to be undefined (and are null in `--json`), and `explain`
+//! says how the run relates two documents.
 
 mod support;
 
@@ -159,6 +160,68 @@ fn explain_reads_the_record_that_owns_an_id() {
     assert_eq!(done.status.code(), Some(2), "explained x by its repeat's text: {stdout}");
     assert!(stderr.contains("rejected") && stderr.contains("missing_text"), "{stderr}");
     assert!(!stderr.contains("duplicate_id"), "{stderr}");
+}
+
+/// Whether a score's line says it is undefined, and why.
+fn undefined(line: &str) -> bool {
+    line.split_whitespace().nth(1) == Some("n/a") && line.ends_with(')')
+}
+
+/// Truth that labels no duplicate pair gives no recall and no F1, and precision only over
+/// pairs the run predicts: eval says which scores are undefined and why (null in
+/// `--json`), and still counts the labelled non-duplicates the run joins.
+#[test]
+fn eval_of_truth_without_duplicates_gives_only_defined_scores() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = corpus(dir.path(), "in.jsonl", &[]);
+    let out = dedup(&input, dir.path(), "out", &[]);
+    let negatives = |name: &str, pairs: [(&str, &str); 2]| {
+        let lines = pairs.map(|(a, b)| json!({"id_a": a, "id_b": b, "duplicate": false}));
+        write_lines(dir.path(), name, &lines)
+    };
+    // None of these is joined by the run.
+    let apart = negatives("apart.jsonl", [("a1", "c1"), ("b1", "d1")]);
+    let args = ["eval", "--truth-pairs", path(&apart), "--run", path(&out)];
+    let text = printed(&args);
+    for score in ["precision", "recall", "F1"] {
+        let line = text.lines().find(|l| l.starts_with(score)).unwrap();
+        assert!(undefined(line), "{score} is undefined, and says why: {text}");
+    }
+    assert!(!text.contains("1.0000"), "{text}");
+    assert!(!text.contains("recall by feature Jaccard"), "no true pair to band: {text}");
+    let report = printed_json(&args);
+    for score in ["precision", "recall", "f1"] {
+        assert!(report[score].is_null(), "{score}: {report:#}");
+    }
+    // The run joins a1 and a2, which this truth says differ: precision 0, one false
+    // positive; recall and F1 stay undefined.
+    let joined = negatives("joined.jsonl", [("a1", "a2"), ("b1", "d1")]);
+    let args = ["eval", "--truth-pairs", path(&joined), "--run", path(&out)];
+    let text = printed(&args);
+    let line = |score: &str| text.lines().find(|l| l.starts_with(score)).unwrap();
+    assert!(line("precision").ends_with("0.0000"), "{text}");
+    assert!(undefined(line("recall")) && undefined(line("F1")), "{text}");
+    assert!(text.contains("false positives: 1 predicted pair"), "{text}");
+    let report = printed_json(&args);
+    assert_eq!(report["precision"], json!(0.0), "{report:#}");
+    assert!(report["recall"].is_null() && report["f1"].is_null(), "{report:#}");
+    assert_eq!(report["false_positive_count"], 1, "{report:#}");
+
+    // tune on labels that call no two documents alike: only precision, of the 4 pairs the
+    // copies make, all false.
+    let records: Vec<Value> = std::fs::read_to_string(&input)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|r| json!({"id": r["id"], "text": r["text"], "truth": r["id"]}))
+        .collect();
+    let distinct = write_lines(dir.path(), "distinct.jsonl", &records);
+    let args = ["tune", "--truth", path(&distinct), "--grid", "0.8", "-w", "1"];
+    let trial = &printed_json(&args)[0];
+    assert_eq!(trial["precision"], json!(0.0), "{trial:#}");
+    assert!(trial["recall"].is_null() && trial["f1"].is_null(), "{trial:#}");
+    let text = printed(&args);
+    assert!(text.contains("recall and F1 are n/a") && !text.contains("best F1"), "{text}");
 }
 
 /// The `run:` line after the decisions says whether `pairs/` holds the two documents, and

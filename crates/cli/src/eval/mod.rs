@@ -46,12 +46,13 @@ pub struct Report {
     pub predicted_pairs: u64,
     /// Pairs in both.
     pub true_positives: u64,
-    /// `true_positives / predicted_pairs`.
-    pub precision: f64,
-    /// `true_positives / true_pairs`.
-    pub recall: f64,
-    /// Harmonic mean of precision and recall.
-    pub f1: f64,
+    /// `true_positives / predicted_pairs`; none (null in JSON) when the run predicts no
+    /// pair.
+    pub precision: Option<f64>,
+    /// `true_positives / true_pairs`; none when the truth has no pair.
+    pub recall: Option<f64>,
+    /// F1 (see [`pair_scores`]); none when the truth has no pair.
+    pub f1: Option<f64>,
     /// Adjusted Rand index of the clusters (cluster truth only).
     pub adjusted_rand_index: Option<f64>,
     /// Recall of true pairs by the Jaccard similarity of their features.
@@ -85,7 +86,7 @@ pub struct GroupScore {
     pub precision: Option<f64>,
     /// `true_positives / true_pairs`, when the truth has pairs.
     pub recall: Option<f64>,
-    /// Harmonic mean of precision and recall, when both exist.
+    /// F1, when the truth has pairs (see [`pair_scores`]).
     pub f1: Option<f64>,
     /// Its documents removed as duplicates.
     pub removed: u64,
@@ -261,9 +262,21 @@ fn pairs_touching(n: u64, k: u64) -> u64 {
     choose2(n) - choose2(n - k)
 }
 
-/// Harmonic mean, 0 when both are 0.
-fn harmonic(p: f64, r: f64) -> f64 {
-    if p + r > 0.0 { 2.0 * p * r / (p + r) } else { 0.0 }
+/// Pair precision, recall and F1 from the counts, each only where it is defined:
+/// precision over predicted pairs, recall over true pairs, and F1 wherever recall is, as
+/// `2 tp / (true + predicted)`: the harmonic mean of precision and recall when both are
+/// defined, and 0 when the run predicts no pair. Without true pairs, recall and F1 say
+/// nothing; what is left to measure is precision, the share of joined pairs that are not
+/// false positives.
+pub fn pair_scores(
+    true_positives: u64,
+    true_pairs: u64,
+    predicted_pairs: u64,
+) -> (Option<f64>, Option<f64>, Option<f64>) {
+    let ratio = |x: u64, y: u64| (y > 0).then(|| x as f64 / y as f64);
+    let f1 = (true_pairs > 0)
+        .then(|| 2.0 * true_positives as f64 / (true_pairs as f64 + predicted_pairs as f64));
+    (ratio(true_positives, predicted_pairs), ratio(true_positives, true_pairs), f1)
 }
 
 /// Per-group scores: pairs counted from the contingency table of (predicted cluster, true
@@ -304,10 +317,8 @@ fn group_scores(
             score.true_positives = touching(&mut cells.values());
             score.predicted_pairs = touching(&mut by_predicted.values());
             score.true_pairs = touching(&mut by_true.values());
-            let ratio = |x: u64, y: u64| (y > 0).then(|| x as f64 / y as f64);
-            score.precision = ratio(score.true_positives, score.predicted_pairs);
-            score.recall = ratio(score.true_positives, score.true_pairs);
-            score.f1 = score.precision.zip(score.recall).map(|(p, r)| harmonic(p, r));
+            (score.precision, score.recall, score.f1) =
+                pair_scores(score.true_positives, score.true_pairs, score.predicted_pairs);
             // Only the labelled documents: the run may hold many the truth says nothing about.
             let labelled =
                 |d: &&DocumentRow| d.id.as_deref().is_some_and(|id| labels.contains_key(id));
@@ -432,10 +443,8 @@ pub fn evaluate(
             }
         }
     }
-    let ratio = |x: u64, y: u64| if y == 0 { 1.0 } else { x as f64 / y as f64 };
-    report.precision = ratio(report.true_positives, report.predicted_pairs);
-    report.recall = ratio(report.true_positives, report.true_pairs);
-    report.f1 = harmonic(report.precision, report.recall);
+    (report.precision, report.recall, report.f1) =
+        pair_scores(report.true_positives, report.true_pairs, report.predicted_pairs);
     if let Some((texts, analyzer)) = texts {
         report.recall_by_similarity = bands(&true_pair_list, &predicted, texts, analyzer);
     }
@@ -628,7 +637,7 @@ mod tests {
         let docs = [doc("a", "a"), doc("b", "a"), doc("c", "c"), doc("d", "d")];
         let r = evaluate(&truth, &docs, &[], None, None, 10);
         assert_eq!((r.true_pairs, r.predicted_pairs, r.true_positives), (1, 1, 1));
-        assert_eq!((r.precision, r.recall, r.f1), (1.0, 1.0, 1.0));
+        assert_eq!((r.precision, r.recall, r.f1), (Some(1.0), Some(1.0), Some(1.0)));
         assert_eq!(r.adjusted_rand_index, Some(1.0));
     }
 
@@ -642,7 +651,7 @@ mod tests {
         // True pairs: ab ac bc de = 4; predicted: ab cd ce de = 4; both: ab de = 2.
         assert_eq!((r.true_pairs, r.predicted_pairs, r.true_positives), (4, 4, 2));
         assert_eq!(r.false_positive_count, 2);
-        assert!((r.f1 - 0.5).abs() < 1e-12);
+        assert!((r.f1.unwrap() - 0.5).abs() < 1e-12);
         // ARI: index 2, expected 4 * 4 / 10 = 1.6, max 4: (2 - 1.6) / (4 - 1.6).
         let ari = r.adjusted_rand_index.unwrap();
         assert!((ari - 0.4 / 2.4).abs() < 1e-12, "{ari}");
@@ -724,5 +733,24 @@ mod tests {
             assert_eq!(id_owners(&docs)["a"].doc, DocId::new(0, 1));
             assert_eq!(evaluate(&truth, &docs, &[], None, None, 0), clean);
         }
+    }
+
+    #[test]
+    fn scores_without_pairs_to_count_are_undefined() {
+        // Nothing true, nothing predicted; false positives only; nothing predicted.
+        assert_eq!(pair_scores(0, 0, 0), (None, None, None));
+        assert_eq!(pair_scores(0, 0, 3), (Some(0.0), None, None));
+        assert_eq!(pair_scores(0, 4, 0), (None, Some(0.0), Some(0.0)));
+        // With both, F1 is the harmonic mean: precision 2/3, recall 1/2.
+        let (p, r, f1) = pair_scores(2, 4, 3);
+        let (p, r, f1) = (p.unwrap(), r.unwrap(), f1.unwrap());
+        assert!((f1 - 2.0 * p * r / (p + r)).abs() < 1e-12, "{p} {r} {f1}");
+        let negatives = Truth::Pairs([(ordered("a", "b"), false)].into_iter().collect());
+        let docs = [doc("a", "a"), doc("b", "a")];
+        let r = evaluate(&negatives, &docs, &[], None, None, 10);
+        assert_eq!(
+            (r.precision, r.recall, r.f1, r.false_positive_count),
+            (Some(0.0), None, None, 1)
+        );
     }
 }
