@@ -74,7 +74,7 @@ fn defaults_hold_on_the_held_out_crawl_in_both_input_forms() {
             dedup(&input, &run, &["--method", method]).unwrap();
             let r = eval(&run, &["--truth", truth.to_str().unwrap(), "--by", "kind"]);
             assert_eq!((r.documents, r.missing_from_run), (275, 0), "{method} {form}");
-            assert!(r.precision >= 0.98 && r.f1 >= f1, "{method} {form}: {r:#?}");
+            assert!(r.precision.unwrap() >= 0.98 && r.f1.unwrap() >= f1, "{method} {form}: {r:#?}");
             let editions = r.by_group.iter().find(|g| g.group == "edition").unwrap();
             assert!(editions.recall.unwrap() >= edition, "{method} {form}: {editions:?}");
             let dates = r.by_group.iter().find(|g| g.group == "date").unwrap();

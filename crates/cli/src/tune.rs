@@ -207,12 +207,12 @@ pub struct Trial {
     pub setting: f64,
     /// Bands x rows or blocks, as resolved.
     pub resolved: String,
-    /// Pair precision.
-    pub precision: f64,
-    /// Pair recall.
-    pub recall: f64,
-    /// F1.
-    pub f1: f64,
+    /// Pair precision, when the trial predicts a pair.
+    pub precision: Option<f64>,
+    /// Pair recall, when the truth has a pair.
+    pub recall: Option<f64>,
+    /// F1, when the truth has a pair.
+    pub f1: Option<f64>,
     /// Verified and exact pairs found.
     pub pairs: u64,
     /// Unique candidates per document.
@@ -256,19 +256,23 @@ pub fn print_trials(out: &mut dyn Write, label: &str, trials: &[Trial]) -> std::
         "{label:>9}  {:<10} {:>9} {:>7} {:>7} {:>9} {:>15}",
         "resolved", "precision", "recall", "F1", "pairs", "candidates/doc"
     )?;
+    let cell = |v: Option<f64>| v.map_or_else(|| "n/a".to_string(), |v| format!("{v:.4}"));
     for (i, t) in trials.iter().enumerate() {
         writeln!(
             out,
-            "{:>9}  {:<10} {:>9.4} {:>7.4} {:>7.4} {:>9} {:>15.2}{}",
+            "{:>9}  {:<10} {:>9} {:>7} {:>7} {:>9} {:>15.2}{}",
             t.setting,
             t.resolved,
-            t.precision,
-            t.recall,
-            t.f1,
+            cell(t.precision),
+            cell(t.recall),
+            cell(t.f1),
             t.pairs,
             t.candidates_per_document,
             if Some(i) == best { "  <- best F1" } else { "" }
         )?;
+    }
+    if trials.iter().any(|t| t.recall.is_none()) {
+        writeln!(out, "recall and F1 are n/a: the truth labels no two documents alike")?;
     }
     if trials.len() > 1 && (best == Some(0) || best == Some(trials.len() - 1)) {
         writeln!(out, "the best F1 is at the edge of the grid: try settings beyond it (--grid)")?;
@@ -276,15 +280,16 @@ pub fn print_trials(out: &mut dyn Write, label: &str, trials: &[Trial]) -> std::
     Ok(())
 }
 
-/// The index of the trial with the best F1.
+/// The index of the trial with the best F1, when a trial has one.
 pub fn best(trials: &[Trial]) -> Option<usize> {
-    let mut best: Option<usize> = None;
+    let mut best: Option<(usize, f64)> = None;
     for (i, t) in trials.iter().enumerate() {
-        if best.is_none_or(|b| t.f1 > trials[b].f1) {
-            best = Some(i);
+        let Some(f1) = t.f1 else { continue };
+        if best.is_none_or(|(_, b)| f1 > b) {
+            best = Some((i, f1));
         }
     }
-    best
+    best.map(|(i, _)| i)
 }
 
 /// The settings tried by default: thresholds 0.5 to 0.95 (MinHash), distances 1 to 8
@@ -526,16 +531,19 @@ mod tests {
 
     #[test]
     fn the_best_trial_is_the_first_with_the_highest_f1() {
-        let t = |f1| Trial {
+        let t = |f1: Option<f64>| Trial {
             setting: 0.0,
             resolved: String::new(),
-            precision: 0.0,
-            recall: 0.0,
+            precision: None,
+            recall: f1,
             f1,
             pairs: 0,
             candidates_per_document: 0.0,
         };
-        assert_eq!(best(&[t(0.2), t(0.5), t(0.5), t(0.1)]), Some(1));
+        assert_eq!(best(&[t(Some(0.2)), t(Some(0.5)), t(Some(0.5)), t(Some(0.1))]), Some(1));
+        assert_eq!(best(&[t(None), t(Some(0.0)), t(Some(0.1))]), Some(2));
+        // Without true pairs no trial has an F1 to be best at.
+        assert_eq!(best(&[t(None), t(None)]), None);
         assert_eq!(best(&[]), None);
     }
 }

@@ -168,15 +168,22 @@ pub fn print(out: &mut dyn Write, r: &Report) -> std::io::Result<()> {
         "pairs      {:>10} true, {} predicted, {} both",
         r.true_pairs, r.predicted_pairs, r.true_positives
     )?;
-    write!(
-        out,
-        "precision  {:>10.4}\nrecall     {:>10.4}\nF1         {:>10.4}\n",
-        r.precision, r.recall, r.f1
-    )?;
+    // A score without pairs to count is undefined: say so and why, rather than print 1.
+    let scores = [
+        ("precision", r.precision, "the run joins none of the pairs evaluated"),
+        ("recall", r.recall, "the truth calls none of the pairs evaluated duplicates"),
+        ("F1", r.f1, "it needs recall"),
+    ];
+    for (name, score, undefined) in scores {
+        match score {
+            Some(score) => writeln!(out, "{name:<10} {score:>10.4}")?,
+            None => writeln!(out, "{name:<10} {:>10}  ({undefined})", "n/a")?,
+        }
+    }
     if let Some(ari) = r.adjusted_rand_index {
         writeln!(out, "ARI        {ari:>10.4}")?;
     }
-    if !r.recall_by_similarity.is_empty() {
+    if r.recall_by_similarity.iter().any(|b| b.pairs > 0) {
         writeln!(out, "\nrecall by feature Jaccard of the true pairs")?;
         for b in r.recall_by_similarity.iter().filter(|b| b.pairs > 0) {
             let range = if b.from >= 1.0 {

@@ -46,12 +46,13 @@ pub struct Report {
     pub predicted_pairs: u64,
     /// Pairs in both.
     pub true_positives: u64,
-    /// `true_positives / predicted_pairs`.
-    pub precision: f64,
-    /// `true_positives / true_pairs`.
-    pub recall: f64,
-    /// Harmonic mean of precision and recall.
-    pub f1: f64,
+    /// `true_positives / predicted_pairs`; none (null in JSON) when the run predicts no
+    /// pair.
+    pub precision: Option<f64>,
+    /// `true_positives / true_pairs`; none when the truth has no pair.
+    pub recall: Option<f64>,
+    /// F1 (see [`pair_scores`]); none when the truth has no pair.
+    pub f1: Option<f64>,
     /// Adjusted Rand index of the clusters (cluster truth only).
     pub adjusted_rand_index: Option<f64>,
     /// Recall of true pairs by the Jaccard similarity of their features.
@@ -85,7 +86,7 @@ pub struct GroupScore {
     pub precision: Option<f64>,
     /// `true_positives / true_pairs`, when the truth has pairs.
     pub recall: Option<f64>,
-    /// Harmonic mean of precision and recall, when both exist.
+    /// F1, when the truth has pairs (see [`pair_scores`]).
     pub f1: Option<f64>,
     /// Its documents removed as duplicates.
     pub removed: u64,
@@ -178,7 +179,9 @@ impl Truth {
 }
 
 /// A label per document id: `field` of every record of `path` (any input format of the
-/// job), keyed by `id_field`.
+/// job), keyed by `id_field`; of records that repeat an id, the first one's, as a run takes
+/// the first record of an id for the document (truth given as the run's input, as `tune`
+/// reads it, may repeat ids).
 ///
 /// # Errors
 /// When the file cannot be read, or a record lacks its id or label.
@@ -201,8 +204,9 @@ pub fn read_labels(
             .with_context(|| format!("cannot read the truth \"{}\"", file.path.display()))?;
         for record in reader {
             match record? {
+                // As in a run, the first record of an id owns it.
                 Record::Doc(d) => {
-                    labels.insert(d.id, d.text);
+                    labels.entry(d.id).or_insert(d.text);
                 }
                 // The label is read as the job reads a text, so the reject's reason would
                 // name the text: its detail names the field.
@@ -218,19 +222,37 @@ pub fn read_labels(
     Ok(labels)
 }
 
+/// The row of the record that owns each id: the first record with that id (smallest
+/// `DocId`), as the run decides. A later record with the id is rejected as `duplicate_id`
+/// and says nothing about the document the id names, so it never stands for the id,
+/// whatever order the rows of `documents/` were read in; scores, texts and explanations
+/// keyed by id all go through this. Such a reject counts in no score: the truth names
+/// documents by id, and the id names the record that owns it.
+pub fn id_owners(docs: &[DocumentRow]) -> HashMap<&str, &DocumentRow> {
+    let mut owners: HashMap<&str, &DocumentRow> = HashMap::new();
+    for d in docs {
+        let Some(id) = d.id.as_deref() else { continue };
+        let owner = owners.entry(id).or_insert(d);
+        if d.doc < owner.doc {
+            *owner = d;
+        }
+    }
+    owners
+}
+
 /// The predicted cluster of each listed document, as the decisions have it: its `cluster`
 /// column, or its own id for a rejected record or a member kept unverified (alone).
 fn predicted(docs: &[DocumentRow]) -> HashMap<&str, String> {
-    docs.iter()
-        .filter_map(|d| {
-            let id = d.id.as_deref()?;
+    id_owners(docs)
+        .into_iter()
+        .map(|(id, d)| {
             let alone = d.decision == Decision::Reject
                 || d.reason == Some(neardup_io::Reason::UnverifiedInCluster);
             let cluster = match (alone, &d.cluster) {
                 (true, _) | (_, None) => format!("\u{0}{id}"),
                 (_, Some(c)) => c.clone(),
             };
-            Some((id, cluster))
+            (id, cluster)
         })
         .collect()
 }
@@ -240,9 +262,21 @@ fn pairs_touching(n: u64, k: u64) -> u64 {
     choose2(n) - choose2(n - k)
 }
 
-/// Harmonic mean, 0 when both are 0.
-fn harmonic(p: f64, r: f64) -> f64 {
-    if p + r > 0.0 { 2.0 * p * r / (p + r) } else { 0.0 }
+/// Pair precision, recall and F1 from the counts, each only where it is defined:
+/// precision over predicted pairs, recall over true pairs, and F1 wherever recall is, as
+/// `2 tp / (true + predicted)`: the harmonic mean of precision and recall when both are
+/// defined, and 0 when the run predicts no pair. Without true pairs, recall and F1 say
+/// nothing; what is left to measure is precision, the share of joined pairs that are not
+/// false positives.
+pub fn pair_scores(
+    true_positives: u64,
+    true_pairs: u64,
+    predicted_pairs: u64,
+) -> (Option<f64>, Option<f64>, Option<f64>) {
+    let ratio = |x: u64, y: u64| (y > 0).then(|| x as f64 / y as f64);
+    let f1 = (true_pairs > 0)
+        .then(|| 2.0 * true_positives as f64 / (true_pairs as f64 + predicted_pairs as f64));
+    (ratio(true_positives, predicted_pairs), ratio(true_positives, true_pairs), f1)
 }
 
 /// Per-group scores: pairs counted from the contingency table of (predicted cluster, true
@@ -283,10 +317,8 @@ fn group_scores(
             score.true_positives = touching(&mut cells.values());
             score.predicted_pairs = touching(&mut by_predicted.values());
             score.true_pairs = touching(&mut by_true.values());
-            let ratio = |x: u64, y: u64| (y > 0).then(|| x as f64 / y as f64);
-            score.precision = ratio(score.true_positives, score.predicted_pairs);
-            score.recall = ratio(score.true_positives, score.true_pairs);
-            score.f1 = score.precision.zip(score.recall).map(|(p, r)| harmonic(p, r));
+            (score.precision, score.recall, score.f1) =
+                pair_scores(score.true_positives, score.true_pairs, score.predicted_pairs);
             // Only the labelled documents: the run may hold many the truth says nothing about.
             let labelled =
                 |d: &&DocumentRow| d.id.as_deref().is_some_and(|id| labels.contains_key(id));
@@ -411,10 +443,8 @@ pub fn evaluate(
             }
         }
     }
-    let ratio = |x: u64, y: u64| if y == 0 { 1.0 } else { x as f64 / y as f64 };
-    report.precision = ratio(report.true_positives, report.predicted_pairs);
-    report.recall = ratio(report.true_positives, report.true_pairs);
-    report.f1 = harmonic(report.precision, report.recall);
+    (report.precision, report.recall, report.f1) =
+        pair_scores(report.true_positives, report.true_pairs, report.predicted_pairs);
     if let Some((texts, analyzer)) = texts {
         report.recall_by_similarity = bands(&true_pair_list, &predicted, texts, analyzer);
     }
@@ -506,7 +536,9 @@ pub struct PageText {
 }
 
 /// Reads the texts of `ids` from the run's inputs, with the run's fields, and says which
-/// lines the run's boilerplate left out of each.
+/// lines the run's boilerplate left out of each. Each text is that of the record that owns
+/// the id ([`id_owners`]), found by its record number in its file: an id whose record the
+/// run rejected before reading a text has none, even when a later record repeats the id.
 ///
 /// # Errors
 /// When an input cannot be read.
@@ -517,21 +549,23 @@ pub fn read_pages(
     boilerplate: Option<&Boilerplate>,
 ) -> anyhow::Result<HashMap<String, PageText>> {
     let (mut lines, mut content) = (LineScratch::default(), String::new());
-    let sources: BTreeMap<&str, ()> = docs
-        .iter()
-        .filter(|d| d.id.as_deref().is_some_and(|id| ids.contains(id)))
-        .map(|d| (&*d.source, ()))
-        .collect();
+    // The wanted record numbers of each input file, with their ids.
+    let mut wanted: BTreeMap<&str, HashMap<u64, &str>> = BTreeMap::new();
+    for (id, d) in id_owners(docs) {
+        if ids.contains(id) {
+            wanted.entry(&*d.source).or_default().insert(d.doc.record(), id);
+        }
+    }
     let fields = spec.input.field_names();
     let mut pages = HashMap::new();
-    for source in sources.keys() {
+    for (source, records) in &wanted {
         let path = PathBuf::from(source);
         let files = neardup_io::discover(std::slice::from_ref(&path), &[])
             .with_context(|| format!("cannot find the input \"{source}\" again"))?;
         for file in &files {
             for record in RecordReader::open(file, &fields, OnReadError::Fail)? {
                 if let Record::Doc(d) = record?
-                    && ids.contains(d.id.as_str())
+                    && records.get(&d.doc.record()) == Some(&d.id.as_str())
                     && !pages.contains_key(&d.id)
                 {
                     let (text, stripped) = page_text(boilerplate, &d, &mut lines, &mut content);
@@ -563,6 +597,8 @@ fn left_out(text: &str, kept: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    use neardup_core::DocId;
+
     use super::*;
 
     #[test]
@@ -601,7 +637,7 @@ mod tests {
         let docs = [doc("a", "a"), doc("b", "a"), doc("c", "c"), doc("d", "d")];
         let r = evaluate(&truth, &docs, &[], None, None, 10);
         assert_eq!((r.true_pairs, r.predicted_pairs, r.true_positives), (1, 1, 1));
-        assert_eq!((r.precision, r.recall, r.f1), (1.0, 1.0, 1.0));
+        assert_eq!((r.precision, r.recall, r.f1), (Some(1.0), Some(1.0), Some(1.0)));
         assert_eq!(r.adjusted_rand_index, Some(1.0));
     }
 
@@ -615,7 +651,7 @@ mod tests {
         // True pairs: ab ac bc de = 4; predicted: ab cd ce de = 4; both: ab de = 2.
         assert_eq!((r.true_pairs, r.predicted_pairs, r.true_positives), (4, 4, 2));
         assert_eq!(r.false_positive_count, 2);
-        assert!((r.f1 - 0.5).abs() < 1e-12);
+        assert!((r.f1.unwrap() - 0.5).abs() < 1e-12);
         // ARI: index 2, expected 4 * 4 / 10 = 1.6, max 4: (2 - 1.6) / (4 - 1.6).
         let ari = r.adjusted_rand_index.unwrap();
         assert!((ari - 0.4 / 2.4).abs() < 1e-12, "{ari}");
@@ -671,5 +707,50 @@ mod tests {
         assert_eq!((r.true_pairs, r.predicted_pairs, r.true_positives), (2, 2, 1));
         assert_eq!(r.false_positive_count, 1);
         assert_eq!(r.adjusted_rand_index, None);
+    }
+
+    #[test]
+    fn a_repeated_id_never_stands_for_the_id_whatever_the_row_order() {
+        let truth = Truth::Clusters(labels(&[("a", "1"), ("b", "1"), ("c", "2")]));
+        let mut repeat = doc("a", "a");
+        (repeat.doc, repeat.decision, repeat.cluster) = (DocId::new(0, 9), Decision::Reject, None);
+        repeat.reason = Some(neardup_io::Reason::DuplicateId);
+        let owner = DocumentRow { doc: DocId::new(0, 1), ..doc("a", "a") };
+        let rows = [doc("b", "a"), doc("c", "c")];
+        let clean = evaluate(
+            &truth,
+            &[owner.clone(), rows[0].clone(), rows[1].clone()],
+            &[],
+            None,
+            None,
+            0,
+        );
+        assert_eq!((clean.predicted_pairs, clean.true_positives), (1, 1));
+        for docs in [
+            [owner.clone(), repeat.clone(), rows[0].clone(), rows[1].clone()],
+            [repeat.clone(), rows[0].clone(), owner.clone(), rows[1].clone()],
+        ] {
+            assert_eq!(id_owners(&docs)["a"].doc, DocId::new(0, 1));
+            assert_eq!(evaluate(&truth, &docs, &[], None, None, 0), clean);
+        }
+    }
+
+    #[test]
+    fn scores_without_pairs_to_count_are_undefined() {
+        // Nothing true, nothing predicted; false positives only; nothing predicted.
+        assert_eq!(pair_scores(0, 0, 0), (None, None, None));
+        assert_eq!(pair_scores(0, 0, 3), (Some(0.0), None, None));
+        assert_eq!(pair_scores(0, 4, 0), (None, Some(0.0), Some(0.0)));
+        // With both, F1 is the harmonic mean: precision 2/3, recall 1/2.
+        let (p, r, f1) = pair_scores(2, 4, 3);
+        let (p, r, f1) = (p.unwrap(), r.unwrap(), f1.unwrap());
+        assert!((f1 - 2.0 * p * r / (p + r)).abs() < 1e-12, "{p} {r} {f1}");
+        let negatives = Truth::Pairs([(ordered("a", "b"), false)].into_iter().collect());
+        let docs = [doc("a", "a"), doc("b", "a")];
+        let r = evaluate(&negatives, &docs, &[], None, None, 10);
+        assert_eq!(
+            (r.precision, r.recall, r.f1, r.false_positive_count),
+            (Some(0.0), None, None, 1)
+        );
     }
 }

@@ -15,8 +15,10 @@ use neardup_job::{JobSpec, Method};
 use serde::Serialize;
 
 use crate::error::UsageError;
-use crate::eval::{read_pages, read_summary};
+use crate::eval::{id_owners, read_pages, read_summary};
 use crate::settings::{MethodArg, Overrides, job_spec};
+
+mod decisions;
 
 /// Features listed per sample.
 const SAMPLE: usize = 12;
@@ -473,7 +475,8 @@ pub fn print(out: &mut dyn Write, e: &Explanation) -> std::io::Result<()> {
     }
     for (title, sample) in ["shared features", "only in A", "only in B"].iter().zip(&e.samples) {
         let shown: Vec<String> = sample.iter().map(|f| format!("{f:?}")).collect();
-        writeln!(out, "{title:<16} {}", shown.join(" "))?;
+        let shown = if shown.is_empty() { "none".to_string() } else { shown.join(" ") };
+        writeln!(out, "{title:<16} {shown}")?;
     }
     if e.left_out.iter().any(|l| !l.is_empty()) {
         writeln!(
@@ -552,19 +555,15 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Explanation> {
             let resolved = &summary.resolved;
             let docs = neardup_io::read_documents(&run.join("documents"))?;
             let ids: std::collections::HashSet<&str> = [args.a.as_str(), args.b.as_str()].into();
-            let rows: Vec<&neardup_io::DocumentRow> = docs
-                .iter()
-                .filter(|d| d.id.as_deref().is_some_and(|id| ids.contains(id)))
-                .collect();
+            let owners = id_owners(&docs);
             let learned = summary.boilerplate.is_some();
             let boilerplate = neardup_job::read_boilerplate(run, spec, learned)?;
             let mut pages = read_pages(&docs, spec, &ids, boilerplate.as_ref())?;
             let mut take = |id: &str| -> anyhow::Result<Doc> {
                 let page = pages.remove(id).ok_or_else(|| {
                     // A record the run rejected has no text to compare: say why it has none.
-                    let rejected = rows.iter().find(|r| {
-                        r.id.as_deref() == Some(id) && r.decision == neardup_io::Decision::Reject
-                    });
+                    let owner = owners.get(id);
+                    let rejected = owner.filter(|r| r.decision == neardup_io::Decision::Reject);
                     UsageError::new(match rejected {
                         Some(r) => format!(
                             "the run rejected the record with id \"{id}\" ({}: {}): it has no text to compare",
@@ -579,43 +578,8 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Explanation> {
             let (a, b) = (take(&args.a)?, take(&args.b)?);
             let e = explain(spec, resolved.bands.zip(resolved.rows), resolved.blocks, &a, &b)?;
             if !args.json {
-                for row in rows {
-                    let id = row.id.as_deref().unwrap_or_default();
-                    writeln!(
-                        out,
-                        "run: {id}: {}{}{}{}",
-                        row.decision.as_str(),
-                        match (row.decision, row.reason) {
-                            (neardup_io::Decision::Reject, Some(reason)) => {
-                                format!(" ({})", reason.as_str())
-                            }
-                            _ => String::new(),
-                        },
-                        row.duplicate_of
-                            .as_ref()
-                            .map(|d| format!(" as a duplicate of {d}"))
-                            .unwrap_or_default(),
-                        row.cluster
-                            .as_ref()
-                            .map(|c| format!(", cluster {c} of {}", row.cluster_size.unwrap_or(1)))
-                            .unwrap_or_default()
-                    )?;
-                }
                 let pairs = neardup_io::read_pairs(&run.join("pairs"))?;
-                let (x, y) = if args.a <= args.b { (&args.a, &args.b) } else { (&args.b, &args.a) };
-                match pairs.iter().find(|p| &p.id_a == x && &p.id_b == y) {
-                    Some(p) => writeln!(
-                        out,
-                        "run: a {} pair, similarity {:.4}{}\n",
-                        p.kind.as_str(),
-                        p.similarity,
-                        p.hamming.map(|h| format!(", Hamming distance {h}")).unwrap_or_default()
-                    )?,
-                    None => writeln!(
-                        out,
-                        "run: not a pair in pairs/ (a shared cluster comes through other documents)\n"
-                    )?,
-                }
+                decisions::print(&mut out, &docs, &owners, &pairs, (&args.a, &args.b))?;
             }
             e
         }
