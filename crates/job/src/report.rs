@@ -14,7 +14,7 @@ use neardup_core::{BlockLayout, DocId, LshParams};
 
 use crate::config::JobConfig;
 use crate::spec::Method;
-use crate::stats::{SIMILARITY_BINS, WorkerStats};
+use crate::stats::{ClusterKept, SIMILARITY_BINS, WorkerStats};
 use crate::summary::Summary;
 
 /// Name of the report file.
@@ -388,10 +388,15 @@ window.addEventListener("load", function () {
     if stats.top_clusters.is_empty() {
         html.push_str("<p>No clusters.</p>");
     } else {
+        // A cluster an earlier run kept (`--index`) has no kept document in these inputs.
+        let this_run = |kept: ClusterKept| match kept {
+            ClusterKept::ThisRun(doc) => Some(doc),
+            ClusterKept::Earlier(_) => None,
+        };
         let wanted: BTreeSet<DocId> = stats
             .top_clusters
             .iter()
-            .flat_map(|t| std::iter::once(t.kept).chain(t.members.iter().map(|(d, _)| *d)))
+            .flat_map(|t| this_run(t.kept).into_iter().chain(t.members.iter().map(|(d, _)| *d)))
             .collect();
         let texts = excerpts(config, &wanted);
         html.push_str(
@@ -399,12 +404,16 @@ window.addEventListener("load", function () {
         );
         for t in &stats.top_clusters {
             let _ = write!(html, "<tr><td class=n>{}</td><td>", t.size);
-            for (i, (doc, id)) in std::iter::once((t.kept, t.kept_id.clone()))
-                .chain(t.members.iter().cloned())
+            for (i, (doc, id)) in std::iter::once((this_run(t.kept), t.kept_id.clone()))
+                .chain(t.members.iter().map(|(d, id)| (Some(*d), id.clone())))
                 .enumerate()
             {
-                let role = if i == 0 { "kept" } else { "removed" };
-                let text = texts.get(&doc).map_or("", String::as_str);
+                let role = match (i, doc) {
+                    (0, Some(_)) => "kept",
+                    (0, None) => "kept by an earlier run",
+                    _ => "removed",
+                };
+                let text = doc.and_then(|d| texts.get(&d)).map_or("", String::as_str);
                 let _ = write!(
                     html,
                     "<div><code>{role}: {}</code><div class=ex>{}</div></div>",

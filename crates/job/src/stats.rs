@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use neardup_core::DocId;
+use neardup_io::index::IndexRef;
 use neardup_io::{Decision, DocumentRow, Reason};
 use serde::{Deserialize, Serialize};
 
@@ -39,7 +40,8 @@ pub struct WorkerStats {
     pub decisions: BTreeMap<Decision, u64>,
     /// Documents by decision and reason.
     pub reasons: BTreeMap<(Decision, Reason), u64>,
-    /// Clusters of two or more documents.
+    /// Clusters of two or more documents: those this run keeps, and (with an index) the
+    /// clusters of earlier runs that this run's documents join, each counted once.
     pub clusters: u64,
     /// Records written to the deduplicated dataset (`--write-kept`).
     pub kept_written: u64,
@@ -59,9 +61,10 @@ pub struct WorkerStats {
     pub input_rounds: u64,
     /// Near pairs by similarity, in `SIMILARITY_BINS` (50) equal bins over `[0, 1]`.
     pub similarity_bins: Vec<u64>,
-    /// Clusters (of two or more documents) by size.
+    /// Clusters (of two or more documents) by size, the `cluster_size` of their rows.
     pub cluster_sizes: BTreeMap<u64, u64>,
-    /// Clusters by radius: the most pair hops from the kept document to a member.
+    /// Clusters this run keeps, by radius: the most pair hops from the kept document to a
+    /// member (unknown for an earlier cluster joined, which is left out).
     pub cluster_radii: BTreeMap<u32, u64>,
     /// The largest clusters (at most `TOP_CLUSTERS`, 10), with their first members.
     pub top_clusters: Vec<TopCluster>,
@@ -116,13 +119,23 @@ pub const TOP_CLUSTERS: usize = 10;
 /// Members listed per cluster, besides the kept document.
 pub const TOP_CLUSTER_MEMBERS: usize = 3;
 
+/// The kept document of a cluster: this run's, or (with an index) one an earlier run kept.
+/// Ordered earlier runs first, then by position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum ClusterKept {
+    /// Kept by an earlier run: its generation and position there.
+    Earlier(IndexRef),
+    /// A document of this run.
+    ThisRun(DocId),
+}
+
 /// One of the largest clusters.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TopCluster {
-    /// Documents in it.
+    /// Documents in it: its rows' `cluster_size`.
     pub size: u64,
     /// Its kept document.
-    pub kept: DocId,
+    pub kept: ClusterKept,
     /// The kept document's id.
     pub kept_id: String,
     /// Its earliest removed members (position, id), at most `TOP_CLUSTER_MEMBERS`.
@@ -131,7 +144,7 @@ pub struct TopCluster {
 
 impl TopCluster {
     /// Larger first; ties by the earlier kept document.
-    fn rank(&self) -> (std::cmp::Reverse<u64>, DocId) {
+    fn rank(&self) -> (std::cmp::Reverse<u64>, ClusterKept) {
         (std::cmp::Reverse(self.size), self.kept)
     }
 }
@@ -209,7 +222,7 @@ impl WorkerStats {
     }
 
     /// Notes a cluster among the largest, if it is; returns its slot.
-    fn note_cluster(&mut self, size: u64, kept: DocId, kept_id: &str) -> Option<usize> {
+    fn note_cluster(&mut self, size: u64, kept: ClusterKept, kept_id: &str) -> Option<usize> {
         let candidate =
             TopCluster { size, kept, kept_id: kept_id.to_string(), members: Vec::new() };
         if let Some(i) = self.top_clusters.iter().position(|c| c.kept == kept) {
@@ -227,7 +240,14 @@ impl WorkerStats {
     }
 
     /// Notes a removed member of a cluster among the largest (the earliest are listed).
-    pub fn note_member(&mut self, size: u64, kept: DocId, kept_id: &str, doc: DocId, id: &str) {
+    pub fn note_member(
+        &mut self,
+        size: u64,
+        kept: ClusterKept,
+        kept_id: &str,
+        doc: DocId,
+        id: &str,
+    ) {
         let Some(i) = self.note_cluster(size, kept, kept_id) else { return };
         let members = &mut self.top_clusters[i].members;
         if members.iter().any(|(d, _)| *d == doc) {
@@ -241,7 +261,8 @@ impl WorkerStats {
     }
 
     /// Counts a cluster of `size` documents kept as `kept` and notes it among the largest.
-    pub fn record_cluster(&mut self, size: u64, kept: DocId, kept_id: &str) {
+    pub fn record_cluster(&mut self, size: u64, kept: ClusterKept, kept_id: &str) {
+        self.clusters += 1;
         *self.cluster_sizes.entry(size).or_default() += 1;
         self.note_cluster(size, kept, kept_id);
     }

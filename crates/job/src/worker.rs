@@ -28,9 +28,9 @@ use crate::config::JobConfig;
 use crate::error::{JobError, ReadFailure, error_chain};
 use crate::operators::{
     DedupIds, DocStore, ExactGroups, FetchIndexed, GatherReports, Grouped, IdOutcome, IndexKey,
-    Keyed, LinkClusters, NameClusters, Near, PartSink, ProbeIndex, ReduceBuckets, SignDocs, Spill,
-    StoreDocs, Stored, VerifyCandidates, VerifyIndexed, WriteDocuments, WriteKept, WritePairs,
-    assign_clusters, count_in, doc_in, representative_in,
+    Keyed, LinkClusters, NameClusters, Near, PartSink, ProbeIndex, ReduceBuckets, SignDocs,
+    SizeJoined, Spill, StoreDocs, Stored, VerifyCandidates, VerifyIndexed, WriteDocuments,
+    WriteKept, WritePairs, assign_clusters, count_in, doc_in, representative_in,
 };
 use crate::progress::Progress;
 use crate::records::{ContentKey, Edge, IdClaim, NodeInfo, SignedDoc, Verdict};
@@ -274,7 +274,11 @@ pub(crate) fn run_worker(
                 .probe_with(probes.get(Stage::Cluster));
         let links =
             index_matches.map(|matches| matches.link_clusters(assignments.clone(), spill.clone()));
-        let assignments = assignments.name_clusters(names, links, stats.clone(), spill.clone());
+        let (mut assignments, joined) =
+            assignments.name_clusters(names, links, stats.clone(), spill.clone());
+        if job.index.is_some() {
+            assignments = assignments.concat(joined.size_joined(stats.clone(), spill.clone()));
+        }
 
         let kept = rejects.concat(repeated_ids).concat(assignments).write_documents(
             store.clone(),

@@ -2,7 +2,7 @@
 //! all of them, except where a later document bridges two earlier clusters (earlier
 //! decisions stand, and the summary counts the bridge); an index refuses other settings.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use neardup_io::{Decision, read_documents, read_pairs};
@@ -261,6 +261,93 @@ fn a_failed_run_adds_nothing_and_leaves_no_lock() {
         .filter(|n| n.starts_with("gen-"))
         .collect();
     assert_eq!(folders, vec![report.folder.unwrap()]);
+}
+
+/// Two components of a later run that join one earlier cluster (a near copy of the
+/// earlier kept document with its exact copy, and another near copy that is no pair with
+/// the first): every row naming the cluster carries one `cluster_size`, the earlier kept
+/// document and this run's rows naming it, and the summary counts the cluster once, at
+/// that size, whatever the workers.
+#[test]
+fn components_joining_one_earlier_cluster_have_one_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = words(0, 150);
+    // Each about 150/178 = 0.84 from the earlier document, 150/206 = 0.73 from each other.
+    let (near_1, near_2) =
+        (format!("{shared} {}", words(1000, 28)), format!("{shared} {}", words(2000, 28)));
+    let first = dir.path().join("first.jsonl");
+    let lines = [line("a", &shared), line("other", &words(5000, 60))];
+    std::fs::write(&first, lines.join("\n") + "\n").unwrap();
+    let second = dir.path().join("second.jsonl");
+    let lines = [
+        line("b1", &near_1),
+        line("c", &words(6000, 60)),
+        line("b2", &near_2),
+        line("b1-copy", &near_1),
+        line("c-near", &format!("{} {}", words(6000, 60), words(7000, 2))),
+    ];
+    std::fs::write(&second, lines.join("\n") + "\n").unwrap();
+
+    let mut results = Vec::new();
+    for workers in [1, 2, 3] {
+        let index = dir.path().join(format!("index-{workers}"));
+        let out = dir.path().join(format!("first-{workers}"));
+        run_batch(&JobSpec::default(), std::slice::from_ref(&first), out, Some((&index, "r1")), 1);
+        let out = dir.path().join(format!("second-{workers}"));
+        let second = std::slice::from_ref(&second);
+        let summary =
+            run_batch(&JobSpec::default(), second, out.clone(), Some((&index, "r2")), workers);
+
+        // Two components of this run: b1 with its copy, and b2 alone.
+        let pairs = read_pairs(&out.join("pairs")).unwrap();
+        let paired = |a: &str, b: &str| {
+            pairs.iter().any(|p| (p.id_a == a && p.id_b == b) || (p.id_a == b && p.id_b == a))
+        };
+        assert!(paired("b1", "b1-copy") && paired("c", "c-near"), "{pairs:?}");
+        assert!(!paired("b1", "b2") && !paired("b1-copy", "b2"), "{pairs:?}");
+
+        let mut rows = read_documents(&out.join("documents")).unwrap();
+        rows.sort_by_key(|r| r.doc);
+        let mut sizes: BTreeMap<String, (BTreeSet<u64>, u64)> = BTreeMap::new();
+        for r in &rows {
+            let entry = sizes.entry(r.cluster.clone().unwrap()).or_default();
+            entry.0.insert(r.cluster_size.unwrap());
+            entry.1 += 1;
+        }
+        for (cluster, (figures, _)) in &sizes {
+            assert_eq!(
+                figures.len(),
+                1,
+                "{workers} workers: cluster {cluster} has sizes {figures:?}"
+            );
+        }
+        for id in ["b1", "b2", "b1-copy"] {
+            let row = rows.iter().find(|r| r.id.as_deref() == Some(id)).unwrap();
+            assert_eq!(
+                (row.decision, row.cluster.as_deref(), row.duplicate_of_run.as_deref()),
+                (Decision::Remove, Some("a"), Some("r1")),
+                "{id}"
+            );
+        }
+        // The earlier kept document and this run's three rows; a cluster of this run is
+        // its rows.
+        let figures: Vec<(&str, u64, u64)> =
+            sizes.iter().map(|(c, (f, n))| (c.as_str(), *f.first().unwrap(), *n)).collect();
+        assert_eq!(figures, [("a", 4, 3), ("c", 2, 2)], "{workers} workers");
+
+        let c = &summary.counts;
+        assert_eq!(
+            (c.clusters, c.largest_cluster, c.largest_cluster_id.as_deref()),
+            (2, 4, Some("a")),
+            "{workers} workers: the summary counts the clusters the rows name"
+        );
+        let rendered: Vec<_> = rows
+            .iter()
+            .map(|r| (r.id.clone(), r.decision, r.cluster.clone(), r.cluster_size, r.reason))
+            .collect();
+        results.push((rendered, serde_json::to_value(&summary.counts).unwrap()));
+    }
+    assert!(results.windows(2).all(|w| w[0] == w[1]), "results depend on workers: {results:?}");
 }
 
 /// Compacting the index between batches changes no decision: the last batch decides the

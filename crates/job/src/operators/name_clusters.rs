@@ -3,14 +3,16 @@
 //!
 //! Partitioning: memberships and the ids of clustered documents exchanged on the kept
 //! document (a document's id is sent to its own worker, where it may be a kept document).
-//! Emits: once the input is complete, in order, a batch per activation. Holds: at most its
-//! spill limit of records and one id.
+//! Emits: once the input is complete, in order, a batch per activation: verdicts, and
+//! with an index, for a cluster that joins an earlier one, its members and their number
+//! instead, for [`super::index::SizeJoined`] to give them the earlier cluster's size.
+//! Holds: at most its spill limit of records and one id.
 
 use neardup_core::DocId;
 use serde::{Deserialize, Serialize};
 use timely::dataflow::StreamVec;
 use timely::dataflow::channels::pact::Exchange;
-use timely::dataflow::operators::core::Concat;
+use timely::dataflow::operators::core::{Concat, OkErr};
 use timely::dataflow::operators::vec::Map;
 use timely::progress::Timestamp;
 
@@ -18,7 +20,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
-use crate::operators::index::OldLink;
+use crate::operators::index::{JoinedIn, JoinedKey, OldLink};
 use crate::records::{Assignment, IndexedKept, Membership, NodeInfo, Verdict};
 use crate::routing::route_doc;
 use crate::spill::{MemSize, SpillError};
@@ -49,20 +51,25 @@ impl MemSize for NameIn {
 
 type NameKey = Keyed<(DocId, u8, DocId), NameIn>;
 
+/// What naming emits: a verdict, or a part of an earlier cluster that a cluster joins.
+type Named = Result<Keyed<DocId, Verdict>, JoinedKey>;
+
 /// Names clusters.
 pub trait NameClusters<'s, T: Timestamp> {
     /// Joins each `(doc, membership)` with the id of its kept document, found among
     /// `names` (the clustered documents, possibly repeated). With `links` (a run with an
     /// index), a cluster that joins earlier clusters keeps the earliest of their kept
     /// documents instead, for every member; a document in no pair of this run that
-    /// matches an earlier one gets a verdict too.
+    /// matches an earlier one is such a cluster too. Returns the verdicts, and the members
+    /// of those clusters with their number, keyed by the earlier kept document (empty
+    /// without `links`).
     fn name_clusters(
         self,
         names: StreamVec<'s, T, NodeInfo>,
         links: Option<StreamVec<'s, T, Keyed<DocId, OldLink>>>,
         stats: Rc<RefCell<WorkerStats>>,
         spill: Spill,
-    ) -> StreamVec<'s, T, Keyed<DocId, Verdict>>;
+    ) -> (StreamVec<'s, T, Keyed<DocId, Verdict>>, StreamVec<'s, T, JoinedKey>);
 }
 
 /// The earlier clusters a new cluster joins.
@@ -75,8 +82,8 @@ struct Joined {
     distinct: Vec<neardup_io::index::IndexRef>,
     /// New documents that matched the earlier kept document itself.
     direct: Vec<DocId>,
-    /// Whether a member of the new cluster was named.
-    named_members: bool,
+    /// Members of the new cluster named so far.
+    members: u64,
 }
 
 struct Naming {
@@ -89,13 +96,13 @@ struct Naming {
 
 impl Naming {
     /// Ends the cluster at hand: a document alone in this run but matching an earlier one
-    /// gets its verdict here.
-    fn finish_joined(&mut self, emit: &mut dyn FnMut(Keyed<DocId, Verdict>)) {
-        let Some(j) = self.joined.take() else { return };
+    /// is its only member; the earlier cluster's worker learns how many members it has.
+    fn finish_joined(&mut self, emit: &mut dyn FnMut(Named)) {
+        let Some(mut j) = self.joined.take() else { return };
         if j.distinct.len() > 1 {
             self.stats.borrow_mut().index.bridged_clusters += 1;
         }
-        if !j.named_members {
+        if j.members == 0 {
             let doc = j.cluster;
             let assignment = Assignment {
                 kept: doc,
@@ -106,9 +113,18 @@ impl Naming {
                 verified_with_kept: j.direct.contains(&doc),
                 indexed: Some(indexed_kept(&j)),
             };
-            emit(Keyed { key: doc, value: Verdict::Assigned(assignment) });
+            emit(joined_member(&mut j, doc, assignment));
         }
+        let key = (j.kept.kept, 0, j.cluster);
+        emit(Err(Keyed { key, value: JoinedIn::Count(j.members) }));
     }
+}
+
+/// A member of the cluster `j`, sent to the earlier cluster it joins, which gives it its
+/// size.
+fn joined_member(j: &mut Joined, doc: DocId, assignment: Assignment) -> Named {
+    j.members += 1;
+    Err(Keyed { key: (j.kept.kept, 1, doc), value: JoinedIn::Member(assignment) })
 }
 
 fn indexed_kept(j: &Joined) -> Box<IndexedKept> {
@@ -119,12 +135,8 @@ fn indexed_kept(j: &Joined) -> Box<IndexedKept> {
     })
 }
 
-impl Drain<NameKey, Keyed<DocId, Verdict>> for Naming {
-    fn item(
-        &mut self,
-        item: NameKey,
-        emit: &mut dyn FnMut(Keyed<DocId, Verdict>),
-    ) -> Result<(), SpillError> {
+impl Drain<NameKey, Named> for Naming {
+    fn item(&mut self, item: NameKey, emit: &mut dyn FnMut(Named)) -> Result<(), SpillError> {
         let (kept, _, doc) = item.key;
         if self.joined.as_ref().is_some_and(|j| j.cluster != kept) {
             self.finish_joined(emit);
@@ -141,7 +153,7 @@ impl Drain<NameKey, Keyed<DocId, Verdict>> for Naming {
                     kept: link.clone(),
                     distinct: Vec::new(),
                     direct: Vec::new(),
-                    named_members: false,
+                    members: 0,
                 });
                 if link.kept < j.kept.kept {
                     j.kept = link.clone();
@@ -156,30 +168,30 @@ impl Drain<NameKey, Keyed<DocId, Verdict>> for Naming {
                     unreachable!("kept document {kept:?} has no id: it is in no pair")
                 };
                 assert_eq!(*named, kept, "kept document {kept:?} has no id: it is in no pair");
-                let (indexed, verified_with_kept) = match self.joined.as_mut() {
-                    Some(j) => {
-                        j.named_members = true;
-                        // Verified with the earlier kept document only by a direct match.
-                        (Some(indexed_kept(j)), j.direct.contains(&doc))
-                    }
-                    None => (None, m.verified_with_kept),
-                };
-                let assignment = Assignment {
+                let mut assignment = Assignment {
                     kept: m.kept,
                     kept_id: kept_id.clone(),
                     kept_content: m.kept_content,
                     cluster_size: m.cluster_size,
                     radius: m.radius,
-                    verified_with_kept,
-                    indexed,
+                    verified_with_kept: m.verified_with_kept,
+                    indexed: None,
                 };
-                emit(Keyed { key: doc, value: Verdict::Assigned(assignment) });
+                match self.joined.as_mut() {
+                    Some(j) => {
+                        assignment.indexed = Some(indexed_kept(j));
+                        // Verified with the earlier kept document only by a direct match.
+                        assignment.verified_with_kept = j.direct.contains(&doc);
+                        emit(joined_member(j, doc, assignment));
+                    }
+                    None => emit(Ok(Keyed { key: doc, value: Verdict::Assigned(assignment) })),
+                }
             }
         }
         Ok(())
     }
 
-    fn end(&mut self, emit: &mut dyn FnMut(Keyed<DocId, Verdict>)) -> Result<(), SpillError> {
+    fn end(&mut self, emit: &mut dyn FnMut(Named)) -> Result<(), SpillError> {
         self.finish_joined(emit);
         Ok(())
     }
@@ -192,7 +204,7 @@ impl<'s, T: Timestamp> NameClusters<'s, T> for StreamVec<'s, T, (DocId, Membersh
         links: Option<StreamVec<'s, T, Keyed<DocId, OldLink>>>,
         stats: Rc<RefCell<WorkerStats>>,
         spill: Spill,
-    ) -> StreamVec<'s, T, Keyed<DocId, Verdict>> {
+    ) -> (StreamVec<'s, T, Keyed<DocId, Verdict>>, StreamVec<'s, T, JoinedKey>) {
         let members =
             self.map(|(doc, m)| Keyed { key: (m.kept, 2, doc), value: NameIn::Member(m) });
         let names = names.map(|n| Keyed { key: (n.doc, 0, n.doc), value: NameIn::Name(n.id) });
@@ -209,6 +221,7 @@ impl<'s, T: Timestamp> NameClusters<'s, T> for StreamVec<'s, T, (DocId, Membersh
         collect_sorted(input, by_kept, "NameClusters", spill, move || {
             Ok(Naming { current: None, joined: None, stats: stats.clone() })
         })
+        .ok_err(|named| named)
     }
 }
 
@@ -249,16 +262,47 @@ mod tests {
         Keyed { key: (doc(cluster), 1, doc(from)), value: NameIn::Old(link) }
     }
 
-    fn assignments(
-        stats: &Rc<RefCell<WorkerStats>>,
-        input: Vec<NameKey>,
-    ) -> Vec<(u64, Assignment)> {
+    /// What naming `input` emits: the verdicts (document, assignment), and the parts of
+    /// earlier clusters ((earlier kept document, tag, document), value).
+    type Out = (Vec<(u64, Assignment)>, Vec<((u64, u8, u64), JoinedIn)>);
+
+    fn named(stats: &Rc<RefCell<WorkerStats>>, input: Vec<NameKey>) -> Out {
         let mut naming = Naming { current: None, joined: None, stats: stats.clone() };
-        drain(&mut naming, input)
-            .into_iter()
-            .map(|v| match v.value {
-                Verdict::Assigned(a) => (v.key.record(), a),
-                other => panic!("only assignments: {other:?}"),
+        let (mut verdicts, mut joined) = (Vec::new(), Vec::new());
+        for out in drain(&mut naming, input) {
+            match out {
+                Ok(v) => match v.value {
+                    Verdict::Assigned(a) => verdicts.push((v.key.record(), a)),
+                    other => panic!("only assignments: {other:?}"),
+                },
+                Err(j) => {
+                    let (earlier, tag, doc) = j.key;
+                    joined.push(((earlier.doc, tag, doc.record()), j.value));
+                }
+            }
+        }
+        (verdicts, joined)
+    }
+
+    /// The members of earlier clusters in `joined`: (earlier kept document, document,
+    /// assignment).
+    fn joined_members(joined: &[((u64, u8, u64), JoinedIn)]) -> Vec<(u64, u64, &Assignment)> {
+        joined
+            .iter()
+            .filter_map(|((earlier, _, doc), v)| match v {
+                JoinedIn::Member(a) => Some((*earlier, *doc, a)),
+                JoinedIn::Count(_) => None,
+            })
+            .collect()
+    }
+
+    /// The counts in `joined`: (earlier kept document, new cluster, members).
+    fn joined_counts(joined: &[((u64, u8, u64), JoinedIn)]) -> Vec<(u64, u64, u64)> {
+        joined
+            .iter()
+            .filter_map(|((earlier, _, cluster), v)| match v {
+                JoinedIn::Count(n) => Some((*earlier, *cluster, *n)),
+                JoinedIn::Member(_) => None,
             })
             .collect()
     }
@@ -266,7 +310,7 @@ mod tests {
     #[test]
     fn every_member_gets_its_kept_documents_id_whatever_the_repeats() {
         let stats = Rc::default();
-        let out = assignments(
+        let (out, joined) = named(
             &stats,
             vec![
                 member(1, 1, true),
@@ -287,12 +331,13 @@ mod tests {
             [(1, "d1", true), (2, "d1", true), (3, "d1", false), (4, "d4", true), (5, "d4", true)]
         );
         assert!(out.iter().all(|(_, a)| a.indexed.is_none() && a.cluster_size == 3));
+        assert!(joined.is_empty());
     }
 
     #[test]
     fn a_cluster_joining_earlier_ones_takes_the_earliest_kept_document() {
         let stats = Rc::default();
-        let out = assignments(
+        let (out, joined) = named(
             &stats,
             vec![
                 name(1),
@@ -304,27 +349,35 @@ mod tests {
                 old(1, 1, 20, false),
             ],
         );
-        assert_eq!(out.len(), 2);
-        for (_, a) in &out {
+        // Its members go to the earlier cluster's worker, with their number.
+        assert!(out.is_empty());
+        let members = joined_members(&joined);
+        assert_eq!(members.len(), 2);
+        for (earlier, _, a) in &members {
             let indexed = a.indexed.as_ref().expect("joins the index's cluster");
-            assert_eq!((indexed.kept.doc, indexed.kept_id.as_str()), (20, "old20"));
+            assert_eq!((*earlier, indexed.kept.doc, indexed.kept_id.as_str()), (20, 20, "old20"));
         }
         // Only a direct match counts as verified with the earlier kept document.
-        assert_eq!((out[0].1.verified_with_kept, out[1].1.verified_with_kept), (false, true));
+        let verified: Vec<(u64, bool)> =
+            members.iter().map(|(_, d, a)| (*d, a.verified_with_kept)).collect();
+        assert_eq!(verified, [(1, false), (2, true)]);
+        assert_eq!(joined_counts(&joined), [(20, 1, 2)]);
         assert_eq!(stats.borrow().index.bridged_clusters, 1);
     }
 
     #[test]
-    fn a_document_alone_in_this_run_that_matches_an_earlier_one_gets_a_verdict() {
+    fn a_document_alone_in_this_run_that_matches_an_earlier_one_is_its_only_member() {
         let stats = Rc::default();
-        let out = assignments(&stats, vec![old(7, 7, 40, true), old(8, 8, 50, false)]);
-        let got: Vec<(u64, u64, bool, u64)> = out
-            .iter()
-            .map(|(d, a)| {
-                (*d, a.indexed.as_ref().unwrap().kept.doc, a.verified_with_kept, a.cluster_size)
+        let (out, joined) = named(&stats, vec![old(7, 7, 40, true), old(8, 8, 50, false)]);
+        assert!(out.is_empty());
+        let got: Vec<(u64, u64, u64, bool)> = joined_members(&joined)
+            .into_iter()
+            .map(|(earlier, d, a)| {
+                (earlier, d, a.indexed.as_ref().unwrap().kept.doc, a.verified_with_kept)
             })
             .collect();
-        assert_eq!(got, [(7, 40, true, 1), (8, 50, false, 1)]);
+        assert_eq!(got, [(40, 7, 40, true), (50, 8, 50, false)]);
+        assert_eq!(joined_counts(&joined), [(40, 7, 1), (50, 8, 1)]);
         assert_eq!(stats.borrow().index.bridged_clusters, 0);
     }
 }

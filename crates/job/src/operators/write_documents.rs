@@ -29,7 +29,7 @@ use crate::records::{Assignment, DocMeta, Verdict, encode_signature};
 use crate::routing::route_doc;
 use crate::spec::Removal;
 use crate::spill::{SortedIter, SpillError};
-use crate::stats::WorkerStats;
+use crate::stats::{ClusterKept, WorkerStats};
 
 /// Rows written per Parquet batch.
 const ROWS_PER_BATCH: usize = 65_536;
@@ -392,12 +392,13 @@ fn accepted_row(
                 });
                 row.verified_with_kept = Some(a.verified_with_kept);
                 stats.index.removed += 1;
+                let kept = ClusterKept::Earlier(ik.kept);
+                stats.note_member(a.cluster_size, kept, &ik.kept_id, doc, &meta.id);
             }
             return row;
         }
         if a.kept == doc {
-            stats.clusters += 1;
-            stats.record_cluster(a.cluster_size, doc, &meta.id);
+            stats.record_cluster(a.cluster_size, ClusterKept::ThisRun(doc), &meta.id);
             *stats.cluster_radii.entry(a.radius).or_default() += 1;
         } else if removal == Removal::Verified && !a.verified_with_kept {
             // Safety over recall: in the cluster, but never compared with its kept document.
@@ -415,7 +416,7 @@ fn accepted_row(
             });
             row.verified_with_kept = Some(a.verified_with_kept);
             let kept_id = row.cluster.as_deref().unwrap_or_default();
-            stats.note_member(a.cluster_size, a.kept, kept_id, doc, &meta.id);
+            stats.note_member(a.cluster_size, ClusterKept::ThisRun(a.kept), kept_id, doc, &meta.id);
             if !a.verified_with_kept {
                 stats.removed_not_verified_with_kept += 1;
             }

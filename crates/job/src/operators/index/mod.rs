@@ -18,16 +18,20 @@
 //!
 //! Matches then reach the clusters in [`LinkClusters`]: each match is tied to the new
 //! document's cluster (or the document alone), keyed by the cluster's kept document, so
-//! that naming the cluster can hand every member the earlier kept document instead.
+//! that naming the cluster can hand every member the earlier kept document instead. As
+//! several clusters of this run may join one earlier cluster, [`SizeJoined`] then gathers
+//! their members by the earlier kept document and gives them all one size.
 
 mod fetch;
 mod link;
 mod probe;
 mod records;
+mod size;
 mod verify;
 
 pub use fetch::FetchIndexed;
 pub use link::LinkClusters;
 pub use probe::ProbeIndex;
-pub use records::{IndexKey, OldLink};
+pub use records::{IndexKey, JoinedIn, JoinedKey, OldLink};
+pub use size::SizeJoined;
 pub use verify::VerifyIndexed;

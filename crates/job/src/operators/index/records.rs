@@ -4,6 +4,8 @@ use neardup_core::DocId;
 use neardup_io::index::{IndexRef, IndexedDoc};
 use serde::{Deserialize, Serialize};
 
+use crate::operators::collect::Keyed;
+use crate::records::{Assignment, IndexedKept};
 use crate::spill::MemSize;
 
 /// A key of a new representative, for the index.
@@ -96,5 +98,34 @@ pub struct OldLink {
 impl MemSize for OldLink {
     fn mem_size(&self) -> usize {
         std::mem::size_of::<Self>() + self.kept_id.capacity()
+    }
+}
+
+/// What the worker of an earlier cluster learns from one cluster of this run that joins
+/// it, keyed by `(earlier kept document, tag, new DocId)`: tag 0 for the count, keyed by
+/// the new cluster's kept document, sorted before tag 1 for the members.
+pub type JoinedKey = Keyed<(IndexRef, u8, DocId), JoinedIn>;
+
+/// A cluster of this run's part in the earlier cluster it joins.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum JoinedIn {
+    /// The number of this run's documents in that cluster.
+    Count(u64),
+    /// A member's verdict, waiting for the earlier cluster's size.
+    Member(Assignment),
+}
+
+impl MemSize for JoinedIn {
+    fn mem_size(&self) -> usize {
+        std::mem::size_of::<Self>()
+            + match self {
+                JoinedIn::Count(_) => 0,
+                JoinedIn::Member(a) => {
+                    a.kept_id.capacity()
+                        + a.indexed.as_ref().map_or(0, |ik| {
+                            std::mem::size_of::<IndexedKept>() + ik.kept_id.capacity()
+                        })
+                }
+            }
     }
 }
