@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use neardup_e2e::{
     dedup, dedup_args, dedup_exit_code, exit_code, neardup, render_documents, render_pairs, repo,
+    summary,
 };
 
 fn parts(dir: &Path) -> Vec<String> {
@@ -180,4 +181,35 @@ fn a_second_run_into_a_locked_output_folder_is_refused_at_once() {
     std::fs::write(out.join(".lock"), lock.to_string()).unwrap();
     neardup(&args).unwrap();
     assert!(out.join("_SUCCESS").exists() && !out.join(".lock").exists());
+}
+
+#[test]
+fn folders_neardup_wrote_inside_an_input_folder_are_not_read_as_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    std::fs::copy(repo().join("tests/fixtures/mixed.jsonl"), data.join("mixed.jsonl")).unwrap();
+    let records = |out: &Path| summary(out)["counts"]["records"].as_u64().unwrap();
+    // An output, a kept dataset and an index written inside the input folder.
+    let inside = data.join("out-inside");
+    let (kept, index) = (data.join("kept-inside"), data.join("index-inside"));
+    let (kept_flag, index_flag) = (kept.display().to_string(), index.display().to_string());
+    neardup(&dedup_args(&data, &inside, &["--write-kept", &kept_flag, "--index", &index_flag]))
+        .unwrap();
+    let alone = records(&inside);
+    assert!(kept.join("00000-mixed.jsonl").exists() && index.join("index.json").exists());
+    // The next run over the input folder reads the input alone.
+    let out = dir.path().join("out");
+    neardup(&dedup_args(&data, &out, &[])).unwrap();
+    assert_eq!(records(&out), alone);
+    // Named directly, a kept dataset is read.
+    let from_kept = dir.path().join("from-kept");
+    neardup(&dedup_args(&kept, &from_kept, &[])).unwrap();
+    assert!(records(&from_kept) > 0);
+    // The input given as the output folder is named so, not "no input files".
+    let e = format!("{:#}", neardup(&dedup_args(&out, &out, &[])).unwrap_err());
+    assert!(e.contains("is the output folder or inside it"), "{e}");
+    let e =
+        format!("{:#}", neardup(&dedup_args(&inside.join("documents"), &inside, &[])).unwrap_err());
+    assert!(e.contains("is the output folder or inside it"), "{e}");
 }

@@ -344,3 +344,65 @@ fn a_budget_below_the_floor_is_said() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("below the 256 MiB a run needs"), "{stderr}");
 }
+
+/// A local input truncated while a run goes on fails the run, naming the file, instead of
+/// a run that read part of it ending in `_SUCCESS`; the run into the same folder after the
+/// file is whole again succeeds.
+#[test]
+fn an_input_that_changes_during_a_run_fails_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let [input, ..] = weeks(root);
+    let whole = std::fs::read(&input).unwrap();
+    let go = root.join("go");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_neardup"));
+    cmd.current_dir(root)
+        .args(["dedup", "-i", "week1.jsonl", "-o", "out", "-w", "2", "--spill-dir", "."])
+        .env(
+            neardup_io::failpoint::FAILPOINTS_ENV,
+            format!("after-reading-and-signing=wait:{}", go.display()),
+        )
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let mut held = cmd.spawn().unwrap();
+    let mut stderr = BufReader::new(held.stderr.take().unwrap());
+    let mut said = String::new();
+    while !said.contains("waiting for") {
+        let mut line = String::new();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "{said}");
+        said.push_str(&line);
+    }
+    // Cut to a whole first half of its lines, as a writer that truncates and rewrites does.
+    let half = whole.len() / 2;
+    let cut = half + whole[half..].iter().position(|b| *b == b'\n').unwrap() + 1;
+    std::fs::write(&input, &whole[..cut]).unwrap();
+    std::fs::write(&go, b"").unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    let status = held.wait().unwrap();
+    assert_eq!(status.code(), Some(1), "{said}{rest}");
+    assert!(
+        rest.contains("week1.jsonl") && rest.contains("changed while the run read it"),
+        "{rest}"
+    );
+    assert!(
+        rest.contains(&format!("{} bytes when listed, {cut} bytes now", whole.len())),
+        "{rest}"
+    );
+    let out = root.join("out");
+    assert!(!out.join("_SUCCESS").exists() && !out.join("documents").exists());
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["status"], "failed");
+    // Whole again, with another modification time: the next run reads it all.
+    std::fs::write(&input, &whole).unwrap();
+    let again = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .current_dir(root)
+        .args(["dedup", "-q", "-i", "week1.jsonl", "-o", "out", "--json"])
+        .env_remove(neardup_io::failpoint::FAILPOINTS_ENV)
+        .output()
+        .unwrap();
+    succeeds(&again);
+    let summary: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(summary["counts"]["records"], 700);
+}

@@ -248,7 +248,8 @@ impl FileList {
 }
 
 /// The role of what `dir` holds: as its file list says, [`Role::Index`] when it holds an
-/// index manifest, or `None` when it holds neither (a new or foreign folder).
+/// index manifest (`index.json` with an index's `format` and `generations`, of any
+/// format version), or `None` when it holds neither (a new or foreign folder).
 ///
 /// # Errors
 /// [`Error::ReadFile`] or [`Error::Damaged`] when the list or the manifest cannot be read.
@@ -258,7 +259,12 @@ pub fn folder_role(dir: &Path) -> Result<Option<Role>> {
     }
     let manifest = dir.join(crate::index::MANIFEST);
     match crate::out::read_optional(&manifest) {
-        Ok(Some(_)) => Ok(Some(Role::Index)),
+        Ok(Some(bytes)) => {
+            let json: Option<serde_json::Value> = serde_json::from_slice(&bytes).ok();
+            let index =
+                json.is_some_and(|j| j.get("format").is_some() && j.get("generations").is_some());
+            Ok(index.then_some(Role::Index))
+        }
         Ok(None) => Ok(None),
         Err(source) => Err(Error::ReadFile { path: manifest, source }),
     }
@@ -401,7 +407,8 @@ mod tests {
         // An index.
         let index = dir.path().join("index");
         std::fs::create_dir(&index).unwrap();
-        std::fs::write(index.join(crate::index::MANIFEST), b"{}").unwrap();
+        std::fs::write(index.join(crate::index::MANIFEST), br#"{"format":3,"generations":[]}"#)
+            .unwrap();
         let err = outputs().prepare(&index, &[]).unwrap_err();
         assert!(matches!(err, Error::OtherRole { holds: Role::Index, .. }), "{err}");
         assert_eq!(folder_role(&out).unwrap(), Some(Role::Output));

@@ -80,6 +80,46 @@ pub struct InputFile {
     pub format: Format,
     /// Size in bytes when listed.
     pub bytes: u64,
+    /// A local file's modification time when listed, in nanoseconds since the Unix epoch
+    /// (`None` for a remote object, or where the system keeps none): with `bytes`, what
+    /// [`check_unchanged`] compares.
+    #[serde(default)]
+    pub modified_ns: Option<u64>,
+}
+
+/// The modification time of a local file, in nanoseconds since the Unix epoch.
+fn modified_ns(meta: &std::fs::Metadata) -> Option<u64> {
+    let since = meta.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?;
+    u64::try_from(since.as_nanos()).ok()
+}
+
+/// Checks that a local input file still has the size and modification time it was listed
+/// with: a file written, truncated or replaced while a run reads it was read in part, or
+/// mixed, and the run must not go on as if it had read it whole. Remote objects are pinned
+/// by their ETag as they are read, and pass.
+///
+/// # Errors
+/// [`Error::InputChanged`] naming the file and what changed; [`Error::Open`] when it is gone.
+pub fn check_unchanged(file: &InputFile) -> Result<()> {
+    if crate::remote::is_remote(&file.path) {
+        return Ok(());
+    }
+    let meta = std::fs::metadata(&file.path)
+        .map_err(|source| Error::Open { path: file.path.clone(), source })?;
+    let now = modified_ns(&meta);
+    let mut changes = Vec::new();
+    if meta.len() != file.bytes {
+        changes.push(format!("{} bytes when listed, {} bytes now", file.bytes, meta.len()));
+    }
+    if file.modified_ns.is_some() && now != file.modified_ns {
+        let seconds = |ns: Option<u64>| ns.map_or(0.0, |ns| ns as f64 / 1e9);
+        let later = seconds(now) - seconds(file.modified_ns);
+        changes.push(format!("modified {later:.3} s after it was listed"));
+    }
+    if changes.is_empty() {
+        return Ok(());
+    }
+    Err(Error::InputChanged { path: file.path.clone(), detail: changes.join(", ") })
 }
 
 /// Expands `paths` (files or folders, searched recursively) into the sorted list of input
@@ -94,7 +134,7 @@ pub struct InputFile {
 pub fn discover(paths: &[PathBuf], exclude: &[PathBuf]) -> Result<Vec<InputFile>> {
     let exclude: Vec<PathBuf> =
         exclude.iter().filter_map(|p| std::fs::canonicalize(p).ok()).collect();
-    let mut found: Vec<(PathBuf, Format, u64)> = Vec::new();
+    let mut found: Vec<Listed> = Vec::new();
     for path in paths {
         if crate::remote::is_remote(path) {
             discover_remote(path, &mut found)?;
@@ -107,7 +147,7 @@ pub fn discover(paths: &[PathBuf], exclude: &[PathBuf]) -> Result<Vec<InputFile>
         } else {
             let format =
                 Format::of(path).ok_or_else(|| Error::UnsupportedFormat { path: path.clone() })?;
-            found.push((path.clone(), format, meta.len()));
+            found.push((path.clone(), format, meta.len(), modified_ns(&meta)));
         }
     }
     found.sort_by(|a, b| a.0.cmp(&b.0));
@@ -121,23 +161,27 @@ pub fn discover(paths: &[PathBuf], exclude: &[PathBuf]) -> Result<Vec<InputFile>
     Ok(found
         .into_iter()
         .enumerate()
-        .map(|(index, (path, format, bytes))| InputFile {
+        .map(|(index, (path, format, bytes, modified_ns))| InputFile {
             index: index as u32,
             path,
             format,
             bytes,
+            modified_ns,
         })
         .collect())
 }
 
+/// A file found: its path, format, size and modification time.
+type Listed = (PathBuf, Format, u64, Option<u64>);
+
 /// A remote address: an object of a supported format named directly, or else (object
 /// storage only) a prefix listed like a folder, under the same skipping rules as [`walk`].
-fn discover_remote(path: &Path, found: &mut Vec<(PathBuf, Format, u64)>) -> Result<()> {
+fn discover_remote(path: &Path, found: &mut Vec<Listed>) -> Result<()> {
     let open_err = |source| Error::Open { path: path.to_path_buf(), source };
     let named = Format::of(path).map(|format| (format, crate::remote::size(path)));
     match named {
         Some((format, Ok(size))) => {
-            found.push((path.to_path_buf(), format, size));
+            found.push((path.to_path_buf(), format, size, None));
             return Ok(());
         }
         Some((_, Err(e))) if !crate::remote::is_listable(path) => return Err(open_err(e)),
@@ -154,10 +198,29 @@ fn discover_remote(path: &Path, found: &mut Vec<(PathBuf, Format, u64)>) -> Resu
             std::io::Error::new(std::io::ErrorKind::NotFound, "no objects under this prefix");
         return Err(open_err(missing));
     }
+    // Prefixes neardup wrote (an earlier run's outputs or kept dataset, an index) are left
+    // out, as folders are: they are told by the file list or manifest below them.
+    let mut own: Vec<String> = Vec::new();
+    for object in &listed {
+        let folder = object.relative.rsplit_once('/').map(|(folder, _)| folder);
+        let name = object.relative.rsplit('/').next().unwrap_or_default();
+        let marker = name == crate::FILE_LIST || name == crate::index::MANIFEST;
+        if let Some(folder) = folder.filter(|_| marker) {
+            let prefix = PathBuf::from(format!("{}/{folder}", path.display()));
+            if let Some(role) = own_folder(&prefix) {
+                skip_own_folder(&prefix, role);
+                own.push(format!("{folder}/"));
+            }
+        }
+    }
     for object in listed {
         let hidden = object.relative.split('/').any(|part| part.starts_with(['.', '_']));
-        if !hidden && let Some(format) = Format::of_listed(&object.address) {
-            found.push((object.address, format, object.size));
+        let in_own = own.iter().any(|folder| object.relative.starts_with(folder.as_str()));
+        if !hidden
+            && !in_own
+            && let Some(format) = Format::of_listed(&object.address)
+        {
+            found.push((object.address, format, object.size, None));
         }
     }
     if found.len() == before && named.is_some() {
@@ -167,7 +230,7 @@ fn discover_remote(path: &Path, found: &mut Vec<(PathBuf, Format, u64)>) -> Resu
     Ok(())
 }
 
-fn walk(dir: &Path, exclude: &[PathBuf], found: &mut Vec<(PathBuf, Format, u64)>) -> Result<()> {
+fn walk(dir: &Path, exclude: &[PathBuf], found: &mut Vec<Listed>) -> Result<()> {
     if std::fs::canonicalize(dir).is_ok_and(|c| exclude.contains(&c)) {
         return Ok(());
     }
@@ -184,12 +247,30 @@ fn walk(dir: &Path, exclude: &[PathBuf], found: &mut Vec<(PathBuf, Format, u64)>
         let meta = std::fs::metadata(&path)
             .map_err(|source| Error::Open { path: path.clone(), source })?;
         if meta.is_dir() {
+            if let Some(role) = own_folder(&path) {
+                skip_own_folder(&path, role);
+                continue;
+            }
             walk(&path, exclude, found)?;
         } else if let Some(format) = Format::of_listed(&path) {
-            found.push((path, format, meta.len()));
+            found.push((path, format, meta.len(), modified_ns(&meta)));
         }
     }
     Ok(())
+}
+
+/// What a folder found below an input folder holds when neardup wrote it: an earlier
+/// run's outputs or kept dataset, or an index. A damaged list or manifest counts as none.
+fn own_folder(dir: &Path) -> Option<crate::Role> {
+    crate::folder_role(dir).ok().flatten()
+}
+
+fn skip_own_folder(dir: &Path, role: crate::Role) {
+    tracing::warn!(
+        "left out \"{}\", found inside an input folder: it holds {} (name it as an input to read it)",
+        dir.display(),
+        role.holds()
+    );
 }
 
 /// The inputs a list names: one path or address per line (blank lines and lines starting
@@ -322,6 +403,32 @@ mod tests {
         assert_eq!(files.len(), 1);
         assert_eq!(files[0].path.file_name(), Some(name));
         assert_eq!(files[0].format, Format::Jsonl(Compression::None));
+    }
+
+    #[test]
+    fn a_file_written_after_it_was_listed_is_told_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.jsonl");
+        std::fs::write(&path, b"{}\n{}\n").unwrap();
+        let listed = discover(std::slice::from_ref(&path), &[]).unwrap().remove(0);
+        assert!(listed.modified_ns.is_some());
+        check_unchanged(&listed).unwrap();
+        let changed = |what: &str| {
+            let err = check_unchanged(&listed).unwrap_err();
+            assert!(matches!(err, Error::InputChanged { .. }), "{what}: {err}");
+            assert!(err.to_string().contains("a.jsonl"), "{err}");
+            err.to_string()
+        };
+        std::fs::write(&path, b"{}\n").unwrap();
+        assert!(changed("truncated").contains("6 bytes when listed, 3 bytes now"));
+        // Rewritten to the same size: the modification time tells.
+        let file = std::fs::File::options().write(true).open(&path).unwrap();
+        file.set_len(6).unwrap();
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+        file.set_modified(later).unwrap();
+        assert!(changed("rewritten").contains("modified"));
+        std::fs::remove_file(&path).unwrap();
+        assert!(matches!(check_unchanged(&listed), Err(Error::Open { .. })));
     }
 
     #[test]

@@ -533,6 +533,7 @@ mod tests {
             path: path.to_path_buf(),
             format: Format::Jsonl(compression),
             bytes: 0,
+            modified_ns: None,
         }
     }
 

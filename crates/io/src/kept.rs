@@ -259,7 +259,13 @@ mod tests {
     use super::*;
 
     fn input(path: &Path, index: u32) -> InputFile {
-        InputFile { index, path: path.to_path_buf(), format: Format::of(path).unwrap(), bytes: 0 }
+        InputFile {
+            index,
+            path: path.to_path_buf(),
+            format: Format::of(path).unwrap(),
+            bytes: 0,
+            modified_ns: None,
+        }
     }
 
     #[test]

@@ -45,7 +45,9 @@ mod warc;
 
 pub use files::{FILE_LIST, FileList, Role, folder_role, resolved_path};
 pub use html::{decode_page, html_to_text};
-pub use input::{Compression, Format, InputFile, discover, input_list, is_regular};
+pub use input::{
+    Compression, Format, InputFile, check_unchanged, discover, input_list, is_regular,
+};
 pub use jsonl::{Item, JsonlRecords, LineRange, RawLine, count_line_starts, parse_line};
 pub use kept::{kept_file_name, kept_files, write_kept};
 pub use lock::{FolderLock, LockHolder, TakenOver, host_name, process_gone, process_start};
@@ -81,6 +83,14 @@ pub enum Error {
         record: u64,
         /// What the decoder reported.
         source: std::io::Error,
+    },
+    /// An input file changed (written, truncated or replaced) after the run listed it.
+    #[error("input \"{}\" changed while the run read it ({detail}); a run reads its inputs as they were when it started: rerun once the file is complete", .path.display())]
+    InputChanged {
+        /// The file.
+        path: PathBuf,
+        /// What changed.
+        detail: String,
     },
     /// A whole file could not be read.
     #[error("cannot read \"{}\"", .path.display())]
@@ -248,6 +258,20 @@ pub enum Error {
         lock: PathBuf,
         /// Who holds it.
         holder: String,
+    },
+    /// A lock file that names no holder (empty, or not written by neardup), too recent to
+    /// take over: a run may be writing it this instant, or a run died as it made it.
+    #[error(
+        "the lock \"{}\" is unreadable ({bytes} bytes that name no holder: empty, or not written by neardup), last changed {age_seconds} s ago: a run may be making it, or one died as it did; it is taken over once {} s old, or remove it if no run uses the folder",
+        .lock.display(), lock::STALE_AFTER.as_secs()
+    )]
+    UnreadableLock {
+        /// The lock file.
+        lock: PathBuf,
+        /// Its size.
+        bytes: usize,
+        /// Seconds since it last changed.
+        age_seconds: u64,
     },
     /// Another run took over this run's lock (it judged this run stopped): this run must
     /// not commit.

@@ -172,6 +172,12 @@ impl FolderLock {
                 continue; // removed meanwhile
             };
             let Some(reason) = holder.gone() else {
+                if holder.pid == 0 && holder.token.is_empty() {
+                    // Neither a lock of ours nor of an older neardup ("pid N"): nobody to name.
+                    let age_seconds = unix_now().saturating_sub(holder.heartbeat_unix);
+                    let (lock, bytes) = (path.to_path_buf(), bytes.len());
+                    return Err(Error::UnreadableLock { lock, bytes, age_seconds });
+                }
                 return Err(Error::Busy { lock: path.to_path_buf(), holder: holder.describe() });
             };
             if take_stale(path, &bytes, &me.token)? {
@@ -569,6 +575,20 @@ mod tests {
         let old = SystemTime::now() - STALE_AFTER - Duration::from_secs(10);
         std::fs::File::options().write(true).open(&path).unwrap().set_modified(old).unwrap();
         assert!(FolderLock::acquire(&path).unwrap().1.is_some());
+    }
+
+    #[test]
+    fn an_empty_or_garbage_lock_is_called_unreadable_not_a_holder() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".lock");
+        for (content, bytes) in [(&b""[..], 0), (&b"\x00garbage{"[..], 9)] {
+            std::fs::write(&path, content).unwrap();
+            let err = FolderLock::acquire(&path).unwrap_err();
+            let text = err.to_string();
+            assert!(matches!(err, Error::UnreadableLock { .. }), "{text}");
+            assert!(text.contains("is unreadable") && !text.contains("process 0"), "{text}");
+            assert!(text.contains(&format!("({bytes} bytes")), "{text}");
+        }
     }
 
     #[test]

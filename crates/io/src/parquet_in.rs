@@ -371,7 +371,13 @@ mod tests {
     }
 
     fn input(path: &std::path::Path) -> InputFile {
-        InputFile { index: 1, path: path.to_path_buf(), format: Format::Parquet, bytes: 0 }
+        InputFile {
+            index: 1,
+            path: path.to_path_buf(),
+            format: Format::Parquet,
+            bytes: 0,
+            modified_ns: None,
+        }
     }
 
     #[test]

@@ -190,7 +190,13 @@ mod tests {
     fn jsonl(dir: &std::path::Path, name: &str, lines: &[&str]) -> InputFile {
         let path = dir.join(name);
         std::fs::write(&path, lines.join("\n")).unwrap();
-        InputFile { index: 0, path, format: Format::Jsonl(Compression::None), bytes: 0 }
+        InputFile {
+            index: 0,
+            path,
+            format: Format::Jsonl(Compression::None),
+            bytes: 0,
+            modified_ns: None,
+        }
     }
 
     #[test]
@@ -238,7 +244,7 @@ mod tests {
                 .join("../../data-samples/warc")
                 .join(name);
             let format = Format::of(&path).unwrap();
-            InputFile { index: 3, path, format, bytes: 0 }
+            InputFile { index: 3, path, format, bytes: 0, modified_ns: None }
         };
         let warc = sample("dolma_sample-0001.warc.gz");
         let wet = sample("cc_whirlwind.warc.wet.gz");
@@ -268,7 +274,13 @@ mod tests {
         let path = dir.path().join("pipe.jsonl");
         let made = std::process::Command::new("mkfifo").arg(&path).status().unwrap();
         assert!(made.success());
-        let file = InputFile { index: 0, path, format: Format::Jsonl(Compression::None), bytes: 0 };
+        let file = InputFile {
+            index: 0,
+            path,
+            format: Format::Jsonl(Compression::None),
+            bytes: 0,
+            modified_ns: None,
+        };
         assert!(!has_urls(&file, &FieldNames::default()));
     }
 }

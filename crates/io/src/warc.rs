@@ -576,7 +576,8 @@ mod tests {
     fn read_limited(path: &Path, limit: u64) -> (Vec<Record>, BTreeMap<String, u64>) {
         let format = Format::of(path).expect("a web archive");
         let Format::Warc(c) = format else { panic!("{format:?}") };
-        let file = InputFile { index: 0, path: path.to_path_buf(), format, bytes: 0 };
+        let file =
+            InputFile { index: 0, path: path.to_path_buf(), format, bytes: 0, modified_ns: None };
         let mut reader = WarcRecords::open(&file, c, OnReadError::Fail, None, limit).unwrap();
         let records = reader.by_ref().map(Result::unwrap).collect();
         (records, reader.skipped().clone())

@@ -350,6 +350,16 @@ impl JobConfig {
         }
         let exclude: Vec<PathBuf> =
             std::iter::once(output.clone()).chain(write_kept.clone()).collect();
+        // Listing would leave such a folder out and find nothing: say what it is instead.
+        // (A file named inside one is refused once listed, by `refuse_inputs_in`.)
+        let roles = ["output folder", "--write-kept folder"];
+        for (folder, role) in exclude.iter().zip(roles) {
+            let resolved = resolved_path(folder);
+            let inside = |p: &&PathBuf| p.is_dir() && resolved_path(p).starts_with(&resolved);
+            if let Some(path) = inputs.iter().find(inside) {
+                return Err(ConfigError::InputInOutput { path: path.clone(), role });
+            }
+        }
         let inputs = neardup_io::discover(inputs, &exclude).map_err(ConfigError::Input)?;
         let fields = spec.input.field_names();
         let web_pages = inputs.iter().any(|f| neardup_io::has_urls(f, &fields));

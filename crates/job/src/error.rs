@@ -20,6 +20,17 @@ pub enum ConfigError {
     /// The index could not be read, or was built with other settings.
     #[error("cannot use the index")]
     Index(#[source] neardup_io::Error),
+    /// An input folder named on the command line is a folder the run writes, or inside one.
+    #[error(
+        "the input folder \"{}\" is the {role} or inside it, which the run writes; give the input and the {role} apart",
+        .path.display()
+    )]
+    InputInOutput {
+        /// The input as named.
+        path: PathBuf,
+        /// What the folder is to the run.
+        role: &'static str,
+    },
     /// An input, or a folder the run writes, is inside another folder the run changes.
     #[error(
         "{what} \"{}\" is inside the {role} \"{}\", which the run changes; keep them apart",
@@ -80,6 +91,9 @@ pub enum JobError {
     /// The index could not be locked or committed.
     #[error("cannot use the index")]
     Index(#[source] neardup_io::Error),
+    /// An input changed after the run listed it; what was read of it cannot be trusted.
+    #[error("the input changed")]
+    InputChanged(#[source] neardup_io::Error),
     /// More records were rejected than `decision.max_reject_ratio` allows.
     #[error(
         "{rejected} of {records} records were rejected ({by_reason}), above max_reject_ratio {max_ratio}"

@@ -115,6 +115,7 @@ fn lock_folder(dir: &Path) -> Result<FolderLock, JobError> {
 fn refusal(other: fn(neardup_io::Error) -> JobError) -> impl Fn(neardup_io::Error) -> JobError {
     move |e| match e {
         neardup_io::Error::Busy { .. }
+        | neardup_io::Error::UnreadableLock { .. }
         | neardup_io::Error::NotOurs { .. }
         | neardup_io::Error::OtherRole { .. } => JobError::Refused(e),
         e => other(e),
@@ -286,6 +287,12 @@ fn commit(
     point("parts-written", &config.output, false)?;
     write_report(config, summary, totals, boilerplate).map_err(|(e, _)| (e, false))?;
     point("report-written", &config.output.join(REPORT_FILE), false)?;
+    // Every part, kept copy and quoted excerpt is written from the inputs as listed: the
+    // run commits nothing when one of them changed since (the workers checked theirs as
+    // they finished reading each; this covers what was read again since, by every process).
+    for file in &config.inputs {
+        neardup_io::check_unchanged(file).map_err(|e| (JobError::InputChanged(e), false))?;
+    }
     let mut index_committed = false;
     if let (Some(plan), Some(lock)) = (&config.index, held.index.as_mut()) {
         commit_generation(plan, topology, &totals.stats.index, lock).map_err(|e| (e, false))?;

@@ -230,6 +230,10 @@ pub(crate) fn read_items(
         if let Some(error) = outcome {
             return (totals, error);
         }
+        // A file written or truncated as it was read was read in part, or mixed.
+        if let Err(changed) = neardup_io::check_unchanged(file) {
+            return (totals, Some(changed));
+        }
     }
     (totals, None)
 }
