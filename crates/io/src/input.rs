@@ -96,7 +96,7 @@ fn modified_ns(meta: &std::fs::Metadata) -> Option<u64> {
 /// Checks that a local input file still has the size and modification time it was listed
 /// with: a file written, truncated or replaced while a run reads it was read in part, or
 /// mixed, and the run must not go on as if it had read it whole. Remote objects are pinned
-/// by their ETag as they are read, and pass.
+/// by their ETag as they are read, and pass, as do pipes.
 ///
 /// # Errors
 /// [`Error::InputChanged`] naming the file and what changed; [`Error::Open`] when it is gone.
@@ -106,6 +106,9 @@ pub fn check_unchanged(file: &InputFile) -> Result<()> {
     }
     let meta = std::fs::metadata(&file.path)
         .map_err(|source| Error::Open { path: file.path.clone(), source })?;
+    if !meta.is_file() {
+        return Ok(()); // a pipe has no size, and is written as it is read
+    }
     let now = modified_ns(&meta);
     let mut changes = Vec::new();
     if meta.len() != file.bytes {
