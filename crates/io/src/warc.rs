@@ -16,8 +16,9 @@ use std::sync::atomic::AtomicU64;
 
 use neardup_core::DocId;
 
+use crate::decompress::{Compression, decompressed};
 use crate::html::{decode_page, html_to_text};
-use crate::input::{Compression, CountingFile, InputFile};
+use crate::input::{CountingFile, InputFile};
 use crate::jsonl::read_line_bounded;
 use crate::read_options::OnReadError;
 use crate::{Error, InputDoc, Reason, Record, RejectedRecord, Result, WebMeta};
@@ -41,6 +42,8 @@ pub struct WarcRecords {
     /// When set, only these records (by number) are made documents; the others are read
     /// past without decoding their payloads.
     only: Option<std::collections::BTreeSet<u64>>,
+    /// Zero bytes read past after the last gzip member.
+    trailing_zeros: Arc<AtomicU64>,
 }
 
 /// The parsed header block of one record.
@@ -75,13 +78,8 @@ impl WarcRecords {
             1 << 16,
             CountingFile::open(&file.path, bytes_read).map_err(open_err)?,
         );
-        let reader: Box<dyn Read + Send> = match compression {
-            Compression::None => Box::new(raw),
-            Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(raw)),
-            Compression::Zstd => {
-                Box::new(zstd::stream::read::Decoder::with_buffer(raw).map_err(open_err)?)
-            }
-        };
+        let trailing_zeros = Arc::default();
+        let reader = decompressed(raw, compression, &trailing_zeros).map_err(open_err)?;
         Ok(WarcRecords {
             reader: Box::new(BufReader::with_capacity(1 << 16, reader)),
             file: file.clone(),
@@ -93,6 +91,7 @@ impl WarcRecords {
             skipped: BTreeMap::new(),
             done: false,
             only: None,
+            trailing_zeros,
         })
     }
 
@@ -106,6 +105,12 @@ impl WarcRecords {
     /// Records that are not documents, by kind (`request`, `response_not_text`, ...).
     pub fn skipped(&self) -> &BTreeMap<String, u64> {
         &self.skipped
+    }
+
+    /// Zero bytes read past after the last gzip member so far: padding that `gzip -d`
+    /// ignores, and so does this reader.
+    pub fn trailing_zero_bytes(&self) -> u64 {
+        self.trailing_zeros.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Reads a line into `self.line`; `false` at the end of the file. A line too long for
@@ -919,6 +924,27 @@ mod tests {
                 "{}",
                 path.display()
             );
+        }
+    }
+
+    #[test]
+    fn zero_bytes_after_the_last_gzip_member_are_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["cc_whirlwind.warc.gz", "cc_whirlwind.warc.wet.gz"] {
+            let bytes = std::fs::read(sample(name)).unwrap();
+            let path = dir.path().join(name);
+            std::fs::write(&path, [&bytes[..], &[0u8; 4096]].concat()).unwrap();
+            let (padded, skipped) = read(&path);
+            let (whole, whole_skipped) = read(&sample(name));
+            assert_eq!((outline(&padded), skipped), (outline(&whole), whole_skipped), "{name}");
+            let file =
+                InputFile { index: 0, path, format: Format::Warc(Compression::Gzip), bytes: 0 };
+            let limit = crate::DEFAULT_MAX_RECORD_BYTES;
+            let mut reader =
+                WarcRecords::open(&file, Compression::Gzip, OnReadError::Fail, None, limit)
+                    .unwrap();
+            assert!(reader.by_ref().all(|r| r.is_ok()));
+            assert_eq!(reader.trailing_zero_bytes(), 4096);
         }
     }
 
