@@ -187,3 +187,76 @@ fn records_above_the_size_limit_are_rejected_not_held() {
     );
     assert_eq!(docs.iter().filter(|d| d.reason == Some(Reason::TooLarge)).count(), 2);
 }
+
+/// `text` gzipped as one member.
+fn gzip(text: &str) -> Vec<u8> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(text.as_bytes()).unwrap();
+    enc.finish().unwrap()
+}
+
+/// JSON Lines records `from..to`, each on a subject of its own.
+fn jsonl_records(from: usize, to: usize) -> String {
+    const SUBJECTS: [&str; 6] = [
+        "the harbour freezes in the first week of winter",
+        "a bakery sells rye bread on tuesday mornings",
+        "forty species of birds were counted in the marsh",
+        "the library stays open late during exam weeks",
+        "the old bridge was closed for repairs in march",
+        "a choir rehearses in the town hall every thursday",
+    ];
+    (from..to)
+        .map(|i| format!("{{\"id\": \"d{i}\", \"text\": \"{} ({i})\"}}\n", SUBJECTS[i]))
+        .collect()
+}
+
+/// Zero bytes after the last gzip member (padding that `gzip -d` ignores) are ignored and
+/// counted, in JSON Lines and in web archives of a member per record, and the kept copies
+/// are written; other bytes there fail the run naming the file and where they start, and
+/// so do zero bytes after the last zstd frame, which `zstd -d` rejects.
+#[test]
+fn zero_bytes_after_the_last_gzip_member_are_ignored_and_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    let members = [gzip(&jsonl_records(0, 3)), gzip(&jsonl_records(3, 6))].concat();
+    std::fs::write(input.join("a.jsonl.gz"), [&members[..], &[0u8; 512]].concat()).unwrap();
+    let warc = std::fs::read(repo().join("data-samples/warc/cc_whirlwind.warc.gz")).unwrap();
+    std::fs::write(input.join("b.warc.gz"), [&warc[..], &[0u8; 4096]].concat()).unwrap();
+    let out = dir.path().join("out");
+    let kept = dir.path().join("kept");
+    dedup(&input, &out, &["-w", "2", "--write-kept", kept.to_str().unwrap()]).unwrap();
+    let docs = read_documents(&out.join("documents")).unwrap();
+    let records = |name: &str| {
+        let mut found: Vec<u64> =
+            docs.iter().filter(|d| d.source.ends_with(name)).map(|d| d.doc.record()).collect();
+        found.sort_unstable();
+        found
+    };
+    assert_eq!(records("a.jsonl.gz"), [1, 2, 3, 4, 5, 6]);
+    assert!(!records("b.warc.gz").is_empty());
+    assert!(docs.iter().all(|d| d.decision != Decision::Reject), "no rejects");
+    let s = summary(&out);
+    assert_eq!(s["counts"]["trailing_zero_bytes"], 512 + 4096, "{}", s["counts"]);
+    let mut copy = String::new();
+    let kept_jsonl = std::fs::File::open(kept.join("00000-a.jsonl.gz")).unwrap();
+    std::io::Read::read_to_string(&mut flate2::read::MultiGzDecoder::new(kept_jsonl), &mut copy)
+        .unwrap();
+    assert_eq!(copy, jsonl_records(0, 6), "every record kept, copied byte for byte");
+    assert!(kept.join("00001-b.warc.gz.jsonl.gz").exists());
+
+    let fails = |name: &str, bytes: Vec<u8>, at: usize| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let out = dir.path().join(format!("out-{name}"));
+        let args = dedup_args(&path, &out, &[]);
+        let message = format!("{:#}", neardup(&args).unwrap_err());
+        let at = format!("byte {at}");
+        assert!(message.contains(name) && message.contains(&at), "{message}");
+        assert_eq!(exit_code(&args), ExitCode::from(1));
+    };
+    fails("garbage.jsonl.gz", [&members[..], b"not gzip"].concat(), members.len());
+    fails("zeros-then-more.jsonl.gz", [&members[..], &[0; 8], b"x"].concat(), members.len());
+    let frame = zstd::encode_all(jsonl_records(0, 6).as_bytes(), 3).unwrap();
+    fails("padded.jsonl.zst", [&frame[..], &[0; 512]].concat(), frame.len());
+}

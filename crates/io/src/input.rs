@@ -6,19 +6,8 @@ use std::path::{Path, PathBuf};
 use neardup_core::DocId;
 use serde::{Deserialize, Serialize};
 
+use crate::decompress::{Compression, decompressed};
 use crate::{Error, Result};
-
-/// Compression of a JSONL file, from its extension.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Compression {
-    /// Plain `.jsonl`.
-    None,
-    /// `.jsonl.gz` (one or more gzip members).
-    Gzip,
-    /// `.jsonl.zst`.
-    Zstd,
-}
 
 /// The format of an input file, from its extension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -278,8 +267,9 @@ fn skip_own_folder(dir: &Path, role: crate::Role) {
 
 /// The inputs a list names: one path or address per line (blank lines and lines starting
 /// with `#` are ignored), read from a local file or a remote address and gunzipped when
-/// its name ends in `.gz` (as Common Crawl publishes `wet.paths.gz`). With `base`, a line
-/// that is neither an address nor an absolute path is taken relative to it.
+/// its name ends in `.gz` (as Common Crawl publishes `wet.paths.gz`; zero bytes after its
+/// last gzip member are ignored with a warning). With `base`, a line that is neither an
+/// address nor an absolute path is taken relative to it.
 ///
 /// # Errors
 /// When the list cannot be read or decompressed.
@@ -287,11 +277,9 @@ pub fn input_list(list: &Path, base: Option<&str>) -> std::io::Result<Vec<PathBu
     use std::io::BufRead;
     let raw = std::io::BufReader::new(CountingFile::open(list, None)?);
     let gz = list.to_str().is_some_and(|n| n.to_ascii_lowercase().ends_with(".gz"));
-    let reader: Box<dyn BufRead> = if gz {
-        Box::new(std::io::BufReader::new(flate2::bufread::MultiGzDecoder::new(raw)))
-    } else {
-        Box::new(raw)
-    };
+    let compression = if gz { Compression::Gzip } else { Compression::None };
+    let zeros = std::sync::Arc::default();
+    let reader = std::io::BufReader::new(decompressed(raw, compression, &zeros)?);
     let mut paths = Vec::new();
     for line in reader.lines() {
         let line = line?;
@@ -307,6 +295,14 @@ pub fn input_list(list: &Path, base: Option<&str>) -> std::io::Result<Vec<PathBu
             Some(base) if relative => Path::new(base).join(line),
             _ => PathBuf::from(line),
         });
+    }
+    let zeros = zeros.load(std::sync::atomic::Ordering::Relaxed);
+    if zeros > 0 {
+        tracing::warn!(
+            list = %list.display(),
+            bytes = zeros,
+            "zero bytes after the last gzip member ignored"
+        );
     }
     Ok(paths)
 }
@@ -378,6 +374,10 @@ mod tests {
         let as_listed = ["crawl/a.wet.gz", "/abs/b.jsonl", "s3://bucket/c.jsonl", "d.parquet"];
         assert_eq!(names(input_list(&plain, None).unwrap()), as_listed);
         assert_eq!(names(input_list(&gz, None).unwrap()), as_listed);
+        // Zero bytes after the last gzip member are ignored, as `gzip -d` does.
+        let padded = dir.path().join("padded.gz");
+        std::fs::write(&padded, [std::fs::read(&gz).unwrap(), vec![0; 512]].concat()).unwrap();
+        assert_eq!(names(input_list(&padded, None).unwrap()), as_listed);
         assert_eq!(
             names(input_list(&gz, Some("https://data.commoncrawl.org/")).unwrap()),
             [

@@ -10,7 +10,8 @@ use neardup_core::DocId;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
-use crate::input::{Compression, CountingFile, InputFile};
+use crate::decompress::{Compression, decompressed};
+use crate::input::{CountingFile, InputFile};
 use crate::read_options::{FieldNames, OnReadError, generated_id};
 use crate::{Error, InputDoc, Reason, Record, RejectedRecord, Result, WebMeta};
 
@@ -27,6 +28,8 @@ pub struct JsonlRecords {
     /// Reading a [`LineRange`]: the file offset of the next line, and where lines stop.
     pos: u64,
     end: Option<u64>,
+    /// Zero bytes read past after the last gzip member.
+    trailing_zeros: Arc<AtomicU64>,
 }
 
 /// The lines of a plain (uncompressed) JSONL file that start within `[start, end)`, the
@@ -97,13 +100,8 @@ impl JsonlRecords {
         let open_err = |source| Error::Open { path: file.path.clone(), source };
         let raw = CountingFile::open(&file.path, bytes_read).map_err(open_err)?;
         let raw = BufReader::with_capacity(1 << 16, raw);
-        let reader: Box<dyn Read + Send> = match compression {
-            Compression::None => Box::new(raw),
-            Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(raw)),
-            Compression::Zstd => {
-                Box::new(zstd::stream::read::Decoder::with_buffer(raw).map_err(open_err)?)
-            }
-        };
+        let trailing_zeros = Arc::default();
+        let reader = decompressed(raw, compression, &trailing_zeros).map_err(open_err)?;
         Ok(JsonlRecords {
             reader: Box::new(BufReader::with_capacity(1 << 16, reader)),
             file: file.clone(),
@@ -115,6 +113,7 @@ impl JsonlRecords {
             unreadable: None,
             pos: 0,
             end: None,
+            trailing_zeros,
         })
     }
 
@@ -155,7 +154,14 @@ impl JsonlRecords {
             unreadable: None,
             pos,
             end: Some(range.end),
+            trailing_zeros: Arc::default(),
         })
+    }
+
+    /// Zero bytes read past after the last gzip member so far: padding that `gzip -d`
+    /// ignores, and so does this reader.
+    pub fn trailing_zero_bytes(&self) -> u64 {
+        self.trailing_zeros.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     fn parse_line(&self, doc: DocId) -> Record {
@@ -906,6 +912,72 @@ mod tests {
         let Ok(Record::Reject(last)) = records.last().unwrap() else { panic!("expected a reject") };
         assert_eq!(last.reason, Reason::Unreadable);
         assert_eq!(last.doc.record() as usize, records.len());
+    }
+
+    /// The message of a read error and of its source.
+    fn error_chain(error: &Error) -> String {
+        let source = std::error::Error::source(error).map(ToString::to_string);
+        format!("{error}: {}", source.unwrap_or_default())
+    }
+
+    #[test]
+    fn zero_bytes_after_the_last_gzip_member_are_ignored_and_other_bytes_fail() {
+        let dir = tempfile::tempdir().unwrap();
+        let gzip = |text: &str| {
+            let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            enc.write_all(text.as_bytes()).unwrap();
+            enc.finish().unwrap()
+        };
+        let members = [
+            gzip("{\"id\": \"a\", \"text\": \"first\"}\n"),
+            gzip("{\"id\": \"b\", \"text\": \"second\"}\n"),
+        ]
+        .concat();
+        // As `gzip -d` reads it: the two members, the zeros ignored.
+        let padded = dir.path().join("padded.jsonl.gz");
+        std::fs::write(&padded, [&members[..], &[0u8; 1000]].concat()).unwrap();
+        let records = read_all(&padded, Compression::Gzip, FieldNames::default());
+        let ids: Vec<&str> = records
+            .iter()
+            .map(|r| match r {
+                Ok(Record::Doc(d)) => d.id.as_str(),
+                Ok(Record::Reject(r)) => panic!("{r:?}"),
+                Err(e) => panic!("{}", error_chain(e)),
+            })
+            .collect();
+        assert_eq!(ids, ["a", "b"]);
+        let f = file(&padded, Compression::Gzip);
+        let mut reader = JsonlRecords::open(
+            &f,
+            Compression::Gzip,
+            FieldNames::default(),
+            OnReadError::Fail,
+            None,
+        )
+        .unwrap();
+        assert_eq!(reader.by_ref().count(), 2);
+        assert_eq!(reader.trailing_zero_bytes(), 1000);
+        // Other bytes after the last member fail the file, saying where they start.
+        let at = format!("byte {}", members.len());
+        for tail in [&b"garbage"[..], b"\0\0\0x\0", b"\x1f\x8b\x08garbage"] {
+            let path = dir.path().join("tail.jsonl.gz");
+            std::fs::write(&path, [&members[..], tail].concat()).unwrap();
+            let records = read_all(&path, Compression::Gzip, FieldNames::default());
+            assert_eq!(records.len(), 3, "{tail:?}");
+            let Some(Err(e)) = records.last() else { panic!("{records:?}") };
+            let message = error_chain(e);
+            assert!(message.contains("tail.jsonl.gz") && message.contains(&at), "{message}");
+        }
+        // `zstd -d` takes no trailing zero bytes: neither does the reader.
+        let frame = zstd::encode_all(&b"{\"id\": \"a\", \"text\": \"first\"}\n"[..], 3).unwrap();
+        let zst = dir.path().join("padded.jsonl.zst");
+        std::fs::write(&zst, [&frame[..], &[0u8; 1000]].concat()).unwrap();
+        let records = read_all(&zst, Compression::Zstd, FieldNames::default());
+        assert_eq!(records.len(), 2);
+        let Some(Err(e)) = records.last() else { panic!("{records:?}") };
+        let message = error_chain(e);
+        let at = format!("byte {}", frame.len());
+        assert!(message.contains("padded.jsonl.zst") && message.contains(&at), "{message}");
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! digest and extracted text. Files are written under a hidden name and renamed when
 //! complete; objects are uploaded under their names and appear when complete.
 
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use arrow_array::{BooleanArray, RecordBatch};
@@ -15,7 +15,8 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::{Compression as ParquetCompression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
-use crate::input::{Compression, Format, InputFile};
+use crate::decompress::{Compression, decompressed};
+use crate::input::{Format, InputFile};
 use crate::jsonl::read_line_bounded;
 use crate::out::OutFile;
 use crate::read_options::OnReadError;
@@ -124,13 +125,8 @@ fn copy_jsonl(
 ) -> Result<(u64, OutFile)> {
     let open_err = |source| Error::Open { path: file.path.clone(), source };
     let raw = BufReader::new(crate::input::CountingFile::open(&file.path, None).map_err(open_err)?);
-    let reader: Box<dyn Read> = match compression {
-        Compression::None => Box::new(raw),
-        Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(raw)),
-        Compression::Zstd => {
-            Box::new(zstd::stream::read::Decoder::with_buffer(raw).map_err(open_err)?)
-        }
-    };
+    // The run that kept these records counted any zero padding after the last gzip member.
+    let reader = decompressed(raw, compression, &Default::default()).map_err(open_err)?;
     let mut reader = BufReader::with_capacity(1 << 16, reader);
     let write_err = |source| Error::Write { path: path.to_path_buf(), source };
     let (mut line, mut number, mut next, mut written) = (Vec::new(), 0u64, 0usize, 0u64);
@@ -254,7 +250,7 @@ pub fn kept_files(dir: &Path) -> Result<Vec<PathBuf>> {
 #[cfg(test)]
 mod tests {
     use std::fs::File;
-    use std::io::Write as _;
+    use std::io::{Read, Write as _};
 
     use super::*;
 

@@ -26,6 +26,7 @@
 
 use std::path::PathBuf;
 
+mod decompress;
 pub mod failpoint;
 mod files;
 mod html;
@@ -43,11 +44,10 @@ mod records;
 pub mod remote;
 mod warc;
 
+pub use decompress::Compression;
 pub use files::{FILE_LIST, FileList, Role, folder_role, resolved_path};
 pub use html::{decode_page, html_to_text};
-pub use input::{
-    Compression, Format, InputFile, check_unchanged, discover, input_list, is_regular,
-};
+pub use input::{Format, InputFile, check_unchanged, discover, input_list, is_regular};
 pub use jsonl::{Item, JsonlRecords, LineRange, RawLine, count_line_starts, parse_line};
 pub use kept::{kept_file_name, kept_files, write_kept};
 pub use lock::{FolderLock, LockHolder, TakenOver, host_name, process_gone, process_start};

@@ -112,6 +112,16 @@ impl RecordReader {
             _ => None,
         }
     }
+
+    /// Zero bytes read past after the file's last gzip member so far: padding that
+    /// `gzip -d` ignores, and so do the readers.
+    pub fn trailing_zero_bytes(&self) -> u64 {
+        match self {
+            RecordReader::Jsonl(r) => r.trailing_zero_bytes(),
+            RecordReader::Warc(r) => r.trailing_zero_bytes(),
+            _ => 0,
+        }
+    }
 }
 
 impl RecordReader {

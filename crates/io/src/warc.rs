@@ -5,7 +5,9 @@
 //! the `WARC-Record-ID`; URL, fetch date and digest travel with it. Other records
 //! (`request`, `metadata`, `warcinfo`, `revisit`, responses that are not 2xx or not text)
 //! are counted by kind, not listed. A malformed record is a located reject and reading
-//! resumes at the next `WARC/` line; a record's number is its position in the file.
+//! resumes at the next `WARC/` line, also when that line starts inside the record's
+//! headers (a record cut short before its blank line); a record's number is its position in
+//! the file.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
@@ -14,8 +16,9 @@ use std::sync::atomic::AtomicU64;
 
 use neardup_core::DocId;
 
+use crate::decompress::{Compression, decompressed};
 use crate::html::{decode_page, html_to_text};
-use crate::input::{Compression, CountingFile, InputFile};
+use crate::input::{CountingFile, InputFile};
 use crate::jsonl::read_line_bounded;
 use crate::read_options::OnReadError;
 use crate::{Error, InputDoc, Reason, Record, RejectedRecord, Result, WebMeta};
@@ -39,6 +42,8 @@ pub struct WarcRecords {
     /// When set, only these records (by number) are made documents; the others are read
     /// past without decoding their payloads.
     only: Option<std::collections::BTreeSet<u64>>,
+    /// Zero bytes read past after the last gzip member.
+    trailing_zeros: Arc<AtomicU64>,
 }
 
 /// The parsed header block of one record.
@@ -73,13 +78,8 @@ impl WarcRecords {
             1 << 16,
             CountingFile::open(&file.path, bytes_read).map_err(open_err)?,
         );
-        let reader: Box<dyn Read + Send> = match compression {
-            Compression::None => Box::new(raw),
-            Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(raw)),
-            Compression::Zstd => {
-                Box::new(zstd::stream::read::Decoder::with_buffer(raw).map_err(open_err)?)
-            }
-        };
+        let trailing_zeros = Arc::default();
+        let reader = decompressed(raw, compression, &trailing_zeros).map_err(open_err)?;
         Ok(WarcRecords {
             reader: Box::new(BufReader::with_capacity(1 << 16, reader)),
             file: file.clone(),
@@ -91,6 +91,7 @@ impl WarcRecords {
             skipped: BTreeMap::new(),
             done: false,
             only: None,
+            trailing_zeros,
         })
     }
 
@@ -104,6 +105,12 @@ impl WarcRecords {
     /// Records that are not documents, by kind (`request`, `response_not_text`, ...).
     pub fn skipped(&self) -> &BTreeMap<String, u64> {
         &self.skipped
+    }
+
+    /// Zero bytes read past after the last gzip member so far: padding that `gzip -d`
+    /// ignores, and so does this reader.
+    pub fn trailing_zero_bytes(&self) -> u64 {
+        self.trailing_zeros.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Reads a line into `self.line`; `false` at the end of the file. A line too long for
@@ -206,8 +213,16 @@ impl WarcRecords {
         let mut headers = Vec::new();
         loop {
             if !self.read_line()? {
+                let id = Headers(headers).get("WARC-Record-ID").map(str::to_string);
                 let detail = "the file ends inside the record's headers".to_string();
-                return Ok(Some(Step::Record(self.reject(Reason::MalformedRecord, detail, None))));
+                return Ok(Some(Step::Record(self.reject(Reason::MalformedRecord, detail, id))));
+            }
+            if self.at_record_start() {
+                // Cut short before its blank line: the next record starts here. A header
+                // line it cut is not read, so a cut id is not taken for the record's own.
+                let id = Headers(headers).get("WARC-Record-ID").map(str::to_string);
+                let detail = "the record's headers end without a blank line where the next record starts; reading goes on there".to_string();
+                return Ok(Some(Step::Record(self.reject(Reason::MalformedRecord, detail, id))));
             }
             let line =
                 String::from_utf8_lossy(&self.line).trim_end_matches(['\r', '\n']).to_string();
@@ -336,15 +351,26 @@ impl WarcRecords {
         Ok((read, held.filter(|_| read < length && !over)))
     }
 
-    /// Skips lines until the next one that starts a record.
+    /// Skips lines, from the one last read on, until one that starts a record.
     fn resync(&mut self) -> std::io::Result<()> {
+        if self.at_record_start() {
+            return Ok(());
+        }
         while self.read_line()? {
-            if self.line.starts_with(b"WARC/") {
-                self.pending_version = true;
+            if self.at_record_start() {
                 return Ok(());
             }
         }
         Ok(())
+    }
+
+    /// Whether the line last read starts a record ([`version_at`]); if so, it is cut to
+    /// the version line and kept for the next step.
+    fn at_record_start(&mut self) -> bool {
+        let Some(at) = version_at(&self.line) else { return false };
+        self.line.drain(..at);
+        self.pending_version = true;
+        true
     }
 
     /// The document (or skip) a wanted record's block makes.
@@ -522,6 +548,21 @@ fn decoded_body(
         body = out;
     }
     Ok(body)
+}
+
+/// Where a record starts in a `line` just read: at 0 in a line that starts with `WARC/`;
+/// further in, when the line ends with a version (`WARC/1.0`, `WARC/0.18`) after the
+/// remains of a record cut short in the middle of a line. `None` when it starts none.
+fn version_at(line: &[u8]) -> Option<usize> {
+    if line.starts_with(b"WARC/") {
+        return Some(0);
+    }
+    let line = line.strip_suffix(b"\n")?;
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let at = memchr::memmem::rfind(line, b"WARC/")?;
+    let (major, minor) = std::str::from_utf8(&line[at + 5..]).ok()?.split_once('.')?;
+    let number = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    (number(major) && number(minor)).then_some(at)
 }
 
 /// Where the next record starts inside `block`: a `WARC/1.` line after a blank line, the
@@ -724,10 +765,10 @@ mod tests {
         )
     }
 
-    /// `text` gzipped into `dir/name` a member per record (each `WARC/1.1` line starts
+    /// `text` gzipped into `dir/name` a member per record (each `WARC/1.` version starts
     /// one), as crawlers write archives.
     fn gzip_per_record(dir: &Path, name: &str, text: &str) -> PathBuf {
-        let mut starts: Vec<usize> = text.match_indices("WARC/1.1\r\n").map(|(at, _)| at).collect();
+        let mut starts: Vec<usize> = text.match_indices("WARC/1.").map(|(at, _)| at).collect();
         starts.push(text.len());
         let mut bytes = Vec::new();
         for record in starts.windows(2) {
@@ -816,6 +857,101 @@ mod tests {
         assert_eq!(outline(&records), ["1 whole", "2 malformed_record"]);
         let Record::Reject(r) = &records[1] else { panic!() };
         assert!(r.detail.contains("the file ends"), "{}", r.detail);
+    }
+
+    #[test]
+    fn a_header_cut_short_is_its_own_reject() {
+        let dir = tempfile::tempdir().unwrap();
+        let fragment = "WARC/1.0\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:x>\r\n";
+        let text = [
+            response("a", "first", 0),
+            // Whole header lines and no blank line, then the next record.
+            fragment.to_string(),
+            response("b", "second", 0),
+            response("c", "third", 0),
+            // Cut inside a header line: the next version line ends it.
+            "WARC/1.0\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:y>\r\nWARC-Tar".to_string(),
+            response("d", "fourth", 0),
+            // Cut inside the record's id and inside its version line.
+            "WARC/1.0\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:z".to_string(),
+            response("e", "fifth", 0),
+            "WAR".to_string(),
+            response("f", "sixth", 0),
+            // Cut short at the end of the file.
+            fragment.to_string(),
+        ]
+        .concat();
+        let expected = [
+            "1 first",
+            "2 malformed_record",
+            "3 second",
+            "4 third",
+            "5 malformed_record",
+            "6 fourth",
+            "7 malformed_record",
+            "8 fifth",
+            "9 malformed_record",
+            "10 sixth",
+            "11 malformed_record",
+        ];
+        let path = dir.path().join("cut-headers.warc");
+        std::fs::write(&path, &text).unwrap();
+        let gz = gzip_per_record(dir.path(), "cut-headers.warc.gz", &text);
+        for path in [path, gz] {
+            let (records, _) = read(&path);
+            assert_eq!(outline(&records), expected, "{}", path.display());
+            let ids: Vec<Option<&str>> = records
+                .iter()
+                .map(|r| match r {
+                    Record::Doc(d) => Some(d.id.as_str()),
+                    Record::Reject(r) => r.id.as_deref(),
+                })
+                .collect();
+            assert_eq!(
+                ids,
+                [
+                    Some("<a>"),
+                    Some("<urn:x>"),
+                    Some("<b>"),
+                    Some("<c>"),
+                    Some("<urn:y>"),
+                    Some("<d>"),
+                    None,
+                    Some("<e>"),
+                    None,
+                    Some("<f>"),
+                    Some("<urn:x>"),
+                ],
+                "{}",
+                path.display()
+            );
+        }
+    }
+
+    #[test]
+    fn zero_bytes_after_the_last_gzip_member_are_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["cc_whirlwind.warc.gz", "cc_whirlwind.warc.wet.gz"] {
+            let bytes = std::fs::read(sample(name)).unwrap();
+            let path = dir.path().join(name);
+            std::fs::write(&path, [&bytes[..], &[0u8; 4096]].concat()).unwrap();
+            let (padded, skipped) = read(&path);
+            let (whole, whole_skipped) = read(&sample(name));
+            assert_eq!((outline(&padded), skipped), (outline(&whole), whole_skipped), "{name}");
+            let file = InputFile {
+                index: 0,
+                path,
+                format: Format::Warc(Compression::Gzip),
+                bytes: 0,
+                modified_ns: None,
+            };
+            let limit = crate::DEFAULT_MAX_RECORD_BYTES;
+            let mut reader =
+                WarcRecords::open(&file, Compression::Gzip, OnReadError::Fail, None, limit)
+                    .unwrap();
+            assert!(reader.by_ref().all(|r| r.is_ok()));
+            assert_eq!(reader.trailing_zero_bytes(), 4096);
+        }
     }
 
     #[test]

@@ -131,6 +131,8 @@ pub(crate) struct ReadTotals {
     pub bytes: u64,
     /// Web-archive records that are not documents, by kind.
     pub skipped: BTreeMap<String, u64>,
+    /// Zero bytes ignored after the last gzip member of a file.
+    pub trailing_zero_bytes: u64,
 }
 
 /// Records between calls of `between_batches`, which lets the worker step its dataflow.
@@ -226,6 +228,12 @@ pub(crate) fn read_items(
         }
         for (kind, n) in reader.skipped().into_iter().flatten() {
             *totals.skipped.entry(kind.clone()).or_default() += n;
+        }
+        let zeros = reader.trailing_zero_bytes();
+        if zeros > 0 {
+            let file = file.path.display();
+            tracing::warn!(%file, bytes = zeros, "zero bytes after the last gzip member ignored");
+            totals.trailing_zero_bytes += zeros;
         }
         if let Some(error) = outcome {
             return (totals, error);

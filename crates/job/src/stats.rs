@@ -18,6 +18,8 @@ pub struct WorkerStats {
     pub input_bytes: u64,
     /// Web-archive records that are not documents, by kind.
     pub skipped_records: BTreeMap<String, u64>,
+    /// Zero bytes ignored after the last gzip member of input files.
+    pub trailing_zero_bytes: u64,
     /// Documents analysed and signed.
     pub documents_signed: u64,
     /// Representatives with a signature, indexed for LSH.
@@ -167,6 +169,7 @@ impl WorkerStats {
         for (k, v) in &other.skipped_records {
             *self.skipped_records.entry(k.clone()).or_default() += v;
         }
+        self.trailing_zero_bytes += other.trailing_zero_bytes;
         self.documents_signed += other.documents_signed;
         self.signed_representatives += other.signed_representatives;
         self.bucket_records += other.bucket_records;

@@ -106,6 +106,9 @@ pub struct Counts {
     /// Web-archive records that are not documents (requests, metadata, revisits, pages
     /// that are not text or not 2xx), by kind; they are not in `documents/`.
     pub skipped_records: BTreeMap<String, u64>,
+    /// Zero bytes after the last gzip member of input files, ignored as `gzip -d` ignores
+    /// them (each such file is named in a warning).
+    pub trailing_zero_bytes: u64,
     /// Documents kept.
     pub kept: u64,
     /// Documents removed as duplicates.
@@ -300,6 +303,7 @@ impl Summary {
             counts: Counts {
                 records: stats.records_read,
                 skipped_records: stats.skipped_records.clone(),
+                trailing_zero_bytes: stats.trailing_zero_bytes,
                 kept: stats.decided(Decision::Keep),
                 removed: stats.decided(Decision::Remove),
                 rejected: stats.decided(Decision::Reject),

@@ -373,6 +373,7 @@ pub(crate) fn run_worker(
         stats.records_read = totals.records;
         stats.input_bytes = totals.bytes;
         stats.skipped_records = totals.skipped.clone();
+        stats.trailing_zero_bytes = totals.trailing_zero_bytes;
         stats.input_rounds = round + 1;
     }
     if let Some(error) = error {
