@@ -208,4 +208,12 @@ fn azure_blob_storage_holds_outputs_kept_dataset_index_and_inputs() {
     assert_eq!(status, 200);
     let manifest: serde_json::Value = serde_json::from_slice(&manifest).unwrap();
     assert_eq!(manifest["generations"].as_array().unwrap().len(), 2);
+
+    // A missing container is named, without the emulator's XML.
+    let mut cmd = azurite.neardup();
+    cmd.args(["dedup", "-q", "-o", "az://absent/out", "-i"]).args(&inputs);
+    let done = run(cmd, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert!(!done.status.success(), "{stderr}");
+    assert!(stderr.contains("\"az://absent/out/.lock\": no such container \"absent\""), "{stderr}");
 }
