@@ -221,15 +221,12 @@ impl Location {
         let (store, multipart) = store(scheme, authority)?;
         Ok(Location { store, multipart, key, address: address.to_string() })
     }
-}
 
-impl Location {
     /// Converts a client error about this object, keeping "not found" and "access denied"
     /// recognisable. A missing bucket (or container) is named. Only the client's own text
     /// is kept (its errors repeat their sources in it), and an XML error body a server sent
     /// is cut down to its code and message.
     fn error(&self, e: object_store::Error) -> io::Error {
-        let text = e.to_string();
         if missing_bucket(&e) {
             let (scheme, authority, _) = split(&self.address).unwrap_or_default();
             let azure = matches!(scheme, "az" | "azure" | "abfs" | "abfss");
@@ -237,6 +234,7 @@ impl Location {
             let name = authority.split('@').next().unwrap_or_default();
             return io::Error::other(format!("no such {noun} \"{name}\""));
         }
+        let text = e.to_string();
         let (kind, text) = match &e {
             object_store::Error::NotFound { .. } => {
                 (io::ErrorKind::NotFound, "no such object".into())
