@@ -250,10 +250,10 @@ pub fn run(args: &DedupArgs) -> anyhow::Result<Summary> {
             String::new()
         };
         eprintln!(
-            "neardup: {} on {} file(s), {:.1} MB, {place}{} worker(s) -> {}",
+            "neardup: {} on {} file(s), {}, {place}{} worker(s) -> {}",
             config.spec.method.as_str(),
             config.inputs.len(),
-            bytes as f64 / 1e6,
+            decimal_size(bytes),
             workers,
             config.output.display()
         );
@@ -307,9 +307,9 @@ fn report_progress(progress: &Progress, total_bytes: u64, stop: &AtomicBool) {
         let records = progress.records();
         let rate = records as f64 / start.elapsed().as_secs_f64().max(1e-3);
         let line = format!(
-            "{records} records, {:.1} of {:.1} MB read, {rate:.0} records/s, {}",
-            progress.bytes() as f64 / 1e6,
-            total_bytes as f64 / 1e6,
+            "{records} records, {} of {} read, {rate:.0} records/s, {}",
+            decimal_size(progress.bytes()),
+            decimal_size(total_bytes),
             progress.stage().name()
         );
         if tty {
@@ -413,10 +413,10 @@ fn print_report(s: &Summary, config: &JobConfig) -> std::io::Result<()> {
         let over = if peak > s.memory_budget_bytes { ", above the budget" } else { "" };
         writeln!(
             out,
-            "memory    {:>10.1} MiB peak  (budget {:.0} MiB, {:.1} MiB spilled{over})",
-            peak as f64 / MIB,
-            s.memory_budget_bytes as f64 / MIB,
-            s.spilled_bytes as f64 / MIB
+            "memory    {:>14} peak  (budget {}, {} spilled{over})",
+            binary_size(peak),
+            binary_size(s.memory_budget_bytes),
+            binary_size(s.spilled_bytes)
         )?;
     }
     writeln!(out, "output    {}", config.output.display())?;
@@ -426,4 +426,52 @@ fn print_report(s: &Summary, config: &JobConfig) -> std::io::Result<()> {
     Ok(())
 }
 
-const MIB: f64 = 1024.0 * 1024.0;
+/// `bytes` as file sizes are given: B, then KB, MB, GB, TB (powers of 1000), in the
+/// largest unit that leaves at least one.
+fn decimal_size(bytes: u64) -> String {
+    scaled(bytes, 1000.0, ["KB", "MB", "GB", "TB"])
+}
+
+/// `bytes` as memory is given: B, then KiB, MiB, GiB, TiB (powers of 1024), in the largest
+/// unit that leaves at least one.
+fn binary_size(bytes: u64) -> String {
+    scaled(bytes, 1024.0, ["KiB", "MiB", "GiB", "TiB"])
+}
+
+/// Whole bytes below `base`, else one decimal of the largest of `units` (each `base` times
+/// the one before) that leaves at least one once rounded: 999,960 bytes are 1.0 MB.
+fn scaled(bytes: u64, base: f64, units: [&str; 4]) -> String {
+    let mut value = bytes as f64;
+    if value < base {
+        return format!("{bytes} B");
+    }
+    for (i, unit) in units.iter().enumerate() {
+        value /= base;
+        if (value * 10.0).round() < base * 10.0 || i == units.len() - 1 {
+            return format!("{value:.1} {unit}");
+        }
+    }
+    unreachable!("the last unit returns")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_shown_in_units_that_fit() {
+        assert_eq!(decimal_size(0), "0 B");
+        assert_eq!(decimal_size(999), "999 B");
+        assert_eq!(decimal_size(1000), "1.0 KB");
+        assert_eq!(decimal_size(11_834), "11.8 KB");
+        assert_eq!(decimal_size(999_960), "1.0 MB");
+        assert_eq!(decimal_size(2_987_654), "3.0 MB");
+        assert_eq!(decimal_size(16_700_000_000), "16.7 GB");
+        assert_eq!(decimal_size(3_200_000_000_000_000), "3200.0 TB");
+        assert_eq!(binary_size(0), "0 B");
+        assert_eq!(binary_size(1023), "1023 B");
+        assert_eq!(binary_size(1536), "1.5 KiB");
+        assert_eq!(binary_size(62_810_521), "59.9 MiB");
+        assert_eq!(binary_size(12_053 << 20), "11.8 GiB");
+    }
+}

@@ -1,8 +1,8 @@
 //! `az://` outputs, kept dataset, index and inputs against Azurite, Microsoft's Azure Blob
 //! Storage emulator, started on 127.0.0.1 by the test (npm `azurite`, which `.ci/run`
 //! installs into `target/ci-node`). Without `azurite-blob` (on PATH, in
-//! `NEARDUP_AZURITE`, or in `target/ci-node`) the test says so and passes, unless
-//! `NEARDUP_REQUIRE_AZURE=1`, which `.ci/run` sets.
+//! `NEARDUP_AZURITE`, or in `target/ci-node`) the test prints a `SKIPPED` line that
+//! `cargo test` shows and passes, unless `NEARDUP_REQUIRE_AZURE=1`, which `.ci/run` sets.
 
 mod support;
 
@@ -32,7 +32,7 @@ impl Azurite {
             "NEARDUP_AZURITE",
             "target/ci-node/node_modules/.bin/azurite-blob",
             "NEARDUP_REQUIRE_AZURE",
-            "npm install azurite",
+            "npm install --prefix target/ci-node azurite@3.35.0",
         )?;
         let command = |port: u16| {
             let mut cmd = Command::new(&program);
@@ -208,4 +208,12 @@ fn azure_blob_storage_holds_outputs_kept_dataset_index_and_inputs() {
     assert_eq!(status, 200);
     let manifest: serde_json::Value = serde_json::from_slice(&manifest).unwrap();
     assert_eq!(manifest["generations"].as_array().unwrap().len(), 2);
+
+    // A missing container is named, without the emulator's XML.
+    let mut cmd = azurite.neardup();
+    cmd.args(["dedup", "-q", "-o", "az://absent/out", "-i"]).args(&inputs);
+    let done = run(cmd, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert!(!done.status.success(), "{stderr}");
+    assert!(stderr.contains("\"az://absent/out/.lock\": no such container \"absent\""), "{stderr}");
 }

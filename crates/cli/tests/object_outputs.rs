@@ -1,8 +1,9 @@
 //! Outputs in object storage, written to moto's S3-compatible server on 127.0.0.1: a run
 //! from objects to objects equals the same run on local files; a run killed mid-upload
 //! leaves nothing that looks finished and its rerun completes; a prefix is locked like a
-//! folder; a prefix of thousands of objects is listed whole. Uploads use small parts here
-//! (`support::PART_SIZE`), so kept files and parts are multipart uploads.
+//! folder; a prefix of thousands of objects is listed whole; a missing bucket is named.
+//! Uploads use small parts here (`support::PART_SIZE`), so kept files and parts are
+//! multipart uploads.
 
 mod support;
 
@@ -197,6 +198,31 @@ fn an_output_prefix_is_locked_like_a_folder() {
     assert!(stderr.contains("took over the lock") && stderr.contains("node-17"), "{stderr}");
     assert!(s3.get("/crawl/out/.lock").is_none());
     assert!(s3.get("/crawl/out/_SUCCESS").is_some());
+}
+
+#[test]
+fn writing_to_a_missing_bucket_fails_naming_it() {
+    let Some(s3) = S3::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let poems = support::repo().join("data-samples/zh-tang-poems");
+    let local = dir.path().join("out");
+    for (flag, address) in [
+        ("--output", "s3://absent/out/"),
+        ("--write-kept", "s3://absent/kept/"),
+        ("--index", "s3://absent/idx/"),
+    ] {
+        let mut cmd = s3.neardup();
+        cmd.args(["dedup", "-q", "-i"]).arg(&poems).args([flag, address]);
+        if flag != "--output" {
+            cmd.arg("--output").arg(&local);
+        }
+        let done = run(cmd, Duration::from_secs(60));
+        let stderr = String::from_utf8_lossy(&done.stderr);
+        assert!(!done.status.success(), "{address}: {stderr}");
+        assert!(stderr.contains(&format!("\"{address}")), "{address}: {stderr}");
+        assert!(stderr.contains("no such bucket \"absent\""), "{address}: {stderr}");
+        assert!(!stderr.contains('<'), "{address}: the server's XML: {stderr}");
+    }
 }
 
 #[test]

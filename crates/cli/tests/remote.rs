@@ -230,7 +230,7 @@ fn an_s3_prefix_reads_like_the_same_folder_on_disk() {
     for (input, said) in [
         ("s3://crawl/in/gone.jsonl", "no such object"),
         ("s3://crawl/typo", "no objects under this prefix"),
-        ("s3://nobucket/in", "NoSuchBucket"),
+        ("s3://nobucket/in", "no such bucket \"nobucket\""),
     ] {
         let mut cmd = s3.neardup();
         cmd.args(["dedup", "-q", "-i", input, "-o"]).arg(dir.path().join("failed"));
@@ -238,6 +238,37 @@ fn an_s3_prefix_reads_like_the_same_folder_on_disk() {
         let stderr = String::from_utf8_lossy(&failed.stderr);
         assert_eq!(failed.status.code(), Some(2), "{stderr}");
         assert!(stderr.contains(input) && stderr.contains(said), "{stderr}");
+    }
+}
+
+#[test]
+fn reading_from_a_missing_bucket_fails_naming_it() {
+    let Some(s3) = S3::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let truth = dir.path().join("truth.jsonl");
+    std::fs::write(&truth, "{\"id\":\"a\",\"label\":\"x\"}\n{\"id\":\"b\",\"label\":\"x\"}\n")
+        .unwrap();
+    let (out, truth) = (out.to_str().unwrap(), truth.to_str().unwrap());
+    let dedup = ["dedup", "-q", "-o", out];
+    for (address, args) in [
+        ("s3://absent/in/", [&dedup[..], &["-i", "s3://absent/in/"]].concat()),
+        ("s3://absent/in/a.jsonl", [&dedup[..], &["-i", "s3://absent/in/a.jsonl"]].concat()),
+        (
+            "s3://absent/inputs.txt",
+            [&dedup[..], &["--input-list", "s3://absent/inputs.txt"]].concat(),
+        ),
+        ("s3://absent/idx", vec!["index", "show", "--index", "s3://absent/idx"]),
+        ("s3://absent/run", vec!["eval", "--truth", truth, "--run", "s3://absent/run"]),
+    ] {
+        let mut cmd = s3.neardup();
+        cmd.args(args);
+        let done = run(cmd, Duration::from_secs(60));
+        let stderr = String::from_utf8_lossy(&done.stderr);
+        assert!(!done.status.success(), "{address}: {stderr}");
+        assert!(stderr.contains(&format!("\"{address}")), "{address}: {stderr}");
+        assert!(stderr.contains("no such bucket \"absent\""), "{address}: {stderr}");
+        assert!(!stderr.contains('<'), "{address}: the server's XML: {stderr}");
     }
 }
 

@@ -3,13 +3,18 @@
 //! [`generate`] builds a corpus of English, Chinese and mixed documents from a seed
 //! (ChaCha8, so the corpus is the same on every machine and release), with exact copies,
 //! near copies (a few words replaced, inserted or deleted), repeated ids and malformed
-//! records. [`UnionFind`] is the sequential reference for clusters.
+//! records. [`UnionFind`] is the sequential reference for clusters. [`skip`] is how a test
+//! that needs a missing server or browser says so, or fails where that is required.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
 use rand_chacha::ChaCha8Rng;
 use rand_core::{RngCore, SeedableRng};
+
+mod skip;
+
+pub use skip::skip;
 
 /// What to generate.
 #[derive(Clone, Debug)]

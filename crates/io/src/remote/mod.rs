@@ -221,21 +221,62 @@ impl Location {
         let (store, multipart) = store(scheme, authority)?;
         Ok(Location { store, multipart, key, address: address.to_string() })
     }
+
+    /// Converts a client error about this object, keeping "not found" and "access denied"
+    /// recognisable. A missing bucket (or container) is named. Only the client's own text
+    /// is kept (its errors repeat their sources in it), and an XML error body a server sent
+    /// is cut down to its code and message.
+    fn error(&self, e: object_store::Error) -> io::Error {
+        if missing_bucket(&e) {
+            let (scheme, authority, _) = split(&self.address).unwrap_or_default();
+            let azure = matches!(scheme, "az" | "azure" | "abfs" | "abfss");
+            let noun = if azure { "container" } else { "bucket" };
+            let name = authority.split('@').next().unwrap_or_default();
+            return io::Error::other(format!("no such {noun} \"{name}\""));
+        }
+        let text = e.to_string();
+        let (kind, text) = match &e {
+            object_store::Error::NotFound { .. } => {
+                (io::ErrorKind::NotFound, "no such object".into())
+            }
+            object_store::Error::PermissionDenied { .. }
+            | object_store::Error::Unauthenticated { .. } => {
+                (io::ErrorKind::PermissionDenied, format!("access denied: {}", without_xml(&text)))
+            }
+            object_store::Error::AlreadyExists { .. } => (io::ErrorKind::AlreadyExists, text),
+            _ => (io::ErrorKind::Other, without_xml(&text)),
+        };
+        io::Error::new(kind, text)
+    }
 }
 
-/// Converts a client error, keeping "not found" and "access denied" recognisable. Only
-/// its own text is kept: the client's errors repeat their sources in it.
-fn to_io(e: object_store::Error) -> io::Error {
-    let (kind, text) = match &e {
-        object_store::Error::NotFound { .. } => (io::ErrorKind::NotFound, "no such object".into()),
-        object_store::Error::PermissionDenied { .. }
-        | object_store::Error::Unauthenticated { .. } => {
-            (io::ErrorKind::PermissionDenied, format!("access denied: {e}"))
-        }
-        object_store::Error::AlreadyExists { .. } => (io::ErrorKind::AlreadyExists, e.to_string()),
-        _ => (io::ErrorKind::Other, e.to_string()),
+/// Whether `e` says the bucket (or container) is missing, not just the object: S3 and
+/// Google Cloud Storage answer 404 with "NoSuchBucket" or "The specified bucket does not
+/// exist", Azure with "ContainerNotFound".
+fn missing_bucket(e: &object_store::Error) -> bool {
+    let text = e.to_string();
+    ["NoSuchBucket", "ContainerNotFound", "bucket does not exist"].iter().any(|c| text.contains(c))
+}
+
+/// `text` with the XML error body it ends with, as S3 and Azure send one, cut down to the
+/// body's code and the first line of its message.
+fn without_xml(text: &str) -> String {
+    let Some(start) = text.find("<?xml").or_else(|| text.find("<Error>")) else {
+        return text.to_string();
     };
-    io::Error::new(kind, text)
+    let body = &text[start..];
+    let element = |name: &str| {
+        let from = body.find(&format!("<{name}>"))? + name.len() + 2;
+        let to = from + body[from..].find('<')?;
+        Some(body[from..to].lines().next().unwrap_or_default().trim().to_string())
+    };
+    // Azure's bodies may start with a byte-order mark.
+    let head = text[..start].trim_end_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
+    match (element("Code"), element("Message")) {
+        (Some(code), Some(message)) => format!("{head} {code}: {message}"),
+        (Some(code), None) => format!("{head} {code}"),
+        _ => head.to_string(),
+    }
 }
 
 fn other(e: object_store::Error) -> io::Error {
@@ -325,7 +366,7 @@ pub fn list(path: &Path) -> io::Result<Vec<Listed>> {
     // The store lists whole segments below the prefix: `crawl` never matches `crawl-old`.
     let skip = if loc.key.as_ref().is_empty() { 0 } else { loc.key.as_ref().len() + 1 };
     Ok(listed
-        .map_err(to_io)?
+        .map_err(|e| loc.error(e))?
         .into_iter()
         .map(|m| Listed {
             address: PathBuf::from(format!("{scheme}://{authority}/{}", m.location)),
@@ -338,13 +379,13 @@ pub fn list(path: &Path) -> io::Result<Vec<Listed>> {
 impl Location {
     fn size(&self) -> io::Result<u64> {
         let head = runtime().block_on(with_retries(|| self.store.head(&self.key)));
-        Ok(head.map_err(to_io)?.size)
+        Ok(head.map_err(|e| self.error(e))?.size)
     }
 
     fn range(&self, range: Range<u64>) -> io::Result<Bytes> {
         runtime()
             .block_on(with_retries(|| self.store.get_range(&self.key, range.clone())))
-            .map_err(to_io)
+            .map_err(|e| self.error(e))
     }
 
     /// Starts streaming the object from byte `from` into a channel; the task stops when
@@ -400,7 +441,7 @@ impl Location {
                     attempt += 1;
                     continue;
                 }
-                let _ = send.send(Err(to_io(failure))).await;
+                let _ = send.send(Err(loc.error(failure))).await;
                 return;
             }
         });
@@ -629,5 +670,26 @@ mod tests {
             "Received redirect without LOCATION, this normally indicates an incorrectly configured region"
         ));
         assert!(refused("Requested an invalid range"));
+    }
+
+    #[test]
+    fn an_xml_error_body_is_cut_down_to_its_code_and_message() {
+        let s3 = "Error performing GET http://h/b?list-type=2 in 3ms - Server returned non-2xx \
+                  status code: 403 Forbidden: <?xml version=\"1.0\" encoding=\"utf-8\"?>\n\
+                  <Error><Code>AccessDenied</Code><Message>Access Denied</Message>\
+                  <RequestId>Kdrx1X9</RequestId></Error>";
+        assert_eq!(
+            without_xml(s3),
+            "Error performing GET http://h/b?list-type=2 in 3ms - Server returned non-2xx \
+             status code: 403 Forbidden: AccessDenied: Access Denied"
+        );
+        let azure = "Server returned non-2xx status code: 409 Conflict: \u{feff}<?xml \
+                     version=\"1.0\"?><Error><Code>LeaseIdMissing</Code><Message>There is a \
+                     lease.\nRequestId:5e1f\nTime:2026-11-27</Message></Error>";
+        assert_eq!(
+            without_xml(azure),
+            "Server returned non-2xx status code: 409 Conflict: LeaseIdMissing: There is a lease."
+        );
+        assert_eq!(without_xml("connection refused"), "connection refused");
     }
 }

@@ -19,7 +19,7 @@ use bytes::Bytes;
 use object_store::multipart::PartId;
 use object_store::{MultipartId, ObjectStoreExt, PutMode, PutOptions, PutPayload, UpdateVersion};
 
-use super::{Location, runtime, to_io, with_retries};
+use super::{Location, missing_bucket, runtime, with_retries};
 
 /// Bytes per part of a multipart upload unless [`PART_SIZE_ENV`] says otherwise. S3 wants
 /// at least 5 MiB per part but the last.
@@ -94,7 +94,7 @@ impl Upload {
             None => {
                 let id = runtime()
                     .block_on(with_retries(|| store.create_multipart(&key)))
-                    .map_err(to_io)?;
+                    .map_err(|e| self.loc.error(e))?;
                 self.upload.insert(id).clone()
             }
         };
@@ -115,7 +115,7 @@ impl Upload {
         let part = runtime()
             .block_on(part)
             .map_err(|e| io::Error::other(format!("an upload task failed: {e}")))?
-            .map_err(to_io)?;
+            .map_err(|e| self.loc.error(e))?;
         self.parts.push(part);
         crate::failpoint::crash("upload-part-written");
         Ok(())
@@ -133,7 +133,7 @@ impl Upload {
                 let payload = PutPayload::from(Bytes::from(std::mem::take(&mut self.buf)));
                 runtime()
                     .block_on(with_retries(|| loc.store.put(&loc.key, payload.clone())))
-                    .map_err(to_io)?;
+                    .map_err(|e| loc.error(e))?;
             }
             Some(id) => {
                 if !self.buf.is_empty() {
@@ -153,7 +153,7 @@ impl Upload {
                     let whole = matches!(e, object_store::Error::NotFound { .. })
                         && loc.size().is_ok_and(|size| size == written);
                     if !whole {
-                        return Err(to_io(e));
+                        return Err(loc.error(e));
                     }
                 }
             }
@@ -246,14 +246,14 @@ pub fn put_if(path: &Path, bytes: Vec<u8>, condition: &Condition) -> io::Result<
                 format!("{}: written by someone else meanwhile", loc.address),
             ))
         }
-        Err(e) => Err(to_io(e)),
+        Err(e) => Err(loc.error(e)),
     }
 }
 
 /// The object at `path` with its ETag, or `None` when there is none.
 ///
 /// # Errors
-/// When it cannot be read.
+/// When it cannot be read, or its bucket is missing.
 pub fn get(path: &Path) -> io::Result<Option<(Bytes, Option<String>)>> {
     let loc = Location::of(path)?;
     let got = runtime().block_on(with_retries(|| async {
@@ -263,8 +263,8 @@ pub fn get(path: &Path) -> io::Result<Option<(Bytes, Option<String>)>> {
     }));
     match got {
         Ok(got) => Ok(Some(got)),
-        Err(object_store::Error::NotFound { .. }) => Ok(None),
-        Err(e) => Err(to_io(e)),
+        Err(e @ object_store::Error::NotFound { .. }) if !missing_bucket(&e) => Ok(None),
+        Err(e) => Err(loc.error(e)),
     }
 }
 
@@ -279,6 +279,6 @@ pub fn delete(path: &Path) -> io::Result<()> {
     }
     match runtime().block_on(with_retries(|| loc.store.delete(&loc.key))) {
         Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-        Err(e) => Err(to_io(e)),
+        Err(e) => Err(loc.error(e)),
     }
 }
