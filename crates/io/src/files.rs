@@ -19,54 +19,13 @@ use std::path::{Component, Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::out::{temporary_name, write_atomically};
+use crate::role::Role;
 use crate::{Error, Result};
 
 /// The list's file name.
 pub const FILE_LIST: &str = "_FILES.json";
 /// The marker a run writes last into a folder, when everything in it is complete.
 const SUCCESS_MARKER: &str = "_SUCCESS";
-
-/// What a folder neardup writes holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    /// A run's outputs (`--output`): `documents/`, `pairs/`, `summary.json`, ...
-    Output,
-    /// A kept dataset (`--write-kept`): the kept records in their input format.
-    Kept,
-    /// An index of earlier runs (`--index`).
-    Index,
-}
-
-impl Role {
-    /// The flag that names a folder of this role.
-    pub fn flag(self) -> &'static str {
-        match self {
-            Role::Output => "--output",
-            Role::Kept => "--write-kept",
-            Role::Index => "--index",
-        }
-    }
-
-    /// What a folder of this role holds, for messages.
-    pub fn holds(self) -> &'static str {
-        match self {
-            Role::Output => "the outputs of a run",
-            Role::Kept => "the kept dataset of a run",
-            Role::Index => "an index of runs",
-        }
-    }
-}
-
-impl std::fmt::Display for Role {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Role::Output => "output",
-            Role::Kept => "kept",
-            Role::Index => "index",
-        })
-    }
-}
 
 /// The files a run writes into one folder, relative to it (`/`-separated).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -176,7 +176,13 @@ impl FolderLock {
                     // Neither a lock of ours nor of an older neardup ("pid N"): nobody to name.
                     let age_seconds = unix_now().saturating_sub(holder.heartbeat_unix);
                     let (lock, bytes) = (path.to_path_buf(), bytes.len());
-                    return Err(Error::UnreadableLock { lock, bytes, age_seconds });
+                    let stale_after_seconds = STALE_AFTER.as_secs();
+                    return Err(Error::UnreadableLock {
+                        lock,
+                        bytes,
+                        age_seconds,
+                        stale_after_seconds,
+                    });
                 }
                 return Err(Error::Busy { lock: path.to_path_buf(), holder: holder.describe() });
             };
