@@ -271,7 +271,9 @@ pub fn run(args: &DedupArgs) -> anyhow::Result<Summary> {
         let _ = reporter.join();
     }
     let summary = outcome.map_err(|e| match e {
-        JobError::TooManyRejects { .. } | JobError::Refused(_) => anyhow::Error::new(e),
+        JobError::TooManyRejects { .. }
+        | JobError::Refused(_)
+        | JobError::SettingsDiffer { .. } => anyhow::Error::new(e),
         other => anyhow::Error::new(other).context("the job failed; no _SUCCESS was written"),
     })?;
     if args.json {
