@@ -469,3 +469,37 @@ fn a_process_killed_at_any_stage_fails_the_other_naming_it() {
         }
     });
 }
+
+#[test]
+fn a_process_that_refuses_to_start_fails_the_others_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let poems = repo().join("data-samples/zh-tang-poems");
+    let out = dir.path().join("out");
+    // A one-process run holds the output folder's lock, waiting at a failpoint.
+    let release = dir.path().join("release");
+    let mut holder = neardup()
+        .args(["dedup", "-w", "1", "-q", "--log", "info", "-o", out.to_str().unwrap(), "-i"])
+        .arg(&poems)
+        .env(
+            neardup_io::failpoint::FAILPOINTS_ENV,
+            format!("after-buckets=wait:{}", release.display()),
+        )
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_line(&mut holder, "waiting for");
+    let hosts = hostfile(dir.path(), 2);
+    let p1 = start(1, 2, &hosts, &[&poems], &out, &[]);
+    let p0 = start(0, 2, &hosts, &[&poems], &out, &[]);
+    let o = wait(p0, Duration::from_secs(60));
+    let refused = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{refused}");
+    assert!(refused.contains("the run did not start"), "{refused}");
+    let o = wait(p1, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("process 0 stopped: the run did not start"), "{stderr}");
+    std::fs::write(&release, "").unwrap();
+    let held = wait(holder, Duration::from_secs(60));
+    assert!(held.status.success(), "{}", String::from_utf8_lossy(&held.stderr));
+}
