@@ -326,12 +326,21 @@ fn peer_failure() -> Option<(usize, String)> {
 /// without them (cleaning up the run's outputs, and exiting).
 const LEAVE: Duration = Duration::from_secs(1);
 
+/// What a pass of the workers shares with the driver besides their results.
+pub(crate) struct Pass {
+    /// What stops the pass from outside.
+    pub(crate) control: Control,
+    /// Counts the bytes the pass exchanges with the other processes.
+    pub(crate) traffic: Option<Arc<Traffic>>,
+    /// Set when the driver gives up (a signal, another process's end, a silent peer), so
+    /// the workers stop reading and writing; [`Heartbeat::aborted`] says so too, so they
+    /// stop waiting.
+    pub(crate) abort: Arc<AtomicBool>,
+}
+
 /// Runs `body` on every worker of this process and returns their results in worker order.
 ///
-/// `fingerprint` identifies the input list; processes that disagree fail the job. When
-/// the driver gives up (a signal, another process's end, a silent peer) it sets `abort`,
-/// so the workers stop reading and writing, as well as the flag [`Heartbeat::aborted`]
-/// reads, so they stop waiting.
+/// `fingerprint` identifies the input list; processes that disagree fail the job.
 ///
 /// # Errors
 /// The first worker error; [`JobError::Connect`] when the processes do not connect in
@@ -340,16 +349,16 @@ const LEAVE: Duration = Duration::from_secs(1);
 /// cluster failures; [`JobError::WorkerFailed`] when a worker panics.
 pub(crate) fn run_workers<T, F>(
     topology: &Topology,
-    control: &Control,
+    pass: Pass,
     fingerprint: u64,
-    traffic: Option<Arc<Traffic>>,
-    abort: &Arc<AtomicBool>,
     body: F,
 ) -> Result<Vec<T>, JobError>
 where
     T: Send + 'static,
     F: Fn(&mut Worker, &mut Heartbeat) -> Result<T, JobError> + Send + Sync + 'static,
 {
+    let Pass { control, traffic, abort } = pass;
+    let control = &control;
     let local = topology.workers;
     let slots: Slots<T> = Arc::new(Mutex::new((0..local).map(|_| None).collect()));
     let clock = Arc::new(PeerClock::new(topology.processes, local));

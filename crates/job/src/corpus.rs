@@ -34,7 +34,7 @@ use neardup_text::{Boilerplate, Learner, LineKey, LineScratch, Occurrence};
 use timely::dataflow::channels::pact::Exchange;
 
 use crate::cluster::Topology;
-use crate::cluster::run_workers;
+use crate::cluster::{Pass, run_workers};
 use crate::config::JobConfig;
 use crate::error::{JobError, ReadFailure};
 use crate::mesh::Control;
@@ -73,103 +73,99 @@ pub(crate) fn document_frequencies(
     let traffic = reading.traffic.clone();
     let analyzer = analyzer.clone();
     let abort = Arc::new(AtomicBool::new(false));
-    let control = reading.control.clone();
-    let stop = abort.clone();
-    let results =
-        run_workers(topology, &control, fingerprint, traffic, &stop, move |worker, heartbeat| {
-            let index = worker.index();
-            let slot = index % reading.local_workers.max(1);
-            let plan = reading.kept.plan(slot, worker, heartbeat, &job)?;
-            let total = Rc::new(RefCell::new(CountMinSketch::new(SKETCH_DEPTH, SKETCH_WIDTH_BITS)));
-            let documents = Rc::new(Cell::new(0u64));
-            let failure: Rc<RefCell<Option<(usize, JobError)>>> = Rc::new(RefCell::new(None));
-            let merged = ProbeHandle::<u64>::new();
-            let mut input = worker.dataflow::<u64, _, _>(|scope| {
-                let (input, pieces) = scope.new_input::<Vec<Piece>>();
-                let (total, documents, failure) =
-                    (total.clone(), documents.clone(), failure.clone());
-                pieces
-                    .broadcast()
-                    .inspect(move |piece| match piece {
-                        Piece::Counts { offset, documents: docs, counts } => {
-                            total.borrow_mut().merge_counts(*offset, counts);
-                            documents.set(documents.get() + docs);
-                        }
-                        Piece::Failed { worker, failure: f } => {
-                            let error = f.clone().into_error(*worker);
-                            failure.borrow_mut().get_or_insert((*worker, error));
-                        }
-                        Piece::SpillFailed { worker, message } => {
-                            let error =
-                                JobError::Spill { worker: *worker, message: message.clone() };
-                            failure.borrow_mut().get_or_insert((*worker, error));
-                        }
-                    })
-                    .probe_with(&merged);
-                input
-            });
-            let mut local = CountMinSketch::new(SKETCH_DEPTH, SKETCH_WIDTH_BITS);
-            let mut local_documents = 0u64;
-            let mut scratch = AnalyzeScratch::default();
-            let mut analysis = Analysis::default();
-            let mut content = String::new();
-            let (_totals, error) = reading.read(
-                &job,
-                &plan,
-                index,
-                &abort,
-                |record, lines| {
-                    if let Record::Doc(doc) = record {
-                        let (text, _) =
-                            kept_page_text(boilerplate.as_deref(), &doc, lines, &mut content);
-                        analyzer.analyze_into(text, &mut scratch, &mut analysis);
-                        if !analysis.features.is_empty() {
-                            local_documents += 1;
-                            analysis.features.hashes().iter().for_each(|h| local.add(*h));
-                        }
+    let pass = Pass { control: reading.control.clone(), traffic, abort: abort.clone() };
+    let results = run_workers(topology, pass, fingerprint, move |worker, heartbeat| {
+        let index = worker.index();
+        let slot = index % reading.local_workers.max(1);
+        let plan = reading.kept.plan(slot, worker, heartbeat, &job)?;
+        let total = Rc::new(RefCell::new(CountMinSketch::new(SKETCH_DEPTH, SKETCH_WIDTH_BITS)));
+        let documents = Rc::new(Cell::new(0u64));
+        let failure: Rc<RefCell<Option<(usize, JobError)>>> = Rc::new(RefCell::new(None));
+        let merged = ProbeHandle::<u64>::new();
+        let mut input = worker.dataflow::<u64, _, _>(|scope| {
+            let (input, pieces) = scope.new_input::<Vec<Piece>>();
+            let (total, documents, failure) = (total.clone(), documents.clone(), failure.clone());
+            pieces
+                .broadcast()
+                .inspect(move |piece| match piece {
+                    Piece::Counts { offset, documents: docs, counts } => {
+                        total.borrow_mut().merge_counts(*offset, counts);
+                        documents.set(documents.get() + docs);
                     }
-                    false
-                },
-                || heartbeat.beat(),
-            );
-            // Every worker sends its pieces (and its failure), so no peer waits forever.
-            match error {
-                Some(ShareError::Input(e)) => {
-                    abort.store(true, Ordering::Relaxed);
-                    input.send(Piece::Failed { worker: index, failure: ReadFailure::of(&e) });
+                    Piece::Failed { worker, failure: f } => {
+                        let error = f.clone().into_error(*worker);
+                        failure.borrow_mut().get_or_insert((*worker, error));
+                    }
+                    Piece::SpillFailed { worker, message } => {
+                        let error = JobError::Spill { worker: *worker, message: message.clone() };
+                        failure.borrow_mut().get_or_insert((*worker, error));
+                    }
+                })
+                .probe_with(&merged);
+            input
+        });
+        let mut local = CountMinSketch::new(SKETCH_DEPTH, SKETCH_WIDTH_BITS);
+        let mut local_documents = 0u64;
+        let mut scratch = AnalyzeScratch::default();
+        let mut analysis = Analysis::default();
+        let mut content = String::new();
+        let (_totals, error) = reading.read(
+            &job,
+            &plan,
+            index,
+            &abort,
+            |record, lines| {
+                if let Record::Doc(doc) = record {
+                    let (text, _) =
+                        kept_page_text(boilerplate.as_deref(), &doc, lines, &mut content);
+                    analyzer.analyze_into(text, &mut scratch, &mut analysis);
+                    if !analysis.features.is_empty() {
+                        local_documents += 1;
+                        analysis.features.hashes().iter().for_each(|h| local.add(*h));
+                    }
                 }
-                Some(ShareError::Keep(e)) => {
-                    abort.store(true, Ordering::Relaxed);
-                    let message =
-                        format!("document frequencies pass: {}", crate::error::error_chain(&e));
-                    input.send(Piece::SpillFailed { worker: index, message });
-                }
-                None => {}
+                false
+            },
+            || heartbeat.beat(),
+        );
+        // Every worker sends its pieces (and its failure), so no peer waits forever.
+        match error {
+            Some(ShareError::Input(e)) => {
+                abort.store(true, Ordering::Relaxed);
+                input.send(Piece::Failed { worker: index, failure: ReadFailure::of(&e) });
             }
-            for (i, piece) in local.counts().chunks(PIECE).enumerate() {
-                if piece.iter().any(|c| *c != 0) || i == 0 {
-                    let docs = if i == 0 { local_documents } else { 0 };
-                    input.send(Piece::Counts {
-                        offset: i * PIECE,
-                        documents: docs,
-                        counts: piece.to_vec(),
-                    });
-                }
+            Some(ShareError::Keep(e)) => {
+                abort.store(true, Ordering::Relaxed);
+                let message =
+                    format!("document frequencies pass: {}", crate::error::error_chain(&e));
+                input.send(Piece::SpillFailed { worker: index, message });
             }
-            drop(local);
-            drop(input);
-            while !merged.done() {
-                worker.step_or_park(Some(std::time::Duration::from_millis(1)));
-                heartbeat.beat();
-                if heartbeat.aborted() {
-                    return Err(JobError::Stopped);
-                }
+            None => {}
+        }
+        for (i, piece) in local.counts().chunks(PIECE).enumerate() {
+            if piece.iter().any(|c| *c != 0) || i == 0 {
+                let docs = if i == 0 { local_documents } else { 0 };
+                input.send(Piece::Counts {
+                    offset: i * PIECE,
+                    documents: docs,
+                    counts: piece.to_vec(),
+                });
             }
-            match failure.borrow_mut().take() {
-                Some((_, error)) => Err(error),
-                None => Ok((total.replace(CountMinSketch::new(1, 4)), documents.get())),
+        }
+        drop(local);
+        drop(input);
+        while !merged.done() {
+            worker.step_or_park(Some(std::time::Duration::from_millis(1)));
+            heartbeat.beat();
+            if heartbeat.aborted() {
+                return Err(JobError::Stopped);
             }
-        })?;
+        }
+        match failure.borrow_mut().take() {
+            Some((_, error)) => Err(error),
+            None => Ok((total.replace(CountMinSketch::new(1, 4)), documents.get())),
+        }
+    })?;
     let (sketch, documents) = results.into_iter().next().expect("at least one worker");
     Ok(IdfWeights::Corpus { sketch, documents })
 }
@@ -230,148 +226,137 @@ pub(crate) fn learn_boilerplate(
     let (spill_root, limit_bytes) = (topology.spill_dir.clone(), topology.spill_limit());
     let local_workers = topology.workers.max(1);
     let abort = Arc::new(AtomicBool::new(false));
-    let control = reading.control.clone();
-    let stop = abort.clone();
-    let results =
-        run_workers(topology, &control, fingerprint, traffic, &stop, move |worker, heartbeat| {
-            let index = worker.index();
-            let slot = index % reading.local_workers.max(1);
-            let plan = reading.kept.plan(slot, worker, heartbeat, &job)?;
-            // One copy of the learned set per process: its first worker keeps it.
-            let keeps_entries = index.is_multiple_of(local_workers);
-            let rule = rule.clone();
-            let dir = crate::spill::worker_folder(&spill_root, "boilerplate", index);
-            let _remove = RemoveDir(dir.clone());
-            let stats = Rc::new(RefCell::new(WorkerStats::default()));
-            let spill = Spill {
-                dir,
-                limit_bytes,
-                stats: stats.clone(),
-                error: Rc::new(RefCell::new(None)),
-                abort: abort.clone(),
-            };
-            let learned = Rc::new(RefCell::new(Vec::<u64>::new()));
-            let pages = Rc::new(Cell::new(0u64));
-            let failure: Rc<RefCell<Option<JobError>>> = Rc::new(RefCell::new(None));
-            let done = ProbeHandle::<u64>::new();
-            let (mut occurrences, mut notes) = worker.dataflow::<u64, _, _>(|scope| {
-                let (occurrences, stream) = scope.new_input::<Vec<Occurrence>>();
-                let (notes, note_stream) = scope.new_input::<Vec<Note>>();
-                // A host's occurrences meet on one worker; corpus-wide ones spread by line.
-                let by_scope = Exchange::new(|o: &Occurrence| {
-                    neardup_core::hash::route(if o.0 == neardup_text::CORPUS_SCOPE {
-                        o.1
-                    } else {
-                        o.0
-                    })
-                });
-                let rule = rule.clone();
-                let entries = collect_sorted(
-                    stream,
-                    by_scope,
-                    "LearnBoilerplate",
-                    spill.clone(),
-                    move || Ok(LearnDrain(Learner::new(rule.clone()))),
-                );
-                let learned = learned.clone();
-                entries
-                    .broadcast()
-                    .inspect(move |e| {
-                        if keeps_entries {
-                            learned.borrow_mut().push(*e);
-                        }
-                    })
-                    .probe_with(&done);
-                let (pages, failure) = (pages.clone(), failure.clone());
-                note_stream
-                    .broadcast()
-                    .inspect(move |note| {
-                        let error = match note {
-                            Note::Pages(n) => {
-                                pages.set(pages.get() + n);
-                                return;
-                            }
-                            Note::ReadFailed { worker, failure } => {
-                                failure.clone().into_error(*worker)
-                            }
-                            Note::SpillFailed { worker, message } => {
-                                JobError::Spill { worker: *worker, message: message.clone() }
-                            }
-                        };
-                        // Input errors (time 0) arrive before spill errors (time 1).
-                        failure.borrow_mut().get_or_insert(error);
-                    })
-                    .probe_with(&done);
-                (occurrences, notes)
+    let pass = Pass { control: reading.control.clone(), traffic, abort: abort.clone() };
+    let results = run_workers(topology, pass, fingerprint, move |worker, heartbeat| {
+        let index = worker.index();
+        let slot = index % reading.local_workers.max(1);
+        let plan = reading.kept.plan(slot, worker, heartbeat, &job)?;
+        // One copy of the learned set per process: its first worker keeps it.
+        let keeps_entries = index.is_multiple_of(local_workers);
+        let rule = rule.clone();
+        let dir = crate::spill::worker_folder(&spill_root, "boilerplate", index);
+        let _remove = RemoveDir(dir.clone());
+        let stats = Rc::new(RefCell::new(WorkerStats::default()));
+        let spill = Spill {
+            dir,
+            limit_bytes,
+            stats: stats.clone(),
+            error: Rc::new(RefCell::new(None)),
+            abort: abort.clone(),
+        };
+        let learned = Rc::new(RefCell::new(Vec::<u64>::new()));
+        let pages = Rc::new(Cell::new(0u64));
+        let failure: Rc<RefCell<Option<JobError>>> = Rc::new(RefCell::new(None));
+        let done = ProbeHandle::<u64>::new();
+        let (mut occurrences, mut notes) = worker.dataflow::<u64, _, _>(|scope| {
+            let (occurrences, stream) = scope.new_input::<Vec<Occurrence>>();
+            let (notes, note_stream) = scope.new_input::<Vec<Note>>();
+            // A host's occurrences meet on one worker; corpus-wide ones spread by line.
+            let by_scope = Exchange::new(|o: &Occurrence| {
+                neardup_core::hash::route(if o.0 == neardup_text::CORPUS_SCOPE { o.1 } else { o.0 })
             });
-            let (mut scratch, mut one) = (LineScratch::default(), Vec::new());
-            let mut local_pages = 0u64;
-            let (_totals, error) = reading.read(
-                &job,
-                &plan,
-                index,
-                &abort,
-                |record, lines| {
-                    if let Record::Doc(doc) = record
-                        && let Some(url) = doc.meta.as_deref().and_then(|m| m.url.as_deref())
-                    {
-                        // The lines' keys, computed as the record was kept, serve again when the
-                        // learned lines are left out.
-                        neardup_text::occurrences(lines, url, &rule, seed, &mut scratch, &mut one);
-                        if !one.is_empty() {
-                            local_pages += 1;
-                            one.drain(..).for_each(|o| occurrences.send(o));
-                        }
+            let rule = rule.clone();
+            let entries =
+                collect_sorted(stream, by_scope, "LearnBoilerplate", spill.clone(), move || {
+                    Ok(LearnDrain(Learner::new(rule.clone())))
+                });
+            let learned = learned.clone();
+            entries
+                .broadcast()
+                .inspect(move |e| {
+                    if keeps_entries {
+                        learned.borrow_mut().push(*e);
                     }
-                    false
-                },
-                || {
-                    worker.step();
-                    heartbeat.beat();
-                },
-            );
-            match error {
-                Some(ShareError::Input(e)) => {
-                    abort.store(true, Ordering::Relaxed);
-                    notes.send(Note::ReadFailed { worker: index, failure: ReadFailure::of(&e) });
+                })
+                .probe_with(&done);
+            let (pages, failure) = (pages.clone(), failure.clone());
+            note_stream
+                .broadcast()
+                .inspect(move |note| {
+                    let error = match note {
+                        Note::Pages(n) => {
+                            pages.set(pages.get() + n);
+                            return;
+                        }
+                        Note::ReadFailed { worker, failure } => failure.clone().into_error(*worker),
+                        Note::SpillFailed { worker, message } => {
+                            JobError::Spill { worker: *worker, message: message.clone() }
+                        }
+                    };
+                    // Input errors (time 0) arrive before spill errors (time 1).
+                    failure.borrow_mut().get_or_insert(error);
+                })
+                .probe_with(&done);
+            (occurrences, notes)
+        });
+        let (mut scratch, mut one) = (LineScratch::default(), Vec::new());
+        let mut local_pages = 0u64;
+        let (_totals, error) = reading.read(
+            &job,
+            &plan,
+            index,
+            &abort,
+            |record, lines| {
+                if let Record::Doc(doc) = record
+                    && let Some(url) = doc.meta.as_deref().and_then(|m| m.url.as_deref())
+                {
+                    // The lines' keys, computed as the record was kept, serve again when the
+                    // learned lines are left out.
+                    neardup_text::occurrences(lines, url, &rule, seed, &mut scratch, &mut one);
+                    if !one.is_empty() {
+                        local_pages += 1;
+                        one.drain(..).for_each(|o| occurrences.send(o));
+                    }
                 }
-                // Told the others with the spill errors of learning, below.
-                Some(ShareError::Keep(e)) => {
-                    spill.settle::<()>(0, Err(e));
-                }
-                None => {}
-            }
-            notes.send(Note::Pages(local_pages));
-            drop(occurrences);
-            // Once everything of time 0 is learned, each worker tells the others whether it
-            // could spill, so a spill error fails every process, not only this one.
-            notes.advance_to(1);
-            while done.less_equal(&0) {
-                worker.step_or_park(Some(std::time::Duration::from_millis(1)));
+                false
+            },
+            || {
+                worker.step();
                 heartbeat.beat();
-                if heartbeat.aborted() {
-                    return Err(JobError::Stopped);
-                }
+            },
+        );
+        match error {
+            Some(ShareError::Input(e)) => {
+                abort.store(true, Ordering::Relaxed);
+                notes.send(Note::ReadFailed { worker: index, failure: ReadFailure::of(&e) });
             }
-            if let Some(message) = spill.error.borrow().clone() {
-                let message = format!("boilerplate pass: {message}");
-                notes.send(Note::SpillFailed { worker: index, message });
+            // Told the others with the spill errors of learning, below.
+            Some(ShareError::Keep(e)) => {
+                spill.settle::<()>(0, Err(e));
             }
-            drop(notes);
-            while !done.done() {
-                worker.step_or_park(Some(std::time::Duration::from_millis(1)));
-                heartbeat.beat();
-                if heartbeat.aborted() {
-                    return Err(JobError::Stopped);
-                }
+            None => {}
+        }
+        notes.send(Note::Pages(local_pages));
+        drop(occurrences);
+        // Once everything of time 0 is learned, each worker tells the others whether it
+        // could spill, so a spill error fails every process, not only this one.
+        notes.advance_to(1);
+        while done.less_equal(&0) {
+            worker.step_or_park(Some(std::time::Duration::from_millis(1)));
+            heartbeat.beat();
+            if heartbeat.aborted() {
+                return Err(JobError::Stopped);
             }
-            if let Some(error) = failure.borrow_mut().take() {
-                return Err(error);
+        }
+        if let Some(message) = spill.error.borrow().clone() {
+            let message = format!("boilerplate pass: {message}");
+            notes.send(Note::SpillFailed { worker: index, message });
+        }
+        drop(notes);
+        while !done.done() {
+            worker.step_or_park(Some(std::time::Duration::from_millis(1)));
+            heartbeat.beat();
+            if heartbeat.aborted() {
+                return Err(JobError::Stopped);
             }
-            let entries = learned.replace(Vec::new());
-            let spilled = stats.borrow().spilled_bytes;
-            Ok((entries, pages.get(), spilled))
-        })?;
+        }
+        if let Some(error) = failure.borrow_mut().take() {
+            return Err(error);
+        }
+        let entries = learned.replace(Vec::new());
+        let spilled = stats.borrow().spilled_bytes;
+        Ok((entries, pages.get(), spilled))
+    })?;
     let spilled_bytes = results.iter().map(|r| r.2).sum();
     let (entries, pages, _) = results.into_iter().next().expect("at least one worker");
     let boilerplate = Boilerplate::new(entries, &config_rule, seed);

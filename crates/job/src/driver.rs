@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use neardup_text::Segmenter;
 
-use crate::cluster::{self, Topology};
+use crate::cluster::{self, Pass, Topology};
 use crate::config::JobConfig;
 use crate::corpus;
 use crate::error::{JobError, error_chain};
@@ -296,9 +296,10 @@ fn execute(
         boilerplate,
     };
     let traffic = count_traffic(true);
-    let body = move |worker: &mut _, heartbeat: &mut _| run_worker(worker, heartbeat, &context);
-    let results =
-        cluster::run_workers(topology, control, fingerprint, traffic.clone(), &abort, body)?;
+    let pass = Pass { control: control.clone(), traffic: traffic.clone(), abort };
+    let results = cluster::run_workers(topology, pass, fingerprint, move |worker, heartbeat| {
+        run_worker(worker, heartbeat, &context)
+    })?;
     let mut total = results.into_iter().next().expect("at least one worker");
     total.seconds.corpus_statistics = corpus_seconds;
     if let Some(traffic) = traffic {
