@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use neardup_job::Summary;
+use neardup_job::{JobError, Summary};
 
 use crate::dedup::{self, DedupArgs};
 use crate::error::{UsageError, hint};
@@ -123,11 +123,23 @@ where
             if let Some(hint) = hint(&e) {
                 eprintln!("hint: {hint}");
             }
-            if e.downcast_ref::<UsageError>().is_some() {
-                ExitCode::from(2)
-            } else {
-                ExitCode::from(1)
-            }
+            exit_code(&e)
         }
+    }
+}
+
+/// The exit code of a failed command: 2 for usage and job-file errors (processes of a
+/// cluster started with different settings too), 128 + the signal's number for a run a
+/// signal stopped (130 for SIGINT, 143 for SIGTERM), else 1.
+fn exit_code(e: &anyhow::Error) -> ExitCode {
+    if e.downcast_ref::<UsageError>().is_some() {
+        return ExitCode::from(2);
+    }
+    match e.chain().find_map(|cause| cause.downcast_ref::<JobError>()) {
+        Some(JobError::SettingsDiffer { .. }) => ExitCode::from(2),
+        Some(JobError::Interrupted { signal }) => {
+            ExitCode::from(u8::try_from(128 + signal).unwrap_or(1))
+        }
+        _ => ExitCode::from(1),
     }
 }

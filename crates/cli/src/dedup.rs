@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::Args;
-use neardup_job::{JobConfig, JobError, Progress, Summary, Topology};
+use neardup_job::{Interrupt, JobConfig, JobError, Progress, Summary, Topology};
 
 use crate::error::UsageError;
 use crate::settings::{KeepArg, MethodArg, Overrides, RemovalArg, job_spec, parse_bytes};
@@ -258,6 +258,8 @@ pub fn run(args: &DedupArgs) -> anyhow::Result<Summary> {
             config.output.display()
         );
     }
+    let interrupt = Interrupt::default();
+    let _handlers = SignalHandlers::install(&interrupt).context("cannot handle signals")?;
     let progress = Arc::new(Progress::default());
     let stop = Arc::new(AtomicBool::new(false));
     let reporter = (!args.quiet).then(|| {
@@ -265,13 +267,15 @@ pub fn run(args: &DedupArgs) -> anyhow::Result<Summary> {
         let total: u64 = config.inputs.iter().map(|f| f.bytes).sum();
         std::thread::spawn(move || report_progress(&progress, total, &stop))
     });
-    let outcome = neardup_job::run_with_progress(&config, &topology, progress);
+    let outcome = neardup_job::run_interruptible(&config, &topology, progress, &interrupt);
     stop.store(true, Ordering::Relaxed);
     if let Some(reporter) = reporter {
         let _ = reporter.join();
     }
     let summary = outcome.map_err(|e| match e {
-        JobError::TooManyRejects { .. } | JobError::Refused(_) => anyhow::Error::new(e),
+        JobError::TooManyRejects { .. }
+        | JobError::Refused(_)
+        | JobError::SettingsDiffer { .. } => anyhow::Error::new(e),
         other => anyhow::Error::new(other).context("the job failed; no _SUCCESS was written"),
     })?;
     if args.json {
@@ -280,6 +284,40 @@ pub fn run(args: &DedupArgs) -> anyhow::Result<Summary> {
         print_report(&summary, &config).context("cannot print the report")?;
     }
     Ok(summary)
+}
+
+/// SIGINT and SIGTERM handlers for the length of a run: the first signal asks the run to
+/// stop (it cleans up as a failed run and exits with 128 + the signal's number); a second
+/// one while it stops exits at once, leaving what the run holds for the next run to clear.
+struct SignalHandlers(Vec<signal_hook::SigId>);
+
+impl SignalHandlers {
+    fn install(interrupt: &Interrupt) -> std::io::Result<SignalHandlers> {
+        use signal_hook::consts::{SIGINT, SIGTERM};
+        let stopping = Arc::new(AtomicBool::new(false));
+        let mut ids = Vec::new();
+        for signal in [SIGINT, SIGTERM] {
+            // Handlers run in the order registered: this one sees whether an earlier
+            // signal already asked the run to stop.
+            ids.push(signal_hook::flag::register_conditional_shutdown(
+                signal,
+                128 + signal,
+                stopping.clone(),
+            )?);
+            let number = usize::try_from(signal).expect("signal numbers are positive");
+            ids.push(signal_hook::flag::register_usize(signal, interrupt.flag(), number)?);
+            ids.push(signal_hook::flag::register(signal, stopping.clone())?);
+        }
+        Ok(SignalHandlers(ids))
+    }
+}
+
+impl Drop for SignalHandlers {
+    fn drop(&mut self) {
+        for id in self.0.drain(..) {
+            signal_hook::low_level::unregister(id);
+        }
+    }
 }
 
 /// Prints the run's summary as `summary.json` holds it (process 0 writes that file; the

@@ -1,6 +1,7 @@
 //! Cluster runs: two `neardup` processes on 127.0.0.1 give the same outputs as one; a
-//! process whose port is still taken waits for it; a stalled or killed process fails the
-//! job naming it; a rerun into the same folder starts clean.
+//! process whose port is still taken waits for it; processes started with different
+//! settings refuse to run before changing anything; a stalled or killed process fails the
+//! job naming it, at any stage; a rerun into the same folder starts clean.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -35,15 +36,30 @@ fn neardup() -> Command {
 
 /// Starts process `p` of `n` with one worker each.
 fn start(p: usize, n: usize, hosts: &Path, input: &[&Path], out: &Path, extra: &[&str]) -> Child {
+    command(p, n, hosts, input, out, extra).spawn().unwrap()
+}
+
+/// The command of process `p` of `n`, with one worker unless `extra` says otherwise.
+fn command(
+    p: usize,
+    n: usize,
+    hosts: &Path,
+    input: &[&Path],
+    out: &Path,
+    extra: &[&str],
+) -> Command {
     let mut cmd = neardup();
-    cmd.args(["dedup", "-o", out.to_str().unwrap(), "-w", "1", "-q", "--log", "info"])
+    let workers = if extra.contains(&"-w") { &[][..] } else { &["-w", "1"][..] };
+    cmd.args(["dedup", "-o", out.to_str().unwrap(), "-q", "--log", "info"])
+        .args(workers)
         .args(["-n", &n.to_string(), "-p", &p.to_string(), "--hostfile", hosts.to_str().unwrap()])
         .args(extra)
         .arg("-i")
         .args(input)
         .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    cmd.spawn().unwrap()
+        .stderr(Stdio::piped())
+        .env_remove(neardup_io::failpoint::FAILPOINTS_ENV);
+    cmd
 }
 
 /// Waits for a child with a deadline, so a hang fails the test instead of blocking it.
@@ -325,4 +341,165 @@ fn two_processes_use_an_index_as_one_does() {
         outputs.push(render(&out));
     }
     assert_eq!(outputs[0], outputs[1]);
+}
+
+/// Every file below `dir` with its size and modification time.
+fn snapshot(dir: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(snapshot(&path));
+        } else {
+            let meta = std::fs::metadata(&path).unwrap();
+            files.push(format!("{} {} {:?}", path.display(), meta.len(), meta.modified().unwrap()));
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn processes_with_different_settings_refuse_to_run_and_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = repo().join("tests/fixtures/mixed.jsonl");
+    let out = dir.path().join("out");
+    // An earlier run's outputs, which a refused run must leave as they are.
+    let status = neardup()
+        .args(["dedup", "-w", "1", "-q", "-o", out.to_str().unwrap(), "-i"])
+        .arg(&input)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let before = snapshot(&out);
+    assert!(out.join("_SUCCESS").exists());
+    // The setting given to process 1 alone, how the error names it, and the two values.
+    let cases: [(&[&str], &str, &str, &str); 2] =
+        [(&["--threshold", "0.5"], "threshold", "0.8", "0.5"), (&["-w", "2"], "workers", "1", "2")];
+    for (extra, setting, default, given) in cases {
+        let hosts = hostfile(dir.path(), 2);
+        let p1 = start(1, 2, &hosts, &[&input], &out, extra);
+        let p0 = start(0, 2, &hosts, &[&input], &out, &[]);
+        for (p, child, ours, theirs, other) in
+            [(0, p0, default, given, 1), (1, p1, given, default, 0)]
+        {
+            let o = wait(child, Duration::from_secs(60));
+            let stderr = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{extra:?}, process {p}: {stderr}");
+            assert!(stderr.contains(setting), "{extra:?}, process {p} names {setting}: {stderr}");
+            assert!(
+                stderr.contains(&format!("process {other} has `")),
+                "{extra:?}, process {p} names process {other}: {stderr}"
+            );
+            let value = format!("{setting}` = {theirs}");
+            assert!(stderr.contains(&value), "{extra:?}, process {p}: {value}: {stderr}");
+            let this = format!("this process (process {p}) has ");
+            let here = stderr.split(&this).nth(1).unwrap_or_default();
+            assert!(here.contains(ours), "{extra:?}, process {p}: {this}{ours}: {stderr}");
+            assert!(!stderr.contains("panicked"), "{stderr}");
+        }
+        assert_eq!(snapshot(&out), before, "{extra:?}: the output folder is unchanged");
+    }
+}
+
+/// Process 1 dies (`abort`, as under `kill -9`) at `failpoint` while process 0 runs on;
+/// returns process 0's stderr and the spill folder's entries.
+fn kill_process_1_at(dir: &Path, failpoint: &str, input: &Path) -> (String, Vec<String>) {
+    let hosts = hostfile(dir, 2);
+    let out = dir.join("out");
+    let spill = dir.join("spill");
+    std::fs::create_dir(&spill).unwrap();
+    let extra = ["--spill-dir", spill.to_str().unwrap(), "--connect-timeout", "60"];
+    let mut p1 = command(1, 2, &hosts, &[input], &out, &extra);
+    p1.env(neardup_io::failpoint::FAILPOINTS_ENV, format!("{failpoint}=abort"));
+    let p1 = p1.spawn().unwrap();
+    let p0 = start(0, 2, &hosts, &[input], &out, &extra);
+    let p0_id = p0.id();
+    let killed = wait(p1, Duration::from_secs(60));
+    let said = String::from_utf8_lossy(&killed.stderr);
+    assert!(said.contains(&format!("failpoint {failpoint}: aborting")), "{failpoint}: {said}");
+    let o = wait(p0, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(1), "{failpoint}: {stderr}");
+    let named = "lost the connection to process 1";
+    assert!(stderr.contains(named), "{failpoint}: the lost process is named: {stderr}");
+    assert!(!stderr.contains("panicked"), "{failpoint}: no panics: {stderr}");
+    let summary = summary(&out);
+    assert_eq!(summary["status"], "failed", "{failpoint}");
+    assert!(summary["error"].as_str().unwrap().contains("process 1"), "{failpoint}: {summary}");
+    assert!(!out.join("_SUCCESS").exists(), "{failpoint}");
+    for folder in ["documents", "pairs"] {
+        assert!(!out.join(folder).exists(), "{failpoint}: no parts of the failed run");
+    }
+    assert!(!out.join(".lock").exists(), "{failpoint}: the lock is released");
+    let left: Vec<String> = std::fs::read_dir(&spill)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        !left.iter().any(|name| name.ends_with(&format!("-{p0_id}"))),
+        "{failpoint}: process 0's spill folder is removed: {left:?}"
+    );
+    (stderr, left)
+}
+
+#[test]
+fn a_process_killed_at_any_stage_fails_the_other_naming_it() {
+    let poems = repo().join("data-samples/zh-tang-poems");
+    let pages = repo().join("data-samples/web-templated");
+    // The main dataflow's stages, and between the pass that learns web templates and the
+    // main dataflow (no connection open then but the processes' own).
+    let cases = [
+        ("after-reading-and-signing", &poems),
+        ("after-buckets", &poems),
+        ("after-clustering", &poems),
+        ("after-corpus-passes", &pages),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    std::thread::scope(|scope| {
+        for lane in cases.chunks(2) {
+            let dir = dir.path();
+            scope.spawn(move || {
+                for (failpoint, input) in lane {
+                    let case = dir.join(failpoint);
+                    std::fs::create_dir(&case).unwrap();
+                    kill_process_1_at(&case, failpoint, input);
+                }
+            });
+        }
+    });
+}
+
+#[test]
+fn a_process_that_refuses_to_start_fails_the_others_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let poems = repo().join("data-samples/zh-tang-poems");
+    let out = dir.path().join("out");
+    // A one-process run holds the output folder's lock, waiting at a failpoint.
+    let release = dir.path().join("release");
+    let mut holder = neardup()
+        .args(["dedup", "-w", "1", "-q", "--log", "info", "-o", out.to_str().unwrap(), "-i"])
+        .arg(&poems)
+        .env(
+            neardup_io::failpoint::FAILPOINTS_ENV,
+            format!("after-buckets=wait:{}", release.display()),
+        )
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_line(&mut holder, "waiting for");
+    let hosts = hostfile(dir.path(), 2);
+    let p1 = start(1, 2, &hosts, &[&poems], &out, &[]);
+    let p0 = start(0, 2, &hosts, &[&poems], &out, &[]);
+    let o = wait(p0, Duration::from_secs(60));
+    let refused = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{refused}");
+    assert!(refused.contains("the run did not start"), "{refused}");
+    let o = wait(p1, Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("process 0 stopped: the run did not start"), "{stderr}");
+    std::fs::write(&release, "").unwrap();
+    let held = wait(holder, Duration::from_secs(60));
+    assert!(held.status.success(), "{}", String::from_utf8_lossy(&held.stderr));
 }

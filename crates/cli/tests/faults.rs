@@ -5,10 +5,14 @@
 //! Each case runs the release binary: week 1 into a fresh index, week 2 with a failpoint
 //! armed (it must fail), week 2 again, then week 3 against the index; the outputs of weeks
 //! 2 and 3, the kept files and the index are compared with those of three clean runs.
+//!
+//! A run stopped by SIGTERM or SIGINT, held at a stage (`wait:PATH`) or blocked reading,
+//! stops, cleans up as a failed run does and exits with the signal's conventional code.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use neardup_io::index::{Manifest, for_each_docs_batch};
 use neardup_io::{read_documents, read_pairs};
@@ -405,4 +409,135 @@ fn an_input_that_changes_during_a_run_fails_it() {
     succeeds(&again);
     let summary: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
     assert_eq!(summary["counts"]["records"], 700);
+}
+
+/// A run in `root` of `input` into `out`, spilling into `spill`, with `failpoint` armed,
+/// its stderr piped.
+fn held_run(root: &Path, input: &Path, failpoint: Option<&str>) -> Child {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_neardup"));
+    cmd.current_dir(root)
+        .args(["dedup", "-o", "out", "-q", "-w", "2", "--log", "info", "--spill-dir", "spill"])
+        .arg("-i")
+        .arg(input)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .env_remove(neardup_io::failpoint::FAILPOINTS_ENV);
+    if let Some(spec) = failpoint {
+        cmd.env(neardup_io::failpoint::FAILPOINTS_ENV, spec);
+    }
+    cmd.spawn().unwrap()
+}
+
+/// Reads the child's stderr until a line holds `needle`, then keeps reading it in the
+/// background; returns the lines so far and the rest, once the child ends.
+fn read_until(child: &mut Child, needle: &str) -> (String, std::thread::JoinHandle<String>) {
+    let mut reader = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "no line with {needle:?}: {seen}");
+        seen.push_str(&line);
+        if line.contains(needle) {
+            break;
+        }
+    }
+    let rest = std::thread::spawn(move || {
+        let mut rest = String::new();
+        let _ = reader.read_to_string(&mut rest);
+        rest
+    });
+    (seen, rest)
+}
+
+fn signal(child: &Child, name: &str) {
+    let sent = Command::new("kill").args([&format!("-{name}"), &child.id().to_string()]).status();
+    assert!(sent.unwrap().success(), "kill -{name}");
+}
+
+/// Waits for a child with a deadline, so a run that does not stop fails the test.
+fn wait_for(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("the run did not stop within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_signal_stops_a_run_at_any_stage_and_cleans_up() {
+    let poems = repo().join("data-samples/zh-tang-poems/poems.jsonl.gz");
+    let pages = repo().join("data-samples/web-templated/pages.warc.gz");
+    // What holds the run, the signal, and whether the hold is released after signalling
+    // (the driver waits in `after-corpus-passes`; the others hold a worker, which the run
+    // must not wait for).
+    let cases = [
+        ("reading", "TERM", 143),
+        ("after-corpus-passes", "TERM", 143),
+        ("after-buckets", "INT", 130),
+        ("after-clustering", "TERM", 143),
+    ];
+    let base = tempfile::tempdir().unwrap();
+    for (hold, name, code) in cases {
+        let root = base.path().join(hold);
+        std::fs::create_dir_all(root.join("spill")).unwrap();
+        let release = root.join("release");
+        let (mut child, needle) = match hold {
+            // A named pipe nobody writes to: the worker reading it blocks in `open`.
+            "reading" => {
+                let fifo = root.join("stalled.jsonl");
+                assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+                (held_run(&root, &fifo, None), "job started")
+            }
+            _ => {
+                let input = if hold == "after-corpus-passes" { &pages } else { &poems };
+                let spec = format!("{hold}=wait:{}", release.display());
+                (held_run(&root, input, Some(&spec)), "waiting for")
+            }
+        };
+        let (seen, rest) = read_until(&mut child, needle);
+        signal(&child, name);
+        if hold == "after-corpus-passes" {
+            std::fs::write(&release, "").unwrap();
+        }
+        let status = wait_for(&mut child, Duration::from_secs(60));
+        let stderr = format!("{seen}{}", rest.join().unwrap());
+        assert_eq!(status.code(), Some(code), "{hold}, SIG{name}: {stderr}");
+        assert!(stderr.contains(&format!("interrupted by SIG{name}")), "{hold}: {stderr}");
+        let out = root.join("out");
+        let summary: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+        assert_eq!(summary["status"], "failed", "{hold}");
+        let error = summary["error"].as_str().unwrap();
+        assert!(error.contains(&format!("interrupted by SIG{name}")), "{hold}: {error}");
+        assert!(!out.join(".lock").exists(), "{hold}: the lock is released");
+        assert!(!out.join("_SUCCESS").exists() && !out.join("documents").exists(), "{hold}");
+        let spilled: Vec<_> = std::fs::read_dir(root.join("spill")).unwrap().collect();
+        assert!(spilled.is_empty(), "{hold}: the spill folder is removed: {spilled:?}");
+        std::fs::write(&release, "").unwrap();
+    }
+}
+
+#[test]
+fn a_second_signal_while_stopping_exits_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join("spill")).unwrap();
+    let pages = repo().join("data-samples/web-templated/pages.warc.gz");
+    let release = root.join("release");
+    let spec = format!("after-corpus-passes=wait:{}", release.display());
+    let mut child = held_run(root, &pages, Some(&spec));
+    // The driver waits in the failpoint, so the first signal cannot be acted on yet.
+    let (_seen, rest) = read_until(&mut child, "waiting for");
+    signal(&child, "TERM");
+    std::thread::sleep(Duration::from_millis(200));
+    signal(&child, "INT");
+    let status = wait_for(&mut child, Duration::from_secs(30));
+    std::fs::write(&release, "").unwrap();
+    assert_eq!(status.code(), Some(130), "{}", rest.join().unwrap());
 }

@@ -2,19 +2,20 @@
 //! handling timely itself does not give.
 //!
 //! Timely connects the processes of a cluster at start and never re-admits one that
-//! leaves. A peer that dies makes timely's network thread for it panic; a peer that stalls
-//! makes everyone wait forever. So:
+//! leaves. A peer that dies breaks timely's connections to it; a peer that stalls makes
+//! everyone wait forever. So:
 //!
+//! - the processes connect through `mesh`, which compares their settings first, tells
+//!   each process when another ends (cleanly, with an error, or lost), and hands timely
+//!   connections whose breaking is recorded there instead of panicking timely's threads;
 //! - every worker sends a heartbeat once a second to all workers (a small broadcast
 //!   dataflow) carrying a fingerprint of the input list, and the driver fails the job when a
 //!   process has been silent longer than the watchdog, or lists different input files;
-//! - a lost connection is reported with the peer's process number (from the name of
-//!   timely's `timely:recv-N` thread, see [`capture_peer_failures`]);
+//! - the driver gives up on a signal or another process's end: it tells the workers to
+//!   stop, gives them a moment to leave, and returns without them;
 //! - worker results come back through shared slots, and on failure the driver does not
-//!   join timely's network threads (joining would block on a stalled peer, or re-panic).
+//!   join timely's network threads (joining would block on a stalled peer).
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -30,6 +31,7 @@ use timely::worker::Worker;
 use timely::{CommunicationConfig, WorkerConfig};
 
 use crate::error::JobError;
+use crate::mesh::{Control, PeerStream};
 use crate::traffic::Traffic;
 
 /// How the job is spread over threads and processes. Never changes results.
@@ -101,11 +103,11 @@ impl Topology {
     }
 }
 
-/// Starts the `threads` workers of process `process` of a cluster: connects to the other
-/// processes ([`connect`]) and hands the sockets to timely, as timely's own cluster
+/// Starts the `threads` workers of process `process` of a cluster on `sockets` (one to
+/// every other process, from [`crate::mesh::Mesh::pass_sockets`]), as timely's own cluster
 /// configuration would after connecting.
 fn execute_cluster<T, F>(
-    addresses: &[String],
+    sockets: Vec<Option<PeerStream>>,
     process: usize,
     threads: usize,
     traffic: Option<Arc<Traffic>>,
@@ -119,7 +121,6 @@ where
     use timely::communication::allocator::zero_copy::initialize::initialize_networking_from_sockets;
     use timely::communication::{AllocatorBuilder, Hooks};
 
-    let sockets = connect(addresses, process).map_err(|e| format!("cannot connect: {e}"))?;
     let mut hooks = Hooks::default();
     if let Some(traffic) = &traffic {
         hooks.log_fn = traffic.log_fn();
@@ -131,94 +132,6 @@ where
             .map_err(|e| format!("failed to initialize networking: {e}"))?;
     let builders = builders.into_iter().map(AllocatorBuilder::Tcp).collect();
     timely::execute::execute_from(builders, Box::new(guard), WorkerConfig::default(), run)
-}
-
-/// Connects process `me` to every other process of `addresses`: to each earlier one by
-/// connecting, retried every 10 ms until it listens, and from each later one by accepting;
-/// each side first sends its process number (a big-endian `u64`), as timely's own
-/// connector does. Timely's connector retries and polls for connections once a second,
-/// which added about a second to the start of every cluster run. Listening is retried too
-/// ([`listen`]): a pod's own DNS name may resolve only after it starts, and a port may
-/// still be held by a process that is ending; the caller's connect timeout bounds both.
-fn connect(addresses: &[String], me: usize) -> std::io::Result<Vec<Option<TcpStream>>> {
-    let later = addresses.len() - me - 1;
-    let acceptor = match later {
-        0 => None,
-        _ => {
-            let listener = listen(&addresses[me])?;
-            Some(std::thread::spawn(move || {
-                (0..later)
-                    .map(|_| {
-                        let (mut stream, _) = listener.accept()?;
-                        stream.set_nodelay(true)?;
-                        let mut number = [0u8; 8];
-                        stream.read_exact(&mut number)?;
-                        Ok((u64::from_be_bytes(number) as usize, stream))
-                    })
-                    .collect::<std::io::Result<Vec<_>>>()
-            }))
-        }
-    };
-    let mut sockets: Vec<Option<TcpStream>> = (0..addresses.len()).map(|_| None).collect();
-    for (peer, address) in addresses.iter().enumerate().take(me) {
-        let mut waited = Instant::now();
-        let mut stream = loop {
-            match TcpStream::connect(address) {
-                Ok(stream) => break stream,
-                Err(e) => {
-                    if waited.elapsed() >= Duration::from_secs(10) {
-                        tracing::info!(peer, address, error = %e, "waiting for a process to listen");
-                        waited = Instant::now();
-                    }
-                    std::thread::sleep(Duration::from_millis(10));
-                }
-            }
-        };
-        stream.set_nodelay(true)?;
-        stream.write_all(&(me as u64).to_be_bytes())?;
-        sockets[peer] = Some(stream);
-    }
-    if let Some(acceptor) = acceptor {
-        let accepted =
-            acceptor.join().map_err(|_| std::io::Error::other("the acceptor panicked"))?;
-        for (peer, stream) in accepted? {
-            if peer <= me || peer >= addresses.len() || sockets[peer].is_some() {
-                let message = format!("a connection announced itself as process {peer}");
-                return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, message));
-            }
-            sockets[peer] = Some(stream);
-        }
-    }
-    Ok(sockets)
-}
-
-/// Listens on `address`, retrying every 50 ms while its name does not resolve or its port
-/// is in use (a line at the first failure, a warning every 10 s); any other error (an
-/// address of another machine, a port it may not use) is returned at once.
-fn listen(address: &str) -> std::io::Result<TcpListener> {
-    let mut waited: Option<Instant> = None;
-    loop {
-        let error = match address.to_socket_addrs() {
-            Err(e) => e,
-            Ok(resolved) => match TcpListener::bind(&resolved.collect::<Vec<_>>()[..]) {
-                Ok(listener) => return Ok(listener),
-                Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => e,
-                Err(e) => return Err(e),
-            },
-        };
-        match waited {
-            None => {
-                tracing::info!(address, error = %error, "cannot listen yet on this process's address; retrying");
-                waited = Some(Instant::now());
-            }
-            Some(since) if since.elapsed() >= Duration::from_secs(10) => {
-                tracing::warn!(address, error = %error, "cannot listen yet on this process's address");
-                waited = Some(Instant::now());
-            }
-            Some(_) => {}
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// When each process was last heard from, when each local worker was last alive, and
@@ -409,33 +322,59 @@ fn peer_failure() -> Option<(usize, String)> {
     PEER_FAILURES.get()?.lock().ok()?.first().cloned()
 }
 
+/// How long workers are given to leave once the driver gives up, before it goes on
+/// without them (cleaning up the run's outputs, and exiting).
+const LEAVE: Duration = Duration::from_secs(1);
+
+/// What a pass of the workers shares with the driver besides their results.
+pub(crate) struct Pass {
+    /// What stops the pass from outside.
+    pub(crate) control: Control,
+    /// Counts the bytes the pass exchanges with the other processes.
+    pub(crate) traffic: Option<Arc<Traffic>>,
+    /// Set when the driver gives up (a signal, another process's end, a silent peer), so
+    /// the workers stop reading and writing; [`Heartbeat::aborted`] says so too, so they
+    /// stop waiting.
+    pub(crate) abort: Arc<AtomicBool>,
+}
+
 /// Runs `body` on every worker of this process and returns their results in worker order.
 ///
 /// `fingerprint` identifies the input list; processes that disagree fail the job.
 ///
 /// # Errors
 /// The first worker error; [`JobError::Connect`] when the processes do not connect in
-/// time; [`JobError::PeerSilent`], [`JobError::PeerLost`] or [`JobError::InputMismatch`]
-/// for cluster failures; [`JobError::WorkerFailed`] when a worker panics.
+/// time; [`JobError::Interrupted`] on a signal; [`JobError::PeerSilent`],
+/// [`JobError::PeerLost`], [`JobError::PeerFailed`] or [`JobError::InputMismatch`] for
+/// cluster failures; [`JobError::WorkerFailed`] when a worker panics.
 pub(crate) fn run_workers<T, F>(
     topology: &Topology,
+    pass: Pass,
     fingerprint: u64,
-    traffic: Option<Arc<Traffic>>,
     body: F,
 ) -> Result<Vec<T>, JobError>
 where
     T: Send + 'static,
     F: Fn(&mut Worker, &mut Heartbeat) -> Result<T, JobError> + Send + Sync + 'static,
 {
+    let Pass { control, traffic, abort } = pass;
+    let control = &control;
     let local = topology.workers;
     let slots: Slots<T> = Arc::new(Mutex::new((0..local).map(|_| None).collect()));
     let clock = Arc::new(PeerClock::new(topology.processes, local));
-    let abort = Arc::new(AtomicBool::new(false));
+    let given_up = Arc::new(AtomicBool::new(false));
     let process = topology.process;
+    if let Some(stop) = control.stop() {
+        return Err(stop);
+    }
+    let sockets = match (&control.mesh, topology.processes > 1) {
+        (Some(mesh), true) => Some(mesh.pass_sockets(&|| control.stop())?),
+        _ => None,
+    };
 
-    let (worker_slots, worker_clock, worker_abort) = (slots.clone(), clock.clone(), abort.clone());
+    let (worker_slots, worker_clock) = (slots.clone(), clock.clone());
+    let worker_abort = given_up.clone();
     let config = topology.timely_config();
-    let cluster = (topology.processes > 1).then(|| (topology.addresses.clone(), local));
     let worker_traffic = traffic.clone();
     let (started, connected) = std::sync::mpsc::channel();
     std::thread::Builder::new()
@@ -460,10 +399,8 @@ where
                 heartbeat.close();
                 worker_slots.lock().expect("slots lock")[slot] = Some(result);
             };
-            let guards = match cluster {
-                Some((addresses, threads)) => {
-                    execute_cluster(&addresses, process, threads, traffic, run)
-                }
+            let guards = match sockets {
+                Some(sockets) => execute_cluster(sockets, process, local, traffic, run),
                 None => timely::execute(config, run),
             };
             let _ = started.send(guards);
@@ -495,23 +432,33 @@ where
         if filled || finished {
             break;
         }
-        if topology.processes > 1 {
+        let cause = control.stop().or_else(|| {
+            if topology.processes == 1 {
+                return None;
+            }
             if let Some(other) = *clock.mismatch.lock().expect("clock lock") {
-                abort.store(true, Ordering::Relaxed);
-                std::mem::forget(guards);
-                return Err(JobError::InputMismatch { process: other });
+                return Some(JobError::InputMismatch { process: other });
             }
             if let Some((stuck, quiet)) = clock.stuck(topology.watchdog) {
-                abort.store(true, Ordering::Relaxed);
-                std::mem::forget(guards);
                 let worker = process * local + stuck;
-                return Err(JobError::WorkerStalled { worker, process, seconds: quiet.as_secs() });
+                return Some(JobError::WorkerStalled { worker, process, seconds: quiet.as_secs() });
             }
-            if let Some((silent, quiet)) = clock.silent(topology.watchdog) {
-                abort.store(true, Ordering::Relaxed);
-                std::mem::forget(guards);
-                return Err(JobError::PeerSilent { process: silent, seconds: quiet.as_secs() });
+            let (silent, quiet) = clock.silent(topology.watchdog)?;
+            Some(JobError::PeerSilent { process: silent, seconds: quiet.as_secs() })
+        });
+        if let Some(cause) = cause {
+            // The workers stop reading, writing and waiting; those in a long step (a
+            // blocked read, a sort) are left behind after a moment.
+            given_up.store(true, Ordering::Relaxed);
+            abort.store(true, Ordering::Relaxed);
+            let deadline = Instant::now() + LEAVE;
+            while Instant::now() < deadline
+                && !slots.lock().expect("slots lock").iter().all(Option::is_some)
+            {
+                std::thread::sleep(Duration::from_millis(10));
             }
+            std::mem::forget(guards);
+            return Err(cause);
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -520,26 +467,10 @@ where
         std::mem::take(&mut *slots.lock().expect("slots lock"));
     let failed = results.iter().any(|r| !matches!(r, Some(Ok(_))));
     if failed {
-        // Timely's network threads may be stuck on a dead or stalled peer, or have panicked:
-        // leave them, rather than join them.
+        // Timely's network threads may be stuck on a dead or stalled peer: leave them,
+        // rather than join them.
         std::mem::forget(guards);
-        for (local_index, result) in results.into_iter().enumerate() {
-            match result {
-                Some(Ok(_)) => {}
-                Some(Err(e)) => return Err(e),
-                None => {
-                    if let Some((peer, message)) = peer_failure() {
-                        return Err(JobError::PeerLost { process: peer, message });
-                    }
-                    let worker = process * local + local_index;
-                    return Err(JobError::WorkerFailed {
-                        worker,
-                        message: "the worker stopped without a result (see the panic above)".into(),
-                    });
-                }
-            }
-        }
-        unreachable!("a failed run has a failed slot");
+        return Err(failure(results, process * local, control));
     }
     // Every worker delivered. Join the threads if they finish promptly (they do unless a peer
     // vanished right at the end, which no longer matters for the result).
@@ -547,7 +478,8 @@ where
     while !guards.guards().iter().all(|g| g.is_finished()) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(10));
     }
-    if guards.guards().iter().all(|g| g.is_finished()) && peer_failure().is_none() {
+    let lost = control.mesh.as_ref().is_some_and(|m| m.ends.any_lost());
+    if guards.guards().iter().all(|g| g.is_finished()) && peer_failure().is_none() && !lost {
         drop(guards.join());
     } else {
         std::mem::forget(guards);
@@ -559,6 +491,38 @@ where
             _ => unreachable!("checked above: every slot holds a result"),
         })
         .collect())
+}
+
+/// The error of a run some of whose workers (`first_worker` on) failed or delivered
+/// nothing: a worker's own error first, then what became of another process.
+fn failure<T>(
+    results: Vec<Option<Result<T, JobError>>>,
+    first_worker: usize,
+    control: &Control,
+) -> JobError {
+    let mut missing = None;
+    for (local_index, result) in results.into_iter().enumerate() {
+        match result {
+            Some(Err(JobError::Stopped)) | Some(Ok(_)) => {}
+            Some(Err(e)) => return e,
+            None => {
+                missing.get_or_insert(first_worker + local_index);
+            }
+        }
+    }
+    if let Some(e) = control.stop().or_else(|| control.peer_failure(Duration::ZERO)) {
+        return e;
+    }
+    if let Some((peer, message)) = peer_failure() {
+        return JobError::PeerLost { process: peer, message };
+    }
+    match missing {
+        Some(worker) => JobError::WorkerFailed {
+            worker,
+            message: "the worker stopped without a result (see the panic above)".into(),
+        },
+        None => JobError::Stopped,
+    }
 }
 
 /// The smallest budget a run keeps to: below it, what every run needs whatever its budget

@@ -34,9 +34,10 @@ use neardup_text::{Boilerplate, Learner, LineKey, LineScratch, Occurrence};
 use timely::dataflow::channels::pact::Exchange;
 
 use crate::cluster::Topology;
-use crate::cluster::run_workers;
+use crate::cluster::{Pass, run_workers};
 use crate::config::JobConfig;
 use crate::error::{JobError, ReadFailure};
+use crate::mesh::Control;
 use crate::operators::collect::{Drain, Spill, collect_sorted};
 use crate::progress::Progress;
 use crate::sign::{IdfWeights, kept_page_text};
@@ -72,7 +73,8 @@ pub(crate) fn document_frequencies(
     let traffic = reading.traffic.clone();
     let analyzer = analyzer.clone();
     let abort = Arc::new(AtomicBool::new(false));
-    let results = run_workers(topology, fingerprint, traffic, move |worker, heartbeat| {
+    let pass = Pass { control: reading.control.clone(), traffic, abort: abort.clone() };
+    let results = run_workers(topology, pass, fingerprint, move |worker, heartbeat| {
         let index = worker.index();
         let slot = index % reading.local_workers.max(1);
         let plan = reading.kept.plan(slot, worker, heartbeat, &job)?;
@@ -155,6 +157,9 @@ pub(crate) fn document_frequencies(
         while !merged.done() {
             worker.step_or_park(Some(std::time::Duration::from_millis(1)));
             heartbeat.beat();
+            if heartbeat.aborted() {
+                return Err(JobError::Stopped);
+            }
         }
         match failure.borrow_mut().take() {
             Some((_, error)) => Err(error),
@@ -221,7 +226,8 @@ pub(crate) fn learn_boilerplate(
     let (spill_root, limit_bytes) = (topology.spill_dir.clone(), topology.spill_limit());
     let local_workers = topology.workers.max(1);
     let abort = Arc::new(AtomicBool::new(false));
-    let results = run_workers(topology, fingerprint, traffic, move |worker, heartbeat| {
+    let pass = Pass { control: reading.control.clone(), traffic, abort: abort.clone() };
+    let results = run_workers(topology, pass, fingerprint, move |worker, heartbeat| {
         let index = worker.index();
         let slot = index % reading.local_workers.max(1);
         let plan = reading.kept.plan(slot, worker, heartbeat, &job)?;
@@ -328,6 +334,9 @@ pub(crate) fn learn_boilerplate(
         while done.less_equal(&0) {
             worker.step_or_park(Some(std::time::Duration::from_millis(1)));
             heartbeat.beat();
+            if heartbeat.aborted() {
+                return Err(JobError::Stopped);
+            }
         }
         if let Some(message) = spill.error.borrow().clone() {
             let message = format!("boilerplate pass: {message}");
@@ -337,6 +346,9 @@ pub(crate) fn learn_boilerplate(
         while !done.done() {
             worker.step_or_park(Some(std::time::Duration::from_millis(1)));
             heartbeat.beat();
+            if heartbeat.aborted() {
+                return Err(JobError::Stopped);
+            }
         }
         if let Some(error) = failure.borrow_mut().take() {
             return Err(error);
@@ -379,6 +391,8 @@ pub(crate) struct Reading {
     pub progress: Option<Arc<Progress>>,
     /// Counts the bytes the pass exchanges with other processes.
     pub traffic: Option<Arc<Traffic>>,
+    /// What stops the pass from outside: a signal, another process's end.
+    pub control: Control,
 }
 
 impl Reading {

@@ -1,6 +1,7 @@
 //! The driver: prepares the folders a run changes, runs the corpus passes and the workers'
 //! dataflow, and commits the outputs.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -8,10 +9,12 @@ use std::time::Instant;
 
 use neardup_text::Segmenter;
 
-use crate::cluster::{self, Topology};
+use crate::cluster::{self, Pass, Topology};
 use crate::config::JobConfig;
 use crate::corpus;
-use crate::error::JobError;
+use crate::error::{JobError, error_chain};
+use crate::interrupt::Interrupt;
+use crate::mesh::{Control, Mesh};
 use crate::outputs::{self, BOILERPLATE_FILE};
 use crate::progress::Progress;
 use crate::sign::Signer;
@@ -27,13 +30,17 @@ use crate::worker_report::WorkerReport;
 /// The output folder is cleared of earlier parts and markers first. On success it holds
 /// `pairs/`, `documents/`, `summary.json` and, written last, `_SUCCESS`. On failure it holds
 /// `summary.json` with the error and no `_SUCCESS`; parts are removed unless the failure is
-/// only the reject ratio, whose parts show what was rejected. In a cluster, every process
-/// writes its own parts and process 0 writes the summary and the marker, once every part
-/// of every process is in place; every process returns the same outcome.
+/// only the reject ratio, whose parts show what was rejected. In a cluster, the processes
+/// first connect and compare every setting that changes results, and refuse to run before
+/// changing any folder when they differ; then every process writes its own parts and
+/// process 0 writes the summary and the marker, once every part of every process is in
+/// place; every process returns the same outcome, and a process that ends early fails the
+/// others naming it.
 ///
 /// # Errors
 /// [`JobError`] for unreadable input (unless rejected by configuration), unwritable output,
-/// too many rejects, a lost or silent process, or a worker failure.
+/// too many rejects, processes with different settings, a lost or silent process, or a
+/// worker failure.
 pub fn run(config: &JobConfig, topology: &Topology) -> Result<Summary, JobError> {
     run_with_progress(config, topology, Arc::new(Progress::default()))
 }
@@ -47,17 +54,105 @@ pub fn run_with_progress(
     topology: &Topology,
     progress: Arc<Progress>,
 ) -> Result<Summary, JobError> {
+    run_interruptible(config, topology, progress, &Interrupt::default())
+}
+
+/// As [`run_with_progress`], stopping early once `interrupt` is set (by a signal): the
+/// workers are told to stop and given a moment, then the run cleans up as a failed run
+/// does (no parts, a failed `summary.json`, locks released, spill folder removed).
+///
+/// # Errors
+/// As [`run`]; [`JobError::Interrupted`] when stopped so.
+pub fn run_interruptible(
+    config: &JobConfig,
+    topology: &Topology,
+    progress: Arc<Progress>,
+    interrupt: &Interrupt,
+) -> Result<Summary, JobError> {
     let start = Instant::now();
     let config = &config.clone().with_record_limit(topology.memory_budget);
+    // A cluster's processes agree on their settings before any folder is changed, and stay
+    // connected, so that each learns when another ends.
+    let mesh = match topology.processes {
+        1 => None,
+        _ => Some(Arc::new(Mesh::join(
+            &topology.addresses,
+            topology.process,
+            &agreed_settings(config, topology),
+            topology.connect_timeout,
+            interrupt,
+        )?)),
+    };
+    let control = Control { mesh, interrupt: interrupt.clone() };
+    let result = prepare_and_execute(config, topology, &control, start, progress);
+    if let Some(mesh) = &control.mesh {
+        mesh.end(result.as_ref().err().map(|e| error_chain(e)).as_deref());
+    }
+    result
+}
+
+/// The run once the processes agree: prepares the folders, runs, and commits or cleans up.
+fn prepare_and_execute(
+    config: &JobConfig,
+    topology: &Topology,
+    control: &Control,
+    start: Instant,
+    progress: Arc<Progress>,
+) -> Result<Summary, JobError> {
     // Locks, the file lists and the spill folder, held until the run ends.
     let mut held = outputs::prepare(config, topology)?;
     let topology = outputs::with_spill_dir(topology, &held);
     let mut boilerplate = None;
-    let outcome = execute(config, &topology, start, progress, &mut boilerplate);
+    let mut outcome = execute(config, &topology, control, start, progress, &mut boilerplate);
+    // A signal once the workers are done still stops the run before it commits.
+    if let (Ok(_), Some(interrupted)) = (&outcome, control.interrupt.error()) {
+        outcome = Err(interrupted);
+    }
     let result =
         outputs::finish(config, &topology, outcome, boilerplate.as_deref(), start, &mut held);
     drop(held);
     result
+}
+
+/// Every setting the processes of a cluster must share, flattened to `key = value`: the
+/// job file's settings as resolved (with the record limit the memory budget gives), the
+/// versions, the topology, the inputs and the folders written.
+fn agreed_settings(config: &JobConfig, topology: &Topology) -> BTreeMap<String, String> {
+    let mut settings = BTreeMap::new();
+    flatten("", &serde_json::to_value(&config.spec).expect("the spec serialises"), &mut settings);
+    let files = config.inputs.len();
+    let fingerprint = config.input_fingerprint();
+    let index = config.index.as_ref().map(|plan| format!("{} ({})", plan.generation, plan.folder));
+    let kept = config.write_kept.as_ref().map(|dir| dir.display().to_string());
+    for (key, value) in [
+        ("neardup_version", env!("CARGO_PKG_VERSION").to_string()),
+        ("signature_version", neardup_core::SIGNATURE_VERSION.to_string()),
+        ("workers", topology.workers.to_string()),
+        ("processes", topology.processes.to_string()),
+        ("inputs", format!("{files} files (fingerprint {fingerprint:016x})")),
+        ("web_pages", config.web_pages.to_string()),
+        ("output", config.output.display().to_string()),
+        ("write_kept", kept.unwrap_or_else(|| "none".into())),
+        ("index.generation", index.unwrap_or_else(|| "none".into())),
+    ] {
+        settings.insert(key.to_string(), value);
+    }
+    settings
+}
+
+/// Adds `value`'s leaves to `out` under their dotted paths below `prefix`.
+fn flatten(prefix: &str, value: &serde_json::Value, out: &mut BTreeMap<String, String>) {
+    match value {
+        serde_json::Value::Object(fields) => {
+            for (name, field) in fields {
+                let key = if prefix.is_empty() { name.clone() } else { format!("{prefix}.{name}") };
+                flatten(&key, field, out);
+            }
+        }
+        leaf => {
+            out.insert(prefix.to_string(), leaf.to_string());
+        }
+    }
 }
 
 /// The boilerplate a run in `output` learned and left out of its pages under `spec`, or
@@ -99,6 +194,7 @@ pub(crate) const CORPUS_FAILPOINT: &str = "after-corpus-passes";
 fn execute(
     config: &JobConfig,
     topology: &Topology,
+    control: &Control,
     start: Instant,
     progress: Arc<Progress>,
     learned_set: &mut Option<Arc<neardup_text::Boilerplate>>,
@@ -130,6 +226,7 @@ fn execute(
         limit_bytes: topology.spill_limit(),
         progress: Some(progress.clone()),
         traffic: traffic.clone(),
+        control: control.clone(),
     };
     let boilerplate = if config.needs_boilerplate() {
         let pass =
@@ -181,11 +278,12 @@ fn execute(
         .map(|f| Arc::from(f.path.display().to_string()))
         .collect::<Vec<_>>()
         .into();
+    let abort = Arc::new(AtomicBool::new(false));
     let context = RunContext {
         job,
         signer,
         sources,
-        abort: Arc::new(AtomicBool::new(false)),
+        abort: abort.clone(),
         progress,
         start,
         learned,
@@ -198,10 +296,10 @@ fn execute(
         boilerplate,
     };
     let traffic = count_traffic(true);
-    let results =
-        cluster::run_workers(topology, fingerprint, traffic.clone(), move |worker, heartbeat| {
-            run_worker(worker, heartbeat, &context)
-        })?;
+    let pass = Pass { control: control.clone(), traffic: traffic.clone(), abort };
+    let results = cluster::run_workers(topology, pass, fingerprint, move |worker, heartbeat| {
+        run_worker(worker, heartbeat, &context)
+    })?;
     let mut total = results.into_iter().next().expect("at least one worker");
     total.seconds.corpus_statistics = corpus_seconds;
     if let Some(traffic) = traffic {

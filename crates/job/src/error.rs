@@ -143,6 +143,40 @@ pub enum JobError {
         /// What the network thread reported.
         message: String,
     },
+    /// A process of the cluster stopped with an error of its own, and said so.
+    #[error("process {process} stopped: {message}")]
+    PeerFailed {
+        /// The process that stopped.
+        process: usize,
+        /// Its error.
+        message: String,
+    },
+    /// The processes of a cluster were started with different settings; they stop before
+    /// changing any folder.
+    #[error(
+        "the run did not start, and changed nothing: process {process} has {}, where this process (process {this}) has {}; start every process with the same job file, flags and binary",
+        settings_list(.differences, |(setting, _, theirs)| format!("`{setting}` = {theirs}")),
+        settings_list(.differences, |(_, ours, _)| ours.clone())
+    )]
+    SettingsDiffer {
+        /// The other process.
+        process: usize,
+        /// This process.
+        this: usize,
+        /// The settings that differ (a job-file key, `workers`, `inputs`, ...), in key
+        /// order: each with this process's value and the other's.
+        differences: Vec<(String, String, String)>,
+    },
+    /// The run was stopped by a signal (SIGTERM or SIGINT).
+    #[error("the run was interrupted by {}", signal_name(*.signal))]
+    Interrupted {
+        /// The signal's number.
+        signal: i32,
+    },
+    /// A worker stopped because the run gave up elsewhere (another worker's or process's
+    /// failure, a signal); the cause is reported instead.
+    #[error("stopped: the job failed elsewhere")]
+    Stopped,
     /// A worker of this process stopped making progress (blocked in I/O, say).
     #[error(
         "worker {worker} of process {process} has made no progress for {seconds} s (blocked reading or writing?); the job cannot finish without it"
@@ -171,6 +205,29 @@ pub enum JobError {
         /// The panic message.
         message: String,
     },
+}
+
+/// The first few `differences`, each as `show` puts it, joined.
+fn settings_list(
+    differences: &[(String, String, String)],
+    show: impl Fn(&(String, String, String)) -> String,
+) -> String {
+    const SHOWN: usize = 8;
+    let mut list: Vec<String> = differences.iter().take(SHOWN).map(show).collect();
+    if differences.len() > SHOWN {
+        list.push(format!("{} more", differences.len() - SHOWN));
+    }
+    list.join(", ")
+}
+
+/// The conventional name of signal `signal`.
+pub(crate) fn signal_name(signal: i32) -> String {
+    match signal {
+        2 => "SIGINT".into(),
+        15 => "SIGTERM".into(),
+        1 => "SIGHUP".into(),
+        other => format!("signal {other}"),
+    }
 }
 
 /// An error and its sources on one line.

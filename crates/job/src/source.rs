@@ -87,7 +87,7 @@ impl ReadPlan {
             worker.step_or_park(Some(Duration::from_millis(1)));
             heartbeat.beat();
             if heartbeat.aborted() {
-                return Err(JobError::Start("stopped: the job failed elsewhere".into()));
+                return Err(JobError::Stopped);
             }
         }
         let mut per_file = vec![vec![0u64; peers]; job.inputs.len()];

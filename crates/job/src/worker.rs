@@ -392,7 +392,7 @@ pub(crate) fn run_worker(
         worker.step_or_park(Some(Duration::from_millis(1)));
         heartbeat.beat();
         if heartbeat.aborted() {
-            return Err(JobError::Start("stopped: the job failed elsewhere".into()));
+            return Err(JobError::Stopped);
         }
         let now = start.elapsed().as_secs_f64();
         let mut done = stage_done.borrow_mut();
@@ -402,6 +402,9 @@ pub(crate) fn run_worker(
                 *slot = Some(now);
                 if index == 0 {
                     tracing::info!(stage = stage.name(), seconds = now, "stage done");
+                }
+                // In every process, so that a test can stop any one of them there.
+                if first_of_process {
                     neardup_io::failpoint::crash(&stage.failpoint());
                 }
             }
