@@ -184,8 +184,7 @@ struct Outcome {
 /// invariants; returns what it read.
 fn read_checked(path: &Path) -> Result<Outcome, String> {
     let format = Format::of(path).ok_or("no format")?;
-    let file =
-        InputFile { index: 3, path: path.to_path_buf(), format, bytes: 0, modified_ns: None };
+    let file = InputFile { index: 3, path: path.to_path_buf(), format, bytes: 0, version: None };
     let fields = FieldNames { max_record_bytes: LIMIT, ..FieldNames::default() };
     let mut reader = match RecordReader::open(&file, &fields, OnReadError::Reject) {
         Ok(r) => r,

@@ -291,11 +291,38 @@ pub fn run(args: &DedupArgs) -> anyhow::Result<Summary> {
 /// one while it stops exits at once, leaving what the run holds for the next run to clear.
 struct SignalHandlers(Vec<signal_hook::SigId>);
 
+/// Runs going on in this process (tests run several in one).
+static RUNS: std::sync::Mutex<usize> = std::sync::Mutex::new(0);
+
+/// Set while no run goes on: SIGINT and SIGTERM then act as they do by default (the
+/// process ends), as they did before the first run. Unregistering a run's handlers leaves
+/// signal-hook's own handler installed, which would otherwise ignore them.
+fn default_action() -> &'static Arc<AtomicBool> {
+    static DEFAULT: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
+    DEFAULT.get_or_init(|| {
+        let flag = Arc::new(AtomicBool::new(true));
+        for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+            // Registered before any run's handlers, so it acts first, and only while idle.
+            // It fails only for signals that cannot be caught, which these are not.
+            let _ = signal_hook::flag::register_conditional_default(signal, flag.clone());
+        }
+        flag
+    })
+}
+
 impl SignalHandlers {
     fn install(interrupt: &Interrupt) -> std::io::Result<SignalHandlers> {
         use signal_hook::consts::{SIGINT, SIGTERM};
+        let idle = default_action();
+        {
+            let mut runs = RUNS.lock().expect("runs lock");
+            *runs += 1;
+            idle.store(false, Ordering::SeqCst);
+        }
         let stopping = Arc::new(AtomicBool::new(false));
-        let mut ids = Vec::new();
+        // Made before anything can fail, so that dropping it undoes what was done.
+        let mut handlers = SignalHandlers(Vec::new());
+        let ids = &mut handlers.0;
         for signal in [SIGINT, SIGTERM] {
             // Handlers run in the order registered: this one sees whether an earlier
             // signal already asked the run to stop.
@@ -308,7 +335,7 @@ impl SignalHandlers {
             ids.push(signal_hook::flag::register_usize(signal, interrupt.flag(), number)?);
             ids.push(signal_hook::flag::register(signal, stopping.clone())?);
         }
-        Ok(SignalHandlers(ids))
+        Ok(handlers)
     }
 }
 
@@ -316,6 +343,11 @@ impl Drop for SignalHandlers {
     fn drop(&mut self) {
         for id in self.0.drain(..) {
             signal_hook::low_level::unregister(id);
+        }
+        let mut runs = RUNS.lock().expect("runs lock");
+        *runs -= 1;
+        if *runs == 0 {
+            default_action().store(true, Ordering::SeqCst);
         }
     }
 }

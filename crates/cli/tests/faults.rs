@@ -537,7 +537,10 @@ fn a_second_signal_while_stopping_exits_at_once() {
     signal(&child, "TERM");
     std::thread::sleep(Duration::from_millis(200));
     signal(&child, "INT");
+    // It ends while still held: the second signal's own code, 130 (or 143, should a busy
+    // machine deliver both at once, the lower-numbered SIGINT first).
     let status = wait_for(&mut child, Duration::from_secs(30));
     std::fs::write(&release, "").unwrap();
-    assert_eq!(status.code(), Some(130), "{}", rest.join().unwrap());
+    let code = status.code();
+    assert!(matches!(code, Some(130 | 143)), "{code:?}: {}", rest.join().unwrap());
 }

@@ -242,6 +242,67 @@ fn an_s3_prefix_reads_like_the_same_folder_on_disk() {
 }
 
 #[test]
+fn an_object_that_changes_during_a_run_fails_it_and_runs_inside_a_prefix_are_left_out() {
+    let Some(s3) = S3::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    s3.put("/crawl", b"");
+    let fixture = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/mixed.jsonl"),
+    )
+    .unwrap();
+    s3.put("/crawl/in/a.jsonl", &fixture);
+    // A run's outputs and kept dataset written below the input prefix.
+    let mut cmd = s3.neardup();
+    cmd.args(["dedup", "-q", "-i", "s3://crawl/in/", "-o", "s3://crawl/in/run1"]);
+    cmd.args(["--write-kept", "s3://crawl/in/kept1"]);
+    let first = run(cmd, Duration::from_secs(120));
+    assert!(first.status.success(), "{first:?}");
+    // The next run over the prefix (spelled with its slash) reads the input alone.
+    let out = dir.path().join("again");
+    let mut cmd = s3.neardup();
+    cmd.args(["dedup", "-q", "-i", "s3://crawl/in/", "-o"]).arg(&out);
+    let again = run(cmd, Duration::from_secs(120));
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert!(again.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("s3://crawl/in/run1") && stderr.contains("s3://crawl/in/kept1"),
+        "{stderr}"
+    );
+    assert_eq!(summary(&out)["input_files"], 1);
+
+    // The object replaced while the run is held after reading it: the kept copy, read
+    // again, would come from the new version; every read is pinned to the listed one.
+    let go = dir.path().join("go");
+    let mut cmd = s3.neardup();
+    cmd.args(["dedup", "-q", "-i", "s3://crawl/in/a.jsonl", "-o"]).arg(dir.path().join("held"));
+    cmd.arg("--write-kept").arg(dir.path().join("kept"));
+    cmd.env("NEARDUP_FAILPOINTS", format!("after-reading-and-signing=wait:{}", go.display()));
+    let mut held = cmd.stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let mut stderr = BufReader::new(held.stderr.take().unwrap());
+    let mut said = String::new();
+    while !said.contains("waiting for") {
+        let mut line = String::new();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "{said}");
+        said.push_str(&line);
+    }
+    let mut changed = fixture.clone();
+    changed.extend_from_slice(b"{\"id\":\"late\",\"text\":\"written while the run read\"}\n");
+    s3.put("/crawl/in/a.jsonl", &changed);
+    std::fs::write(&go, b"").unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    let status = held.wait().unwrap();
+    assert_eq!(status.code(), Some(1), "{said}{rest}");
+    assert!(
+        rest.contains("s3://crawl/in/a.jsonl") && rest.contains("changed since the run listed it"),
+        "{rest}"
+    );
+    assert!(
+        !dir.path().join("held/_SUCCESS").exists() && !dir.path().join("kept/_SUCCESS").exists()
+    );
+}
+
+#[test]
 fn reading_from_a_missing_bucket_fails_naming_it() {
     let Some(s3) = S3::start() else { return };
     let dir = tempfile::tempdir().unwrap();

@@ -27,12 +27,16 @@ pub enum Error {
         source: std::io::Error,
     },
     /// An input file changed (written, truncated or replaced) after the run listed it.
-    #[error("input \"{}\" changed while the run read it ({detail}); a run reads its inputs as they were when it started: rerun once the file is complete", .path.display())]
+    #[error("input \"{}\" changed while the run read it ({}); a run reads its inputs as they were when it started: rerun once the file is complete", .path.display(), describe_change(*.listed_bytes, *.bytes_now, *.rewritten))]
     InputChanged {
         /// The file.
         path: PathBuf,
-        /// What changed.
-        detail: String,
+        /// Its size when listed.
+        listed_bytes: u64,
+        /// Its size now.
+        bytes_now: u64,
+        /// Whether its version (modification time, ETag) is another.
+        rewritten: bool,
     },
     /// A whole file could not be read.
     #[error("cannot read \"{}\"", .path.display())]
@@ -246,6 +250,18 @@ pub enum Error {
 
 /// Result type of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// "10 bytes when listed, 4 bytes now, modified since it was listed".
+fn describe_change(listed_bytes: u64, bytes_now: u64, rewritten: bool) -> String {
+    let mut parts = Vec::new();
+    if listed_bytes != bytes_now {
+        parts.push(format!("{listed_bytes} bytes when listed, {bytes_now} bytes now"));
+    }
+    if rewritten {
+        parts.push("modified since it was listed".to_string());
+    }
+    parts.join(", ")
+}
 
 /// What a run writes into a folder of `role`, for messages.
 fn describe_role(role: Role) -> &'static str {

@@ -69,23 +69,33 @@ pub struct InputFile {
     pub format: Format,
     /// Size in bytes when listed.
     pub bytes: u64,
-    /// A local file's modification time when listed, in nanoseconds since the Unix epoch
-    /// (`None` for a remote object, or where the system keeps none): with `bytes`, what
+    /// Which version of it was listed: a local file's modification time (nanoseconds since
+    /// the Unix epoch), an object's ETag; `None` where there is none. With `bytes`, what
     /// [`check_unchanged`] compares.
     #[serde(default)]
-    pub modified_ns: Option<u64>,
+    pub version: Option<String>,
+}
+
+impl InputFile {
+    /// The ETag an object was listed with, which every read of it must match (a weak one,
+    /// `W/"..."`, never matches a condition, and pins nothing).
+    pub(crate) fn remote_version(&self) -> Option<&str> {
+        let version = self.version.as_deref().filter(|v| !v.starts_with("W/"));
+        version.filter(|_| crate::remote::is_remote(&self.path))
+    }
 }
 
 /// The modification time of a local file, in nanoseconds since the Unix epoch.
-fn modified_ns(meta: &std::fs::Metadata) -> Option<u64> {
+fn modified_ns(meta: &std::fs::Metadata) -> Option<String> {
     let since = meta.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?;
-    u64::try_from(since.as_nanos()).ok()
+    Some(since.as_nanos().to_string())
 }
 
-/// Checks that a local input file still has the size and modification time it was listed
+/// Checks that a local input still has the size and modification time it was listed
 /// with: a file written, truncated or replaced while a run reads it was read in part, or
-/// mixed, and the run must not go on as if it had read it whole. Remote objects are pinned
-/// by their ETag as they are read, and pass, as do pipes.
+/// mixed, and the run must not go on as if it had read it whole. Objects pass without a
+/// request: every read of one is pinned to the ETag it was listed with, and fails when the
+/// object changed. Pipes pass: they have no size, and are written as they are read.
 ///
 /// # Errors
 /// [`Error::InputChanged`] naming the file and what changed; [`Error::Open`] when it is gone.
@@ -96,22 +106,19 @@ pub fn check_unchanged(file: &InputFile) -> Result<()> {
     let meta = std::fs::metadata(&file.path)
         .map_err(|source| Error::Open { path: file.path.clone(), source })?;
     if !meta.is_file() {
-        return Ok(()); // a pipe has no size, and is written as it is read
-    }
-    let now = modified_ns(&meta);
-    let mut changes = Vec::new();
-    if meta.len() != file.bytes {
-        changes.push(format!("{} bytes when listed, {} bytes now", file.bytes, meta.len()));
-    }
-    if file.modified_ns.is_some() && now != file.modified_ns {
-        let seconds = |ns: Option<u64>| ns.map_or(0.0, |ns| ns as f64 / 1e9);
-        let later = seconds(now) - seconds(file.modified_ns);
-        changes.push(format!("modified {later:.3} s after it was listed"));
-    }
-    if changes.is_empty() {
         return Ok(());
     }
-    Err(Error::InputChanged { path: file.path.clone(), detail: changes.join(", ") })
+    let (bytes, version) = (meta.len(), modified_ns(&meta));
+    let rewritten = file.version.is_some() && version != file.version;
+    if bytes == file.bytes && !rewritten {
+        return Ok(());
+    }
+    Err(Error::InputChanged {
+        path: file.path.clone(),
+        listed_bytes: file.bytes,
+        bytes_now: bytes,
+        rewritten,
+    })
 }
 
 /// Expands `paths` (files or folders, searched recursively) into the sorted list of input
@@ -153,27 +160,27 @@ pub fn discover(paths: &[PathBuf], exclude: &[PathBuf]) -> Result<Vec<InputFile>
     Ok(found
         .into_iter()
         .enumerate()
-        .map(|(index, (path, format, bytes, modified_ns))| InputFile {
+        .map(|(index, (path, format, bytes, version))| InputFile {
             index: index as u32,
             path,
             format,
             bytes,
-            modified_ns,
+            version,
         })
         .collect())
 }
 
-/// A file found: its path, format, size and modification time.
-type Listed = (PathBuf, Format, u64, Option<u64>);
+/// A file found: its path, format, size and version.
+type Listed = (PathBuf, Format, u64, Option<String>);
 
 /// A remote address: an object of a supported format named directly, or else (object
 /// storage only) a prefix listed like a folder, under the same skipping rules as [`walk`].
 fn discover_remote(path: &Path, found: &mut Vec<Listed>) -> Result<()> {
     let open_err = |source| Error::Open { path: path.to_path_buf(), source };
-    let named = Format::of(path).map(|format| (format, crate::remote::size(path)));
+    let named = Format::of(path).map(|format| (format, crate::remote::head(path)));
     match named {
-        Some((format, Ok(size))) => {
-            found.push((path.to_path_buf(), format, size, None));
+        Some((format, Ok((size, e_tag)))) => {
+            found.push((path.to_path_buf(), format, size, e_tag));
             return Ok(());
         }
         Some((_, Err(e))) if !crate::remote::is_listable(path) => return Err(open_err(e)),
@@ -198,7 +205,8 @@ fn discover_remote(path: &Path, found: &mut Vec<Listed>) -> Result<()> {
         let name = object.relative.rsplit('/').next().unwrap_or_default();
         let marker = name == crate::FILE_LIST || name == crate::index::MANIFEST;
         if let Some(folder) = folder.filter(|_| marker) {
-            let prefix = PathBuf::from(format!("{}/{folder}", path.display()));
+            let base = path.display().to_string();
+            let prefix = PathBuf::from(format!("{}/{folder}", base.trim_end_matches('/')));
             if let Some(role) = own_folder(&prefix) {
                 skip_own_folder(&prefix, role);
                 own.push(format!("{folder}/"));
@@ -212,7 +220,7 @@ fn discover_remote(path: &Path, found: &mut Vec<Listed>) -> Result<()> {
             && !in_own
             && let Some(format) = Format::of_listed(&object.address)
         {
-            found.push((object.address, format, object.size, None));
+            found.push((object.address, format, object.size, object.e_tag));
         }
     }
     if found.len() == before && named.is_some() {
@@ -330,8 +338,24 @@ impl CountingFile {
         path: &Path,
         counter: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     ) -> std::io::Result<Self> {
+        Self::open_version(path, None, counter)
+    }
+
+    /// Opens an input file, an object's reads pinned to the version it was listed as.
+    pub(crate) fn open_input(
+        file: &InputFile,
+        counter: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    ) -> std::io::Result<Self> {
+        Self::open_version(&file.path, file.remote_version(), counter)
+    }
+
+    fn open_version(
+        path: &Path,
+        version: Option<&str>,
+        counter: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    ) -> std::io::Result<Self> {
         let file: Box<dyn Source> = if crate::remote::is_remote(path) {
-            Box::new(crate::remote::RemoteReader::open(path)?)
+            Box::new(crate::remote::RemoteReader::open_version(path, version)?)
         } else {
             Box::new(std::fs::File::open(path)?)
         };
@@ -414,7 +438,7 @@ mod tests {
         let path = dir.path().join("a.jsonl");
         std::fs::write(&path, b"{}\n{}\n").unwrap();
         let listed = discover(std::slice::from_ref(&path), &[]).unwrap().remove(0);
-        assert!(listed.modified_ns.is_some());
+        assert!(listed.version.is_some());
         check_unchanged(&listed).unwrap();
         let changed = |what: &str| {
             let err = check_unchanged(&listed).unwrap_err();
@@ -429,7 +453,7 @@ mod tests {
         file.set_len(6).unwrap();
         let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
         file.set_modified(later).unwrap();
-        assert!(changed("rewritten").contains("modified"));
+        assert!(changed("rewritten").contains("modified since it was listed"));
         std::fs::remove_file(&path).unwrap();
         assert!(matches!(check_unchanged(&listed), Err(Error::Open { .. })));
     }

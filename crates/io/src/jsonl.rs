@@ -98,7 +98,7 @@ impl JsonlRecords {
         bytes_read: Option<Arc<AtomicU64>>,
     ) -> Result<Self> {
         let open_err = |source| Error::Open { path: file.path.clone(), source };
-        let raw = CountingFile::open(&file.path, bytes_read).map_err(open_err)?;
+        let raw = CountingFile::open_input(file, bytes_read).map_err(open_err)?;
         let raw = BufReader::with_capacity(1 << 16, raw);
         let trailing_zeros = Arc::default();
         let reader = decompressed(raw, compression, &trailing_zeros).map_err(open_err)?;
@@ -130,7 +130,7 @@ impl JsonlRecords {
     ) -> Result<Self> {
         use std::io::{Seek, SeekFrom};
         let open_err = |source| Error::Open { path: file.path.clone(), source };
-        let mut raw = CountingFile::open(&file.path, bytes_read).map_err(open_err)?;
+        let mut raw = CountingFile::open_input(file, bytes_read).map_err(open_err)?;
         let mut pos = range.start;
         if range.start > 0 {
             // Back one byte and past the next line end: the first line starting at or
@@ -539,7 +539,7 @@ mod tests {
             path: path.to_path_buf(),
             format: Format::Jsonl(compression),
             bytes: 0,
-            modified_ns: None,
+            version: None,
         }
     }
 

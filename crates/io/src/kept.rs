@@ -124,7 +124,7 @@ fn copy_jsonl(
     max_record_bytes: u64,
 ) -> Result<(u64, OutFile)> {
     let open_err = |source| Error::Open { path: file.path.clone(), source };
-    let raw = BufReader::new(crate::input::CountingFile::open(&file.path, None).map_err(open_err)?);
+    let raw = BufReader::new(crate::input::CountingFile::open_input(file, None).map_err(open_err)?);
     // The run that kept these records counted any zero padding after the last gzip member.
     let reader = decompressed(raw, compression, &Default::default()).map_err(open_err)?;
     let mut reader = BufReader::with_capacity(1 << 16, reader);
@@ -159,8 +159,9 @@ fn copy_parquet(
 ) -> Result<(u64, OutFile)> {
     let path = &file.path;
     let parquet_err = |source| Error::Parquet { path: path.clone(), source };
-    let handle = crate::parquet_in::ParquetInput::open(path, Some(file.bytes))
-        .map_err(|source| Error::Open { path: path.clone(), source })?;
+    let handle =
+        crate::parquet_in::ParquetInput::open(path, Some(file.bytes), file.remote_version())
+            .map_err(|source| Error::Open { path: path.clone(), source })?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(handle).map_err(parquet_err)?;
     let schema = builder.schema().clone();
     let batches = builder.build().map_err(parquet_err)?;
@@ -260,7 +261,7 @@ mod tests {
             path: path.to_path_buf(),
             format: Format::of(path).unwrap(),
             bytes: 0,
-            modified_ns: None,
+            version: None,
         }
     }
 

@@ -76,14 +76,18 @@ pub(crate) enum ParquetInput {
 
 impl ParquetInput {
     /// Opens the file or object at `path`; an object's `size` is asked for when not known
-    /// (from a listing).
-    pub(crate) fn open(path: &std::path::Path, size: Option<u64>) -> std::io::Result<Self> {
+    /// (from a listing), and its reads come from `version` (an ETag) when given.
+    pub(crate) fn open(
+        path: &std::path::Path,
+        size: Option<u64>,
+        version: Option<&str>,
+    ) -> std::io::Result<Self> {
         if crate::remote::is_remote(path) {
             let size = match size {
                 Some(size) => size,
                 None => crate::remote::size(path)?,
             };
-            crate::remote::RemoteObject::open(path, size).map(ParquetInput::Remote)
+            crate::remote::RemoteObject::open(path, size, version).map(ParquetInput::Remote)
         } else {
             File::open(path).map(ParquetInput::Local)
         }
@@ -126,7 +130,7 @@ impl ParquetRecords {
     /// [`Error::ColumnType`], each naming the file.
     pub fn open(file: &InputFile, fields: FieldNames, on_error: OnReadError) -> Result<Self> {
         let path = &file.path;
-        let handle = ParquetInput::open(path, Some(file.bytes))
+        let handle = ParquetInput::open(path, Some(file.bytes), file.remote_version())
             .map_err(|source| Error::Open { path: path.clone(), source })?;
         let size = parquet::file::reader::Length::len(&handle);
         let builder = ParquetRecordBatchReaderBuilder::try_new(handle)
@@ -376,7 +380,7 @@ mod tests {
             path: path.to_path_buf(),
             format: Format::Parquet,
             bytes: 0,
-            modified_ns: None,
+            version: None,
         }
     }
 

@@ -205,7 +205,7 @@ mod tests {
             path,
             format: Format::Jsonl(Compression::None),
             bytes: 0,
-            modified_ns: None,
+            version: None,
         }
     }
 
@@ -254,7 +254,7 @@ mod tests {
                 .join("../../data-samples/warc")
                 .join(name);
             let format = Format::of(&path).unwrap();
-            InputFile { index: 3, path, format, bytes: 0, modified_ns: None }
+            InputFile { index: 3, path, format, bytes: 0, version: None }
         };
         let warc = sample("dolma_sample-0001.warc.gz");
         let wet = sample("cc_whirlwind.warc.wet.gz");
@@ -289,7 +289,7 @@ mod tests {
             path,
             format: Format::Jsonl(Compression::None),
             bytes: 0,
-            modified_ns: None,
+            version: None,
         };
         assert!(!has_urls(&file, &FieldNames::default()));
     }

@@ -76,7 +76,7 @@ impl WarcRecords {
         let open_err = |source| Error::Open { path: file.path.clone(), source };
         let raw = BufReader::with_capacity(
             1 << 16,
-            CountingFile::open(&file.path, bytes_read).map_err(open_err)?,
+            CountingFile::open_input(file, bytes_read).map_err(open_err)?,
         );
         let trailing_zeros = Arc::default();
         let reader = decompressed(raw, compression, &trailing_zeros).map_err(open_err)?;
@@ -552,7 +552,9 @@ fn decoded_body(
 
 /// Where a record starts in a `line` just read: at 0 in a line that starts with `WARC/`;
 /// further in, when the line ends with a version (`WARC/1.0`, `WARC/0.18`) after the
-/// remains of a record cut short in the middle of a line. `None` when it starts none.
+/// remains of a record cut short in the middle of a line, unless a `/` comes before it (a
+/// URL's path, `http://x/spec/WARC/1.1`, is a header value, not a cut). `None` when it
+/// starts none.
 fn version_at(line: &[u8]) -> Option<usize> {
     if line.starts_with(b"WARC/") {
         return Some(0);
@@ -560,6 +562,9 @@ fn version_at(line: &[u8]) -> Option<usize> {
     let line = line.strip_suffix(b"\n")?;
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     let at = memchr::memmem::rfind(line, b"WARC/")?;
+    if line[..at].ends_with(b"/") {
+        return None;
+    }
     let (major, minor) = std::str::from_utf8(&line[at + 5..]).ok()?.split_once('.')?;
     let number = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     (number(major) && number(minor)).then_some(at)
@@ -618,7 +623,7 @@ mod tests {
         let format = Format::of(path).expect("a web archive");
         let Format::Warc(c) = format else { panic!("{format:?}") };
         let file =
-            InputFile { index: 0, path: path.to_path_buf(), format, bytes: 0, modified_ns: None };
+            InputFile { index: 0, path: path.to_path_buf(), format, bytes: 0, version: None };
         let mut reader = WarcRecords::open(&file, c, OnReadError::Fail, None, limit).unwrap();
         let records = reader.by_ref().map(Result::unwrap).collect();
         (records, reader.skipped().clone())
@@ -860,6 +865,15 @@ mod tests {
     }
 
     #[test]
+    fn a_url_ending_in_a_version_is_a_header_value_not_a_record_start() {
+        assert_eq!(version_at(b"WARC/1.1\r\n"), Some(0));
+        assert_eq!(version_at(b"WARC-TarWARC/1.1\r\n"), Some(8));
+        assert_eq!(version_at(b"WARC-Target-URI: http://exWARC/1.0\r\n"), Some(26));
+        assert_eq!(version_at(b"WARC-Target-URI: http://x/spec/WARC/1.1\r\n"), None);
+        assert_eq!(version_at(b"WARC-Target-URI: http://x/WARC/1.1x\r\n"), None);
+    }
+
+    #[test]
     fn a_header_cut_short_is_its_own_reject() {
         let dir = tempfile::tempdir().unwrap();
         let fragment = "WARC/1.0\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:x>\r\n";
@@ -943,7 +957,7 @@ mod tests {
                 path,
                 format: Format::Warc(Compression::Gzip),
                 bytes: 0,
-                modified_ns: None,
+                version: None,
             };
             let limit = crate::DEFAULT_MAX_RECORD_BYTES;
             let mut reader =

@@ -213,6 +213,17 @@ impl JobConfig {
                 folder: self.output.clone(),
             });
         }
+        if let Some(kept) = &self.write_kept {
+            let kept_folder = resolved_path(kept);
+            if index_folder.starts_with(&kept_folder) || kept_folder.starts_with(&index_folder) {
+                return Err(ConfigError::Overlap {
+                    what: "the index",
+                    path: dir,
+                    role: "--write-kept folder",
+                    folder: kept.clone(),
+                });
+            }
+        }
         self.refuse_inputs_in(&dir, "index")?;
         match neardup_io::folder_role(&dir).map_err(ConfigError::Index)? {
             Some(holds) if holds != neardup_io::Role::Index => {

@@ -123,7 +123,9 @@ fn agreed_settings(config: &JobConfig, topology: &Topology) -> BTreeMap<String, 
     let files = config.inputs.len();
     let fingerprint = config.input_fingerprint();
     let index = config.index.as_ref().map(|plan| format!("{} ({})", plan.generation, plan.folder));
-    let kept = config.write_kept.as_ref().map(|dir| dir.display().to_string());
+    // Folders as resolved: `out/` and `out`, `s3a://` and `s3://`, name one place.
+    let folder = |dir: &Path| neardup_io::resolved_path(dir).display().to_string();
+    let kept = config.write_kept.as_deref().map(folder);
     for (key, value) in [
         ("neardup_version", env!("CARGO_PKG_VERSION").to_string()),
         ("signature_version", neardup_core::SIGNATURE_VERSION.to_string()),
@@ -131,7 +133,7 @@ fn agreed_settings(config: &JobConfig, topology: &Topology) -> BTreeMap<String, 
         ("processes", topology.processes.to_string()),
         ("inputs", format!("{files} files (fingerprint {fingerprint:016x})")),
         ("web_pages", config.web_pages.to_string()),
-        ("output", config.output.display().to_string()),
+        ("output", folder(&config.output)),
         ("write_kept", kept.unwrap_or_else(|| "none".into())),
         ("index.generation", index.unwrap_or_else(|| "none".into())),
     ] {

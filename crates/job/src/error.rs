@@ -154,9 +154,10 @@ pub enum JobError {
     /// The processes of a cluster were started with different settings; they stop before
     /// changing any folder.
     #[error(
-        "the run did not start, and changed nothing: process {process} has {}, where this process (process {this}) has {}; start every process with the same job file, flags and binary",
+        "the run did not start, and changed nothing: process {process} has {}, where this process (process {this}) has {}; start every process with the same job file, flags and binary{}",
         settings_list(.differences, |(setting, _, theirs)| format!("`{setting}` = {theirs}")),
-        settings_list(.differences, |(_, ours, _)| ours.clone())
+        settings_list(.differences, |(_, ours, _)| ours.clone()),
+        record_limit_hint(.differences)
     )]
     SettingsDiffer {
         /// The other process.
@@ -218,6 +219,17 @@ fn settings_list(
         list.push(format!("{} more", differences.len() - SHOWN));
     }
     list.join(", ")
+}
+
+/// A hint for a record limit that differs: unset in the job file, it follows from each
+/// process's memory budget (a pod's cgroup limit, when `--memory-budget` is not given).
+fn record_limit_hint(differences: &[(String, String, String)]) -> &'static str {
+    if differences.iter().any(|(setting, _, _)| setting == "input.max_record_bytes") {
+        " (`input.max_record_bytes` follows from the memory budget unless the job file sets \
+         it: give every process the same --memory-budget, or set it in the job file)"
+    } else {
+        ""
+    }
 }
 
 /// The conventional name of signal `signal`.

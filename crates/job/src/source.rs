@@ -410,3 +410,39 @@ pub(crate) fn read_once(
         Err(e) => (kept.totals.clone(), Some(ShareError::Keep(e)), None),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::operators::testing;
+    use crate::spec::JobSpec;
+
+    #[test]
+    fn a_file_that_changed_since_it_was_listed_fails_the_worker_reading_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = testing::job(dir.path(), JobSpec::default());
+        let plan = ReadPlan { index: 0, peers: 1, lines_before: None };
+        let abort = AtomicBool::new(false);
+        let read = || {
+            let mut records = 0;
+            let on_record = |_| {
+                records += 1;
+                false
+            };
+            let (_, error) = read_share(&job, &plan, &abort, None, on_record, || {});
+            (records, error)
+        };
+        let (records, error) = read();
+        assert_eq!(records, 1);
+        assert!(error.is_none(), "{error:?}");
+        // A writer appends after the run listed the file: what was read is not the file
+        // the run listed, and the worker says so as it finishes reading it.
+        let more = "{\"id\":\"1\",\"text\":\"x\"}\n{\"id\":\"2\",\"text\":\"y\"}\n";
+        std::fs::write(dir.path().join("a.jsonl"), more).unwrap();
+        let (records, error) = read();
+        assert_eq!(records, 2);
+        let error = error.expect("the change is an error");
+        assert!(matches!(error, neardup_io::Error::InputChanged { .. }), "{error}");
+        assert!(error.to_string().contains("a.jsonl"), "{error}");
+    }
+}

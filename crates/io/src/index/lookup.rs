@@ -231,7 +231,7 @@ pub fn fetch_docs(
     {
         // The same file again, with the metadata already read.
         let mask = ProjectionMask::roots(builder.parquet_schema(), [0, 1]);
-        let file = ParquetInput::open(&path, None)
+        let file = ParquetInput::open(&path, None, None)
             .map_err(|source| Error::Open { path: path.clone(), source })?;
         let metadata = ArrowReaderMetadata::try_new(metadata.clone(), ArrowReaderOptions::new())
             .map_err(|source| Error::Parquet { path: path.clone(), source })?;

@@ -302,7 +302,7 @@ pub(super) fn open_part(
     path: &Path,
     page_index: bool,
 ) -> Result<Option<ParquetRecordBatchReaderBuilder<ParquetInput>>> {
-    let file = match ParquetInput::open(path, None) {
+    let file = match ParquetInput::open(path, None, None) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(source) => return Err(Error::Open { path: path.to_path_buf(), source }),

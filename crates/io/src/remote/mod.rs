@@ -21,7 +21,7 @@
 //! instance metadata.
 
 use std::collections::HashMap;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -39,8 +39,10 @@ use object_store::path::Path as Key;
 use object_store::{ClientOptions, GetOptions, GetRange, ObjectStore, ObjectStoreExt, RetryConfig};
 use tokio::runtime::Runtime;
 
+mod read;
 mod write;
 
+pub use read::{RemoteObject, RemoteReader};
 pub use write::{
     Condition, DEFAULT_PART_SIZE, PART_SIZE_ENV, Upload, delete, get, part_size, put_if,
 };
@@ -105,6 +107,9 @@ struct Location {
     key: Key,
     /// The address as given, for messages.
     address: String,
+    /// The version (ETag) every read must come from, when the object is pinned to the one
+    /// its run listed: a read of another version fails instead of mixing two.
+    version: Option<String>,
 }
 
 /// Splits an address into scheme, authority (bucket or host and port) and the rest.
@@ -219,7 +224,12 @@ impl Location {
         }
         let key = Key::parse(key).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         let (store, multipart) = store(scheme, authority)?;
-        Ok(Location { store, multipart, key, address: address.to_string() })
+        Ok(Location { store, multipart, key, address: address.to_string(), version: None })
+    }
+
+    /// As [`Location::of`], every read pinned to `version` when given.
+    fn pinned(path: &Path, version: Option<&str>) -> io::Result<Self> {
+        Ok(Location { version: version.map(str::to_string), ..Location::of(path)? })
     }
 
     /// Converts a client error about this object, keeping "not found" and "access denied"
@@ -244,6 +254,12 @@ impl Location {
                 (io::ErrorKind::PermissionDenied, format!("access denied: {}", without_xml(&text)))
             }
             object_store::Error::AlreadyExists { .. } => (io::ErrorKind::AlreadyExists, text),
+            object_store::Error::Precondition { .. } if self.version.is_some() => (
+                io::ErrorKind::Other,
+                "the object changed since the run listed it (its ETag is another): a run reads \
+                 its inputs as they were when it started"
+                    .into(),
+            ),
             _ => (io::ErrorKind::Other, without_xml(&text)),
         };
         io::Error::new(kind, text)
@@ -335,7 +351,15 @@ where
 /// # Errors
 /// When it does not exist, cannot be reached, or the address is not one.
 pub fn size(path: &Path) -> io::Result<u64> {
-    Location::of(path)?.size()
+    Location::of(path)?.head().map(|(size, _)| size)
+}
+
+/// The size of the object at `path` and its ETag, when the store gives one.
+///
+/// # Errors
+/// As [`size`].
+pub fn head(path: &Path) -> io::Result<(u64, Option<String>)> {
+    Location::of(path)?.head()
 }
 
 /// An object found under a prefix.
@@ -348,6 +372,8 @@ pub struct Listed {
     pub relative: String,
     /// Its size in bytes.
     pub size: u64,
+    /// Its ETag, when the store gives one.
+    pub e_tag: Option<String>,
 }
 
 /// The objects under the prefix `path` (as a folder: `s3://b/crawl` lists `s3://b/crawl/...`),
@@ -372,20 +398,33 @@ pub fn list(path: &Path) -> io::Result<Vec<Listed>> {
             address: PathBuf::from(format!("{scheme}://{authority}/{}", m.location)),
             relative: m.location.as_ref().get(skip..).unwrap_or_default().to_string(),
             size: m.size,
+            e_tag: m.e_tag,
         })
         .collect())
 }
 
 impl Location {
-    fn size(&self) -> io::Result<u64> {
+    fn head(&self) -> io::Result<(u64, Option<String>)> {
         let head = runtime().block_on(with_retries(|| self.store.head(&self.key)));
-        Ok(head.map_err(|e| self.error(e))?.size)
+        let meta = head.map_err(|e| self.error(e))?;
+        Ok((meta.size, meta.e_tag))
     }
 
     fn range(&self, range: Range<u64>) -> io::Result<Bytes> {
-        runtime()
-            .block_on(with_retries(|| self.store.get_range(&self.key, range.clone())))
-            .map_err(|e| self.error(e))
+        let Some(version) = &self.version else {
+            return runtime()
+                .block_on(with_retries(|| self.store.get_range(&self.key, range.clone())))
+                .map_err(|e| self.error(e));
+        };
+        let get = || async {
+            let options = GetOptions {
+                range: Some(GetRange::Bounded(range.clone())),
+                if_match: Some(version.clone()),
+                ..GetOptions::default()
+            };
+            self.store.get_opts(&self.key, options).await?.bytes().await
+        };
+        runtime().block_on(with_retries(get)).map_err(|e| self.error(e))
     }
 
     /// Starts streaming the object from byte `from` into a channel; the task stops when
@@ -398,8 +437,9 @@ impl Location {
             let mut at = from;
             let mut wait = FIRST_BACKOFF;
             let mut attempt = 1;
-            // A resumed body must come from the version the first part came from.
-            let mut version: Option<String> = None;
+            // A resumed body must come from the version the first part came from (or the
+            // one the object is pinned to).
+            let mut version: Option<String> = loc.version.clone();
             loop {
                 let options = GetOptions {
                     range: (at > 0).then_some(GetRange::Offset(at)),
@@ -446,181 +486,6 @@ impl Location {
             }
         });
         receive
-    }
-}
-
-/// A remote object read as a stream, with seeking (a seek starts a new request there).
-pub struct RemoteReader {
-    loc: Location,
-    /// The position of the next byte handed out.
-    pos: u64,
-    body: Option<tokio::sync::mpsc::Receiver<io::Result<Bytes>>>,
-    chunk: Bytes,
-}
-
-impl RemoteReader {
-    /// Opens the object at `path`; nothing is requested until the first read.
-    ///
-    /// # Errors
-    /// When `path` is not an address of a scheme that is read.
-    pub fn open(path: &Path) -> io::Result<Self> {
-        Ok(RemoteReader { loc: Location::of(path)?, pos: 0, body: None, chunk: Bytes::new() })
-    }
-}
-
-impl Read for RemoteReader {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        while self.chunk.is_empty() {
-            let body = match &mut self.body {
-                Some(body) => body,
-                None => self.body.insert(self.loc.stream(self.pos)),
-            };
-            match body.blocking_recv() {
-                None => return Ok(0),
-                Some(Err(e)) => {
-                    self.body = None;
-                    return Err(io::Error::new(
-                        e.kind(),
-                        format!("{} at byte {}: {e}", self.loc.address, self.pos),
-                    ));
-                }
-                Some(Ok(bytes)) => self.chunk = bytes,
-            }
-        }
-        let n = buf.len().min(self.chunk.len());
-        buf[..n].copy_from_slice(&self.chunk.split_to(n));
-        self.pos += n as u64;
-        Ok(n)
-    }
-}
-
-impl Seek for RemoteReader {
-    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
-        let target = match to {
-            SeekFrom::Start(at) => at,
-            SeekFrom::Current(by) => self.pos.checked_add_signed(by).ok_or_else(|| {
-                io::Error::new(io::ErrorKind::InvalidInput, "seek before the start")
-            })?,
-            SeekFrom::End(by) => self.loc.size()?.checked_add_signed(by).ok_or_else(|| {
-                io::Error::new(io::ErrorKind::InvalidInput, "seek before the start")
-            })?,
-        };
-        if target != self.pos {
-            // Bytes already here are reused when the target lies inside them.
-            let ahead = target.checked_sub(self.pos).filter(|d| *d <= self.chunk.len() as u64);
-            match ahead {
-                Some(d) => {
-                    let _ = self.chunk.split_to(d as usize);
-                }
-                None => {
-                    self.body = None;
-                    self.chunk = Bytes::new();
-                }
-            }
-            self.pos = target;
-        }
-        Ok(self.pos)
-    }
-}
-
-/// Bytes fetched for a sequential read (a Parquet page header, tens of bytes): a small
-/// page comes with its header in one request, a larger one by its own ranged request;
-/// past the window a stream takes over. Larger windows fetch more of the columns not read.
-const WINDOW: u64 = 16 * 1024;
-
-/// A remote object read by byte ranges (Parquet: the footer, then the pages of the column
-/// chunks read; columns and row groups not read are not fetched).
-#[derive(Clone)]
-pub struct RemoteObject {
-    loc: Location,
-    size: u64,
-    /// The last window fetched for a sequential read: the page data asked for next is
-    /// usually inside it.
-    window: Arc<Mutex<Option<(u64, Bytes)>>>,
-}
-
-impl RemoteObject {
-    /// The object at `path` of `size` bytes (as listed when the input was discovered: no
-    /// request is made here).
-    ///
-    /// # Errors
-    /// When `path` is not an address of a scheme that is read.
-    pub fn open(path: &Path, size: u64) -> io::Result<Self> {
-        Ok(RemoteObject { loc: Location::of(path)?, size, window: Arc::default() })
-    }
-
-    /// Its size in bytes.
-    pub fn size(&self) -> u64 {
-        self.size
-    }
-
-    /// `len` bytes at `start` when the last window holds them.
-    fn in_window(&self, start: u64, len: u64) -> Option<Bytes> {
-        let window = self.window.lock().expect("window lock");
-        let (at, bytes) = window.as_ref()?;
-        let from = start.checked_sub(*at)?;
-        (from + len <= bytes.len() as u64)
-            .then(|| bytes.slice(from as usize..(from + len) as usize))
-    }
-}
-
-impl parquet::file::reader::Length for RemoteObject {
-    fn len(&self) -> u64 {
-        self.size
-    }
-}
-
-/// The rest of an object after a window, requested only if a read gets there.
-struct Tail {
-    loc: Location,
-    at: u64,
-    size: u64,
-    reader: Option<RemoteReader>,
-}
-
-impl Read for Tail {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.at >= self.size {
-            return Ok(0);
-        }
-        let (loc, at) = (&self.loc, self.at);
-        let reader = self.reader.get_or_insert_with(|| RemoteReader {
-            loc: loc.clone(),
-            pos: at,
-            body: None,
-            chunk: Bytes::new(),
-        });
-        reader.read(buf)
-    }
-}
-
-impl parquet::file::reader::ChunkReader for RemoteObject {
-    type T = Box<dyn Read + Send>;
-
-    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
-        let end = (start + WINDOW).min(self.size).max(start);
-        let block = match self.in_window(start, end - start) {
-            Some(block) => block,
-            None => {
-                let block = self.get_bytes(start, (end - start) as usize)?;
-                *self.window.lock().expect("window lock") = Some((start, block.clone()));
-                block
-            }
-        };
-        let tail = Tail { loc: self.loc.clone(), at: end, size: self.size, reader: None };
-        Ok(Box::new(io::Cursor::new(block).chain(tail)))
-    }
-
-    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
-        if length == 0 {
-            return Ok(Bytes::new());
-        }
-        if let Some(bytes) = self.in_window(start, length as u64) {
-            return Ok(bytes);
-        }
-        self.loc
-            .range(start..start + length as u64)
-            .map_err(|e| parquet::errors::ParquetError::External(Box::new(e)))
     }
 }
 

@@ -151,7 +151,7 @@ impl Upload {
                     // A completion whose answer was lost is retried into "no such upload":
                     // the object is then there, whole.
                     let whole = matches!(e, object_store::Error::NotFound { .. })
-                        && loc.size().is_ok_and(|size| size == written);
+                        && loc.head().is_ok_and(|(size, _)| size == written);
                     if !whole {
                         return Err(loc.error(e));
                     }
