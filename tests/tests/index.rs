@@ -288,3 +288,122 @@ fn a_teaser_of_half_its_article_is_a_copy_under_the_bands_of_0_6() {
         s["config"]
     );
 }
+
+/// The signature of every document a generation of the index in `index` holds, by id.
+fn indexed_signatures(index: &std::path::Path, generation: u32) -> Vec<(String, Vec<u8>)> {
+    let manifest = neardup_io::index::Manifest::load(index).unwrap().unwrap();
+    let g = manifest.generation(generation).unwrap();
+    let mut out = Vec::new();
+    for part in 0..g.doc_parts {
+        neardup_io::index::for_each_docs_batch(&index.join(&g.folder), part, |rows| {
+            let of_generation = rows.into_iter().filter(|r| r.generation == generation);
+            out.extend(of_generation.map(|r| (r.id, r.signature)));
+            Ok(())
+        })
+        .unwrap();
+    }
+    out.sort();
+    out
+}
+
+/// SimHash on web pages runs with an index at one run's defaults (TF-IDF at distance 7,
+/// its block tables chosen for an index and recorded in it): a batch's pages are weighed
+/// by the document frequencies of every batch so far plus its own, so the last of three
+/// batches signs its pages exactly as one run over all three does, and the batches remove
+/// what the one run removes. (Each page is on a host of its own: no template to learn.)
+#[test]
+fn simhash_with_an_index_weighs_by_every_batch_as_one_run_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut all: Vec<(String, String, String)> = (0..24u64)
+        .map(|i| (format!("a{i}"), format!("https://site{i}.example/a"), article(i, 14).join(" ")))
+        .collect();
+    // Copies of the first eight articles, a sentence dropped, on other hosts: the third
+    // batch, against originals of the first.
+    for i in 0..8u64 {
+        let mut copy = article(i, 14);
+        copy.remove(5);
+        all.push((format!("c{i}"), format!("https://mirror{i}.example/c"), copy.join(" ")));
+    }
+    let write = |name: &str, rows: &[(String, String, String)]| {
+        let path = dir.path().join(name);
+        let rows: Vec<_> =
+            rows.iter().map(|(a, b, c)| (a.as_str(), b.as_str(), c.clone())).collect();
+        pages(&path, &rows);
+        path
+    };
+    let whole = write("all.jsonl", &all);
+    let batches = [
+        write("b1.jsonl", &all[..12]),
+        write("b2.jsonl", &all[12..24]),
+        write("b3.jsonl", &all[24..]),
+    ];
+    let run = |input: &std::path::Path, index: &str, name: &str| {
+        let out = dir.path().join(name);
+        let index = dir.path().join(index);
+        let args = ["--method", "simhash", "--index", index.to_str().unwrap(), "--run-name", name];
+        dedup(input, &out, &args).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+        out
+    };
+    let one = run(&whole, "one", "all");
+    let outs: Vec<_> = batches
+        .iter()
+        .enumerate()
+        .map(|(i, b)| run(b, "batches", &format!("b{}", i + 1)))
+        .collect();
+    for out in outs.iter().chain([&one]) {
+        let config = &summary(out)["config"]["simhash"];
+        assert_eq!(
+            (config["weighting"].as_str(), config["max_distance"].as_u64()),
+            (Some("tf_idf"), Some(7)),
+            "{config}"
+        );
+    }
+    let manifest = neardup_io::index::Manifest::load(&dir.path().join("batches")).unwrap().unwrap();
+    let blocks = manifest.settings["simhash.blocks"].parse::<u32>().unwrap();
+    let chosen = neardup_core::BlockLayout::choose(7, neardup_job::INDEX_LAYOUT_DOCUMENTS).unwrap();
+    assert_eq!(blocks, chosen.blocks());
+    assert!(
+        dir.path()
+            .join("batches")
+            .join(&manifest.generations[2].folder)
+            .join(neardup_io::index::FREQUENCIES_FILE)
+            .is_file()
+    );
+
+    // The third batch's signatures are the one run's.
+    let last = indexed_signatures(&dir.path().join("batches"), 3);
+    let whole_signatures = indexed_signatures(&dir.path().join("one"), 1);
+    assert!(!last.is_empty());
+    for (id, signature) in &last {
+        let in_one = whole_signatures.iter().find(|(i, _)| i == id).map(|(_, s)| s);
+        assert_eq!(in_one, Some(signature), "{id}");
+    }
+    let removed = |out: &std::path::Path| -> Vec<(String, String)> {
+        read_documents(&out.join("documents"))
+            .unwrap()
+            .into_iter()
+            .filter(|d| d.decision == Decision::Remove)
+            .map(|d| (d.id.unwrap(), d.duplicate_of.unwrap()))
+            .collect()
+    };
+    let mut by_batches: Vec<_> = outs.iter().flat_map(|o| removed(o)).collect();
+    by_batches.sort();
+    let mut by_one = removed(&one);
+    by_one.sort();
+    assert_eq!(by_batches, by_one);
+    assert!(by_one.len() >= 6, "{by_one:?}");
+
+    // Compaction keeps the sum of the merged generations' frequencies, which match one
+    // run's.
+    let index = dir.path().join("batches");
+    let frequencies = |index: &std::path::Path| {
+        let manifest = neardup_io::index::Manifest::load(index).unwrap().unwrap();
+        let dirs: Vec<_> = manifest.segments().iter().map(|s| index.join(&s.folder)).collect();
+        neardup_io::index::read_frequencies(dirs.iter().map(|d| d.as_path())).unwrap().unwrap()
+    };
+    let before = frequencies(&index);
+    assert_eq!(before, frequencies(&dir.path().join("one")));
+    neardup(&["index", "compact", "--index", index.to_str().unwrap()]).unwrap();
+    assert_eq!(neardup_io::index::Manifest::load(&index).unwrap().unwrap().segments().len(), 1);
+    assert_eq!(frequencies(&index), before);
+}

@@ -67,6 +67,16 @@ impl CountMinSketch {
         }
     }
 
+    /// Rows.
+    pub fn depth(&self) -> usize {
+        self.depth
+    }
+
+    /// Each row has `2^width_bits` counters.
+    pub fn width_bits(&self) -> u32 {
+        self.width_bits
+    }
+
     /// The counters, row by row (for exchanging a sketch in pieces).
     pub fn counts(&self) -> &[u32] {
         &self.counts

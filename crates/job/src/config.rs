@@ -13,8 +13,8 @@ use neardup_io::{InputFile, resolved_path};
 
 use crate::error::ConfigError;
 use crate::spec::{
-    IdfSource, JobSpec, MAX_DISTANCE, Method, WEB_CONTAINMENT, WEB_MAX_DISTANCE,
-    WEB_TF_MAX_DISTANCE, WEB_WEIGHTING, Weighting, default_max_record_bytes,
+    INDEX_LAYOUT_DOCUMENTS, IdfSource, JobSpec, MAX_DISTANCE, Method, WEB_CONTAINMENT,
+    WEB_MAX_DISTANCE, WEB_TF_MAX_DISTANCE, WEB_WEIGHTING, Weighting, default_max_record_bytes,
 };
 
 /// The method-specific settings, checked.
@@ -172,10 +172,9 @@ impl JobConfig {
     /// [`ConfigError::Overlap`] when the index and the output folder overlap or an input is
     /// inside the index; [`ConfigError::Index`] with [`neardup_io::Error::OtherRole`] when
     /// `dir` holds a run's outputs or kept dataset; [`ConfigError::Invalid`] for settings an index cannot hold (exact-Jaccard
-    /// verification needs feature sets the index does not keep; SimHash needs a fixed
-    /// `simhash.blocks`, as the index's keys depend on it, and weights that do not depend on
-    /// the run's corpus: unset, they are term frequencies when the spec names the index in
-    /// `index.dir`, as the command line does).
+    /// verification needs feature sets the index does not keep). SimHash's block layout,
+    /// unset, is the index's (see [`index_layout`]); corpus document frequencies are the
+    /// batch's plus the index's (`neardup_io::index::read_frequencies`).
     pub fn with_index(mut self, dir: PathBuf, run: String) -> Result<Self, ConfigError> {
         let invalid = |key: &'static str, message: &str| ConfigError::Invalid {
             key,
@@ -186,20 +185,6 @@ impl JobConfig {
                 return Err(invalid(
                     "minhash.verify",
                     "an index keeps signatures, not feature sets: use \"signature\" with --index",
-                ));
-            }
-            MethodParams::Simhash { layout: None } => {
-                return Err(invalid(
-                    "simhash.blocks",
-                    "must be set with --index: the index's keys depend on the block layout",
-                ));
-            }
-            MethodParams::Simhash { .. } if self.spec.simhash.corpus_idf() => {
-                return Err(invalid(
-                    "simhash.weighting",
-                    "an index compares fingerprints of different runs, and corpus document \
-                     frequencies change from run to run: use \"tf\" (or idf = \"jieba\") \
-                     with --index",
                 ));
             }
             _ => {}
@@ -233,15 +218,20 @@ impl JobConfig {
             }
             _ => {}
         }
+        let loaded = neardup_io::index::Manifest::load(&dir).map_err(ConfigError::Index)?;
+        if let MethodParams::Simhash { layout: None } = &self.params {
+            let layout = index_layout(loaded.as_ref(), self.spec.simhash.distance())
+                .map_err(|e| invalid("simhash.blocks", &e.to_string()))?;
+            self.params = MethodParams::Simhash { layout: Some(layout) };
+        }
         let settings = self.index_settings();
-        let mut manifest =
-            match neardup_io::index::Manifest::load(&dir).map_err(ConfigError::Index)? {
-                Some(m) => {
-                    m.check(&dir, &settings).map_err(ConfigError::Index)?;
-                    m
-                }
-                None => neardup_io::index::Manifest::new(settings),
-            };
+        let mut manifest = match loaded {
+            Some(m) => {
+                m.check(&dir, &settings).map_err(ConfigError::Index)?;
+                m
+            }
+            None => neardup_io::index::Manifest::new(settings),
+        };
         let read = manifest.generations.clone();
         let output = output_folder.display().to_string();
         let replaces = replaceable(&dir, &manifest, &run, &output)?;
@@ -441,13 +431,12 @@ impl JobConfig {
             }
             Method::Simhash => {
                 // Common n-grams pull term-frequency fingerprints of web pages' prose one
-                // way; corpus document frequencies take them out (WEB_WEIGHTING). Not with
-                // an index, whose runs must weigh alike, nor when jieba's table is named.
-                let indexed = spec.index.dir.is_some();
+                // way; corpus document frequencies take them out (WEB_WEIGHTING; with an
+                // index, the frequencies of the batch and of every indexed one). Not when
+                // jieba's table is named.
                 let s = &mut spec.simhash;
                 let corpus_idf = s.idf == IdfSource::Corpus;
-                let weights =
-                    if web_pages && !indexed && corpus_idf { WEB_WEIGHTING } else { Weighting::Tf };
+                let weights = if web_pages && corpus_idf { WEB_WEIGHTING } else { Weighting::Tf };
                 s.weighting = Some(s.weighting.unwrap_or(weights));
                 // Copies of web pages differ more (edits, ads, cut ends) than the plain
                 // texts the distance 3 was chosen for; term frequencies chain unrelated
@@ -517,6 +506,22 @@ impl JobConfig {
             None => Ok(()),
         }
     }
+}
+
+/// The block layout of an index's SimHash keys when `simhash.blocks` is unset: the one the
+/// index recorded (its first run chose it), or for a new index the one
+/// [`BlockLayout::choose`] picks for [`INDEX_LAYOUT_DOCUMENTS`], as every later run of the
+/// index must use it whatever its batch. When the recorded one does not suit the distance,
+/// the chosen one, so that the settings check names both differences.
+fn index_layout(
+    manifest: Option<&Manifest>,
+    max_distance: u32,
+) -> Result<BlockLayout, neardup_core::Error> {
+    let recorded = manifest
+        .and_then(|m| m.settings.get("simhash.blocks"))
+        .and_then(|blocks| blocks.parse().ok())
+        .and_then(|blocks| BlockLayout::try_new(blocks, max_distance).ok());
+    recorded.map_or_else(|| BlockLayout::choose(max_distance, INDEX_LAYOUT_DOCUMENTS), Ok)
 }
 
 /// The committed generation that a run named `run` writing to `output` replaces: one of
@@ -631,7 +636,7 @@ mod tests {
     /// frequencies. An index compares fingerprints of different runs, so there unset
     /// weights are term frequencies and a set corpus TF-IDF is refused.
     #[test]
-    fn simhash_weights_web_pages_by_corpus_frequencies_unless_an_index_compares_runs() {
+    fn simhash_weights_web_pages_by_corpus_frequencies_with_an_index_too() {
         let dir = tempfile::tempdir().unwrap();
         let web = dir.path().join("web.jsonl");
         std::fs::write(&web, "{\"id\":\"1\",\"text\":\"x\",\"url\":\"https://a.example/1\"}\n")
@@ -654,35 +659,43 @@ mod tests {
         let mut jieba = simhash.clone();
         jieba.simhash.idf = IdfSource::Jieba;
         assert_eq!(resolved(&jieba, &web), (Some(WEB_TF_MAX_DISTANCE), tf, false));
-        // An index (index.dir, as the command line's --index sets it): the previous web
-        // defaults, so its keys and settings match an index they made, 7 blocks included.
+        // An index (index.dir, as the command line's --index sets it): the same web
+        // defaults, its batch's document frequencies added to the index's.
         let index = dir.path().join("index");
         let mut indexed = simhash.clone();
         indexed.index.dir = Some(index.clone());
-        indexed.simhash.blocks = Some(7);
-        assert_eq!(resolved(&indexed, &web), (Some(WEB_TF_MAX_DISTANCE), tf, false));
+        assert_eq!(resolved(&indexed, &web), (Some(7), Some(Weighting::TfIdf), true));
+        let config = JobConfig::new(indexed.clone(), &web, out.clone())
+            .unwrap()
+            .with_index(index.clone(), "r1".into())
+            .unwrap();
+        assert_eq!(config.index_settings()["simhash.weighting"], "tf_idf");
+        // Blocks unset: chosen for an index's size, not the batch's; then the index's own.
+        let MethodParams::Simhash { layout: Some(layout) } = &config.params else { panic!() };
+        let for_index = BlockLayout::choose(7, INDEX_LAYOUT_DOCUMENTS).unwrap();
+        assert_eq!(layout, &for_index);
+        assert_eq!(config.index_settings()["simhash.blocks"], for_index.blocks().to_string());
+        let mut nine = indexed.clone();
+        nine.simhash.blocks = Some(9);
+        let made = JobConfig::new(nine, &web, out.clone())
+            .unwrap()
+            .with_index(index.clone(), "r0".into())
+            .unwrap();
+        made.index.as_ref().unwrap().manifest.save(&index).unwrap();
         let config = JobConfig::new(indexed.clone(), &web, out.clone())
             .unwrap()
             .with_index(index.clone(), "r1".into())
             .unwrap();
         let MethodParams::Simhash { layout: Some(layout) } = &config.params else { panic!() };
-        assert_eq!((layout.blocks(), layout.max_distance()), (7, WEB_TF_MAX_DISTANCE));
-        assert_eq!(config.index_settings()["simhash.weighting"], "tf");
-        indexed.simhash.weighting = Some(Weighting::TfIdf);
-        let refused = JobConfig::new(indexed.clone(), &plain, out.clone())
-            .unwrap()
-            .with_index(index.clone(), "r1".into())
-            .unwrap_err();
-        assert!(
-            matches!(refused, ConfigError::Invalid { key: "simhash.weighting", .. }),
-            "{refused}"
-        );
+        assert_eq!(layout.blocks(), 9);
+        assert_eq!(config.index_settings(), made.index_settings());
         // jieba's table is the same in every run.
+        indexed.simhash.weighting = Some(Weighting::TfIdf);
         indexed.simhash.idf = IdfSource::Jieba;
         indexed.features.kind = neardup_text::FeatureKind::Words;
         let config = JobConfig::new(indexed, &web, out.clone())
             .unwrap()
-            .with_index(index, "r1".into())
+            .with_index(dir.path().join("index-jieba"), "r1".into())
             .unwrap();
         assert_eq!(config.spec.simhash.weighting, Some(Weighting::TfIdf));
     }

@@ -18,12 +18,14 @@
 //! spill limit, and 8 bytes per learned entry per process.
 
 use std::cell::{Cell, RefCell};
+use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use neardup_core::CountMinSketch;
 use neardup_io::Record;
+use neardup_io::index::{Frequencies, read_frequencies};
 use neardup_text::{Analysis, AnalyzeScratch, Analyzer};
 use timely::dataflow::operators::core::Input;
 use timely::dataflow::operators::probe::Handle as ProbeHandle;
@@ -35,7 +37,7 @@ use timely::dataflow::channels::pact::Exchange;
 
 use crate::cluster::Topology;
 use crate::cluster::{Pass, run_workers};
-use crate::config::JobConfig;
+use crate::config::{IndexPlan, JobConfig};
 use crate::error::{JobError, ReadFailure};
 use crate::mesh::Control;
 use crate::operators::collect::{Drain, Spill, collect_sorted};
@@ -167,6 +169,49 @@ pub(crate) fn document_frequencies(
         }
     })?;
     let (sketch, documents) = results.into_iter().next().expect("at least one worker");
+    Ok(IdfWeights::Corpus { sketch, documents })
+}
+
+/// Document frequencies of a batch, to be committed with its generation of the index.
+pub(crate) fn batch_frequencies(weights: &IdfWeights) -> Option<Frequencies> {
+    let IdfWeights::Corpus { sketch, documents } = weights else { return None };
+    Some(Frequencies {
+        depth: u32::try_from(sketch.depth()).expect("a few rows"),
+        width_bits: sketch.width_bits(),
+        documents: *documents,
+        counts: sketch.counts().to_vec(),
+    })
+}
+
+/// The weights of a run with an index: its batch's document frequencies plus those of
+/// every generation the index holds, as one run over all of them would count. An index
+/// without frequencies (of runs before they were kept) adds nothing.
+///
+/// # Errors
+/// [`JobError::Index`] when the index's frequencies cannot be read or have another shape.
+pub(crate) fn with_index_frequencies(
+    plan: &IndexPlan,
+    batch: &Frequencies,
+) -> Result<IdfWeights, JobError> {
+    let dirs: Vec<PathBuf> =
+        plan.manifest.segments().iter().map(|s| plan.dir.join(&s.folder)).collect();
+    let indexed = read_frequencies(dirs.iter().map(PathBuf::as_path)).map_err(JobError::Index)?;
+    let depth = usize::try_from(batch.depth).expect("a few rows");
+    let mut sketch = CountMinSketch::new(depth, batch.width_bits);
+    sketch.merge_counts(0, &batch.counts);
+    let mut documents = batch.documents;
+    if let Some(indexed) = indexed {
+        if (indexed.depth, indexed.width_bits) != (batch.depth, batch.width_bits) {
+            let detail = format!(
+                "document frequencies in a sketch of {} x 2^{} counters, this run counts {} x 2^{}",
+                indexed.depth, indexed.width_bits, batch.depth, batch.width_bits
+            );
+            let path = plan.dir.clone();
+            return Err(JobError::Index(neardup_io::Error::Damaged { path, detail }));
+        }
+        sketch.merge_counts(0, &indexed.counts);
+        documents += indexed.documents;
+    }
     Ok(IdfWeights::Corpus { sketch, documents })
 }
 

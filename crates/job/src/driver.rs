@@ -102,14 +102,13 @@ fn prepare_and_execute(
     // Locks, the file lists and the spill folder, held until the run ends.
     let mut held = outputs::prepare(config, topology)?;
     let topology = outputs::with_spill_dir(topology, &held);
-    let mut boilerplate = None;
-    let mut outcome = execute(config, &topology, control, start, progress, &mut boilerplate);
+    let mut learned = outputs::Learned::default();
+    let mut outcome = execute(config, &topology, control, start, progress, &mut learned);
     // A signal once the workers are done still stops the run before it commits.
     if let (Ok(_), Some(interrupted)) = (&outcome, control.interrupt.error()) {
         outcome = Err(interrupted);
     }
-    let result =
-        outputs::finish(config, &topology, outcome, boilerplate.as_deref(), start, &mut held);
+    let result = outputs::finish(config, &topology, outcome, &learned, start, &mut held);
     drop(held);
     result
 }
@@ -191,15 +190,15 @@ pub fn read_boilerplate(
 /// The failpoint hit once the corpus passes are done (`neardup_io::failpoint`).
 pub(crate) const CORPUS_FAILPOINT: &str = "after-corpus-passes";
 
-/// Runs the corpus passes (when needed) and the main dataflow; the boilerplate it learned
-/// is left in `learned_set`.
+/// Runs the corpus passes (when needed) and the main dataflow; what the passes learned
+/// that the commit writes is left in `learned_out`.
 fn execute(
     config: &JobConfig,
     topology: &Topology,
     control: &Control,
     start: Instant,
     progress: Arc<Progress>,
-    learned_set: &mut Option<Arc<neardup_text::Boilerplate>>,
+    learned_out: &mut outputs::Learned,
 ) -> Result<WorkerReport, JobError> {
     let segmenter =
         Signer::needs_segmenter(config).then(|| Segmenter::new(config.spec.features.jieba_hmm));
@@ -249,7 +248,7 @@ fn execute(
     // Document frequencies are counted in what is analysed: pages without boilerplate.
     let corpus_idf = if config.needs_corpus_idf() {
         let analyzer = Signer::analyzer_for(config, segmenter.clone());
-        let idf = corpus::document_frequencies(
+        let batch = corpus::document_frequencies(
             &job,
             topology,
             fingerprint,
@@ -261,7 +260,12 @@ fn execute(
             seconds = start.elapsed().as_secs_f64(),
             "corpus document frequencies counted"
         );
-        Some(idf)
+        // With an index, weighed as one run over the batch and every indexed one would.
+        learned_out.frequencies = corpus::batch_frequencies(&batch);
+        match (&config.index, &learned_out.frequencies) {
+            (Some(plan), Some(counts)) => Some(corpus::with_index_frequencies(plan, counts)?),
+            _ => Some(batch),
+        }
     } else {
         None
     };
@@ -272,7 +276,7 @@ fn execute(
         neardup_io::failpoint::crash(CORPUS_FAILPOINT);
     }
     let signer = Signer::new(config, segmenter, corpus_idf);
-    learned_set.clone_from(&boilerplate);
+    learned_out.boilerplate.clone_from(&boilerplate);
     let corpus_seconds = if corpus_passes { start.elapsed().as_secs_f64() } else { 0.0 };
     let sources: Arc<[Arc<str>]> = config
         .inputs

@@ -73,10 +73,10 @@ pub use records::{Assignment, BucketRecord, Candidate, ClusterInfo, Membership, 
 pub use report::REPORT_FILE;
 pub use sign::{IdfWeights, SignScratch, Signer, page_text};
 pub use spec::{
-    BucketSpec, CONTAINMENT_BANDS_JACCARD, DecisionSpec, IdfSource, IndexSpec, InputSpec, JobSpec,
-    KeepRule, MAX_DISTANCE, Method, MinHashSpec, Removal, SIMHASH_NGRAM_CHARS, SimHashSpec,
-    WEB_CONTAINMENT, WEB_CONTAINMENT_MIN_JACCARD, WEB_MAX_DISTANCE, WEB_TF_MAX_DISTANCE,
-    WEB_WEIGHTING, Weighting, default_max_record_bytes,
+    BucketSpec, CONTAINMENT_BANDS_JACCARD, DecisionSpec, INDEX_LAYOUT_DOCUMENTS, IdfSource,
+    IndexSpec, InputSpec, JobSpec, KeepRule, MAX_DISTANCE, Method, MinHashSpec, Removal,
+    SIMHASH_NGRAM_CHARS, SimHashSpec, WEB_CONTAINMENT, WEB_CONTAINMENT_MIN_JACCARD,
+    WEB_MAX_DISTANCE, WEB_TF_MAX_DISTANCE, WEB_WEIGHTING, Weighting, default_max_record_bytes,
 };
 pub use stage::Stage;
 pub use stats::{BoilerplateStats, IndexStats, WorkerStats};

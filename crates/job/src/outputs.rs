@@ -7,7 +7,8 @@
 //! the next:
 //!
 //! ```text
-//! boilerplate.bin, report.html -> index manifest (the generation) -> kept _SUCCESS
+//! boilerplate.bin, report.html -> the generation's frequencies.bin -> index manifest
+//!   (the generation) -> kept _SUCCESS
 //!   -> summary.json -> _SUCCESS
 //! ```
 //!
@@ -17,10 +18,11 @@
 //! Every step has a failpoint (`neardup_io::failpoint`) named after what is in place.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Instant;
 
 use neardup_io::failpoint;
-use neardup_io::index::{IndexLock, Manifest};
+use neardup_io::index::{Frequencies, IndexLock, Manifest};
 use neardup_io::{FileList, FolderLock, Role, write_atomically};
 
 use crate::cluster::Topology;
@@ -37,6 +39,15 @@ pub const SUCCESS_MARKER: &str = "_SUCCESS";
 /// The learned boilerplate set (little-endian `u64` entries), read back by `eval` and
 /// `explain` to analyse pages as the run did.
 pub const BOILERPLATE_FILE: &str = "boilerplate.bin";
+
+/// What the corpus passes learned that the commit writes.
+#[derive(Default)]
+pub(crate) struct Learned {
+    /// The boilerplate set, written for `eval` and `explain`.
+    pub boilerplate: Option<Arc<neardup_text::Boilerplate>>,
+    /// The batch's document frequencies, committed with its generation of the index.
+    pub frequencies: Option<Frequencies>,
+}
 
 /// Folders of the output that only neardup writes.
 const OWNED_FOLDERS: [&str; 2] = ["documents", "pairs"];
@@ -165,10 +176,11 @@ pub(crate) fn finish(
     config: &JobConfig,
     topology: &Topology,
     outcome: Result<WorkerReport, JobError>,
-    boilerplate: Option<&neardup_text::Boilerplate>,
+    learned: &Learned,
     start: Instant,
     held: &mut Held,
 ) -> Result<Summary, JobError> {
+    let boilerplate = learned.boilerplate.as_deref();
     let (totals, mut failure) = match outcome {
         Ok(totals) => (totals, None),
         Err(e) => (WorkerReport::default(), Some(e)),
@@ -200,7 +212,7 @@ pub(crate) fn finish(
         };
     }
     let committed = match &failure {
-        None => commit(config, topology, &mut summary, &totals, boilerplate, held),
+        None => commit(config, topology, &mut summary, &totals, learned, held),
         Some(JobError::TooManyRejects { .. }) => {
             // The parts stay: they show what was rejected.
             write_report(config, &summary, &totals, boilerplate).map(|()| false)
@@ -274,9 +286,10 @@ fn commit(
     topology: &Topology,
     summary: &mut Summary,
     totals: &WorkerReport,
-    boilerplate: Option<&neardup_text::Boilerplate>,
+    learned: &Learned,
     held: &mut Held,
 ) -> Result<bool, (JobError, bool)> {
+    let boilerplate = learned.boilerplate.as_deref();
     let point = |name: &str, path: &Path, committed: bool| {
         failpoint::hit(name).map_err(|source| {
             (JobError::Write(neardup_io::Error::Write { path: path.into(), source }), committed)
@@ -295,7 +308,9 @@ fn commit(
     }
     let mut index_committed = false;
     if let (Some(plan), Some(lock)) = (&config.index, held.index.as_mut()) {
-        commit_generation(plan, topology, &totals.stats.index, lock).map_err(|e| (e, false))?;
+        let frequencies = learned.frequencies.as_ref();
+        commit_generation(plan, topology, &totals.stats.index, frequencies, lock)
+            .map_err(|e| (e, false))?;
         index_committed = true;
         point("manifest-written", &plan.dir.join(neardup_io::index::MANIFEST), true)?;
     }
@@ -339,14 +354,20 @@ fn write_report(
     write_atomically(&config.output.join(REPORT_FILE), page.as_bytes()).map_err(write)
 }
 
-/// Commits the run's generation: the manifest without the generation it replaces, plus its
-/// own; then removes the replaced generation's folder.
+/// Commits the run's generation: its batch's document frequencies beside its parts (when
+/// it counted them), then the manifest without the generation it replaces, plus its own;
+/// then removes the replaced generation's folder.
 fn commit_generation(
     plan: &IndexPlan,
     topology: &Topology,
     stats: &IndexStats,
+    frequencies: Option<&Frequencies>,
     lock: &mut IndexLock,
 ) -> Result<(), JobError> {
+    if let Some(frequencies) = frequencies {
+        let dir = plan.new_generation_dir();
+        neardup_io::index::write_frequencies(&dir, frequencies).map_err(JobError::Write)?;
+    }
     let mut manifest = plan.manifest.clone();
     manifest.neardup_version = env!("CARGO_PKG_VERSION").to_string();
     manifest.generations.push(neardup_io::index::Generation {

@@ -167,12 +167,12 @@ pub const MAX_DISTANCE: u32 = 3;
 pub const WEB_MAX_DISTANCE: u32 = 7;
 
 /// `simhash.max_distance` for web pages unless set, when they are not weighted by corpus
-/// TF-IDF (weights set otherwise, or an index): the previous default, F1 0.937 on the
+/// TF-IDF (weights set otherwise): the previous default, F1 0.937 on the
 /// research set and 0.918 on `bench/warc.sh`'s copies with term frequencies.
 pub const WEB_TF_MAX_DISTANCE: u32 = 6;
 
-/// `simhash.weighting` for web pages unless set (not with an index, whose fingerprints must
-/// compare across runs: there [`Weighting::Tf`], and [`WEB_TF_MAX_DISTANCE`]). Corpus document frequencies take
+/// `simhash.weighting` for web pages unless set (with an index, the frequencies of the batch
+/// and of every generation the index committed). Corpus document frequencies take
 /// one more pass over the input: 1.42 times the wall time of term frequencies at distance
 /// 6 on `bench/warc.sh 100000 2 simhash`, and 0.60 times the peak memory (fewer chance
 /// candidates).
@@ -188,6 +188,14 @@ pub const WEB_WEIGHTING: Weighting = Weighting::TfIdf;
 /// 7.4 s (figures from when it was chosen; README "Templated web pages" has the current
 /// ones).
 pub const SIMHASH_NGRAM_CHARS: usize = 4;
+
+/// The corpus size an index's SimHash block layout is chosen for when `simhash.blocks` is
+/// unset ([`neardup_core::BlockLayout::choose`]): an index outlives its first batch, and
+/// every run of it keeps the layout its first run recorded. At the web-page distance 7
+/// that is 11 blocks, 330 tables (a key row each per indexed document); at 3, 5 blocks and
+/// 10 tables. Set `simhash.blocks` for an index planned far bigger (`neardup tune --method
+/// simhash --documents N` shows the cost).
+pub const INDEX_LAYOUT_DOCUMENTS: u64 = 1_000_000;
 
 /// MinHash settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -299,11 +307,11 @@ pub struct SimHashSpec {
     /// ([`WEB_TF_MAX_DISTANCE`]), 3 otherwise ([`MAX_DISTANCE`]); a run records the value
     /// it used.
     pub max_distance: Option<u32>,
-    /// Blocks the fingerprint is split into; chosen from the corpus size when unset.
+    /// Blocks the fingerprint is split into; chosen from the corpus size when unset (with an
+    /// index, the index's: see [`INDEX_LAYOUT_DOCUMENTS`]).
     pub blocks: Option<u32>,
     /// Feature weights. Unset: [`WEB_WEIGHTING`] (TF-IDF from corpus document frequencies)
-    /// when the input holds web pages, the run has no index (`index.dir`, `--index`) and
-    /// `idf` is `corpus`; term frequency otherwise. A run records the value it used.
+    /// when the input holds web pages and `idf` is `corpus`; term frequency otherwise. A run records the value it used.
     pub weighting: Option<Weighting>,
     /// IDF source for `tf_idf` weights.
     pub idf: IdfSource,

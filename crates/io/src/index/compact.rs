@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::{Error, Result};
 
+use super::frequencies::{read_frequencies, write_frequencies};
 use super::manifest::{Segment, folder_bytes, open_to_change, remove_orphans};
 use super::parts::{
     DOC_PAGE_ROWS, DocPartWriter, IndexRef, IndexedDoc, KEY_ROW_GROUP_ROWS, KeyPartWriter,
@@ -87,6 +88,9 @@ pub fn compact(dir: &Path) -> Result<Compacted> {
     let (keys_of, keys_after) = merge_keys(&dirs, manifest.partitions, &forgotten, &out)?;
     report.keys_after = keys_after;
     let doc_parts = merge_docs(&segments, &dirs, report.documents, &out)?;
+    if let Some(sum) = read_frequencies(dirs.iter().map(PathBuf::as_path))? {
+        write_frequencies(&out, &sum)?;
+    }
 
     for g in &mut manifest.generations {
         g.folder = folder.clone();

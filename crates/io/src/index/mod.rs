@@ -5,6 +5,7 @@
 //! DIR/index.json                    the manifest: settings, partitions, generations
 //! DIR/<segment>/keys/part-NNNNN.parquet   (key, generation, doc_id) of one key partition
 //! DIR/<segment>/docs/part-NNNNN.parquet   one row per indexed document, by (generation, doc_id)
+//! DIR/<segment>/frequencies.bin           document frequencies of its runs' batches (SimHash TF-IDF)
 //! ```
 //!
 //! Every run adds a **generation**, written as a **segment**: a folder of Parquet parts,
@@ -36,12 +37,14 @@
 
 mod compact;
 mod forget;
+mod frequencies;
 mod lookup;
 mod manifest;
 mod parts;
 
 pub use compact::{Compacted, compact};
 pub use forget::{Forgotten, forget};
+pub use frequencies::{FREQUENCIES_FILE, Frequencies, read_frequencies, write_frequencies};
 pub use lookup::{ProbeStats, fetch_docs, probe_keys};
 pub use manifest::{
     DEFAULT_PARTITIONS, FORMAT, Generation, IndexLock, MANIFEST, Manifest, Segment,
