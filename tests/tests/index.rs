@@ -407,3 +407,98 @@ fn simhash_with_an_index_weighs_by_every_batch_as_one_run_does() {
     assert_eq!(neardup_io::index::Manifest::load(&index).unwrap().unwrap().segments().len(), 1);
     assert_eq!(frequencies(&index), before);
 }
+
+/// A page of `host`: navigation and footer lines on every page of the host, a box of
+/// related stories (`headlines`, each a few sentences), then `text`.
+fn templated_page(host: &str, headlines: &[usize], text: &[String]) -> String {
+    let mut lines = vec![
+        format!("Home | World | Business | Technology | Science | Sport | {host}"),
+        "Sign in to follow the stories you care about and get them in your inbox".to_string(),
+    ];
+    for &h in headlines {
+        lines.push(format!("Related: {}", article(1000 + h as u64, 1).join(" ")));
+    }
+    lines.extend(text.iter().cloned());
+    lines.push(format!("Copyright 2026 {host}. All rights reserved. Terms, privacy and cookies."));
+    lines.join("\n")
+}
+
+/// The same-site template case: a host whose pages carry a box of related headlines, each
+/// on about half of its pages. The first batch has twenty pages of the host, enough to
+/// learn the box's lines as template; the second has four, where each headline is on two
+/// pages at most, too few to learn from the batch alone. Two different short articles of
+/// the second batch under the same four headlines look alike through them unless the run
+/// learns from the index's pages of the host too, as one run over both batches does: the
+/// second batch then removes nothing, as that one run does not.
+#[test]
+fn a_batch_learns_its_hosts_templates_from_the_index_as_one_run_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = "news.example-herald.com";
+    // Three paragraphs of three sentences: the lines that name a page (half the longest
+    // and more), where the box's one-sentence lines do not.
+    let text = |seed: u64| -> Vec<String> {
+        (0..3).map(|p| article(seed * 10 + p, 3).join(" ")).collect()
+    };
+    // The box: eighty one-sentence lines, the even or the odd ones of a hundred and sixty.
+    let boxed = |parity: usize| -> Vec<usize> { (0..160).filter(|h| h % 2 == parity).collect() };
+    let mut first = Vec::new();
+    for i in 0..20usize {
+        let page = templated_page(host, &boxed(i % 2), &text(100 + i as u64));
+        first.push((format!("p{i}"), format!("https://{host}/story/{i}"), page));
+    }
+    let second: Vec<(String, String, String)> = [("x", 0), ("y", 0), ("z", 1), ("w", 1)]
+        .iter()
+        .enumerate()
+        .map(|(i, (id, parity))| {
+            let page = templated_page(host, &boxed(*parity), &text(i as u64));
+            (id.to_string(), format!("https://{host}/story/{id}"), page)
+        })
+        .collect();
+    let write = |name: &str, rows: &[(String, String, String)]| {
+        let path = dir.path().join(name);
+        let rows: Vec<_> =
+            rows.iter().map(|(a, b, c)| (a.as_str(), b.as_str(), c.clone())).collect();
+        pages(&path, &rows);
+        path
+    };
+    let (b1, b2) = (write("b1.jsonl", &first), write("b2.jsonl", &second));
+    let both = write("both.jsonl", &[first.clone(), second.clone()].concat());
+    let index = dir.path().join("index");
+    for method in ["minhash", "simhash"] {
+        // Runs with 2 workers use one index, others another.
+        let run_with = |input: &std::path::Path, name: &str, indexed: bool, workers: &str| {
+            let out = dir.path().join(format!("{method}-{name}-{workers}"));
+            let mut args = vec!["--method", method, "-w", workers];
+            let copy = if workers == "2" { "a" } else { "b" };
+            let index = dir.path().join(format!("index-{method}-{copy}"));
+            if indexed {
+                args.extend(["--index", index.to_str().unwrap(), "--run-name", name]);
+            }
+            dedup(input, &out, &args).unwrap_or_else(|e| panic!("{method} {name}: {e:#}"));
+            out
+        };
+        let decisions = |out: &std::path::Path, ids: &[&str]| -> Vec<(String, Decision)> {
+            let docs = read_documents(&out.join("documents")).unwrap();
+            let of = |id: &str| docs.iter().find(|d| d.id.as_deref() == Some(id)).unwrap().decision;
+            ids.iter().map(|id| (id.to_string(), of(id))).collect()
+        };
+        let run = |input: &std::path::Path, name: &str, indexed: bool| {
+            run_with(input, name, indexed, "2")
+        };
+        let one = run(&both, "one", false);
+        run(&b1, "b1", true);
+        let batch = run(&b2, "b2", true);
+        let ids = ["x", "y", "z", "w"];
+        // Alone, the second batch cannot tell the box from content.
+        let alone = run(&b2, "alone", false);
+        let kept = ids.map(|id| (id.to_string(), Decision::Keep)).to_vec();
+        assert_ne!(decisions(&alone, &ids), kept, "{method}: the case needs the index");
+        assert_eq!(decisions(&one, &ids), kept, "{method}");
+        assert_eq!(decisions(&batch, &ids), kept, "{method}");
+        // What the index keeps for learning, and learns, is the same whatever the workers.
+        run_with(&b1, "b1", true, "3");
+        let other = run_with(&b2, "b2", true, "1");
+        assert_eq!(render_documents(&other), render_documents(&batch), "{method}");
+    }
+    assert!(!index.exists());
+}

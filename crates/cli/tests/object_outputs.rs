@@ -436,3 +436,38 @@ fn a_commit_whose_answer_is_lost_is_recognised_as_made() {
         serde_json::from_slice(&s3.get("/crawl/out/summary.json").unwrap()).unwrap();
     assert!(summary["remote_retries"].as_u64().unwrap() >= 1, "{summary}");
 }
+
+/// Web pages with an index in the bucket: each generation keeps its template sample
+/// (`templates/`) and its document frequencies (`frequencies.bin`) as objects, and a later
+/// batch that learns from them decides as the same runs against an index on disk do.
+#[test]
+fn an_index_in_object_storage_keeps_what_web_page_runs_learn() {
+    let Some(s3) = S3::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let local_in = stage_inputs(&s3, dir.path());
+    let path = |p: &str| dir.path().join(p).to_string_lossy().into_owned();
+    let file = |name: &str| local_in.join(name).to_string_lossy().into_owned();
+    let (warc, wet) = (file("web/pages.warc.gz"), file("web/crawl.wet.gz"));
+    for (input, out, index) in [
+        ("s3://crawl/in/web/pages.warc.gz", "s3://crawl/web1", "s3://crawl/webidx"),
+        (warc.as_str(), &path("web1"), &path("webidx")),
+        ("s3://crawl/in/web/crawl.wet.gz", "s3://crawl/web2", "s3://crawl/webidx"),
+        (wet.as_str(), &path("web2"), &path("webidx")),
+    ] {
+        let mut cmd = index_run(&s3, input, out, index);
+        cmd.args(["--method", "simhash"]);
+        let done = run(cmd, Duration::from_secs(120));
+        assert!(done.status.success(), "{done:?}");
+    }
+    s3.download("crawl", "web2", &dir.path().join("web2-fetched"));
+    assert_eq!(results(&dir.path().join("web2-fetched")), results(&dir.path().join("web2")));
+    let keys: Vec<String> = s3.list("crawl", "webidx/").into_iter().map(|(k, _)| k).collect();
+    for wanted in ["/frequencies.bin", "/templates/part-"] {
+        let generations: std::collections::BTreeSet<&str> = keys
+            .iter()
+            .filter(|k| k.contains(wanted))
+            .filter_map(|k| k.split('/').nth(1))
+            .collect();
+        assert_eq!(generations.len(), 2, "{wanted}: {keys:?}");
+    }
+}

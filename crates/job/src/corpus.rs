@@ -30,7 +30,7 @@ use neardup_text::{Analysis, AnalyzeScratch, Analyzer};
 use timely::dataflow::operators::core::Input;
 use timely::dataflow::operators::probe::Handle as ProbeHandle;
 use timely::dataflow::operators::vec::Broadcast;
-use timely::dataflow::operators::{Inspect, Probe};
+use timely::dataflow::operators::{Concat, Inspect, Probe};
 
 use neardup_text::{Boilerplate, Learner, LineKey, LineScratch, Occurrence};
 use timely::dataflow::channels::pact::Exchange;
@@ -47,6 +47,7 @@ use crate::source::{KeptShares, ReadPlan, ReadTotals, Share, ShareError, read_on
 use crate::spill::RemoveDir;
 use crate::spill::SpillError;
 use crate::stats::WorkerStats;
+use crate::templates::{PageRow, SampleDrain, read_index_share};
 use crate::traffic::Traffic;
 
 /// Rows of the document-frequency sketch.
@@ -291,11 +292,26 @@ pub(crate) fn learn_boilerplate(
         };
         let learned = Rc::new(RefCell::new(Vec::<u64>::new()));
         let pages = Rc::new(Cell::new(0u64));
+        // With an index, pages are sent (and its sample of their hosts added) rather than
+        // occurrences; the two stages share the spill limit.
+        let index_plan = job.index.clone();
+        let spill = match &index_plan {
+            Some(_) => Spill { limit_bytes: limit_bytes / 2, ..spill },
+            None => spill,
+        };
         let failure: Rc<RefCell<Option<JobError>>> = Rc::new(RefCell::new(None));
         let done = ProbeHandle::<u64>::new();
-        let (mut occurrences, mut notes) = worker.dataflow::<u64, _, _>(|scope| {
+        let (mut occurrences, mut notes, mut pages_in) = worker.dataflow::<u64, _, _>(|scope| {
             let (occurrences, stream) = scope.new_input::<Vec<Occurrence>>();
             let (notes, note_stream) = scope.new_input::<Vec<Note>>();
+            let (pages_in, page_stream) = scope.new_input::<Vec<PageRow>>();
+            let by_host = Exchange::new(|p: &PageRow| neardup_core::hash::route(p.host()));
+            let (sample_rule, plan) = (rule.clone(), index_plan.clone());
+            let part = u32::try_from(index).expect("few workers");
+            let sampled = collect_sorted(page_stream, by_host, "SampleTemplates", spill.clone(), {
+                move || Ok(SampleDrain::new(sample_rule.clone(), seed, plan.as_deref(), part))
+            });
+            let stream = stream.concat(sampled);
             // A host's occurrences meet on one worker; corpus-wide ones spread by line.
             let by_scope = Exchange::new(|o: &Occurrence| {
                 neardup_core::hash::route(if o.0 == neardup_text::CORPUS_SCOPE { o.1 } else { o.0 })
@@ -327,12 +343,15 @@ pub(crate) fn learn_boilerplate(
                         Note::SpillFailed { worker, message } => {
                             JobError::Spill { worker: *worker, message: message.clone() }
                         }
+                        Note::IndexFailed { worker, message } => {
+                            JobError::IndexRead { worker: *worker, message: message.clone() }
+                        }
                     };
                     // Input errors (time 0) arrive before spill errors (time 1).
                     failure.borrow_mut().get_or_insert(error);
                 })
                 .probe_with(&done);
-            (occurrences, notes)
+            (occurrences, notes, pages_in)
         });
         let (mut scratch, mut one) = (LineScratch::default(), Vec::new());
         let mut local_pages = 0u64;
@@ -345,6 +364,14 @@ pub(crate) fn learn_boilerplate(
                 if let Record::Doc(doc) = record
                     && let Some(url) = doc.meta.as_deref().and_then(|m| m.url.as_deref())
                 {
+                    if let Some(index_plan) = &index_plan {
+                        let (generation, id) = (index_plan.generation, doc.doc.get());
+                        if let Some(page) = PageRow::of_batch(generation, id, url, lines, seed) {
+                            local_pages += 1;
+                            pages_in.send(page);
+                        }
+                        return false;
+                    }
                     // The lines' keys, computed as the record was kept, serve again when the
                     // learned lines are left out.
                     neardup_text::occurrences(lines, url, &rule, seed, &mut scratch, &mut one);
@@ -360,6 +387,7 @@ pub(crate) fn learn_boilerplate(
                 heartbeat.beat();
             },
         );
+        let read_all = error.is_none();
         match error {
             Some(ShareError::Input(e)) => {
                 abort.store(true, Ordering::Relaxed);
@@ -371,8 +399,20 @@ pub(crate) fn learn_boilerplate(
             }
             None => {}
         }
+        if let Some(index_plan) = &index_plan
+            && read_all
+        {
+            let peers = worker.peers();
+            let read = read_index_share(index_plan, index, peers, |page| pages_in.send(page));
+            if let Err(e) = read {
+                abort.store(true, Ordering::Relaxed);
+                let message = crate::error::error_chain(&e);
+                notes.send(Note::IndexFailed { worker: index, message });
+            }
+        }
         notes.send(Note::Pages(local_pages));
         drop(occurrences);
+        drop(pages_in);
         // Once everything of time 0 is learned, each worker tells the others whether it
         // could spill, so a spill error fails every process, not only this one.
         notes.advance_to(1);
@@ -417,6 +457,8 @@ enum Note {
     ReadFailed { worker: usize, failure: ReadFailure },
     /// A worker could not spill its occurrences.
     SpillFailed { worker: usize, message: String },
+    /// A worker could not read the index's template statistics.
+    IndexFailed { worker: usize, message: String },
 }
 
 /// How the corpus passes read: the first one reads the files and keeps the records, in

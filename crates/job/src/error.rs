@@ -70,6 +70,14 @@ pub enum JobError {
         /// The error, with its causes.
         message: String,
     },
+    /// The index's template statistics could not be read.
+    #[error("worker {worker} cannot read the index: {message}")]
+    IndexRead {
+        /// The worker.
+        worker: usize,
+        /// The error, with its causes.
+        message: String,
+    },
     /// A spill file could not be written or read (is the spill folder's disk full?).
     #[error(
         "worker {worker} cannot spill to disk: {message}; set --spill-dir to a folder with room"

@@ -57,6 +57,7 @@ mod spill;
 mod stage;
 mod stats;
 mod summary;
+mod templates;
 mod traffic;
 mod worker;
 mod worker_report;

@@ -309,7 +309,8 @@ fn commit(
     let mut index_committed = false;
     if let (Some(plan), Some(lock)) = (&config.index, held.index.as_mut()) {
         let frequencies = learned.frequencies.as_ref();
-        commit_generation(plan, topology, &totals.stats.index, frequencies, lock)
+        let templates = config.needs_boilerplate();
+        commit_generation(plan, topology, &totals.stats.index, frequencies, templates, lock)
             .map_err(|e| (e, false))?;
         index_committed = true;
         point("manifest-written", &plan.dir.join(neardup_io::index::MANIFEST), true)?;
@@ -362,6 +363,7 @@ fn commit_generation(
     topology: &Topology,
     stats: &IndexStats,
     frequencies: Option<&Frequencies>,
+    keeps_templates: bool,
     lock: &mut IndexLock,
 ) -> Result<(), JobError> {
     if let Some(frequencies) = frequencies {
@@ -381,6 +383,12 @@ fn commit_generation(
         documents: stats.documents_written,
         keys: stats.keys_written,
         doc_parts: u32::try_from(topology.processes * topology.workers).expect("few workers"),
+        // The learning pass of a run with an index writes a templates part per worker.
+        template_parts: if keeps_templates {
+            u32::try_from(topology.processes * topology.workers).expect("few workers")
+        } else {
+            0
+        },
         forgotten: Vec::new(),
     });
     lock.commit(&manifest).map_err(JobError::Index)?;

@@ -11,6 +11,7 @@ use super::parts::{
     DOC_PAGE_ROWS, DocPartWriter, IndexRef, IndexedDoc, KEY_ROW_GROUP_ROWS, KeyPartWriter,
     PartRows, doc_part_of, doc_part_path, doc_rows, key_part_path, key_rows,
 };
+use super::templates::{HostSample, TemplatePage, TemplatePartWriter, TemplateRows};
 
 /// Documents per docs part of a merged segment, at most: a lookup reads each part that
 /// holds candidates on one worker, so a large segment needs enough parts to spread them.
@@ -91,10 +92,12 @@ pub fn compact(dir: &Path) -> Result<Compacted> {
     if let Some(sum) = read_frequencies(dirs.iter().map(PathBuf::as_path))? {
         write_frequencies(&out, &sum)?;
     }
+    let template_parts = merge_templates(&manifest, &dirs, &forgotten, &out)?;
 
     for g in &mut manifest.generations {
         g.folder = folder.clone();
         g.doc_parts = doc_parts;
+        g.template_parts = template_parts;
         g.keys = keys_of.get(&g.number).copied().unwrap_or(0);
         g.forgotten.clear();
     }
@@ -162,6 +165,70 @@ fn merge_keys(
         }
     }
     Ok((keys_of, rows_written))
+}
+
+/// Pages per templates part of a merged segment, about: parts are cut between hosts.
+const MERGED_PAGES_PER_PART: u64 = 65_536;
+
+/// Merges the templates parts of every segment (in `dirs`) into `out`: a k-way merge in
+/// (host, rank) order that keeps each host's sample ([`HostSample`]) and drops the rows of
+/// `forgotten` documents, cut into parts between hosts. Returns the number of parts.
+fn merge_templates(
+    manifest: &super::Manifest,
+    dirs: &[PathBuf],
+    forgotten: &HashSet<IndexRef>,
+    out: &Path,
+) -> Result<u32> {
+    let mut readers = Vec::new();
+    for (segment, dir) in manifest.segments().iter().zip(dirs) {
+        let parts = manifest.generation(segment.first()).map_or(0, |g| g.template_parts);
+        for part in 0..parts {
+            readers.push(TemplateRows::open(dir, part)?);
+        }
+    }
+    let mut heap = std::collections::BinaryHeap::new();
+    for (i, r) in readers.iter_mut().enumerate() {
+        if let Some(row) = r.next_row()? {
+            heap.push(std::cmp::Reverse((row, i)));
+        }
+    }
+    let (mut parts, mut in_part) = (0u32, 0u64);
+    let mut writer: Option<TemplatePartWriter> = None;
+    let mut chunk: Vec<TemplatePage> = Vec::new();
+    let mut sample = HostSample::default();
+    let mut last_host = None;
+    while let Some(std::cmp::Reverse((row, i))) = heap.pop() {
+        if let Some(next) = readers[i].next_row()? {
+            heap.push(std::cmp::Reverse((next, i)));
+        }
+        if forgotten.contains(&row.at()) || !sample.keeps(&row) {
+            continue;
+        }
+        let new_host = last_host != Some(row.host);
+        last_host = Some(row.host);
+        if new_host && in_part >= MERGED_PAGES_PER_PART {
+            let mut w = writer.take().expect("rows were written");
+            w.write(&chunk)?;
+            chunk.clear();
+            w.finish()?;
+            in_part = 0;
+        }
+        if writer.is_none() {
+            writer = Some(TemplatePartWriter::create(out, parts)?);
+            parts += 1;
+        }
+        chunk.push(row);
+        in_part += 1;
+        if chunk.len() >= 4096 && new_host {
+            writer.as_mut().expect("made above").write(&chunk)?;
+            chunk.clear();
+        }
+    }
+    if let Some(mut w) = writer {
+        w.write(&chunk)?;
+        w.finish()?;
+    }
+    Ok(parts)
 }
 
 /// Merges the docs parts of `segments` (in `dirs`, holding `documents` in all) into `out`:

@@ -8,8 +8,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::{Error, FolderLock, Result, TakenOver};
 
-/// Version of the index layout; an index of another version is refused.
-pub const FORMAT: u32 = 3;
+/// Version of the index layout; an index of another version is refused, but for
+/// [`MIGRATED_FORMAT`].
+pub const FORMAT: u32 = 4;
+/// The version before [`FORMAT`], read as it: its generations kept no template statistics
+/// (`templates/`) and no document frequencies, so runs learn from the pages of the
+/// generations written since. The next commit writes the manifest as [`FORMAT`].
+pub const MIGRATED_FORMAT: u32 = 3;
 /// The manifest's file name.
 pub const MANIFEST: &str = "index.json";
 /// Key partitions of a new index.
@@ -36,6 +41,10 @@ pub struct Generation {
     pub keys: u64,
     /// Parts of `docs/` of its segment: a document's part is [`doc_part_of`](super::doc_part_of) its `doc_id`.
     pub doc_parts: u32,
+    /// Parts of `templates/` of its segment (0: it kept no pages for template learning; an
+    /// index of format 3 kept none).
+    #[serde(default)]
+    pub template_parts: u32,
     /// `doc_id`s taken out by [`forget`](fn@super::forget) whose key rows are still in its segment (they
     /// match nothing; compaction drops them), sorted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -111,13 +120,17 @@ impl Manifest {
             Ok(None) => return Ok(None),
             Err(source) => return Err(Error::ReadFile { path, source }),
         };
-        let manifest: Manifest = serde_json::from_slice(&bytes)
+        let mut manifest: Manifest = serde_json::from_slice(&bytes)
             .map_err(|e| Error::Damaged { path: path.clone(), detail: e.to_string() })?;
+        if manifest.format == MIGRATED_FORMAT {
+            manifest.format = FORMAT;
+        }
         if manifest.format != FORMAT {
             return Err(Error::Damaged {
                 path,
                 detail: format!(
-                    "index format {} (this neardup reads format {FORMAT})",
+                    "index format {} (this neardup reads formats {MIGRATED_FORMAT} and {FORMAT}; \
+                     an index made by a later neardup needs that version)",
                     manifest.format
                 ),
             });

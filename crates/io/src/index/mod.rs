@@ -6,6 +6,7 @@
 //! DIR/<segment>/keys/part-NNNNN.parquet   (key, generation, doc_id) of one key partition
 //! DIR/<segment>/docs/part-NNNNN.parquet   one row per indexed document, by (generation, doc_id)
 //! DIR/<segment>/frequencies.bin           document frequencies of its runs' batches (SimHash TF-IDF)
+//! DIR/<segment>/templates/part-NNNNN.parquet   a sample of its web pages' lines, by host (template learning)
 //! ```
 //!
 //! Every run adds a **generation**, written as a **segment**: a folder of Parquet parts,
@@ -41,18 +42,23 @@ mod frequencies;
 mod lookup;
 mod manifest;
 mod parts;
+mod templates;
 
 pub use compact::{Compacted, compact};
 pub use forget::{Forgotten, forget};
 pub use frequencies::{FREQUENCIES_FILE, Frequencies, read_frequencies, write_frequencies};
 pub use lookup::{ProbeStats, fetch_docs, probe_keys};
 pub use manifest::{
-    DEFAULT_PARTITIONS, FORMAT, Generation, IndexLock, MANIFEST, Manifest, Segment,
-    generation_folder, remove_orphans,
+    DEFAULT_PARTITIONS, FORMAT, Generation, IndexLock, MANIFEST, MIGRATED_FORMAT, Manifest,
+    Segment, generation_folder, remove_orphans,
 };
 pub use parts::{
     DocPartWriter, IndexRef, IndexedDoc, KEY_ROW_GROUP_ROWS, KeyPartWriter, KeyRow, doc_part_of,
     doc_part_path, for_each_docs_batch, key_part_path, partition_of,
+};
+pub use templates::{
+    HostSample, TEMPLATE_PAGES_PER_HOST, TemplatePage, TemplatePartWriter, TemplateRows,
+    template_part_path,
 };
 
 #[cfg(test)]

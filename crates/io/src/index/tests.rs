@@ -15,6 +15,7 @@ use super::parts::{
     DOC_ROW_GROUP_ROWS, DocPartWriter, IndexRef, IndexedDoc, KEY_PAGE_ROWS, KEY_ROW_GROUP_ROWS,
     KeyPartWriter, KeyRow, doc_part_of, for_each_docs_batch, partition_of,
 };
+use super::templates::{TEMPLATE_PAGES_PER_HOST, TemplatePage, TemplatePartWriter, TemplateRows};
 
 /// A fixed pseudo-random sequence (splitmix64), so the tests need no seed handling.
 fn keys(seed: u64, n: usize) -> Vec<u64> {
@@ -234,6 +235,7 @@ fn write_segment(
                 documents,
                 keys: documents * keys_per_doc,
                 doc_parts: parts,
+                template_parts: 0,
                 forgotten: Vec::new(),
             }
         })
@@ -330,6 +332,27 @@ fn compaction_merges_segments_and_drops_what_was_forgotten() {
     m.generations = write_segment(index, "gen-000001-000002-cx", &merged, 3, 2);
     m.generations.extend(write_segment(index, "gen-000003-a", &gen_docs(3, 250), 3, 3));
     m.generations.extend(write_segment(index, "gen-000004-b", &gen_docs(4, 120), 3, 2));
+    // Pages kept for template learning: host 1 at ranks 0..80 in generation 3 (its doc 70
+    // to 76 are forgotten below) and 40..120 in generation 4, host 2 in generation 4.
+    let page = |host: u64, rank: u64, generation: u32, doc: u64| TemplatePage {
+        host,
+        rank,
+        generation,
+        doc,
+        url: format!("https://h{host}/{rank}"),
+        lines: vec![(rank, 20)],
+    };
+    let third: Vec<_> = (0..80).map(|r| page(1, r, 3, r)).collect();
+    let fourth: Vec<_> = (40..120)
+        .map(|r| page(1, r, 4, 1000 + r))
+        .chain((0..3).map(|r| page(2, r, 4, r)))
+        .collect();
+    for (folder, rows, number) in [("gen-000003-a", &third, 3), ("gen-000004-b", &fourth, 4)] {
+        let mut w = TemplatePartWriter::create(&index.join(folder), 1).unwrap();
+        w.write(rows).unwrap();
+        w.finish().unwrap();
+        m.generations.iter_mut().find(|g| g.number == number).unwrap().template_parts = 2;
+    }
     m.save(index).unwrap();
     write_segment(index, "gen-000005-failed", &gen_docs(5, 10), 3, 1);
     let everything: Vec<IndexedDoc> = all_docs(index);
@@ -385,6 +408,24 @@ fn compaction_merges_segments_and_drops_what_was_forgotten() {
         assert_eq!(found.len(), wanted.len());
     }
 
+    // Each host's sample: the least distinct ranks, a rank's earliest row, forgotten
+    // documents left out.
+    let mut sampled = Vec::new();
+    for part in 0..m.generations[0].template_parts {
+        let mut rows = TemplateRows::open(&index.join(&folder), part).unwrap();
+        while let Some(row) = rows.next_row().unwrap() {
+            sampled.push(row);
+        }
+    }
+    let expected: Vec<_> = (0..TEMPLATE_PAGES_PER_HOST as u64)
+        .map(|r| page(1, r, 3, r))
+        .chain((0..3).map(|r| page(2, r, 4, r)))
+        .collect();
+    assert_eq!(sampled, expected);
+    let mut forgotten_kept = third.clone();
+    forgotten_kept.retain(|p| !(70..=76).contains(&p.doc));
+    assert!(sampled.iter().all(|p| p.generation == 4 || forgotten_kept.contains(p)));
+
     // Nothing left to merge: the index stays as it is.
     let again = compact(index).unwrap();
     assert_eq!((again.segments_before, again.folder), (1, None));
@@ -412,6 +453,7 @@ fn one_run_at_a_time_holds_the_lock() {
         documents: 0,
         keys: 0,
         doc_parts: 1,
+        template_parts: 0,
         forgotten: Vec::new(),
     });
     newer.save(&index).unwrap();
@@ -441,6 +483,7 @@ fn manifests_round_trip_and_name_the_setting_that_differs() {
         documents: 10,
         keys: 170,
         doc_parts: 2,
+        template_parts: 0,
         forgotten: Vec::new(),
     });
     m.save(dir.path()).unwrap();
@@ -456,6 +499,18 @@ fn manifests_round_trip_and_name_the_setting_that_differs() {
     other.remove("minhash.bands");
     let e = loaded.check(dir.path(), &other).unwrap_err().to_string();
     assert!(e.contains("(not set)"), "{e}");
+
+    // An index of the format before is read as this one, without template statistics; a
+    // later one is refused, saying which formats this neardup reads.
+    let mut json: serde_json::Value = serde_json::to_value(&m).unwrap();
+    json["format"] = 3.into();
+    json["generations"][0].as_object_mut().unwrap().remove("template_parts");
+    std::fs::write(dir.path().join(MANIFEST), json.to_string()).unwrap();
+    assert_eq!(Manifest::load(dir.path()).unwrap().unwrap(), m);
+    json["format"] = 5.into();
+    std::fs::write(dir.path().join(MANIFEST), json.to_string()).unwrap();
+    let e = Manifest::load(dir.path()).unwrap_err().to_string();
+    assert!(e.contains("index format 5") && e.contains("formats 3 and 4"), "{e}");
 
     std::fs::write(dir.path().join(MANIFEST), "{\"format\": 99}").unwrap();
     let e = Manifest::load(dir.path()).unwrap_err().to_string();

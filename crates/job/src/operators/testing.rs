@@ -142,6 +142,7 @@ pub(crate) fn job_with_index(dir: &Path, docs: &[IndexedDoc], keys: &[KeyRow]) -
         documents: docs.len() as u64,
         keys: keys.len() as u64,
         doc_parts: 1,
+        template_parts: 0,
         forgotten: Vec::new(),
     });
     manifest.save(&index).unwrap();
