@@ -469,7 +469,11 @@ fn a_batch_learns_its_hosts_templates_from_the_index_as_one_run_does() {
         let run_with = |input: &std::path::Path, name: &str, indexed: bool, workers: &str| {
             let out = dir.path().join(format!("{method}-{name}-{workers}"));
             let mut args = vec!["--method", method, "-w", workers];
+            // The other way runs under a small memory budget too.
             let copy = if workers == "2" { "a" } else { "b" };
+            if copy == "b" {
+                args.extend(["--memory-budget", "64M"]);
+            }
             let index = dir.path().join(format!("index-{method}-{copy}"));
             if indexed {
                 args.extend(["--index", index.to_str().unwrap(), "--run-name", name]);
@@ -495,7 +499,8 @@ fn a_batch_learns_its_hosts_templates_from_the_index_as_one_run_does() {
         assert_ne!(decisions(&alone, &ids), kept, "{method}: the case needs the index");
         assert_eq!(decisions(&one, &ids), kept, "{method}");
         assert_eq!(decisions(&batch, &ids), kept, "{method}");
-        // What the index keeps for learning, and learns, is the same whatever the workers.
+        // What the index keeps for learning, and learns, is the same whatever the workers
+        // and the memory budget.
         run_with(&b1, "b1", true, "3");
         let other = run_with(&b2, "b2", true, "1");
         assert_eq!(render_documents(&other), render_documents(&batch), "{method}");
