@@ -173,7 +173,8 @@ impl JobConfig {
     /// inside the index; [`ConfigError::Index`] with [`neardup_io::Error::OtherRole`] when
     /// `dir` holds a run's outputs or kept dataset; [`ConfigError::Invalid`] for settings an index cannot hold (exact-Jaccard
     /// verification needs feature sets the index does not keep). SimHash's block layout,
-    /// unset, is the index's (see [`index_layout`]); corpus document frequencies are the
+    /// unset, is the index's, or for a new index the one chosen for
+    /// [`INDEX_LAYOUT_DOCUMENTS`] documents; corpus document frequencies are the
     /// batch's plus the index's (`neardup_io::index::read_frequencies`).
     pub fn with_index(mut self, dir: PathBuf, run: String) -> Result<Self, ConfigError> {
         let invalid = |key: &'static str, message: &str| ConfigError::Invalid {
