@@ -1375,14 +1375,14 @@ def build(seed, data):
             crawl = a["date"] + dt.timedelta(days=rng.randint(0, 30))
             off_source = overlap(shingles("\n".join(paras)), shingles("\n".join(t["orig"]))) < 0.05
             if category in ("cut", "light") and off_source:
-                plan.add_page(host, a, crawl, "rewrite-offsource", plan.label(), variant=category, source="clough")
+                plan.add_page(host, a, crawl, "rewrite-offsource", plan.label(), variant=f"{category} ({name})", source="clough")
             elif category in ("cut", "light"):
-                plan.add_page(host, a, crawl, "rewrite", orig["truth"], orig, variant=category, source="clough")
+                plan.add_page(host, a, crawl, "rewrite", orig["truth"], orig, variant=f"{category} ({name})", source="clough")
             elif category == "heavy":
-                p = plan.add_page(host, a, crawl, "rewrite-heavy", plan.label(), variant=category, source="clough")
+                p = plan.add_page(host, a, crawl, "rewrite-heavy", plan.label(), variant=f"{category} ({name})", source="clough")
                 plan.heavy_pairs.append((p, orig))
             else:
-                p = plan.add_page(host, a, crawl, "plag-non", plan.label(), variant=category, source="clough")
+                p = plan.add_page(host, a, crawl, "plag-non", plan.label(), variant=f"{category} ({name})", source="clough")
                 plan.negatives.append((p, orig, "plag-non"))
                 non.append(p)
         for x, y in zip(non[::2], non[1::2]):
