@@ -32,18 +32,21 @@ runs=$dir/runs
 rm -rf "$runs"
 mkdir -p "$runs"
 
-# One negatives file per kind, for a false-positive rate each.
-python3 - "$dir/negatives.jsonl" "$runs" <<'PY'
+# One negatives file per kind, for a false-positive rate each, and one file of direct copy
+# pairs (a copy and the page it was made from) per language and kind, for their recall.
+python3 - "$dir" "$runs" <<'PY'
 import json, sys
 from collections import defaultdict
 lines = defaultdict(list)
-with open(sys.argv[1], encoding="utf-8") as f:
-    for line in f:
-        if line.strip():
-            lines[json.loads(line)["kind"]].append(line)
-for kind in sorted(lines):
-    with open(f"{sys.argv[2]}/neg.{kind}.jsonl", "w", encoding="utf-8") as out:
-        out.writelines(lines[kind])
+for name, key, prefix in (("negatives.jsonl", lambda r: r["kind"], "neg"),
+                          ("copy-pairs.jsonl", lambda r: f"{r['lang']}.{r['kind']}", "copy")):
+    with open(f"{sys.argv[1]}/{name}", encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                lines[f"{prefix}.{key(json.loads(line))}"].append(line)
+for name in sorted(lines):
+    with open(f"{sys.argv[2]}/{name}.jsonl", "w", encoding="utf-8") as out:
+        out.writelines(lines[name])
 PY
 
 for method in minhash simhash; do
@@ -55,9 +58,9 @@ for method in minhash simhash; do
     done
     "$bin" eval --truth-pairs "$dir/heavy-pairs.jsonl" --run "$run" --show 0 --json > "$run.heavy.json"
     "$bin" eval --truth-pairs "$dir/negatives.jsonl" --run "$run" --show 0 --json > "$run.neg.json"
-    for neg in "$runs"/neg.*.jsonl; do
-      kind=${neg#"$runs"/neg.}
-      "$bin" eval --truth-pairs "$neg" --run "$run" --show 0 --json > "$run.neg.${kind%.jsonl}.json"
+    for pairs in "$runs"/neg.*.jsonl "$runs"/copy.*.jsonl; do
+      name=${pairs#"$runs"/}
+      "$bin" eval --truth-pairs "$pairs" --run "$run" --show 0 --json > "$run.${name%.jsonl}.json"
     done
   done
 done
@@ -103,7 +106,24 @@ def table(by, field, title):
         print(f"{g:<22} {rows[0]['documents']:>5} {rows[0]['true_pairs']:>5} "
               + " ".join(f"{num(r[field], 14)}" for r in rows))
 
-table("kind", "recall", "recall by kind (pairs with a page of the kind)")
+print("\nrecall on direct pairs: a copy and the page it was made from (copy-pairs.jsonl)")
+print(f"{'kind':<14} {'en':>5} {'zh':>5} " + " ".join(f"{n:>14}" for n in names) + "    (en / zh)")
+copy_files = sorted(runs.glob("copy.*.jsonl"))
+kinds = sorted({p.name.split(".")[2] for p in copy_files})
+for kind in kinds + [None]:
+    files = [p for p in copy_files if kind is None or p.name.split(".")[2] == kind]
+    count = {lang: sum(pairs_in(p) for p in files if p.name.split(".")[1] == lang) for lang in ("en", "zh")}
+    cells = []
+    for n in names:
+        found = {lang: 0 for lang in count}
+        for p in files:
+            found[p.name.split(".")[1]] += load(n, p.name[:-len(".jsonl")])["true_positives"]
+        both = (found["en"] + found["zh"]) / max(1, count["en"] + count["zh"])
+        parts = "/".join(f"{found[l] / count[l]:.2f}" if count[l] else "-" for l in ("en", "zh"))
+        cells.append(f"{both:.3f} {parts:>9}")
+    print(f"{kind or 'all':<14} {count['en']:>5} {count['zh']:>5} " + " ".join(f"{c:>14}" for c in cells))
+
+table("kind", "recall", "recall by kind (every true pair with a page of the kind, in its whole cluster)")
 table("kind", "precision", "precision by kind")
 table("lang", "recall", "recall by language")
 table("lang", "precision", "precision by language")

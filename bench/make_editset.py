@@ -97,6 +97,9 @@ Outputs in DIR:
   truth.json        JSON Lines: id, truth (cluster label), kind, lang, host, source,
                     derived_from, url, variant, ops, group (lang:kind)
   negatives.jsonl   {"id_a", "id_b", "duplicate": false, "kind"}
+  copy-pairs.jsonl  {"id_a", "id_b", "duplicate": true, "kind", "lang"}: every copy and the
+                    page it was made from (`neardup eval --truth-pairs` gives recall on the
+                    direct pairs of one kind, apart from the rest of their clusters)
   heavy-pairs.jsonl {"id_a", "id_b", "duplicate": true, "kind": "rewrite-heavy"}
   README.txt        how the set was made, with its counts
 and a JSON summary on stdout. Ids are `<urn:editset:NNNNN>`, as neardup reads
@@ -1188,7 +1191,7 @@ class Planner:
             page["comments"] = parent["comments"] + rng.randint(0, 30)
             return page
         if kind == "boilerplate":
-            if parent["version"] == 1:
+            if parent["version"] == 1 or any(p["version"] == 1 and p["truth"] == parent["truth"] for p in parent["host"].pages):
                 return None
             return self.add_page(parent["host"], a, later, kind, parent["truth"], parent, version=1)
         if kind == "mirror":
@@ -1433,6 +1436,13 @@ def build(seed, data):
 # Output
 
 
+def wet_record(headers, body):
+    """make_warc.record with the gzip header's time zeroed, so the file is the same for a seed."""
+    member = bytearray(record(headers, body))
+    member[4:8] = bytes(4)
+    return bytes(member)
+
+
 def body_text(page):
     return "\n".join(page["article"]["paras"])
 
@@ -1482,11 +1492,11 @@ def write(plan, stats, out, seed):
             f.write(json.dumps({"id": p["id"], "url": p["url"], "text": p["text"]}, ensure_ascii=False) + "\n")
     with open(out / "pages.wet.gz", "wb") as f:
         info = f"software: bench/make_editset.py\r\nformat: WARC File Format 1.0\r\ndescription: labelled editset, seed={seed}\r\n".encode()
-        f.write(record([("WARC-Type", "warcinfo"), ("WARC-Date", "2022-06-01T00:00:00Z"), ("WARC-Filename", "pages.wet.gz"),
+        f.write(wet_record([("WARC-Type", "warcinfo"), ("WARC-Date", "2022-06-01T00:00:00Z"), ("WARC-Filename", "pages.wet.gz"),
                         ("WARC-Record-ID", "<urn:editset:warcinfo>"), ("Content-Type", "application/warc-fields")], info))
         for p in pages:
             body = p["text"].encode("utf-8")
-            f.write(record([("WARC-Type", "conversion"), ("WARC-Target-URI", p["url"]),
+            f.write(wet_record([("WARC-Type", "conversion"), ("WARC-Target-URI", p["url"]),
                             ("WARC-Date", p["crawl"].strftime("%Y-%m-%dT%H:%M:%SZ")), ("WARC-Record-ID", p["id"]),
                             ("WARC-Identified-Content-Language", "zho" if p["article"]["lang"] == "zh" else "eng"),
                             ("Content-Type", "text/plain")], body))
@@ -1501,6 +1511,11 @@ def write(plan, stats, out, seed):
     with open(out / "negatives.jsonl", "w", encoding="utf-8") as f:
         for a, b, kind in plan.negatives:
             f.write(json.dumps({"id_a": a["id"], "id_b": b["id"], "duplicate": False, "kind": kind}) + "\n")
+    with open(out / "copy-pairs.jsonl", "w", encoding="utf-8") as f:
+        for p in pages:
+            if p["parent"] is not None and p["kind"] != "rewrite-heavy":
+                f.write(json.dumps({"id_a": p["id"], "id_b": p["parent"]["id"], "duplicate": True, "kind": p["kind"],
+                                    "lang": p["article"]["lang"]}) + "\n")
     with open(out / "heavy-pairs.jsonl", "w", encoding="utf-8") as f:
         for a, b in plan.heavy_pairs:
             f.write(json.dumps({"id_a": a["id"], "id_b": b["id"], "duplicate": True, "kind": "rewrite-heavy"}) + "\n")
@@ -1566,11 +1581,13 @@ Files
   truth.json         JSON Lines: id, truth, kind, lang, host, source, derived_from, url,
                      variant, ops (the chain of kinds from the original), group (lang:kind)
   negatives.jsonl    id_a, id_b, duplicate=false, kind (same-topic, same-author, sibling, plag-non)
+  copy-pairs.jsonl   id_a, id_b, duplicate=true, kind, lang: each copy and the page it was made from
   heavy-pairs.jsonl  id_a, id_b, duplicate=true, kind=rewrite-heavy
 
   neardup eval --truth truth.json --run RUN --by kind      (or --by lang, --by group)
   neardup eval --truth-pairs negatives.jsonl --run RUN
   neardup eval --truth-pairs heavy-pairs.jsonl --run RUN
+  neardup eval --truth-pairs copy-pairs.jsonl --run RUN    (split by kind: recall on direct pairs)
 
 Copies against their cluster's original (overlap coefficient of body shingles), and
 hard-negative pairs against each other: {json.dumps(stats['checks'], ensure_ascii=False)}
