@@ -12,19 +12,22 @@ for the same seed. Never tune neardup on this set: it measures defaults chosen e
 Sources (none of Reuters, BBC, Sogou or the court openings, which the other sets use):
 
   ccnet      English. The 20 Common Crawl pages of en_ccnet_head_dolma_sample (real web
-             text). Pages longer than 2,600 characters are cut into sections of whole
-             lines, 700 to 2,400 characters each (a blog's month archive, a comment thread,
+             text). Pages longer than 1,800 characters are cut into sections of whole
+             lines, 500 to 1,500 characters each (a blog's month archive, a comment thread,
              a page of posts), each section a base document; the title is the section's
-             first line when it is a short heading, or else its first words.
+             first line when it is a short heading, or else its first words (a whole page
+             takes the words of its URL). About 130 sections, a third of them from one
+             comment thread: the English side is small because this sample is.
   clough     English. The Clough & Stevenson plagiarised short answers: the five Wikipedia
              sources and the 95 answers, as real human rewrites with the corpus's labels.
   thucnews   Chinese. THUCNews (Sina news) of eight categories: 财经, 房产, 家居, 教育, 游戏,
              科技, 时尚, 时政 (体育 and 娱乐 are left out), articles of 160 to 3,000
-             characters. The title glued to the body is cut at the first source marker
-             (新浪科技讯, 中新网...电, 【...】, ...), the title's first name
-             repeated, a (图) mark or an opening word (记者, 近日, a date); failing those, the
-             title is the text up to its first space, or its first clause, and the body keeps it; the body is cut into paragraphs at
-             sentence ends.
+             characters, 620 of them after deduplication (in a shuffled order). The title
+             glued to the body is cut at the first source marker (新浪科技讯, 中新网...电,
+             【...】, ...), the title's first name repeated, a (图) mark or an opening word
+             (记者, 近日, a date); failing those, the title is the text up to its first
+             space, or its first clause, and the body keeps it. The body is cut into
+             paragraphs of 70 to 220 characters at sentence ends.
   poems      Chinese. 全唐诗 (quantangshi) poems; 御定全唐詩 (yuding_quantangshi), a second
              digitisation of the same collection, as real second editions; 水墨唐诗
              (shuimotangshi), in simplified characters, as real script changes of 全唐诗
@@ -48,7 +51,10 @@ Real pairs:
              Python's standard library has no simplified <-> traditional table, so no
              script change is made up: these real pairs are the only ones.
   rewrite    Clough & Stevenson answers labelled `cut` (near copy) or `light` (light
-             revision), in one cluster with their task's source text.
+             revision), in one cluster with their task's source text (`variant` names
+             the corpus file). Two `cut` answers share no 4-word shingle with their task's
+             source (their writers copied from other parts of the Wikipedia article): they
+             are singletons of kind `rewrite-offsource`.
   rewrite-heavy  answers labelled `heavy`: singletons in truth.json (a heavy revision is
              not a near duplicate at the usual thresholds), and their pairs with the source
              in heavy-pairs.jsonl (duplicate: true) so recall on them is reported apart.
@@ -70,7 +76,7 @@ the original: `derived_from` is the page it was made from and `ops` the whole ch
   shuffle       the paragraphs (or an anthology's poems) in another order
   ads           one to four inserted paragraphs: advertisements, promotions, related
                 links, photo credits, editor's notes
-  numbers       dates and figures in the body and the date line changed
+  numbers       one to eight dates and figures in the body, and the date line, changed
   width-punct   full-width <-> half-width digits and letters, Chinese <-> ASCII punctuation,
                 straight <-> curly quotes, dashes and ellipses, doubled spaces
 
@@ -82,12 +88,12 @@ pairs are in negatives.jsonl, labelled with the page kind:
   plag-non      a Clough & Stevenson answer labelled `non` and its task's source text,
                 and two `non` answers of one task
 
-Hosts: about 90 invented sites (English news and blogs, an encyclopedia and student-essay
+Hosts: about 100 invented sites (English news and blogs, an encyclopedia and student-essay
 sites, Chinese news portals and poetry sites), each with its own template (header,
 navigation, breadcrumbs, a date and counter line, a per-page related box, recent posts and
 hot lists that change with the crawl date, previous/next links, share bars, comment
-blocks, footers) and URL scheme. Host sizes follow a long tail; some have two to five
-pages.
+blocks, footers) and URL scheme. Host sizes follow a long tail, and twelve small sites
+hold one to three originals each (with their recrawls and redesigns).
 
 Outputs in DIR:
   pages.jsonl       {"id", "url", "text"}: the page's visible text, one line per block
@@ -1138,6 +1144,14 @@ class Planner:
             self.rng.shuffle(ranks)
             self.hosts[key] = (hosts, [1 / (r + 1) ** 0.9 for r in ranks])
 
+    def small_hosts(self, key, lang, genre, n):
+        """n hosts outside the weighted pools, each the home of one to three originals (and
+        only of their recrawls and redesigns): the long tail of sites with a few pages."""
+        taken = {h.name for hosts, _ in self.hosts.values() for h in hosts}
+        taken |= {h.domain.split(".", 1)[-1] for hosts, _ in self.hosts.values() for h in hosts}
+        hosts = [Host(lang, genre, Random(f"{self.seed}:host:{key}:{i}"), taken) for i in range(n)]
+        return [h for h in hosts for _ in range(self.rng.randint(1, 3))]
+
     def pick_host(self, pool, avoid=()):
         hosts, weights = self.hosts[pool]
         choices = [(h, w) for h, w in zip(hosts, weights) if h not in avoid]
@@ -1356,8 +1370,9 @@ def build(seed, data):
     plain = [i for i in plain if i not in taken]
 
     # --- English: ccnet -------------------------------------------------------------
-    for b in ccnet:
-        first = plan.original(b, "en")
+    small = plan.small_hosts("en-small", "en", "blog", 5)
+    for n, b in enumerate(ccnet):
+        first = plan.original(b, "en", small[n] if n < len(small) else None)
         plan.copies(first, "en", weighted(rng, {1: 4, 2: 8, 3: 12, 4: 14, 5: 14, 6: 13, 7: 12, 8: 10, 9: 7, 10: 6}), PROSE_KINDS)
 
     # --- English: Clough & Stevenson ----------------------------------------------
@@ -1392,13 +1407,15 @@ def build(seed, data):
             plan.negatives.append((x, y, "plag-non"))
 
     # --- Chinese: THUCNews ------------------------------------------------------------
-    for b in thuc:
-        first = plan.original(b, "zh")
+    small = plan.small_hosts("zh-small", "zh", "news", 4)
+    for n, b in enumerate(thuc):
+        first = plan.original(b, "zh", small[n] if n < len(small) else None)
         plan.copies(first, "zh", weighted(rng, {0: 40, 1: 22, 2: 16, 3: 11, 4: 7, 5: 4}), PROSE_KINDS)
 
     # --- Chinese: poems ---------------------------------------------------------------
-    for i in edition_bases:
-        first = plan.original(poem_article(qts[i], poem_date()), "zh-poetry")
+    small = plan.small_hosts("poetry-small", "zh", "poetry", 3)
+    for n, i in enumerate(edition_bases):
+        first = plan.original(poem_article(qts[i], poem_date()), "zh-poetry", small[n] if n < len(small) else None)
         j = editions[i]
         ed = dict(poem_article(yd[j], first["article"]["date"] + dt.timedelta(days=prng.randint(1, 200))), source="poems")
         plan.add_page(plan.pick_host("zh-poetry", avoid={first["host"]}), ed, first["crawl"] + dt.timedelta(days=rng.randint(1, 300)),
