@@ -91,7 +91,7 @@ pairs are in negatives.jsonl, labelled with the page kind:
 Hosts: about 100 invented sites (English news and blogs, an encyclopedia and student-essay
 sites, Chinese news portals and poetry sites), each with its own template (header,
 navigation, breadcrumbs, a date and counter line, a per-page related box, recent posts and
-hot lists that change with the crawl date, previous/next links, share bars, comment
+a monthly hot list that change with the crawl date, previous/next links, share bars, comment
 blocks, footers) and URL scheme. Host sizes follow a long tail, and twelve small sites
 hold one to three originals each (with their recrawls and redesigns).
 
@@ -434,6 +434,13 @@ EN_SECTIONS = ["News", "World", "Business", "Tech", "Science", "Health", "Travel
                "Sports", "Culture", "Books", "Music", "Film", "Education", "Home & Garden", "Money", "Careers",
                "Events", "Video", "Podcasts", "About", "Contact", "Archives", "Shop", "Forum", "Reviews", "Guides",
                "Deals", "Photography", "History", "Community"]
+EN_GENRE_SECTIONS = {
+    "wiki": ["Main page", "Contents", "Random article", "About", "Help", "Recent changes", "Donate", "Community portal",
+             "Upload file", "Special pages", "Cite this page", "Print version"],
+    "essay": ["Home", "Forums", "Computer Science", "Maths", "Upload", "Members", "Search", "FAQ", "Rules", "Exam tips",
+              "Past papers", "Tutors"]}
+EN_GENRE_TAGLINES = {"wiki": ["The free reference", "Knowledge for everyone", "A reference anyone can edit"],
+                     "essay": ["Share your coursework", "Students helping students", "Revision notes and model answers"]}
 EN_CMS = ["WordPress", "Ghost", "Drupal", "Blogger", "Squarespace", "Hugo", "Joomla!"]
 EN_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
              "November", "December"]
@@ -524,8 +531,8 @@ class Host:
         rng = Random(f"{self.domain}:template:{version}")
         zh, poetry = self.lang == "zh", self.genre == "poetry"
         t = {"version": version}
-        sections = ZH_POEM_SECTIONS if poetry else ZH_SECTIONS if zh else EN_SECTIONS
-        t["nav"] = rng.sample(sections, rng.randint(5, 13))
+        sections = ZH_POEM_SECTIONS if poetry else ZH_SECTIONS if zh else EN_GENRE_SECTIONS.get(self.genre, EN_SECTIONS)
+        t["nav"] = rng.sample(sections, min(len(sections) - 2, rng.randint(5, 13)))
         if zh:
             t["nav"] = ["首页"] + [x for x in t["nav"] if x != "首页"]
         t["nav_style"] = rng.choice(["lines", "inline", "inline"])
@@ -534,7 +541,7 @@ class Host:
                                     else ["{title} - {site}", "{title} | {site}", "{site}: {title}", "{title} – {site}", "{title}"])
         header = [self.name]
         if rng.random() < 0.6:
-            header.append(rng.choice(ZH_POEM_TAGLINES if poetry else ZH_TAGLINES if zh else EN_TAGLINES))
+            header.append(rng.choice(ZH_POEM_TAGLINES if poetry else ZH_TAGLINES if zh else EN_GENRE_TAGLINES.get(self.genre, EN_TAGLINES)))
         if rng.random() < 0.5:
             header.append(rng.choice(["登录 | 注册", "设为首页 | 加入收藏", "手机版 | 客户端 | 订阅", "登录 注册 投稿"] if zh
                                      else ["Log in | Register", "Subscribe", "Sign in  Newsletter  Donate", "Skip to content"]))
@@ -617,7 +624,11 @@ class Host:
         a = page["article"]
         zh = self.lang == "zh"
         crawl = page["crawl"]
-        others = [p for p in self.pages if p is not page and p["article"]["title"] != a["title"]]
+        others, seen = [], {a["title"]}
+        for p in self.pages:  # one page per title, for the boxes that list other pages
+            if p["article"]["title"] not in seen:
+                seen.add(p["article"]["title"])
+                others.append(p)
         section = a.get("section") or (t["nav"][1] if len(t["nav"]) > 1 else t["nav"][0])
         lines = [t["title_fmt"].format(title=a["title"], section=section, site=self.name)]
         lines += t["header"]
@@ -712,7 +723,9 @@ class Host:
                 if recent:
                     out += [t["recent_head"]] + [p["article"]["title"] for p in recent]
             elif block == "hot" and others:
-                hot = rng.sample(others, min(len(others), 5))
+                # a ranking of the month: the same on every page crawled in it
+                month = Random(f"{self.domain}:hot:{page['crawl'].year}-{page['crawl'].month}")
+                hot = month.sample(sorted(others, key=lambda p: p["url"]), min(len(others), 5))
                 out += [t["hot_head"]] + [f"{i + 1}. {p['article']['title']}" if i % 2 == 0 or zh else p["article"]["title"]
                                           for i, p in enumerate(hot)]
             elif block == "categories":
