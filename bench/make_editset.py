@@ -137,11 +137,6 @@ HAN_RE = re.compile(f"[{HAN}]")
 TOKEN_RE = re.compile(f"[{HAN}]|[^\\W_]+", re.UNICODE)
 
 
-def is_zh(text):
-    """True when at least a fifth of the text's characters are Han."""
-    return len(HAN_RE.findall(text)) * 5 >= max(1, len(text))
-
-
 # ---------------------------------------------------------------------------------------
 # Deduplicating base documents: overlap coefficient of shingle sets, through an inverted
 # index of shingle hashes.
@@ -1122,9 +1117,8 @@ PROSE_KINDS = {"mirror": 5, "syndication": 4, "recrawl": 4, "boilerplate": 3, "h
 POEM_KINDS = {"mirror": 5, "syndication": 2, "recrawl": 3, "boilerplate": 2, "light-edit": 3, "ads": 3, "width-punct": 3}
 ANTHOLOGY_KINDS = dict(POEM_KINDS, shuffle=4)
 ESSAY_KINDS = {"mirror": 1, "recrawl": 1}
-CLOUGH_TOPICS = {"a": ("inheritance in object-oriented programming", "面向对象"),
-                 "b": ("PageRank", ""), "c": ("the vector space model", ""),
-                 "d": ("Bayes' theorem", ""), "e": ("dynamic programming", "")}
+CLOUGH_TOPICS = {"a": "inheritance in object-oriented programming", "b": "PageRank", "c": "the vector space model",
+                 "d": "Bayes' theorem", "e": "dynamic programming"}
 
 
 def weighted(rng, table):
@@ -1391,7 +1385,7 @@ def build(seed, data):
     # --- English: Clough & Stevenson ----------------------------------------------
     essay_date = dt.datetime(2010, 3, 1)
     for task, t in clough.items():
-        topic = CLOUGH_TOPICS.get(task, (f"task {task}", ""))[0]
+        topic = CLOUGH_TOPICS.get(task, f"task {task}")
         base = {"title": topic[:1].upper() + topic[1:], "paras": t["orig"], "author": None, "section": "Reference",
                 "date": essay_date + dt.timedelta(days=rng.randrange(60)), "lang": "en", "form": "essay", "source": "clough"}
         orig = plan.original(base, "en-wiki")
