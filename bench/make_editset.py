@@ -1127,6 +1127,8 @@ def weighted(rng, table):
 
 
 class Planner:
+    """Pages planned so far (with their hosts, truth labels and parents) and the labelled pairs."""
+
     def __init__(self, seed):
         self.seed = seed
         self.rng = Random(f"editset:{seed}")
@@ -1141,6 +1143,7 @@ class Planner:
         return f"t{self.labels:05}"
 
     def make_hosts(self, spec):
+        """Host pools {key: (lang, genres, count)}, each host weighted 1/rank^0.9 (a long tail)."""
         taken = set()
         for key, (lang, genre_mix, n) in spec.items():
             hosts = []
@@ -1165,6 +1168,7 @@ class Planner:
         return self.rng.choices([h for h, _ in choices], weights=[w for _, w in choices])[0]
 
     def add_page(self, host, article, crawl, kind, truth, parent=None, url=None, version=0, variant=None, source=None):
+        """A page of `article` on `host`, crawled at `crawl`, made from `parent` (or None)."""
         rng = self.rng
         page = {"host": host, "article": article, "crawl": crawl, "kind": kind, "truth": truth,
                 "parent": parent, "version": version, "variant": variant,
@@ -1200,6 +1204,7 @@ class Planner:
         return cluster
 
     def copy(self, parent, pool, kind):
+        """One copy of `parent` of the given kind, or None when the kind does not apply."""
         rng = self.rng
         a = parent["article"]
         later = parent["crawl"] + dt.timedelta(days=rng.randint(1, 300), minutes=rng.randrange(1440))
