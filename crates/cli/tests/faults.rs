@@ -9,17 +9,16 @@
 //! A run stopped by SIGTERM or SIGINT, held at a stage (`wait:PATH`) or blocked reading,
 //! stops, cleans up as a failed run does and exits with the signal's conventional code.
 
-use std::io::{BufRead, BufReader, Read};
+mod support;
+
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use neardup_io::index::{Manifest, for_each_docs_batch};
 use neardup_io::{read_documents, read_pairs};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use support::{read_until, repo};
 
 /// Three weeks of Tang poems (two editions, so weeks overlap): 700 lines each.
 fn weeks(dir: &Path) -> [PathBuf; 3] {
@@ -369,21 +368,14 @@ fn an_input_that_changes_during_a_run_fails_it() {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped());
     let mut held = cmd.spawn().unwrap();
-    let mut stderr = BufReader::new(held.stderr.take().unwrap());
-    let mut said = String::new();
-    while !said.contains("waiting for") {
-        let mut line = String::new();
-        assert!(stderr.read_line(&mut line).unwrap() > 0, "{said}");
-        said.push_str(&line);
-    }
+    let (said, rest) = read_until(&mut held, "waiting for");
     // Cut to a whole first half of its lines, as a writer that truncates and rewrites does.
     let half = whole.len() / 2;
     let cut = half + whole[half..].iter().position(|b| *b == b'\n').unwrap() + 1;
     std::fs::write(&input, &whole[..cut]).unwrap();
     std::fs::write(&go, b"").unwrap();
-    let mut rest = String::new();
-    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
     let status = held.wait().unwrap();
+    let rest = rest.join().unwrap();
     assert_eq!(status.code(), Some(1), "{said}{rest}");
     assert!(
         rest.contains("week1.jsonl") && rest.contains("changed while the run read it"),
@@ -426,27 +418,6 @@ fn held_run(root: &Path, input: &Path, failpoint: Option<&str>) -> Child {
         cmd.env(neardup_io::failpoint::FAILPOINTS_ENV, spec);
     }
     cmd.spawn().unwrap()
-}
-
-/// Reads the child's stderr until a line holds `needle`, then keeps reading it in the
-/// background; returns the lines so far and the rest, once the child ends.
-fn read_until(child: &mut Child, needle: &str) -> (String, std::thread::JoinHandle<String>) {
-    let mut reader = BufReader::new(child.stderr.take().unwrap());
-    let mut seen = String::new();
-    loop {
-        let mut line = String::new();
-        assert!(reader.read_line(&mut line).unwrap() > 0, "no line with {needle:?}: {seen}");
-        seen.push_str(&line);
-        if line.contains(needle) {
-            break;
-        }
-    }
-    let rest = std::thread::spawn(move || {
-        let mut rest = String::new();
-        let _ = reader.read_to_string(&mut rest);
-        rest
-    });
-    (seen, rest)
 }
 
 fn signal(child: &Child, name: &str) {

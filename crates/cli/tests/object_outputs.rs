@@ -313,13 +313,7 @@ fn an_index_in_object_storage_commits_once_and_equals_one_on_disk() {
         index_run(&s3, "s3://crawl/in/poems.jsonl.gz", "s3://crawl/third", "s3://crawl/idx");
     held.env("NEARDUP_FAILPOINTS", format!("parts-written=wait:{}", go.display()));
     let mut held = held.stderr(std::process::Stdio::piped()).spawn().unwrap();
-    let mut stderr = std::io::BufReader::new(held.stderr.take().unwrap());
-    let mut said = String::new();
-    while !said.contains("waiting for") {
-        let mut line = String::new();
-        assert!(std::io::BufRead::read_line(&mut stderr, &mut line).unwrap() > 0, "{said}");
-        said.push_str(&line);
-    }
+    let (said, rest) = support::read_until(&mut held, "waiting for");
     let refused = run(
         index_run(&s3, "s3://crawl/in/poems.jsonl.gz", "s3://crawl/fourth", "s3://crawl/idx"),
         Duration::from_secs(60),
@@ -334,9 +328,8 @@ fn an_index_in_object_storage_commits_once_and_equals_one_on_disk() {
     manifest.extend_from_slice(b"\n");
     s3.put("/crawl/idx/index.json", &manifest);
     std::fs::write(&go, b"").unwrap();
-    let mut rest = String::new();
-    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
     let status = held.wait().unwrap();
+    let rest = rest.join().unwrap();
     assert_eq!(status.code(), Some(1), "{said}{rest}");
     assert!(rest.contains("changed after this run read it"), "{rest}");
     assert_eq!(s3.get("/crawl/idx/index.json").unwrap(), manifest, "not overwritten");

@@ -278,20 +278,13 @@ fn an_object_that_changes_during_a_run_fails_it_and_runs_inside_a_prefix_are_lef
     cmd.arg("--write-kept").arg(dir.path().join("kept"));
     cmd.env("NEARDUP_FAILPOINTS", format!("after-reading-and-signing=wait:{}", go.display()));
     let mut held = cmd.stderr(std::process::Stdio::piped()).spawn().unwrap();
-    let mut stderr = BufReader::new(held.stderr.take().unwrap());
-    let mut said = String::new();
-    while !said.contains("waiting for") {
-        let mut line = String::new();
-        assert!(stderr.read_line(&mut line).unwrap() > 0, "{said}");
-        said.push_str(&line);
-    }
+    let (said, rest) = support::read_until(&mut held, "waiting for");
     let mut changed = fixture.clone();
     changed.extend_from_slice(b"{\"id\":\"late\",\"text\":\"written while the run read\"}\n");
     s3.put("/crawl/in/a.jsonl", &changed);
     std::fs::write(&go, b"").unwrap();
-    let mut rest = String::new();
-    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
     let status = held.wait().unwrap();
+    let rest = rest.join().unwrap();
     assert_eq!(status.code(), Some(1), "{said}{rest}");
     assert!(
         rest.contains("s3://crawl/in/a.jsonl") && rest.contains("changed since the run listed it"),

@@ -264,6 +264,28 @@ impl S3 {
     }
 }
 
+/// Reads the child's stderr until a line holds `needle`, then keeps reading it in the
+/// background; returns the lines so far and the rest, once the child ends.
+pub fn read_until(child: &mut Child, needle: &str) -> (String, std::thread::JoinHandle<String>) {
+    let mut reader = std::io::BufReader::new(child.stderr.take().expect("stderr is piped"));
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        let read = std::io::BufRead::read_line(&mut reader, &mut line).unwrap();
+        assert!(read > 0, "no line with {needle:?}: {seen}");
+        seen.push_str(&line);
+        if line.contains(needle) {
+            break;
+        }
+    }
+    let rest = std::thread::spawn(move || {
+        let mut rest = String::new();
+        let _ = reader.read_to_string(&mut rest);
+        rest
+    });
+    (seen, rest)
+}
+
 /// What a run decided, without where its inputs were: documents by position, pairs by ids.
 pub fn results(out: &Path) -> (Vec<String>, Vec<String>) {
     let mut docs = read_documents(&out.join("documents")).unwrap();
