@@ -1,6 +1,7 @@
 //! The index commands from the command line: runs add generations, `index compact` merges
 //! them without changing a later run's decisions, and `index forget` takes documents out.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use neardup_cli::Outcome;
@@ -165,12 +166,22 @@ fn article(seed: u64, sentences: usize) -> Vec<String> {
         .collect()
 }
 
-fn pages(path: &std::path::Path, pages: &[(&str, &str, String)]) {
+fn pages<S: AsRef<str>>(path: &std::path::Path, pages: &[(S, S, String)]) {
     let lines: Vec<String> = pages
         .iter()
-        .map(|(id, url, text)| serde_json::json!({"id": id, "url": url, "text": text}).to_string())
+        .map(|(id, url, text)| {
+            let (id, url) = (id.as_ref(), url.as_ref());
+            serde_json::json!({"id": id, "url": url, "text": text}).to_string()
+        })
         .collect();
     std::fs::write(path, lines.join("\n") + "\n").unwrap();
+}
+
+/// Writes `rows` (id, URL, text) as JSON Lines named `name` in `dir`; returns its path.
+fn write_pages(dir: &std::path::Path, name: &str, rows: &[(String, String, String)]) -> PathBuf {
+    let path = dir.join(name);
+    pages(&path, rows);
+    path
 }
 
 /// The run's one pair, which must be `ids` verified by containment (at least 0.9).
@@ -324,13 +335,7 @@ fn simhash_with_an_index_weighs_by_every_batch_as_one_run_does() {
         copy.remove(5);
         all.push((format!("c{i}"), format!("https://mirror{i}.example/c"), copy.join(" ")));
     }
-    let write = |name: &str, rows: &[(String, String, String)]| {
-        let path = dir.path().join(name);
-        let rows: Vec<_> =
-            rows.iter().map(|(a, b, c)| (a.as_str(), b.as_str(), c.clone())).collect();
-        pages(&path, &rows);
-        path
-    };
+    let write = |name: &str, rows: &[(String, String, String)]| write_pages(dir.path(), name, rows);
     let whole = write("all.jsonl", &all);
     let batches = [
         write("b1.jsonl", &all[..12]),
@@ -454,13 +459,7 @@ fn a_batch_learns_its_hosts_templates_from_the_index_as_one_run_does() {
             (id.to_string(), format!("https://{host}/story/{id}"), page)
         })
         .collect();
-    let write = |name: &str, rows: &[(String, String, String)]| {
-        let path = dir.path().join(name);
-        let rows: Vec<_> =
-            rows.iter().map(|(a, b, c)| (a.as_str(), b.as_str(), c.clone())).collect();
-        pages(&path, &rows);
-        path
-    };
+    let write = |name: &str, rows: &[(String, String, String)]| write_pages(dir.path(), name, rows);
     let (b1, b2) = (write("b1.jsonl", &first), write("b2.jsonl", &second));
     let both = write("both.jsonl", &[first.clone(), second.clone()].concat());
     let index = dir.path().join("index");

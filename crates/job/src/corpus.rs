@@ -184,36 +184,35 @@ pub(crate) fn batch_frequencies(weights: &IdfWeights) -> Option<Frequencies> {
     })
 }
 
-/// The weights of a run with an index: its batch's document frequencies plus those of
-/// every generation the index holds, as one run over all of them would count. An index
-/// without frequencies (of runs before they were kept) adds nothing.
+/// Adds to a batch's document frequencies those of every generation the index holds, so
+/// the run weighs as one run over all of them would. An index without frequencies (of
+/// runs before they were kept, or of other weights) adds nothing.
 ///
 /// # Errors
 /// [`JobError::Index`] when the index's frequencies cannot be read or have another shape.
-pub(crate) fn with_index_frequencies(
+pub(crate) fn add_index_frequencies(
     plan: &IndexPlan,
-    batch: &Frequencies,
-) -> Result<IdfWeights, JobError> {
+    weights: &mut IdfWeights,
+) -> Result<(), JobError> {
+    let IdfWeights::Corpus { sketch, documents } = weights else { return Ok(()) };
     let dirs: Vec<PathBuf> =
         plan.manifest.segments().iter().map(|s| plan.dir.join(&s.folder)).collect();
     let indexed = read_frequencies(dirs.iter().map(PathBuf::as_path)).map_err(JobError::Index)?;
-    let depth = usize::try_from(batch.depth).expect("a few rows");
-    let mut sketch = CountMinSketch::new(depth, batch.width_bits);
-    sketch.merge_counts(0, &batch.counts);
-    let mut documents = batch.documents;
-    if let Some(indexed) = indexed {
-        if (indexed.depth, indexed.width_bits) != (batch.depth, batch.width_bits) {
-            let detail = format!(
-                "document frequencies in a sketch of {} x 2^{} counters, this run counts {} x 2^{}",
-                indexed.depth, indexed.width_bits, batch.depth, batch.width_bits
-            );
-            let path = plan.dir.clone();
-            return Err(JobError::Index(neardup_io::Error::Damaged { path, detail }));
-        }
-        sketch.merge_counts(0, &indexed.counts);
-        documents += indexed.documents;
+    let Some(indexed) = indexed else { return Ok(()) };
+    let shape = (usize::try_from(indexed.depth).expect("a few rows"), indexed.width_bits);
+    if shape != (sketch.depth(), sketch.width_bits()) {
+        let detail = format!(
+            "document frequencies in a sketch of {} x 2^{} counters, this run counts {} x 2^{}",
+            indexed.depth,
+            indexed.width_bits,
+            sketch.depth(),
+            sketch.width_bits()
+        );
+        return Err(JobError::Index(neardup_io::Error::Damaged { path: plan.dir.clone(), detail }));
     }
-    Ok(IdfWeights::Corpus { sketch, documents })
+    sketch.merge_counts(0, &indexed.counts);
+    *documents += indexed.documents;
+    Ok(())
 }
 
 /// What workers exchange in the corpus pass.

@@ -102,7 +102,7 @@ fn prepare_and_execute(
     // Locks, the file lists and the spill folder, held until the run ends.
     let mut held = outputs::prepare(config, topology)?;
     let topology = outputs::with_spill_dir(topology, &held);
-    let mut learned = outputs::Learned::default();
+    let mut learned = outputs::ToCommit::default();
     let mut outcome = execute(config, &topology, control, start, progress, &mut learned);
     // A signal once the workers are done still stops the run before it commits.
     if let (Ok(_), Some(interrupted)) = (&outcome, control.interrupt.error()) {
@@ -198,7 +198,7 @@ fn execute(
     control: &Control,
     start: Instant,
     progress: Arc<Progress>,
-    learned_out: &mut outputs::Learned,
+    learned_out: &mut outputs::ToCommit,
 ) -> Result<WorkerReport, JobError> {
     let segmenter =
         Signer::needs_segmenter(config).then(|| Segmenter::new(config.spec.features.jieba_hmm));
@@ -261,11 +261,12 @@ fn execute(
             "corpus document frequencies counted"
         );
         // With an index, weighed as one run over the batch and every indexed one would.
-        learned_out.frequencies = corpus::batch_frequencies(&batch);
-        match (&config.index, &learned_out.frequencies) {
-            (Some(plan), Some(counts)) => Some(corpus::with_index_frequencies(plan, counts)?),
-            _ => Some(batch),
+        let mut weights = batch;
+        if let Some(plan) = &config.index {
+            learned_out.frequencies = corpus::batch_frequencies(&weights);
+            corpus::add_index_frequencies(plan, &mut weights)?;
         }
+        Some(weights)
     } else {
         None
     };

@@ -42,7 +42,7 @@ pub const BOILERPLATE_FILE: &str = "boilerplate.bin";
 
 /// What the corpus passes learned that the commit writes.
 #[derive(Default)]
-pub(crate) struct Learned {
+pub(crate) struct ToCommit {
     /// The boilerplate set, written for `eval` and `explain`.
     pub boilerplate: Option<Arc<neardup_text::Boilerplate>>,
     /// The batch's document frequencies, committed with its generation of the index.
@@ -176,7 +176,7 @@ pub(crate) fn finish(
     config: &JobConfig,
     topology: &Topology,
     outcome: Result<WorkerReport, JobError>,
-    learned: &Learned,
+    learned: &ToCommit,
     start: Instant,
     held: &mut Held,
 ) -> Result<Summary, JobError> {
@@ -286,7 +286,7 @@ fn commit(
     topology: &Topology,
     summary: &mut Summary,
     totals: &WorkerReport,
-    learned: &Learned,
+    learned: &ToCommit,
     held: &mut Held,
 ) -> Result<bool, (JobError, bool)> {
     let boilerplate = learned.boilerplate.as_deref();
@@ -370,6 +370,7 @@ fn commit_generation(
         let dir = plan.new_generation_dir();
         neardup_io::index::write_frequencies(&dir, frequencies).map_err(JobError::Write)?;
     }
+    let workers = u32::try_from(topology.processes * topology.workers).expect("few workers");
     let mut manifest = plan.manifest.clone();
     manifest.neardup_version = env!("CARGO_PKG_VERSION").to_string();
     manifest.generations.push(neardup_io::index::Generation {
@@ -382,13 +383,9 @@ fn commit_generation(
             .map_or(0, |d| d.as_secs()),
         documents: stats.documents_written,
         keys: stats.keys_written,
-        doc_parts: u32::try_from(topology.processes * topology.workers).expect("few workers"),
+        doc_parts: workers,
         // The learning pass of a run with an index writes a templates part per worker.
-        template_parts: if keeps_templates {
-            u32::try_from(topology.processes * topology.workers).expect("few workers")
-        } else {
-            0
-        },
+        template_parts: if keeps_templates { workers } else { 0 },
         forgotten: Vec::new(),
     });
     lock.commit(&manifest).map_err(JobError::Index)?;

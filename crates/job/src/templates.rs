@@ -83,15 +83,9 @@ impl PageRow {
         PageRow { host, rank, batch: false, generation, doc, url, lines }
     }
 
-    fn to_index(&self) -> TemplatePage {
-        TemplatePage {
-            host: self.host,
-            rank: self.rank,
-            generation: self.generation,
-            doc: self.doc,
-            url: self.url.clone(),
-            lines: self.lines.clone(),
-        }
+    fn into_index(self) -> TemplatePage {
+        let PageRow { host, rank, generation, doc, url, lines, .. } = self;
+        TemplatePage { host, rank, generation, doc, url, lines }
     }
 }
 
@@ -228,10 +222,10 @@ impl Drain<PageRow, Occurrence> for SampleDrain {
         if page.batch {
             self.host_in_batch = true;
             self.emit_page(&page, emit);
-            if self.batch_sample.keeps(&page.to_index()) {
-                self.write(page.to_index())?;
+            if self.batch_sample.keeps(page.host, page.rank) {
+                self.write(page.into_index())?;
             }
-        } else if self.index_sample.keeps(&page.to_index()) {
+        } else if self.index_sample.keeps(page.host, page.rank) {
             debug_assert!(self.earlier.len() < TEMPLATE_PAGES_PER_HOST);
             self.earlier.push(page);
         }

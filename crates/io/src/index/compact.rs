@@ -201,7 +201,7 @@ fn merge_templates(
         if let Some(next) = readers[i].next_row()? {
             heap.push(std::cmp::Reverse((next, i)));
         }
-        if forgotten.contains(&row.at()) || !sample.keeps(&row) {
+        if forgotten.contains(&row.at()) || !sample.keeps(row.host, row.rank) {
             continue;
         }
         let new_host = last_host != Some(row.host);

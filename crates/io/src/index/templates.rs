@@ -206,15 +206,15 @@ pub struct HostSample {
 }
 
 impl HostSample {
-    /// Whether `row`, the next in order, is in the sample.
-    pub fn keeps(&mut self, row: &TemplatePage) -> bool {
-        if self.host != Some(row.host) {
-            (self.host, self.last_rank, self.kept) = (Some(row.host), None, 0);
+    /// Whether the next row in order, of `host` at `rank`, is in the sample.
+    pub fn keeps(&mut self, host: u64, rank: u64) -> bool {
+        if self.host != Some(host) {
+            (self.host, self.last_rank, self.kept) = (Some(host), None, 0);
         }
-        if self.last_rank == Some(row.rank) || self.kept >= TEMPLATE_PAGES_PER_HOST {
+        if self.last_rank == Some(rank) || self.kept >= TEMPLATE_PAGES_PER_HOST {
             return false;
         }
-        self.last_rank = Some(row.rank);
+        self.last_rank = Some(rank);
         self.kept += 1;
         true
     }
@@ -253,7 +253,7 @@ mod tests {
         }
         assert_eq!(back, rows);
         let mut sample = HostSample::default();
-        let kept: Vec<_> = back.iter().filter(|r| sample.keeps(r)).collect();
+        let kept: Vec<_> = back.iter().filter(|r| sample.keeps(r.host, r.rank)).collect();
         assert_eq!(kept.len(), TEMPLATE_PAGES_PER_HOST + 3);
         assert!(kept.iter().all(|r| r.generation == 1));
         assert_eq!(kept[TEMPLATE_PAGES_PER_HOST - 1].rank, TEMPLATE_PAGES_PER_HOST as u64 - 1);
