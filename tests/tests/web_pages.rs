@@ -54,8 +54,8 @@ fn minhash_finds_articles_across_templates_and_keeps_template_siblings_apart() {
         assert!(g.recall.unwrap() >= floor, "{g:?}");
     }
     // The similarity bands are measured on the texts the run analysed (boilerplate out):
-    // no true pair is below 0.5, the containment rule's Jaccard floor, and no verified pair
-    // is below it (below).
+    // no true pair is below 0.5 (the containment rule's Jaccard floor is 0.4), and no
+    // verified pair is below the floor (below).
     let band = |to: f64| r.recall_by_similarity.iter().filter(move |b| b.to <= to);
     assert_eq!(band(0.5).map(|b| b.pairs).sum::<u64>(), 0, "{:?}", r.recall_by_similarity);
     // Verified pairs pass by Jaccard at the threshold, or by containment: most of the
@@ -66,7 +66,7 @@ fn minhash_finds_articles_across_templates_and_keeps_template_siblings_apart() {
         match p.measure {
             Some(Measure::Jaccard) => assert!(p.similarity >= 0.8, "{p:?}"),
             Some(Measure::Containment) => {
-                assert!(p.similarity >= 0.5 && p.containment.unwrap() >= 0.9, "{p:?}");
+                assert!(p.similarity >= 0.4 && p.containment.unwrap() >= 0.9, "{p:?}");
             }
             _ => panic!("a MinHash pair verified by {:?}", p.measure),
         }
@@ -134,8 +134,8 @@ fn simhash_is_precise_on_templated_pages() {
         (simhash["max_distance"].as_u64(), simhash["weighting"].as_str()),
         (Some(7), Some("tf_idf"))
     );
-    // Measured: P 0.978, R 0.716, F1 0.827 (P 0.918, R 0.705, F1 0.798 with term
-    // frequencies at distance 6). The false positives are court pages whose openings
+    // Measured: P 0.978, R 0.700, F1 0.816 (P 0.978, R 0.716, F1 0.827 under signature
+    // version 5; P 0.918, R 0.705, F1 0.798 with term frequencies at distance 6 then). The false positives are court pages whose openings
     // differ only in numbers: document frequencies weigh the shared formula down and the
     // numbers up, so 3 are joined instead of 12.
     let (precision, recall, f1) = (r.precision.unwrap(), r.recall.unwrap(), r.f1.unwrap());

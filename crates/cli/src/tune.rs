@@ -499,7 +499,7 @@ mod tests {
         let lsh = LshParams::try_new(24, 4).unwrap();
         let plain =
             MinHashSpec { threshold: 0.8, containment: Some(0.0), ..MinHashSpec::default() };
-        // The default floor, 0.5, is verified; the bands are chosen for 0.6.
+        // The default floor, 0.4, is verified; the bands are chosen for 0.6.
         let rule = MinHashSpec { containment: Some(0.9), ..plain.clone() };
         let c = MinHashCurve::of(lsh, &rule);
         assert_eq!(c.bands_jaccard, 0.6);
@@ -509,10 +509,10 @@ mod tests {
         let mut text = Vec::new();
         print_minhash(&mut text, &c).unwrap();
         let text = String::from_utf8(text).unwrap();
-        assert!(text.contains("containment >= 0.9 and Jaccard >= 0.5"), "{text}");
+        assert!(text.contains("containment >= 0.9 and Jaccard >= 0.4"), "{text}");
         assert!(text.contains("rates are taken at 0.6"), "{text}");
         for (x, mark) in
-            [("0.50", "containment floor"), ("0.60", "bands chosen for"), ("0.80", "threshold")]
+            [("0.40", "containment floor"), ("0.60", "bands chosen for"), ("0.80", "threshold")]
         {
             let marked = |l: &&str| l.trim_start().starts_with(x) && l.ends_with(mark);
             assert!(text.lines().any(|l| marked(&l)), "{x} {mark}: {text}");

@@ -44,7 +44,7 @@ pub use sketch::CountMinSketch;
 /// template learning of web pages). Signatures and bucket keys of equal versions (and
 /// equal settings) are equal across machines and releases; any change to them bumps this.
 /// CHANGELOG.md lists the versions.
-pub const SIGNATURE_VERSION: u32 = 5;
+pub const SIGNATURE_VERSION: u32 = 6;
 
 /// Errors from checking parameters.
 #[derive(Debug, thiserror::Error, PartialEq)]

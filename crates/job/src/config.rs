@@ -614,7 +614,7 @@ mod tests {
         assert_eq!(spec.minhash.least_jaccard(), 0.8, "off: the threshold");
         assert_eq!(spec.minhash.bands_jaccard(), 0.8, "off: the threshold");
         spec.minhash.containment = Some(0.9);
-        assert_eq!(spec.minhash.least_jaccard(), 0.5);
+        assert_eq!(spec.minhash.least_jaccard(), 0.4);
         assert_eq!(spec.minhash.bands_jaccard(), 0.6);
         let config = JobConfig::new(spec.clone(), &inputs, "out".into()).unwrap();
         assert_eq!((config.spec.minhash.bands, config.spec.minhash.rows), (Some(24), Some(4)));
@@ -745,6 +745,18 @@ mod tests {
         spec.buckets.max_bucket_size = 100;
         spec.minhash.false_negative_weight = 0.951;
         assert_eq!(settings(spec), base);
+    }
+
+    /// `jobs/default.toml` writes out every default, so it must read as the defaults.
+    #[test]
+    fn the_shipped_default_job_file_is_the_defaults() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../jobs/default.toml");
+        let text = std::fs::read_to_string(path).unwrap();
+        let spec: JobSpec = toml::from_str(&text).unwrap();
+        assert_eq!(spec, JobSpec::default());
+        // A changed default is caught.
+        let stale = text.replace("containment_min_jaccard = 0.4", "containment_min_jaccard = 0.5");
+        assert_ne!(toml::from_str::<JobSpec>(&stale).unwrap(), JobSpec::default());
     }
 
     #[test]

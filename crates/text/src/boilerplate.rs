@@ -38,6 +38,7 @@ use neardup_core::hash::{hash_bytes, hash_u64s};
 use serde::{Deserialize, Serialize};
 
 use crate::lines::{CONTENT_BIT, LineKey, LineScratch, line_key};
+use crate::main_text::{self, Line, ending};
 
 /// The scope of corpus-wide entries (hosts are never 0).
 pub const CORPUS_SCOPE: u64 = 0;
@@ -47,11 +48,6 @@ pub const URL_MARKER: u64 = 0;
 
 /// The line of an occurrence that counts a host's distinct page contents (identities).
 pub const PAGE_MARKER: u64 = 1;
-
-/// A line of at least this many canonical characters, or half of the page's longest
-/// line that is not boilerplate when that is less, is a content line for
-/// [`BoilerplateRule::main_text`].
-pub const CONTENT_LINE_CHARS: u32 = 40;
 
 /// Lines of more canonical characters than this identify a page's content (paragraphs,
 /// headlines, a poem's stanza, rather than menu items, buttons and short bylines).
@@ -434,14 +430,17 @@ impl Boilerplate {
     /// With [`BoilerplateRule::main_text`], a page with learned boilerplate keeps only its
     /// main text, as text extractors that look for a page's main text do. Its boilerplate
     /// lines cut it into blocks; a block's text is the characters of its content lines (a
-    /// line that is not boilerplate and has at least [`CONTENT_LINE_CHARS`] canonical
-    /// characters, or half as many as the page's longest such line when that is less).
-    /// The blocks with at least half the text of the biggest stay, each from its first
-    /// content line on. What goes is the template's lines that change from page to page:
-    /// a title with the site's name and a byline above the text, the headlines and leads
-    /// of a related box below its learned heading. The short lines of a block that stays
-    /// (subheadings, captions, a poem's verses after its title) stay with it, and so do
-    /// an article's two halves around a learned "Advertisement" line.
+    /// line that is not boilerplate, not cut short with an ellipsis, and has at least
+    /// [`crate::CONTENT_LINE_CHARS`] canonical characters, or half the length of the page's
+    /// prose lines when that is less; a line that ends no sentence counts a quarter,
+    /// [`crate::OPEN_LINE_SHARE`]). The blocks with at least half the text of the biggest
+    /// stay, each from its first content line that ends a sentence to its last line that
+    /// ends one or is long (see `main_text.rs`). What goes is the template's lines that
+    /// change from page to page: a title with the site's name and a byline above the text,
+    /// the headlines and teasers of a related box, the links to the previous and next
+    /// article below it. The short lines inside a block that stays (subheadings, captions,
+    /// a poem's verses after its title) stay with it, and so do an article's two halves
+    /// around a learned "Advertisement" line.
     pub fn strip(
         &self,
         text: &str,
@@ -496,17 +495,21 @@ impl Boilerplate {
         out.clear();
         let mut stripped = Stripped::default();
         // Per line: None for boilerplate, else its canonical characters (0 for a line
-        // without letters or digits).
-        let mut kept: Vec<Option<u32>> = Vec::with_capacity(lines.len());
+        // without letters or digits) and how it ends.
+        let mut kept: Vec<Option<Line>> = Vec::with_capacity(lines.len());
         let mut keys = lines.iter();
-        for _ in text.lines() {
-            kept.push(match *keys.next().expect("a key for every line of the text") {
-                Some(key) if self.is_boilerplate(key, host) => None,
-                Some(key) => Some(key.chars.max(1)),
-                None => Some(0),
-            });
+        for line in text.lines() {
+            let chars = match *keys.next().expect("a key for every line of the text") {
+                Some(key) if self.is_boilerplate(key, host) => {
+                    kept.push(None);
+                    continue;
+                }
+                Some(key) => key.chars.max(1),
+                None => 0,
+            };
+            kept.push(Some(Line { chars, ending: ending(line) }));
         }
-        let longest = kept.iter().flatten().copied().max().unwrap_or(0);
+        let longest = kept.iter().flatten().map(|l| l.chars).max().unwrap_or(0);
         if longest == 0 {
             if kept.iter().any(Option::is_none) {
                 // Every line was boilerplate: analyse the page whole.
@@ -517,7 +520,7 @@ impl Boilerplate {
             return stripped;
         }
         if self.main_text && kept.iter().any(Option::is_none) {
-            main_text(&mut kept, longest);
+            main_text::select(&mut kept);
         }
         for (line, k) in text.lines().zip(&kept) {
             if k.is_some() {
@@ -529,26 +532,6 @@ impl Boilerplate {
             }
         }
         stripped
-    }
-}
-
-/// Marks the lines outside the page's main text as left out (`None`); see
-/// [`Boilerplate::strip`]. `kept` holds `None` for boilerplate lines and the canonical
-/// characters of the others; `longest` is the most characters of any.
-fn main_text(kept: &mut [Option<u32>], longest: u32) {
-    let content = CONTENT_LINE_CHARS.min(longest.div_ceil(2));
-    let is_content = |k: &Option<u32>| k.is_some_and(|chars| chars >= content);
-    let text = |block: &[Option<u32>]| -> u64 {
-        block.iter().filter(|k| is_content(k)).map(|k| u64::from(k.unwrap_or(0))).sum()
-    };
-    let biggest = kept.split(Option::is_none).map(text).max().unwrap_or(0);
-    for block in kept.split_mut(Option::is_none) {
-        let keep_from = if text(block) * 2 >= biggest {
-            block.iter().position(is_content).unwrap_or(block.len())
-        } else {
-            block.len()
-        };
-        block[..keep_from].fill(None);
     }
 }
 

@@ -24,6 +24,7 @@ mod features;
 mod han_fold;
 mod idf;
 mod lines;
+mod main_text;
 mod markup;
 mod normalize;
 mod segment;
@@ -32,9 +33,9 @@ mod stopwords;
 use neardup_core::ContentHash;
 
 pub use boilerplate::{
-    Boilerplate, BoilerplateRule, CONTENT_LINE_CHARS, CORPUS_SCOPE, IDENTITY_FALLBACK_SHARE,
-    IDENTITY_LINE_CHARS, Learner, MIN_IDENTITY_LINES, Occurrence, PAGE_MARKER, Stripped,
-    URL_MARKER, entry, host_key, line_keys, occurrences, url_key,
+    Boilerplate, BoilerplateRule, CORPUS_SCOPE, IDENTITY_FALLBACK_SHARE, IDENTITY_LINE_CHARS,
+    Learner, MIN_IDENTITY_LINES, Occurrence, PAGE_MARKER, Stripped, URL_MARKER, entry, host_key,
+    line_keys, occurrences, url_key,
 };
 pub use features::{
     DEFAULT_NGRAM_CHARS, FeatureConfig, FeatureExtractor, FeatureKind, FeatureScratch, Features,
@@ -43,6 +44,7 @@ pub use features::{
 pub use han_fold::HAN_FOLD_TABLE;
 pub use idf::{JIEBA_IDF_TABLE, WordIdf};
 pub use lines::{CONTENT_BIT, LineKey, LineScratch, line_key};
+pub use main_text::{CONTENT_LINE_CHARS, OPEN_LINE_SHARE, PARAGRAPH_CHARS};
 pub use normalize::{NormalizeConfig, NormalizeScratch, Normalizer};
 pub use segment::{
     JIEBA_DICTIONARY, Segmenter, is_han, is_punctuation_or_symbol, is_unspaced_script,
