@@ -32,11 +32,12 @@ fn at_least(what: &str, got: f64, floor: f64) {
 
 #[test]
 fn minhash_defaults_on_the_tang_poems() {
-    // Measured: P 0.973, R 0.694. The pairs the labels reject are nearly all one poem filed
+    // Measured: P 0.974, R 0.788 (R 0.694 before Unihan's variant forms were folded). The
+    // pairs the labels reject are nearly all one poem filed
     // under two titles or authors in the two editions (README "Quality").
     let s = scores(&poems(), &["--method", "minhash"]);
     at_least("precision", s.precision, 0.965);
-    at_least("recall", s.recall, 0.685);
+    at_least("recall", s.recall, 0.78);
 }
 
 #[test]
@@ -81,19 +82,19 @@ fn outputs_name_the_folding_table() {
 
 #[test]
 fn simhash_defaults_on_the_tang_poems() {
-    // Measured: P 0.981, R 0.544.
+    // Measured: P 0.981, R 0.693 (R 0.544 before Unihan's variant forms were folded).
     let s = scores(&poems(), &["--method", "simhash"]);
     at_least("precision", s.precision, 0.975);
-    at_least("recall", s.recall, 0.535);
+    at_least("recall", s.recall, 0.685);
 }
 
 #[test]
 fn variant_job_on_the_tang_poems() {
-    // Measured: P 0.955, R 0.879.
+    // Measured: P 0.955, R 0.884.
     let job = repo().join("jobs/zh-variants.toml");
     let s = scores(&poems(), &["--job", job.to_str().unwrap()]);
     at_least("precision", s.precision, 0.95);
-    at_least("recall", s.recall, 0.87);
+    at_least("recall", s.recall, 0.875);
 }
 
 #[test]

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """Builds han-fold.txt, the table `normalize.han_fold` applies, from OpenCC's dictionaries.
 
-    python3 crates/text/data/make_han_fold.py OPENCC/data/dictionary COMMIT > crates/text/data/han-fold.txt
+    python3 crates/text/data/make_han_fold.py OPENCC/data/dictionary COMMIT UNIHAN > crates/text/data/han-fold.txt
 
-COMMIT names the OpenCC commit the dictionaries come from, for the table's header.
+COMMIT names the OpenCC commit the dictionaries come from, for the table's header. UNIHAN
+is a folder with the Unicode Character Database's `Unihan_Variants.txt` and
+`Unihan_OtherMappings.txt`, plain or bzip2-compressed (Debian's `unicode-data` package
+installs them in /usr/share/unicode).
 
 Each character of the table folds to one simplified character, without context:
 
@@ -14,13 +17,21 @@ Each character of the table folds to one simplified character, without context:
    are read backwards (the first standard form named wins).
 3. Traditional characters become simplified ones (`TSCharacters.txt`, first candidate).
 
-The steps repeat until nothing changes, so the table is idempotent: a folded character folds
-to itself. Only characters that change are listed, one `from<TAB>to` pair per line in code
+The steps repeat until nothing changes. Then one more step, from Unihan:
+
+4. A variant form that the steps above leave alone becomes the one character of GB 2312
+   (`kGB0`, the basic set of simplified characters) that its semantic and Z variants
+   (`kSemanticVariant`, `kZVariant`) fold to: 廻 becomes 回, 劒 剑, 碁 棋. A character of
+   GB 2312 itself, or one whose variants fold to several, or one another character folds
+   to, stays as it is (沈 is a surname as well as a variant of 沉).
+
+The table is idempotent: a folded character folds to itself. Only characters that change are listed, one `from<TAB>to` pair per line in code
 point order. Phrase tables (TSPhrases) are left out on purpose: a phrase rule needs context,
 and folding must be the same for a character wherever it stands, or a copy and its original
 would fold differently where they were cut.
 """
 
+import bz2
 import sys
 from pathlib import Path
 
@@ -68,14 +79,60 @@ def main():
             fold[c] = x
     for c, x in fold.items():
         assert fold.get(x, x) == x, (c, x)
+    unihan = Path(sys.argv[3])
+    opencc = len(fold)
+    fold.update(unihan_variants(unihan, fold))
+    for c, x in fold.items():
+        assert fold.get(x, x) == x, (c, x)
 
-    commit = sys.argv[2] if len(sys.argv) > 2 else "an unnamed commit"
+    commit = sys.argv[2]
+    version = next(
+        line.split(":", 1)[1].strip()
+        for line in unihan_lines(unihan, "Unihan_Variants.txt")
+        if line.startswith("# Unicode version:")
+    )
     print("# Han folding table for normalize.han_fold: traditional and variant characters to")
     print("# simplified ones, one `from<TAB>to` pair per line. Made by make_han_fold.py from OpenCC's")
-    print(f"# dictionaries (https://github.com/BYVoid/OpenCC @ {commit}),")
-    print(f"# Apache-2.0; {len(fold)} characters.")
+    print(f"# dictionaries (https://github.com/BYVoid/OpenCC @ {commit}, Apache-2.0) and Unihan")
+    print(f"# {version} (Unihan_Variants.txt, Unihan_OtherMappings.txt; the Unicode License):")
+    print(f"# {len(fold) - opencc} of the variant forms from Unihan; {len(fold)} characters.")
     for c in sorted(fold):
         print(f"{c}\t{fold[c]}")
+
+
+def unihan_lines(folder, name):
+    plain = folder / name
+    if plain.exists():
+        return plain.read_text(encoding="utf-8").splitlines()
+    with bz2.open(folder / (name + ".bz2"), "rt", encoding="utf-8") as f:
+        return f.read().splitlines()
+
+
+def unihan_field(folder, name, fields):
+    """(character, value) for every line of the Unihan file `name` whose field is in `fields`."""
+    for line in unihan_lines(folder, name):
+        parts = line.split("\t")
+        if len(parts) == 3 and parts[1] in fields and parts[0].startswith("U+"):
+            yield chr(int(parts[0][2:], 16)), parts[2]
+
+
+def unihan_variants(folder, fold):
+    """Step 4: variant forms to the one GB 2312 character their variants fold to."""
+    gb0 = {c for c, _ in unihan_field(folder, "Unihan_OtherMappings.txt", {"kGB0"})}
+    of = {}
+    for c, value in unihan_field(folder, "Unihan_Variants.txt", {"kSemanticVariant", "kZVariant"}):
+        for v in value.split():
+            of.setdefault(c, set()).add(chr(int(v.split("<")[0][2:], 16)))
+    targets = set(fold.values())
+    added = {}
+    for c in sorted(of):
+        if c in fold or c in gb0 or c in targets:
+            continue
+        folded = {fold.get(v, v) for v in of[c]} & gb0
+        folded.discard(c)
+        if len(folded) == 1:
+            added[c] = folded.pop()
+    return added
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@
 //! The table (`data/han-fold.txt`, made by `data/make_han_fold.py`) comes from OpenCC's
 //! dictionaries: compatibility ideographs to unified ones, Taiwan and Hong Kong variant forms
 //! to OpenCC's standard traditional ones, and traditional characters to simplified ones (the
-//! first candidate). It is applied without context, so a character folds the same wherever
+//! first candidate); then from Unihan, variant forms left over (廻, 劒, 碁) to the one GB 2312
+//! character their semantic and Z variants fold to (回, 剑, 棋). It is applied without context, so a character folds the same wherever
 //! it stands, and it is idempotent. Folding is many to one (後 and 后 both become 后), which
 //! only makes texts that differ by script or variant characters equal; it never splits one
 //! text into two.
@@ -19,7 +20,8 @@ const TABLE_TEXT: &str = include_str!("../data/han-fold.txt");
 /// What the table is, for output metadata and the index's settings: a changed table folds
 /// texts differently, so its name changes with it.
 pub const HAN_FOLD_TABLE: &str = "OpenCC 5249273a3e56: TSCharacters (first candidate), \
-    TWVariants and HKVariants read backwards, CJK compatibility ideographs; 4234 characters";
+    TWVariants and HKVariants read backwards, CJK compatibility ideographs; Unihan 15.0.0: \
+    semantic and Z variants to GB 2312; 5335 characters";
 
 /// The folding table, parsed once.
 pub(crate) struct HanFold {
@@ -127,6 +129,10 @@ mod tests {
         assert_eq!(fold("國際關係發展"), "国际关系发展");
         // Variant forms: 眞/真, 峯/峰, 敎/教, 爲/為/为, 衆/眾/众, 閒/閑/闲, 說/説/说.
         assert_eq!(fold("眞峯敎爲為衆眾閒閑說説"), "真峰教为为众众闲闲说说");
+        // Variant forms Unihan names (editions of classical poems use them): 廻/回, 劒/剑,
+        // 碁/棋, 猨/猿, 覩/睹; a character of GB 2312 that is also a variant stays (沈, a
+        // surname as well as a form of 沉).
+        assert_eq!(fold("廻劒碁猨覩沈"), "回剑棋猿睹沈");
         // Compatibility ideographs become unified ones first (as NFKC would).
         assert_eq!(fold("\u{F900}"), fold("\u{8C48}"));
         // Characters outside the Basic Multilingual Plane are looked up too.
@@ -152,5 +158,8 @@ mod tests {
         }
         assert!(HAN_FOLD_TABLE.contains(&format!("; {} characters", table.pairs.len())));
         assert!(TABLE_TEXT.contains(&format!("; {} characters.", table.pairs.len())));
+        assert!(
+            TABLE_TEXT.contains("Unihan\n# 15.0.0") && HAN_FOLD_TABLE.contains("Unihan 15.0.0")
+        );
     }
 }
