@@ -151,10 +151,11 @@ pub const WEB_CONTAINMENT_MIN_JACCARD: f64 = 0.4;
 
 /// The least Jaccard the bands are chosen for under the containment rule, unless bands
 /// and rows are set: a floor below it is verified, but its pairs become candidates with
-/// less than the usual probability (0.79 at 0.5 with 24 x 4, 0.46 at 0.4). Bands for 0.5 (26 x 3) make
-/// about ten times the candidates of 0.6 (24 x 4) on `bench/make_real_corpus.py --docs
-/// 100000`, and on `bench/warc.sh 100000 2` 11 million candidates instead of 678,000 (4.3
-/// times the time, 3.4 times the peak memory), for the same F1 on every labelled web set.
+/// less than the usual probability (0.79 at 0.5 with 24 x 4, 0.46 at 0.4). Bands for 0.5
+/// (26 x 3) make about ten times the candidates of 0.6 (24 x 4) on
+/// `bench/make_real_corpus.py --docs 100000`, and on `bench/warc.sh 100000 2` 11 million
+/// candidates instead of 678,000 (4.3 times the time, 3.4 times the peak memory), for the
+/// same F1 on every labelled web set.
 pub const CONTAINMENT_BANDS_JACCARD: f64 = 0.6;
 
 /// `simhash.max_distance` unless set, for text that is not web pages (for web pages see

@@ -77,19 +77,17 @@ def main():
             x = step(x)
         if x != c:
             fold[c] = x
-    for c, x in fold.items():
-        assert fold.get(x, x) == x, (c, x)
     unihan = Path(sys.argv[3])
+    variant_lines = unihan_lines(unihan, "Unihan_Variants.txt")
+    gb0 = {c for c, _ in unihan_field(unihan_lines(unihan, "Unihan_OtherMappings.txt"), {"kGB0"})}
     opencc = len(fold)
-    fold.update(unihan_variants(unihan, fold))
+    fold.update(unihan_variants(variant_lines, gb0, fold))
     for c, x in fold.items():
         assert fold.get(x, x) == x, (c, x)
 
     commit = sys.argv[2]
     version = next(
-        line.split(":", 1)[1].strip()
-        for line in unihan_lines(unihan, "Unihan_Variants.txt")
-        if line.startswith("# Unicode version:")
+        line.split(":", 1)[1].strip() for line in variant_lines if line.startswith("# Unicode version:")
     )
     print("# Han folding table for normalize.han_fold: traditional and variant characters to")
     print("# simplified ones, one `from<TAB>to` pair per line. Made by make_han_fold.py from OpenCC's")
@@ -108,19 +106,18 @@ def unihan_lines(folder, name):
         return f.read().splitlines()
 
 
-def unihan_field(folder, name, fields):
-    """(character, value) for every line of the Unihan file `name` whose field is in `fields`."""
-    for line in unihan_lines(folder, name):
+def unihan_field(lines, fields):
+    """(character, value) for every line of a Unihan file whose field is in `fields`."""
+    for line in lines:
         parts = line.split("\t")
         if len(parts) == 3 and parts[1] in fields and parts[0].startswith("U+"):
             yield chr(int(parts[0][2:], 16)), parts[2]
 
 
-def unihan_variants(folder, fold):
-    """Step 4: variant forms to the one GB 2312 character their variants fold to."""
-    gb0 = {c for c, _ in unihan_field(folder, "Unihan_OtherMappings.txt", {"kGB0"})}
+def unihan_variants(variant_lines, gb0, fold):
+    """Step 4: variant forms to the one GB 2312 character (of `gb0`) their variants fold to."""
     of = {}
-    for c, value in unihan_field(folder, "Unihan_Variants.txt", {"kSemanticVariant", "kZVariant"}):
+    for c, value in unihan_field(variant_lines, {"kSemanticVariant", "kZVariant"}):
         for v in value.split():
             of.setdefault(c, set()).add(chr(int(v.split("<")[0][2:], 16)))
     targets = set(fold.values())

@@ -428,19 +428,14 @@ impl Boilerplate {
     /// one per line, and says what was left out. A page without a host is copied whole.
     ///
     /// With [`BoilerplateRule::main_text`], a page with learned boilerplate keeps only its
-    /// main text, as text extractors that look for a page's main text do. Its boilerplate
-    /// lines cut it into blocks; a block's text is the characters of its content lines (a
-    /// line that is not boilerplate, not cut short with an ellipsis, and has at least
-    /// [`crate::CONTENT_LINE_CHARS`] canonical characters, or half the length of the page's
-    /// prose lines when that is less; a line that ends no sentence counts a quarter,
-    /// [`crate::OPEN_LINE_SHARE`]). The blocks with at least half the text of the biggest
-    /// stay, each from its first content line that ends a sentence to its last line that
-    /// ends one or is long (see `main_text.rs`). What goes is the template's lines that
-    /// change from page to page: a title with the site's name and a byline above the text,
-    /// the headlines and teasers of a related box, the links to the previous and next
-    /// article below it. The short lines inside a block that stays (subheadings, captions,
-    /// a poem's verses after its title) stay with it, and so do an article's two halves
-    /// around a learned "Advertisement" line.
+    /// main text, as text extractors that look for a page's main text do: its boilerplate
+    /// lines cut it into blocks, and the blocks that hold the text stay, read by the length
+    /// of their lines and how the lines end (`main_text.rs` says how). What goes is the
+    /// template's lines that change from page to page: a title with the site's name and a
+    /// byline above the text, the headlines and teasers of a related box, the links to the
+    /// previous and next article below it. The short lines inside a block that stays
+    /// (subheadings, captions, a poem's verses after its title) stay with it, and so do an
+    /// article's two halves around a learned "Advertisement" line.
     pub fn strip(
         &self,
         text: &str,

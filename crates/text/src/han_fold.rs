@@ -4,9 +4,9 @@
 //! The table (`data/han-fold.txt`, made by `data/make_han_fold.py`) comes from OpenCC's
 //! dictionaries: compatibility ideographs to unified ones, Taiwan and Hong Kong variant forms
 //! to OpenCC's standard traditional ones, and traditional characters to simplified ones (the
-//! first candidate); then from Unihan, variant forms left over (廻, 劒, 碁) to the one GB 2312
-//! character their semantic and Z variants fold to (回, 剑, 棋). It is applied without context, so a character folds the same wherever
-//! it stands, and it is idempotent. Folding is many to one (後 and 后 both become 后), which
+//! first candidate); then from Unihan, variant forms left over (廻, 劒, 碁) to the one
+//! GB 2312 character their semantic and Z variants fold to (回, 剑, 棋). It is applied
+//! without context, so a character folds the same wherever it stands, and it is idempotent. Folding is many to one (後 and 后 both become 后), which
 //! only makes texts that differ by script or variant characters equal; it never splits one
 //! text into two.
 

@@ -7,7 +7,7 @@
 //!
 //! - a line cut short (ending in an ellipsis, as a related box's teaser of another article
 //!   does) is never content, and does not set the length either, unless it is as long as
-//!   a paragraph;
+//!   a paragraph (on a page of such lines only, they are its text);
 //! - a line that ends a sentence (or a clause, as a poem's verse does) is prose, and so is
 //!   any line of at least [`PARAGRAPH_CHARS`] (a paragraph that lost its full stop or was
 //!   cut); on a page
@@ -82,71 +82,64 @@ pub(crate) struct Line {
 /// Marks the lines outside the page's main text as left out (`None`). `kept` holds `None`
 /// for boilerplate lines.
 pub(crate) fn select(kept: &mut [Option<Line>]) {
-    // A paragraph whose full stop is missing (a sign-off, an edit) or that is cut short is
-    // prose all the same.
+    // Endings as selection reads them: a paragraph whose full stop is missing (a sign-off,
+    // an edit) or that is cut short is prose; on a page of teasers only, they are its text.
     for line in kept.iter_mut().flatten() {
         if line.chars >= PARAGRAPH_CHARS {
             line.ending = Ending::Prose;
         }
     }
     let lines = || kept.iter().flatten().filter(|l| l.chars > 0);
-    let has = |ending| lines().any(|l: &Line| l.ending == ending);
-    // Which lines set the length: prose where there is some; a page of teasers only is
-    // read by length.
-    let (prose, any_uncut) = (has(Ending::Prose), has(Ending::Open) || has(Ending::Prose));
-    let sets_length = |l: &Line| {
-        if prose { l.ending == Ending::Prose } else { !any_uncut || l.ending != Ending::Cut }
-    };
-    let length = if prose {
-        // Prose lines at least this long hold half of the page's prose: one long line
-        // (a notice under a poem of short verses) does not set it alone.
-        let mut lengths: Vec<u32> = lines().filter(|l| sets_length(l)).map(|l| l.chars).collect();
-        lengths.sort_unstable_by(|a, b| b.cmp(a));
-        let half = lengths.iter().map(|&c| u64::from(c)).sum::<u64>().div_ceil(2);
-        let mut held = 0;
-        lengths.into_iter().find(|&c| {
-            held += u64::from(c);
-            held >= half
-        })
+    if lines().all(|l| l.ending == Ending::Cut) {
+        kept.iter_mut().flatten().for_each(|l| l.ending = Ending::Open);
+    }
+    let lines = || kept.iter().flatten().filter(|l| l.chars > 0);
+    let length = if lines().any(|l| l.ending == Ending::Prose) {
+        half_held(lines().filter(|l| l.ending == Ending::Prose).map(|l| l.chars).collect())
     } else {
-        lines().filter(|l| sets_length(l)).map(|l| l.chars).max()
+        lines().filter(|l| l.ending == Ending::Open).map(|l| l.chars).max()
     };
     let content = CONTENT_LINE_CHARS.min(length.unwrap_or(0).div_ceil(2));
-    let is_content = |k: &Option<Line>| {
-        k.is_some_and(|l| l.chars >= content && (l.ending != Ending::Cut || !any_uncut))
-    };
+    let is_content =
+        |k: &Option<Line>| k.is_some_and(|l| l.chars >= content && l.ending != Ending::Cut);
+    let is_prose = |k: &Option<Line>| k.is_some_and(|l| l.ending == Ending::Prose);
     // A block's text in quarters of a character.
     let text = |block: &[Option<Line>]| -> u64 {
+        let share = |l: &Line| if l.ending == Ending::Prose { OPEN_LINE_SHARE } else { 1 };
         block
             .iter()
             .filter(|k| is_content(k))
             .flatten()
-            .map(|l| {
-                let share = if l.ending == Ending::Prose || !prose { OPEN_LINE_SHARE } else { 1 };
-                u64::from(l.chars) * u64::from(share)
-            })
+            .map(|l| u64::from(l.chars) * u64::from(share(l)))
             .sum()
     };
     let biggest = kept.split(Option::is_none).map(text).max().unwrap_or(0);
-    let prose_content =
-        |k: &Option<Line>| is_content(k) && k.is_some_and(|l| l.ending == Ending::Prose);
     for block in kept.split_mut(Option::is_none) {
         if text(block) * 2 < biggest {
             block.fill(None);
-            continue;
-        }
-        let Some(first) = block.iter().position(prose_content) else {
+        } else if let Some(first) = block.iter().position(|k| is_content(k) && is_prose(k)) {
+            // Prose: from its first prose content line to its last prose line.
+            let end = block.iter().rposition(is_prose).map_or(first, |last| last) + 1;
+            block[..first].fill(None);
+            block[end..].fill(None);
+        } else {
             // No prose: from the first content line on.
             let first = block.iter().position(is_content).unwrap_or(block.len());
             block[..first].fill(None);
-            continue;
-        };
-        // Prose: from its first prose content line to its last prose line.
-        let last = block.iter().rposition(|k| k.is_some_and(|l| l.ending == Ending::Prose));
-        let end = last.map_or(block.len(), |last| last + 1);
-        block[..first].fill(None);
-        block[end..].fill(None);
+        }
     }
+}
+
+/// The length at which lines at least that long hold half of the characters of
+/// `lengths`: one long line among many short ones does not set it alone.
+fn half_held(mut lengths: Vec<u32>) -> Option<u32> {
+    lengths.sort_unstable_by(|a, b| b.cmp(a));
+    let half = lengths.iter().map(|&c| u64::from(c)).sum::<u64>().div_ceil(2);
+    let mut held = 0;
+    lengths.into_iter().find(|&c| {
+        held += u64::from(c);
+        held >= half
+    })
 }
 
 #[cfg(test)]
@@ -183,18 +176,19 @@ mod tests {
         }
     }
 
-    fn lines(text: &str, boilerplate: &[usize]) -> Vec<Option<Line>> {
-        text.lines()
+    /// The main text of `text` whose lines at `boilerplate` are learned boilerplate, with
+    /// characters counted as letters and digits.
+    fn main_text<'a>(text: &'a str, boilerplate: &[usize]) -> Vec<&'a str> {
+        let mut selected: Vec<Option<Line>> = text
+            .lines()
             .enumerate()
             .map(|(i, l)| {
                 let chars = l.chars().filter(|c| c.is_alphanumeric()).count() as u32;
                 (!boilerplate.contains(&i)).then_some(Line { chars, ending: ending(l) })
             })
-            .collect()
-    }
-
-    fn kept<'a>(text: &'a str, selected: &[Option<Line>]) -> Vec<&'a str> {
-        text.lines().zip(selected).filter(|(_, k)| k.is_some()).map(|(l, _)| l).collect()
+            .collect();
+        select(&mut selected);
+        text.lines().zip(&selected).filter(|(_, k)| k.is_some()).map(|(l, _)| l).collect()
     }
 
     /// A poem of five-character verses beside a related box whose teaser is twice a verse's
@@ -207,10 +201,8 @@ mod tests {
                     我国拟修改安全生产法 企业存隐患可被断水断电\n“十分钟”传导“三公里”\n\
                     北京突降暴雨，很多汽车水中熄火，甚至有司机被困车内溺水身亡。司机面对“水门关”时应如何自救？一时成众……\n\
                     监管部门开绿灯小产权房疯长 涉及群众一万余人\n关注本网微信公众号";
-        let mut selected = lines(page, &[6, 11]);
-        select(&mut selected);
         assert_eq!(
-            kept(page, &selected),
+            main_text(page, &[6, 11]),
             [
                 "苍苍落日时，鸟声乱谿水。缘谿路转深，幽兴何时已。",
                 "《輞川集二十首 茱萸沜》",
@@ -229,9 +221,7 @@ mod tests {
                     张永敬与房屋拆迁管理纠纷一案行政判决书（2016）津03行终903号\n1,769人阅读\n\
                     原告张永敬诉被告双港镇人民政府行政赔偿一案，本院2015年5月15日受理后，向被告送达了起诉状副本。\n\
                     本院依法组成合议庭，公开开庭审理了本案。\n本案现已审理终结。\n分享";
-        let mut selected = lines(page, &[0, 9]);
-        select(&mut selected);
-        assert_eq!(kept(page, &selected), page.lines().skip(6).take(3).collect::<Vec<_>>());
+        assert_eq!(main_text(page, &[0, 9]), page.lines().skip(6).take(3).collect::<Vec<_>>());
     }
 
     /// An agency article's one paragraph ends in its sign-off, with an advertisement below
@@ -247,14 +237,10 @@ mod tests {
             "d0013228\nHome | News | About\n{paragraph}\nAdvertisement: the best deals on \
              flights are one click away.\n© Example News. All rights reserved."
         );
-        let mut selected = lines(&page, &[1, 4]);
-        select(&mut selected);
-        assert_eq!(kept(&page, &selected), page.lines().skip(2).take(2).collect::<Vec<_>>());
+        assert_eq!(main_text(&page, &[1, 4]), page.lines().skip(2).take(2).collect::<Vec<_>>());
         // So is a paragraph cut short.
         let page = page.replace(paragraph, cut);
-        let mut selected = lines(&page, &[1, 4]);
-        select(&mut selected);
-        assert_eq!(kept(&page, &selected), page.lines().skip(2).take(2).collect::<Vec<_>>());
+        assert_eq!(main_text(&page, &[1, 4]), page.lines().skip(2).take(2).collect::<Vec<_>>());
     }
 
     /// Long lines that end in no punctuation (a list) are still the text of a page
@@ -263,12 +249,8 @@ mod tests {
     fn pages_without_prose_are_read_by_length() {
         let page = "Menu\nOne long item of the list without any punctuation at its end\n\
                     Another long item of the list that ends without punctuation\nFooter\nHome";
-        let mut selected = lines(page, &[0, 3]);
-        select(&mut selected);
-        assert_eq!(kept(page, &selected), page.lines().skip(1).take(2).collect::<Vec<_>>());
+        assert_eq!(main_text(page, &[0, 3]), page.lines().skip(1).take(2).collect::<Vec<_>>());
         let page = "Menu\nThe first teaser of the page runs on and on until it is cut...\nFooter";
-        let mut selected = lines(page, &[0, 2]);
-        select(&mut selected);
-        assert_eq!(kept(page, &selected), [page.lines().nth(1).unwrap()]);
+        assert_eq!(main_text(page, &[0, 2]), [page.lines().nth(1).unwrap()]);
     }
 }
