@@ -27,23 +27,25 @@ use neardup_core::CountMinSketch;
 use neardup_io::Record;
 use neardup_io::index::{Frequencies, read_frequencies};
 use neardup_text::{Analysis, AnalyzeScratch, Analyzer};
+use timely::dataflow::InputHandleVec;
 use timely::dataflow::operators::core::Input;
 use timely::dataflow::operators::probe::Handle as ProbeHandle;
 use timely::dataflow::operators::vec::Broadcast;
 use timely::dataflow::operators::{Concat, Inspect, Probe};
+use timely::worker::Worker;
 
 use neardup_text::{Boilerplate, Learner, LineKey, LineScratch, Occurrence};
 use timely::dataflow::channels::pact::Exchange;
 
-use crate::cluster::Topology;
-use crate::cluster::{Pass, run_workers};
+use crate::cluster::{Heartbeat, Pass, Topology, run_workers};
 use crate::config::{IndexPlan, JobConfig};
 use crate::error::{JobError, ReadFailure};
 use crate::mesh::Control;
 use crate::operators::collect::{Drain, Spill, collect_sorted};
+use crate::pass::{FailureCell, PassFailure, PassWorker, step_until};
 use crate::progress::Progress;
 use crate::sign::{IdfWeights, kept_page_text};
-use crate::source::{KeptShares, ReadPlan, ReadTotals, Share, ShareError, read_once};
+use crate::source::{KeptShares, ReadTotals, Share, ShareError, read_once};
 use crate::spill::RemoveDir;
 use crate::spill::SpillError;
 use crate::stats::WorkerStats;
@@ -78,12 +80,10 @@ pub(crate) fn document_frequencies(
     let abort = Arc::new(AtomicBool::new(false));
     let pass = Pass { control: reading.control.clone(), traffic, abort: abort.clone() };
     let results = run_workers(topology, pass, fingerprint, move |worker, heartbeat| {
-        let index = worker.index();
-        let slot = index % reading.local_workers.max(1);
-        let plan = reading.kept.plan(slot, worker, heartbeat, &job)?;
+        let me = PassWorker::start(worker, heartbeat, &job, &reading.kept, reading.local_workers)?;
         let total = Rc::new(RefCell::new(CountMinSketch::new(SKETCH_DEPTH, SKETCH_WIDTH_BITS)));
         let documents = Rc::new(Cell::new(0u64));
-        let failure: Rc<RefCell<Option<(usize, JobError)>>> = Rc::new(RefCell::new(None));
+        let failure = FailureCell::default();
         let merged = ProbeHandle::<u64>::new();
         let mut input = worker.dataflow::<u64, _, _>(|scope| {
             let (input, pieces) = scope.new_input::<Vec<Piece>>();
@@ -95,55 +95,19 @@ pub(crate) fn document_frequencies(
                         total.borrow_mut().merge_counts(*offset, counts);
                         documents.set(documents.get() + docs);
                     }
-                    Piece::Failed { worker, failure: f } => {
-                        let error = f.clone().into_error(*worker);
-                        failure.borrow_mut().get_or_insert((*worker, error));
-                    }
-                    Piece::SpillFailed { worker, message } => {
-                        let error = JobError::Spill { worker: *worker, message: message.clone() };
-                        failure.borrow_mut().get_or_insert((*worker, error));
-                    }
+                    Piece::Failed(f) => failure.hear(f),
                 })
                 .probe_with(&merged);
             input
         });
-        let mut local = CountMinSketch::new(SKETCH_DEPTH, SKETCH_WIDTH_BITS);
-        let mut local_documents = 0u64;
-        let mut scratch = AnalyzeScratch::default();
-        let mut analysis = Analysis::default();
-        let mut content = String::new();
-        let (_totals, error) = reading.read(
-            &job,
-            &plan,
-            index,
-            &abort,
-            |record, lines| {
-                if let Record::Doc(doc) = record {
-                    let (text, _) =
-                        kept_page_text(boilerplate.as_deref(), &doc, lines, &mut content);
-                    analyzer.analyze_into(text, &mut scratch, &mut analysis);
-                    if !analysis.features.is_empty() {
-                        local_documents += 1;
-                        analysis.features.hashes().iter().for_each(|h| local.add(*h));
-                    }
-                }
-                false
-            },
-            || heartbeat.beat(),
-        );
+        let (local, local_documents, error) =
+            count_share(&job, &reading, &me, &abort, &analyzer, boilerplate.as_deref(), || {
+                heartbeat.beat()
+            });
         // Every worker sends its pieces (and its failure), so no peer waits forever.
-        match error {
-            Some(ShareError::Input(e)) => {
-                abort.store(true, Ordering::Relaxed);
-                input.send(Piece::Failed { worker: index, failure: ReadFailure::of(&e) });
-            }
-            Some(ShareError::Keep(e)) => {
-                abort.store(true, Ordering::Relaxed);
-                let message =
-                    format!("document frequencies pass: {}", crate::error::error_chain(&e));
-                input.send(Piece::SpillFailed { worker: index, message });
-            }
-            None => {}
+        if let Some(e) = error {
+            abort.store(true, Ordering::Relaxed);
+            input.send(Piece::Failed(PassFailure::of_share(me.index, &e, "document frequencies")));
         }
         for (i, piece) in local.counts().chunks(PIECE).enumerate() {
             if piece.iter().any(|c| *c != 0) || i == 0 {
@@ -157,20 +121,50 @@ pub(crate) fn document_frequencies(
         }
         drop(local);
         drop(input);
-        while !merged.done() {
-            worker.step_or_park(Some(std::time::Duration::from_millis(1)));
-            heartbeat.beat();
-            if heartbeat.aborted() {
-                return Err(JobError::Stopped);
-            }
-        }
-        match failure.borrow_mut().take() {
-            Some((_, error)) => Err(error),
+        step_until(worker, heartbeat, || merged.done())?;
+        match failure.take() {
+            Some(error) => Err(error),
             None => Ok((total.replace(CountMinSketch::new(1, 4)), documents.get())),
         }
     })?;
     let (sketch, documents) = results.into_iter().next().expect("at least one worker");
     Ok(IdfWeights::Corpus { sketch, documents })
+}
+
+/// Counts one worker's share into a sketch: the features of every document with some.
+/// Returns the sketch, the documents counted, and why the share could not be read whole.
+fn count_share(
+    job: &JobConfig,
+    reading: &Reading,
+    me: &PassWorker,
+    abort: &AtomicBool,
+    analyzer: &Analyzer,
+    boilerplate: Option<&Boilerplate>,
+    between_batches: impl FnMut(),
+) -> (CountMinSketch, u64, Option<ShareError>) {
+    let mut local = CountMinSketch::new(SKETCH_DEPTH, SKETCH_WIDTH_BITS);
+    let mut local_documents = 0u64;
+    let mut scratch = AnalyzeScratch::default();
+    let mut analysis = Analysis::default();
+    let mut content = String::new();
+    let (_totals, error) = reading.read(
+        job,
+        me,
+        abort,
+        |record, lines| {
+            if let Record::Doc(doc) = record {
+                let (text, _) = kept_page_text(boilerplate, &doc, lines, &mut content);
+                analyzer.analyze_into(text, &mut scratch, &mut analysis);
+                if !analysis.features.is_empty() {
+                    local_documents += 1;
+                    analysis.features.hashes().iter().for_each(|h| local.add(*h));
+                }
+            }
+            false
+        },
+        between_batches,
+    );
+    (local, local_documents, error)
 }
 
 /// Document frequencies of a batch, to be committed with its generation of the index.
@@ -221,10 +215,8 @@ enum Piece {
     /// Counters of one worker's sketch from `offset` on, and (in the first piece) how many
     /// documents it counted.
     Counts { offset: usize, documents: u64, counts: Vec<u32> },
-    /// A worker could not read its input.
-    Failed { worker: usize, failure: ReadFailure },
-    /// A worker could not keep what it read for the next pass.
-    SpillFailed { worker: usize, message: String },
+    /// A worker could not read its input, or keep what it read for the next pass.
+    Failed(PassFailure),
 }
 
 /// Reads occurrences in order and emits learned entries.
@@ -265,62 +257,126 @@ pub(crate) fn learn_boilerplate(
 ) -> Result<Learned, JobError> {
     let reading = reading.clone();
     let traffic = reading.traffic.clone();
-    let (config_rule, seed) = (job.spec.boilerplate.clone(), job.spec.seed);
-    let rule = config_rule.clone();
-    let job = job.clone();
+    let (rule, seed) = (job.spec.boilerplate.clone(), job.spec.seed);
     let (spill_root, limit_bytes) = (topology.spill_dir.clone(), topology.spill_limit());
-    let local_workers = topology.workers.max(1);
     let abort = Arc::new(AtomicBool::new(false));
     let pass = Pass { control: reading.control.clone(), traffic, abort: abort.clone() };
+    let job = job.clone();
     let results = run_workers(topology, pass, fingerprint, move |worker, heartbeat| {
-        let index = worker.index();
-        let slot = index % reading.local_workers.max(1);
-        let plan = reading.kept.plan(slot, worker, heartbeat, &job)?;
-        // One copy of the learned set per process: its first worker keeps it.
-        let keeps_entries = index.is_multiple_of(local_workers);
-        let rule = rule.clone();
-        let dir = crate::spill::worker_folder(&spill_root, "boilerplate", index);
+        let me = PassWorker::start(worker, heartbeat, &job, &reading.kept, reading.local_workers)?;
+        let dir = crate::spill::worker_folder(&spill_root, "boilerplate", me.index);
         let _remove = RemoveDir(dir.clone());
-        let stats = Rc::new(RefCell::new(WorkerStats::default()));
+        // With an index, pages are sent (and its sample of their hosts added) rather than
+        // occurrences; the two stages share the spill limit.
+        let limit_bytes = if job.index.is_some() { limit_bytes / 2 } else { limit_bytes };
         let spill = Spill {
             dir,
             limit_bytes,
-            stats: stats.clone(),
+            stats: Rc::new(RefCell::new(WorkerStats::default())),
             error: Rc::new(RefCell::new(None)),
             abort: abort.clone(),
         };
-        let learned = Rc::new(RefCell::new(Vec::<u64>::new()));
-        let pages = Rc::new(Cell::new(0u64));
-        // With an index, pages are sent (and its sample of their hosts added) rather than
-        // occurrences; the two stages share the spill limit.
+        let learning = Learning::default();
+        let mut inputs = learning.build(worker, &job, &me, &spill);
+        let (local_pages, read_all) =
+            inputs.send_share(&job, &reading, &me, &abort, &spill, worker, heartbeat);
+        if let Some(index_plan) = job.index.as_deref()
+            && read_all
+        {
+            let read = read_index_share(index_plan, me.index, me.peers, |page| {
+                inputs.pages.send(page);
+            });
+            if let Err(e) = read {
+                abort.store(true, Ordering::Relaxed);
+                let message = crate::error::error_chain(&e);
+                inputs.notes.send(Note::Failed(PassFailure::Index { worker: me.index, message }));
+            }
+        }
+        inputs.notes.send(Note::Pages(local_pages));
+        let LearnInputs { occurrences, mut notes, pages } = inputs;
+        drop(occurrences);
+        drop(pages);
+        // Once everything of time 0 is learned, each worker tells the others whether it
+        // could spill, so a spill error fails every process, not only this one.
+        notes.advance_to(1);
+        step_until(worker, heartbeat, || !learning.done.less_equal(&0))?;
+        if let Some(message) = spill.error.borrow().clone() {
+            let message = format!("boilerplate pass: {message}");
+            notes.send(Note::Failed(PassFailure::Spill { worker: me.index, message }));
+        }
+        drop(notes);
+        step_until(worker, heartbeat, || learning.done.done())?;
+        if let Some(error) = learning.failure.take() {
+            return Err(error);
+        }
+        let entries = learning.entries.replace(Vec::new());
+        let spilled = spill.stats.borrow().spilled_bytes;
+        Ok((entries, learning.pages.get(), spilled))
+    })?;
+    let spilled_bytes = results.iter().map(|r| r.2).sum();
+    let (entries, pages, _) = results.into_iter().next().expect("at least one worker");
+    let boilerplate = Boilerplate::new(entries, &rule, seed);
+    Ok(Learned { boilerplate, pages, spilled_bytes })
+}
+
+/// What one worker of the boilerplate pass gathers from the dataflow.
+#[derive(Default)]
+struct Learning {
+    /// The learned entries (kept by the first worker of each process only).
+    entries: Rc<RefCell<Vec<u64>>>,
+    /// Pages all workers read.
+    pages: Rc<Cell<u64>>,
+    /// The first failure heard of.
+    failure: FailureCell,
+    /// Done with time 0 once everything is learned, done once the notes are through.
+    done: ProbeHandle<u64>,
+}
+
+/// Where a worker of the boilerplate pass sends what it reads.
+struct LearnInputs {
+    /// Line occurrences (a run without an index).
+    occurrences: InputHandleVec<u64, Occurrence>,
+    /// Page counts and failures, for every worker.
+    notes: InputHandleVec<u64, Note>,
+    /// Pages and their line keys (a run with an index, which samples them by host).
+    pages: InputHandleVec<u64, PageRow>,
+}
+
+impl Learning {
+    /// Builds the pass's dataflow: occurrences (and the sampled pages' occurrences) meet by
+    /// host, corpus-wide ones by line, in sorted runs read once in order; the learned
+    /// entries and the notes are broadcast.
+    fn build(
+        &self,
+        worker: &mut Worker,
+        job: &JobConfig,
+        me: &PassWorker,
+        spill: &Spill,
+    ) -> LearnInputs {
+        let (rule, seed) = (job.spec.boilerplate.clone(), job.spec.seed);
         let index_plan = job.index.clone();
-        let spill = match &index_plan {
-            Some(_) => Spill { limit_bytes: limit_bytes / 2, ..spill },
-            None => spill,
-        };
-        let failure: Rc<RefCell<Option<JobError>>> = Rc::new(RefCell::new(None));
-        let done = ProbeHandle::<u64>::new();
-        let (mut occurrences, mut notes, mut pages_in) = worker.dataflow::<u64, _, _>(|scope| {
+        let part = u32::try_from(me.index).expect("few workers");
+        // One copy of the learned set per process: its first worker keeps it.
+        let keeps_entries = me.first_of_process;
+        worker.dataflow::<u64, _, _>(|scope| {
             let (occurrences, stream) = scope.new_input::<Vec<Occurrence>>();
             let (notes, note_stream) = scope.new_input::<Vec<Note>>();
-            let (pages_in, page_stream) = scope.new_input::<Vec<PageRow>>();
+            let (pages, page_stream) = scope.new_input::<Vec<PageRow>>();
             let by_host = Exchange::new(|p: &PageRow| neardup_core::hash::route(p.host()));
-            let (sample_rule, plan) = (rule.clone(), index_plan.clone());
-            let part = u32::try_from(index).expect("few workers");
+            let sample_rule = rule.clone();
             let sampled = collect_sorted(page_stream, by_host, "SampleTemplates", spill.clone(), {
-                move || Ok(SampleDrain::new(sample_rule.clone(), seed, plan.as_deref(), part))
+                move || Ok(SampleDrain::new(sample_rule.clone(), seed, index_plan.as_deref(), part))
             });
             let stream = stream.concat(sampled);
             // A host's occurrences meet on one worker; corpus-wide ones spread by line.
             let by_scope = Exchange::new(|o: &Occurrence| {
                 neardup_core::hash::route(if o.0 == neardup_text::CORPUS_SCOPE { o.1 } else { o.0 })
             });
-            let rule = rule.clone();
             let entries =
                 collect_sorted(stream, by_scope, "LearnBoilerplate", spill.clone(), move || {
                     Ok(LearnDrain(Learner::new(rule.clone())))
                 });
-            let learned = learned.clone();
+            let learned = self.entries.clone();
             entries
                 .broadcast()
                 .inspect(move |e| {
@@ -328,55 +384,61 @@ pub(crate) fn learn_boilerplate(
                         learned.borrow_mut().push(*e);
                     }
                 })
-                .probe_with(&done);
-            let (pages, failure) = (pages.clone(), failure.clone());
+                .probe_with(&self.done);
+            let (read_pages, failure) = (self.pages.clone(), self.failure.clone());
             note_stream
                 .broadcast()
-                .inspect(move |note| {
-                    let error = match note {
-                        Note::Pages(n) => {
-                            pages.set(pages.get() + n);
-                            return;
-                        }
-                        Note::ReadFailed { worker, failure } => failure.clone().into_error(*worker),
-                        Note::SpillFailed { worker, message } => {
-                            JobError::Spill { worker: *worker, message: message.clone() }
-                        }
-                        Note::IndexFailed { worker, message } => {
-                            JobError::IndexRead { worker: *worker, message: message.clone() }
-                        }
-                    };
+                .inspect(move |note| match note {
+                    Note::Pages(n) => read_pages.set(read_pages.get() + n),
                     // Input errors (time 0) arrive before spill errors (time 1).
-                    failure.borrow_mut().get_or_insert(error);
+                    Note::Failed(f) => failure.hear(f),
                 })
-                .probe_with(&done);
-            (occurrences, notes, pages_in)
-        });
+                .probe_with(&self.done);
+            LearnInputs { occurrences, notes, pages }
+        })
+    }
+}
+
+impl LearnInputs {
+    /// Reads the worker's share and sends its pages' occurrences (or, with an index, its
+    /// pages); a worker that cannot read tells the others. Returns the pages sent and
+    /// whether the share was read whole.
+    #[allow(clippy::too_many_arguments)]
+    fn send_share(
+        &mut self,
+        job: &JobConfig,
+        reading: &Reading,
+        me: &PassWorker,
+        abort: &AtomicBool,
+        spill: &Spill,
+        worker: &mut Worker,
+        heartbeat: &mut Heartbeat,
+    ) -> (u64, bool) {
+        let (rule, seed) = (&job.spec.boilerplate, job.spec.seed);
         let (mut scratch, mut one) = (LineScratch::default(), Vec::new());
         let mut local_pages = 0u64;
         let (_totals, error) = reading.read(
-            &job,
-            &plan,
-            index,
-            &abort,
+            job,
+            me,
+            abort,
             |record, lines| {
                 if let Record::Doc(doc) = record
                     && let Some(url) = doc.meta.as_deref().and_then(|m| m.url.as_deref())
                 {
-                    if let Some(index_plan) = &index_plan {
+                    if let Some(index_plan) = &job.index {
                         let (generation, id) = (index_plan.generation, doc.doc.get());
                         if let Some(page) = PageRow::of_batch(generation, id, url, lines, seed) {
                             local_pages += 1;
-                            pages_in.send(page);
+                            self.pages.send(page);
                         }
                         return false;
                     }
                     // The lines' keys, computed as the record was kept, serve again when the
                     // learned lines are left out.
-                    neardup_text::occurrences(lines, url, &rule, seed, &mut scratch, &mut one);
+                    neardup_text::occurrences(lines, url, rule, seed, &mut scratch, &mut one);
                     if !one.is_empty() {
                         local_pages += 1;
-                        one.drain(..).for_each(|o| occurrences.send(o));
+                        one.drain(..).for_each(|o| self.occurrences.send(o));
                     }
                 }
                 false
@@ -390,61 +452,17 @@ pub(crate) fn learn_boilerplate(
         match error {
             Some(ShareError::Input(e)) => {
                 abort.store(true, Ordering::Relaxed);
-                notes.send(Note::ReadFailed { worker: index, failure: ReadFailure::of(&e) });
+                let failure = ReadFailure::of(&e);
+                self.notes.send(Note::Failed(PassFailure::Read { worker: me.index, failure }));
             }
-            // Told the others with the spill errors of learning, below.
+            // Told the others with the spill errors of learning, in the second round.
             Some(ShareError::Keep(e)) => {
                 spill.settle::<()>(0, Err(e));
             }
             None => {}
         }
-        if let Some(index_plan) = &index_plan
-            && read_all
-        {
-            let peers = worker.peers();
-            let read = read_index_share(index_plan, index, peers, |page| pages_in.send(page));
-            if let Err(e) = read {
-                abort.store(true, Ordering::Relaxed);
-                let message = crate::error::error_chain(&e);
-                notes.send(Note::IndexFailed { worker: index, message });
-            }
-        }
-        notes.send(Note::Pages(local_pages));
-        drop(occurrences);
-        drop(pages_in);
-        // Once everything of time 0 is learned, each worker tells the others whether it
-        // could spill, so a spill error fails every process, not only this one.
-        notes.advance_to(1);
-        while done.less_equal(&0) {
-            worker.step_or_park(Some(std::time::Duration::from_millis(1)));
-            heartbeat.beat();
-            if heartbeat.aborted() {
-                return Err(JobError::Stopped);
-            }
-        }
-        if let Some(message) = spill.error.borrow().clone() {
-            let message = format!("boilerplate pass: {message}");
-            notes.send(Note::SpillFailed { worker: index, message });
-        }
-        drop(notes);
-        while !done.done() {
-            worker.step_or_park(Some(std::time::Duration::from_millis(1)));
-            heartbeat.beat();
-            if heartbeat.aborted() {
-                return Err(JobError::Stopped);
-            }
-        }
-        if let Some(error) = failure.borrow_mut().take() {
-            return Err(error);
-        }
-        let entries = learned.replace(Vec::new());
-        let spilled = stats.borrow().spilled_bytes;
-        Ok((entries, pages.get(), spilled))
-    })?;
-    let spilled_bytes = results.iter().map(|r| r.2).sum();
-    let (entries, pages, _) = results.into_iter().next().expect("at least one worker");
-    let boilerplate = Boilerplate::new(entries, &config_rule, seed);
-    Ok(Learned { boilerplate, pages, spilled_bytes })
+        (local_pages, read_all)
+    }
 }
 
 /// What workers tell each other in the boilerplate pass.
@@ -452,12 +470,9 @@ pub(crate) fn learn_boilerplate(
 enum Note {
     /// Pages a worker read.
     Pages(u64),
-    /// A worker could not read its input.
-    ReadFailed { worker: usize, failure: ReadFailure },
-    /// A worker could not spill its occurrences.
-    SpillFailed { worker: usize, message: String },
-    /// A worker could not read the index's template statistics.
-    IndexFailed { worker: usize, message: String },
+    /// A worker could not read its input, spill its occurrences or read the index's
+    /// template statistics.
+    Failed(PassFailure),
 }
 
 /// How the corpus passes read: the first one reads the files and keeps the records, in
@@ -486,26 +501,24 @@ impl Reading {
     fn read(
         &self,
         job: &JobConfig,
-        plan: &ReadPlan,
-        index: usize,
+        me: &PassWorker,
         abort: &AtomicBool,
         on_record: impl FnMut(Record, &[Option<LineKey>]) -> bool,
         between_batches: impl FnMut(),
     ) -> (ReadTotals, Option<ShareError>) {
-        let slot = index % self.local_workers.max(1);
-        let mut earlier = self.kept.take(slot);
+        let mut earlier = self.kept.take(me.slot);
         let share = match &mut earlier {
             Some(kept) => Share::Reread(kept),
             None => Share::ReadAndKeep {
-                dir: crate::spill::worker_folder(&self.spill_root, "records", index),
+                dir: crate::spill::worker_folder(&self.spill_root, "records", me.index),
                 limit_bytes: self.limit_bytes,
             },
         };
         let progress = self.progress.as_deref();
         let (totals, error, kept) =
-            read_once(job, plan, share, abort, progress, on_record, between_batches);
+            read_once(job, &me.plan, share, abort, progress, on_record, between_batches);
         if let Some(kept) = kept.or(earlier) {
-            self.kept.put(slot, kept);
+            self.kept.put(me.slot, kept);
         }
         (totals, error)
     }

@@ -44,6 +44,7 @@ mod interrupt;
 mod mesh;
 mod operators;
 mod outputs;
+mod pass;
 mod progress;
 mod record_log;
 mod records;

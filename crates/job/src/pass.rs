@@ -1,0 +1,144 @@
+//! The skeleton every pass of the workers follows (the corpus passes of [`crate::corpus`]
+//! and the main pass of [`crate::worker`]):
+//!
+//! 1. each worker takes its share of the input: [`PassWorker::start`] agrees on the read
+//!    plan with the other workers, or takes the one a pass before it kept;
+//! 2. it builds its dataflow and reads its share into it;
+//! 3. a worker that cannot read, spill or read the index tells every other with a
+//!    [`PassFailure`] broadcast in the dataflow, so that every process fails with the same
+//!    error; each worker keeps the first it hears of in a [`FailureCell`];
+//! 4. it steps the dataflow until its probes say it is done ([`step_until`]), and gives up
+//!    when the run is stopped from outside.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Duration;
+
+use timely::worker::Worker;
+
+use crate::cluster::Heartbeat;
+use crate::config::JobConfig;
+use crate::error::{JobError, ReadFailure, error_chain};
+use crate::source::{KeptShares, ReadPlan, ShareError};
+
+/// One worker's place in a pass.
+pub(crate) struct PassWorker {
+    /// The worker's index among all workers of the run.
+    pub(crate) index: usize,
+    /// Workers of the run, all processes.
+    pub(crate) peers: usize,
+    /// The worker's slot among the workers of its process: where its kept records are.
+    pub(crate) slot: usize,
+    /// Whether it is its process's first worker (which counts what the process shares).
+    pub(crate) first_of_process: bool,
+    /// What it reads.
+    pub(crate) plan: ReadPlan,
+}
+
+impl PassWorker {
+    /// The worker's place: its read plan is the one an earlier pass kept in `kept`, or is
+    /// agreed with the other workers now.
+    ///
+    /// # Errors
+    /// When the workers cannot agree on the plan (see [`ReadPlan::agree`]).
+    pub(crate) fn start(
+        worker: &mut Worker,
+        heartbeat: &mut Heartbeat,
+        job: &JobConfig,
+        kept: &KeptShares,
+        local_workers: usize,
+    ) -> Result<PassWorker, JobError> {
+        let index = worker.index();
+        let slot = index % local_workers.max(1);
+        let plan = kept.plan(slot, worker, heartbeat, job)?;
+        Ok(PassWorker {
+            index,
+            peers: worker.peers(),
+            slot,
+            first_of_process: index.is_multiple_of(local_workers.max(1)),
+            plan,
+        })
+    }
+}
+
+/// Why a worker failed, as it tells the others.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub(crate) enum PassFailure {
+    /// It could not read its input.
+    Read {
+        /// The worker.
+        worker: usize,
+        /// What failed.
+        failure: ReadFailure,
+    },
+    /// It could not spill, or keep what it read for the next pass.
+    Spill {
+        /// The worker.
+        worker: usize,
+        /// The error and its causes, with the pass named.
+        message: String,
+    },
+    /// It could not read the index.
+    Index {
+        /// The worker.
+        worker: usize,
+        /// The error and its causes.
+        message: String,
+    },
+}
+
+impl PassFailure {
+    /// The failure of a worker that could not read its share in the pass named `pass`.
+    pub(crate) fn of_share(worker: usize, error: &ShareError, pass: &str) -> PassFailure {
+        match error {
+            ShareError::Input(e) => PassFailure::Read { worker, failure: ReadFailure::of(e) },
+            ShareError::Keep(e) => {
+                PassFailure::Spill { worker, message: format!("{pass} pass: {}", error_chain(e)) }
+            }
+        }
+    }
+
+    /// The job's error.
+    pub(crate) fn into_error(self) -> JobError {
+        match self {
+            PassFailure::Read { worker, failure } => failure.into_error(worker),
+            PassFailure::Spill { worker, message } => JobError::Spill { worker, message },
+            PassFailure::Index { worker, message } => JobError::IndexRead { worker, message },
+        }
+    }
+}
+
+/// The first failure a worker heard of in a pass. Cheap to clone: clones share the cell.
+#[derive(Clone, Default)]
+pub(crate) struct FailureCell(Rc<RefCell<Option<JobError>>>);
+
+impl FailureCell {
+    /// Keeps `failure` unless one was heard of before.
+    pub(crate) fn hear(&self, failure: &PassFailure) {
+        self.0.borrow_mut().get_or_insert_with(|| failure.clone().into_error());
+    }
+
+    /// The failure heard of, if any.
+    pub(crate) fn take(&self) -> Option<JobError> {
+        self.0.borrow_mut().take()
+    }
+}
+
+/// Steps `worker` until `done` says so, keeping its heartbeat.
+///
+/// # Errors
+/// [`JobError::Stopped`] when the run is stopped from outside (see [`Heartbeat::aborted`]).
+pub(crate) fn step_until(
+    worker: &mut Worker,
+    heartbeat: &mut Heartbeat,
+    mut done: impl FnMut() -> bool,
+) -> Result<(), JobError> {
+    while !done() {
+        worker.step_or_park(Some(Duration::from_millis(1)));
+        heartbeat.beat();
+        if heartbeat.aborted() {
+            return Err(JobError::Stopped);
+        }
+    }
+    Ok(())
+}
