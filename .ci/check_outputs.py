@@ -1,5 +1,5 @@
 """Reads a neardup output folder with DuckDB and pyarrow, as analysts do, and checks it;
-with an index folder, also reads the index as the README's query does.
+with an index folder, also reads the index as docs/incremental.md's query does.
 
     python .ci/check_outputs.py OUT_DIR [INDEX_DIR]
 """
@@ -44,7 +44,7 @@ print(f"ok: {records} documents, {table.num_rows} pairs, decisions {by_decision}
 if len(sys.argv) > 2:
     index = Path(sys.argv[2])
     manifest = json.loads((index / "index.json").read_text())
-    # The README's query: committed folders only.
+    # docs/incremental.md's query: committed folders only.
     committed = dict(con.sql(f"""
         SELECT generation, count(*) AS documents
         FROM read_parquet('{index}/gen-*/docs/*.parquet', filename = true)

@@ -40,7 +40,7 @@ ROUTED_BYTES_PER_DOC = 2 * 704 * 2**20 / 1e6
 CROSSING_OVERHEAD_AT_HALF = 0.1
 # Two workers do 1.74 to 1.84 times the work of one (bench/scale.sh): 0.9 per core.
 CORE_EFFICIENCY = 0.9
-# What every process needs whatever its budget (README, Memory).
+# What every process needs whatever its budget (docs/configuration.md, Memory).
 FIXED_MEMORY_BYTES = 220e6
 
 

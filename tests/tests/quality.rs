@@ -1,5 +1,5 @@
 //! Quality floors on the bundled labelled samples: precision and recall must not fall below
-//! what was measured when the defaults were chosen (README "Quality"). Labels come from
+//! what was measured when the defaults were chosen (docs/quality.md). Labels come from
 //! metadata (edition alignment by author and title; identical court openings), never from
 //! the similarity neardup computes.
 
@@ -34,7 +34,7 @@ fn at_least(what: &str, got: f64, floor: f64) {
 fn minhash_defaults_on_the_tang_poems() {
     // Measured: P 0.974, R 0.788 (R 0.694 before Unihan's variant forms were folded). The
     // pairs the labels reject are nearly all one poem filed
-    // under two titles or authors in the two editions (README "Quality").
+    // under two titles or authors in the two editions (docs/quality.md).
     let s = scores(&poems(), &["--method", "minhash"]);
     at_least("precision", s.precision, 0.965);
     at_least("recall", s.recall, 0.78);

@@ -137,14 +137,14 @@ impl InputSpec {
 
 /// `minhash.containment` for web pages unless set: chosen on `bench/make_webset.py`'s
 /// research set (pair F1 0.977 without containment, 0.989 with it), reported on the
-/// held-out `bench/make_crawlset.py` sets (README, "A held-out crawl").
+/// held-out `bench/make_crawlset.py` sets (docs/quality.md, "A held-out crawl").
 pub const WEB_CONTAINMENT: f64 = 0.9;
 
 /// `minhash.containment_min_jaccard` unless set: a teaser of two fifths of its article.
 /// Chosen on the design draw of `bench/make_editset.py` (`bash bench/editset.sh 7`: pair
 /// F1 0.890 at 0.4, 0.880 at 0.5, 0.896 at 0.3, the lower floor kept away from an article
 /// quoting a paragraph of another), with `bench/make_webset.py`'s research set unchanged
-/// (0.993 at 0.3 to 0.5; 0.991 at 0.6); reported on the held-out sets (README, "A
+/// (0.993 at 0.3 to 0.5; 0.991 at 0.6); reported on the held-out sets (docs/quality.md, "A
 /// held-out crawl"). The bands are not chosen for it but for
 /// [`CONTAINMENT_BANDS_JACCARD`].
 pub const WEB_CONTAINMENT_MIN_JACCARD: f64 = 0.4;
@@ -167,7 +167,7 @@ pub const MAX_DISTANCE: u32 = 3;
 /// with term-frequency weights, 0.936 at 6 and 0.959 at 7 with TF-IDF). At 7, term
 /// frequencies chain unrelated English pages of `bench/warc.sh` into one cluster of 1,572
 /// (their common n-grams pull every fingerprint one way: pair precision 0.031); TF-IDF does
-/// not (0.983). README "Templated web pages" has the figures on every labelled set.
+/// not (0.983). docs/quality.md "Templated web pages" has the figures on every labelled set.
 pub const WEB_MAX_DISTANCE: u32 = 7;
 
 /// `simhash.max_distance` for web pages unless set, when they are not weighted by corpus
@@ -189,7 +189,7 @@ pub const WEB_WEIGHTING: Weighting = Weighting::TfIdf;
 /// `bench/make_real_corpus.py --docs 100000` 0.764 instead of 0.719 at distance 3, at the
 /// same cost. Web pages (then at distance 6 with term frequencies) paid for it: 79
 /// candidates per document instead of 17 on `bench/warc.sh 100000 2`, 12.1 s instead of
-/// 7.4 s (figures from when it was chosen; README "Templated web pages" has the current
+/// 7.4 s (figures from when it was chosen; docs/quality.md "Templated web pages" has the current
 /// ones).
 pub const SIMHASH_NGRAM_CHARS: usize = 4;
 
