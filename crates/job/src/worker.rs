@@ -15,12 +15,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use neardup_core::DocId;
-use neardup_io::{Item, Record, RejectedRecord};
+use neardup_io::{Item, PairRow, Record, RejectedRecord};
 use neardup_text::{Boilerplate, LineKey};
-use timely::dataflow::StreamVec;
 use timely::dataflow::operators::core::{Concat, Exchange, Input, OkErr, Probe};
 use timely::dataflow::operators::probe::Handle as ProbeHandle;
 use timely::dataflow::operators::vec::{Broadcast, Map};
+use timely::dataflow::{InputHandleVec, StreamVec};
 use timely::worker::Worker;
 
 use crate::cluster::Heartbeat;
@@ -28,15 +28,16 @@ use crate::config::JobConfig;
 use crate::error::{JobError, ReadFailure, error_chain};
 use crate::operators::{
     DedupIds, DocStore, ExactGroups, FetchIndexed, GatherReports, Grouped, IdOutcome, IndexKey,
-    Keyed, LinkClusters, NameClusters, Near, PartSink, ProbeIndex, ReduceBuckets, SignDocs,
-    SizeJoined, Spill, StoreDocs, Stored, VerifyCandidates, VerifyIndexed, WriteDocuments,
-    WriteKept, WritePairs, assign_clusters, count_in, doc_in, representative_in,
+    IndexMatch, Keyed, LinkClusters, NameClusters, Near, PartSink, ProbeIndex, ReduceBuckets,
+    SignDocs, SizeJoined, Spill, StoreDocs, StoreKey, Stored, VerifyCandidates, VerifyIndexed,
+    WriteDocuments, WriteKept, WritePairs, assign_clusters, count_in, doc_in, representative_in,
 };
+use crate::pass::{PassWorker, step_until};
 use crate::progress::Progress;
 use crate::records::{ContentKey, Edge, IdClaim, NodeInfo, SignedDoc, Verdict};
 use crate::routing::{id_hash, route_doc, route_id};
 use crate::sign::{Signer, kept_page_text};
-use crate::source::{KeptShares, Share, ShareError, read_items, read_once};
+use crate::source::{KeptShares, ReadTotals, Share, ShareError, read_items, read_once};
 use crate::spill::{self, RemoveDir};
 use crate::stage::{PerStage, Stage};
 use crate::stats::{BoilerplateStats, WorkerStats};
@@ -84,79 +85,86 @@ pub(crate) struct MemoryPlan {
     pub(crate) round_bytes: u64,
 }
 
-/// Builds and runs one worker's dataflow; returns the merged report of all workers.
-pub(crate) fn run_worker(
-    worker: &mut Worker,
-    heartbeat: &mut Heartbeat,
-    context: &RunContext,
-) -> Result<WorkerReport, JobError> {
-    let RunContext {
-        job,
-        signer,
-        sources,
-        abort,
-        progress,
-        start,
-        learned,
-        memory,
-        kept,
-        boilerplate,
-    } = context;
-    let start = *start;
-    let index = worker.index();
-    let peers = worker.peers();
-    let mut own = WorkerStats::default();
-    if index == 0 {
-        own.boilerplate = learned.stats.clone();
-    }
-    let first_of_process = index.is_multiple_of(learned.local_workers.max(1));
-    if first_of_process {
-        own.spilled_bytes = learned.spilled_bytes + learned.kept_spilled_bytes;
-        own.boilerplate.spilled_bytes = learned.spilled_bytes;
-    }
-    let stats = Rc::new(RefCell::new(own));
-    let store = Rc::new(RefCell::new(DocStore::default()));
-    let write_error = Rc::new(RefCell::new(None));
-    let read_error: Rc<RefCell<Option<ReadFailure>>> = Rc::new(RefCell::new(None));
-    let spill_error: Rc<RefCell<Option<String>>> = Rc::new(RefCell::new(None));
-    let stage_done: Rc<RefCell<PerStage<Option<f64>>>> = Rc::default();
-    let reports: Rc<RefCell<Vec<WorkerReport>>> = Rc::new(RefCell::new(Vec::new()));
-    let probes = PerStage::<ProbeHandle<u64>>::default();
-    let finished = ProbeHandle::<u64>::new();
-    // The frontier of everything the source's rounds feed, for pacing the source.
-    let paced = ProbeHandle::<u64>::new();
-    // With fewer files than four per worker, every worker reads a byte range of each plain
-    // JSONL file; other few files are read whole and their records spread, so that every
-    // worker signs.
-    let plan = kept.plan(index % learned.local_workers.max(1), worker, heartbeat, job)?;
-    let spread = !plan.ranges() && job.inputs.len() < 4 * peers;
-    let spill_dir = spill::worker_folder(&memory.dir, "spill", index);
-    let _remove_spill = RemoveDir(spill_dir.clone());
-    let spill = Spill {
-        dir: spill_dir,
-        limit_bytes: memory.limit_bytes,
-        stats: stats.clone(),
-        error: spill_error.clone(),
-        abort: abort.clone(),
-    };
+/// A stream of the main dataflow.
+type Stream<'s, D> = StreamVec<'s, u64, D>;
 
-    let metadata = {
-        let (job, store) = (job.clone(), store.clone());
-        Rc::new(move || file_metadata(&job, &Resolved::of(&job, store.borrow().blocks)))
-    };
-    let sink = PartSink {
-        output: job.output.clone(),
-        part: index,
-        metadata,
-        stats: stats.clone(),
-        error: write_error.clone(),
-        abort: abort.clone(),
-    };
-    // This worker's report, taken once its parts are written (so its counters are final).
-    let report = {
-        let (stats, store, stage_done) = (stats.clone(), store.clone(), stage_done.clone());
-        let (write_error, read_error) = (write_error.clone(), read_error.clone());
-        let spill_error = spill_error.clone();
+/// What one worker's operators share: where they spill and write, the document store, the
+/// cells their failures go to, and the probes that see each stage end.
+struct WorkerEnv {
+    me: PassWorker,
+    /// This worker's statistics (the ones `spill` and `sink` count into).
+    stats: Rc<RefCell<WorkerStats>>,
+    store: Rc<RefCell<DocStore>>,
+    spill: Spill,
+    sink: PartSink,
+    /// The first input error of this worker (spill and write errors are in `spill` and
+    /// `sink`).
+    read_error: Rc<RefCell<Option<ReadFailure>>>,
+    /// When each probed stage was seen done, in seconds from the start.
+    stage_done: Rc<RefCell<PerStage<Option<f64>>>>,
+    /// Every worker's report, gathered once all parts are written.
+    reports: Rc<RefCell<Vec<WorkerReport>>>,
+    probes: PerStage<ProbeHandle<u64>>,
+    /// Done when every worker's report is in.
+    finished: ProbeHandle<u64>,
+    /// The frontier of everything the source's rounds feed, for pacing the source.
+    paced: ProbeHandle<u64>,
+}
+
+impl WorkerEnv {
+    fn new(me: PassWorker, context: &RunContext) -> WorkerEnv {
+        let RunContext { job, abort, learned, memory, .. } = context;
+        let mut own = WorkerStats::default();
+        if me.index == 0 {
+            own.boilerplate = learned.stats.clone();
+        }
+        if me.first_of_process {
+            own.spilled_bytes = learned.spilled_bytes + learned.kept_spilled_bytes;
+            own.boilerplate.spilled_bytes = learned.spilled_bytes;
+        }
+        let stats = Rc::new(RefCell::new(own));
+        let store = Rc::new(RefCell::new(DocStore::default()));
+        let spill = Spill {
+            dir: spill::worker_folder(&memory.dir, "spill", me.index),
+            limit_bytes: memory.limit_bytes,
+            stats: stats.clone(),
+            error: Rc::default(),
+            abort: abort.clone(),
+        };
+        let metadata = {
+            let (job, store) = (job.clone(), store.clone());
+            Rc::new(move || file_metadata(&job, &Resolved::of(&job, store.borrow().blocks)))
+        };
+        let sink = PartSink {
+            output: job.output.clone(),
+            part: me.index,
+            metadata,
+            stats: stats.clone(),
+            error: Rc::default(),
+            abort: abort.clone(),
+        };
+        WorkerEnv {
+            me,
+            stats,
+            store,
+            spill,
+            sink,
+            read_error: Rc::default(),
+            stage_done: Rc::default(),
+            reports: Rc::default(),
+            probes: PerStage::default(),
+            finished: ProbeHandle::new(),
+            paced: ProbeHandle::new(),
+        }
+    }
+
+    /// This worker's report, taken once its parts are written (so its counters are final).
+    fn report(&self, start: Instant) -> impl FnMut() -> WorkerReport + 'static {
+        let (stats, store, stage_done) =
+            (self.stats.clone(), self.store.clone(), self.stage_done.clone());
+        let (write_error, read_error) = (self.sink.error.clone(), self.read_error.clone());
+        let spill_error = self.spill.error.clone();
+        let (index, first_of_process) = (self.me.index, self.me.first_of_process);
         move || {
             let now = start.elapsed().as_secs_f64();
             let mut seconds = StageSeconds { total: now, ..StageSeconds::default() };
@@ -183,130 +191,307 @@ pub(crate) fn run_worker(
                 ..WorkerReport::default()
             }
         }
-    };
+    }
 
+    /// Notes the stages whose probes are done (and stops at their failpoints); returns the
+    /// stage the run is in.
+    fn note_stages(&self, start: Instant) -> Stage {
+        let now = start.elapsed().as_secs_f64();
+        let mut done = self.stage_done.borrow_mut();
+        for stage in Stage::PROBED {
+            let slot = done.get_mut(stage);
+            if slot.is_none() && self.probes.get(stage).done() {
+                *slot = Some(now);
+                if self.me.index == 0 {
+                    tracing::info!(stage = stage.name(), seconds = now, "stage done");
+                }
+                // In every process, so that a test can stop any one of them there.
+                if self.me.first_of_process {
+                    neardup_io::failpoint::crash(&stage.failpoint());
+                }
+            }
+        }
+        reached(&done)
+    }
+}
+
+/// Builds and runs one worker's dataflow; returns the merged report of all workers.
+pub(crate) fn run_worker(
+    worker: &mut Worker,
+    heartbeat: &mut Heartbeat,
+    context: &RunContext,
+) -> Result<WorkerReport, JobError> {
+    let (job, local_workers) = (&context.job, context.learned.local_workers);
+    let me = PassWorker::start(worker, heartbeat, job, &context.kept, local_workers)?;
+    // With fewer files than four per worker, every worker reads a byte range of each plain
+    // JSONL file; other few files are read whole and their records spread, so that every
+    // worker signs.
+    let spread = !me.plan.ranges() && job.inputs.len() < 4 * me.peers;
+    let env = WorkerEnv::new(me, context);
+    let _remove_spill = RemoveDir(env.spill.dir.clone());
     let mut input = worker.dataflow::<u64, _, _>(|scope| {
         let (input, items) = scope.new_input::<Vec<Item>>();
         let items = if spread { items.exchange(|i: &Item| route_doc(i.doc())) } else { items };
-        let records = {
-            let job = job.clone();
-            let fields = job.spec.input.field_names();
-            items.probe_with(&paced).map(move |item| match item {
-                Item::Record(record) => record,
-                Item::Line(line) => {
-                    let file = &job.inputs[line.doc.file_index() as usize];
-                    neardup_io::parse_line(file, &fields, line.doc, &line.bytes)
-                }
-            })
-        };
-        let (docs, rejects): (StreamVec<_, _>, StreamVec<_, _>) = records
-            .sign_docs(signer.clone(), stats.clone())
-            .probe_with(probes.get(Stage::ReadAndSign))
-            .ok_err(|signed| signed);
-        // Every record with an id claims it: documents and rejects alike.
-        let claims = docs
-            .clone()
-            .map(|doc: SignedDoc| id_claim(&doc))
-            .concat(rejects.clone().flat_map(|r: RejectedRecord| reject_claim(&r)));
-        let docs = docs.map(doc_in);
-        let rejects = rejects.map(|r| Keyed { key: r.doc, value: Verdict::Rejected(r) });
-        let claims = claims.exchange(|c: &IdClaim| route_id(c.id_hash)).probe_with(&paced);
-        let docs = docs.exchange(|k| route_doc(DocId::from_raw(k.key.0))).probe_with(&paced);
-        let rejects = rejects.exchange(|v| route_doc(v.key)).probe_with(&paced);
-
-        let (accepted, repeated_ids): (StreamVec<_, _>, StreamVec<_, _>) =
-            claims.dedup_ids(spill.clone()).ok_err(|o| match o {
-                IdOutcome::Accepted(key) => Ok(key),
-                IdOutcome::Duplicate { doc, first } => {
-                    Err(Keyed { key: doc, value: Verdict::DuplicateId { first } })
-                }
-            });
-
-        // Pairs and their edges one way, representatives and their counts the other.
-        let (exact, representatives): (StreamVec<_, _>, StreamVec<_, _>) = accepted
-            .exact_groups(job.index.is_some(), spill.clone())
-            .probe_with(probes.get(Stage::IdsAndExact))
-            .ok_err(move |g| match g {
-                Grouped::Pair(p) => Ok(Ok(p)),
-                Grouped::Edge(e) => Ok(Err(e)),
-                Grouped::Representative(doc) => Err(Ok(representative_in(doc))),
-                Grouped::RepresentativeCount(n) => Err(Err(count_in(index, n))),
-            });
-        let (exact_pairs, exact_edges): (StreamVec<_, _>, StreamVec<_, _>) = exact.ok_err(|p| p);
-        let (representatives, counts): (StreamVec<_, _>, StreamVec<_, _>) =
-            representatives.ok_err(|r| r);
-
-        let store_in = docs
-            .concat(representatives.exchange(|k| route_doc(DocId::from_raw(k.key.0))))
-            .concat(counts.broadcast());
-        let stored = store_in.store_docs(job.clone(), store.clone(), spill.clone());
-        // With an index: this run's keys probe it and become its new generation.
-        let index_matches = job.index.as_ref().map(|plan| {
-            stored
-                .clone()
-                .map(|s: Stored| {
-                    let r = s.record();
-                    IndexKey { key: r.key.get(), doc: r.doc }
-                })
-                .probe_index(plan.clone(), job.spec.buckets.clone(), sink.clone(), spill.clone())
-                .fetch_indexed(plan.clone(), sink.clone(), spill.clone())
-                .verify_indexed(store.clone(), stats.clone(), spill.clone())
-        });
-        let near: (StreamVec<_, _>, StreamVec<_, _>) = stored
-            .flat_map(|s| match s {
-                Stored::Bucket(r) => Some(r),
-                Stored::Content(_) => None,
-            })
-            .reduce_buckets(job.spec.buckets.clone(), spill.clone())
-            .probe_with(probes.get(Stage::Buckets))
-            .verify_candidates(store.clone(), spill.clone())
-            .probe_with(probes.get(Stage::Verify))
-            .ok_err(|n| match n {
-                Near::Pair(p) => Ok(p),
-                Near::Edge(e) => Err(e),
-            });
-        let (near_pairs, near_edges) = near;
-        let pairs_written = exact_pairs.concat(near_pairs).write_pairs(sink.clone(), spill.clone());
-
-        let names = exact_edges.clone().concat(near_edges.clone()).flat_map(|e: Edge| [e.a, e.b]);
-        let assignments =
-            assign_clusters(exact_edges, near_edges, job.spec.decision.keep, spill.clone())
-                .probe_with(probes.get(Stage::Cluster));
-        let links =
-            index_matches.map(|matches| matches.link_clusters(assignments.clone(), spill.clone()));
-        let (mut assignments, joined) =
-            assignments.name_clusters(names, links, stats.clone(), spill.clone());
-        if job.index.is_some() {
-            assignments = assignments.concat(joined.size_joined(stats.clone(), spill.clone()));
-        }
-
-        let kept = rejects.concat(repeated_ids).concat(assignments).write_documents(
-            store.clone(),
-            sink,
-            spill.clone(),
-            sources.clone(),
-            job,
-        );
-        let documents_written = match &job.write_kept {
-            Some(dir) => {
-                let (job, stats, error) = (job.clone(), stats.clone(), write_error.clone());
-                kept.write_kept(index, peers, job, dir.clone(), stats, error)
-            }
-            None => kept.flat_map(|_| None::<()>),
-        };
-        pairs_written
-            .concat(documents_written)
-            .gather_reports(report, reports.clone())
-            .probe_with(&finished);
+        main_dataflow(items, &env, context);
         input
     });
+    let (totals, rounds, error) = feed(worker, heartbeat, &mut input, &env, context, spread);
+    {
+        let mut stats = env.stats.borrow_mut();
+        stats.records_read = totals.records;
+        stats.input_bytes = totals.bytes;
+        stats.skipped_records = totals.skipped.clone();
+        stats.trailing_zero_bytes = totals.trailing_zero_bytes;
+        stats.input_rounds = rounds;
+    }
+    if let Some(error) = error {
+        match error {
+            ShareError::Input(e) => *env.read_error.borrow_mut() = Some(ReadFailure::of(&e)),
+            ShareError::Keep(e) => {
+                env.spill.error.borrow_mut().get_or_insert_with(|| error_chain(&e));
+            }
+        }
+        context.abort.store(true, Ordering::Relaxed);
+    }
+    drop(input);
+    tracing::debug!(
+        worker = env.me.index,
+        records = totals.records,
+        bytes = totals.bytes,
+        "input read"
+    );
 
-    // Read in rounds of about `round_bytes` of text; before reading a round, wait until
-    // all rounds but the last one are through the first exchanges, so at most two rounds
-    // are in flight.
+    let progress = &context.progress;
+    step_until(worker, heartbeat, || {
+        progress.reach(env.note_stages(context.start));
+        env.finished.done()
+    })?;
+    progress.reach(Stage::Writing);
+    let all = std::mem::take(&mut *env.reports.borrow_mut());
+    assert_eq!(all.len(), env.me.peers, "every worker reports once");
+    Ok(WorkerReport::merge(all))
+}
+
+/// Wires the main dataflow from the items read to the reports gathered, one stage at a
+/// time.
+fn main_dataflow<'s>(items: Stream<'s, Item>, env: &WorkerEnv, context: &RunContext) {
+    let signed = read_and_sign(items, env, context);
+    let grouped = ids_and_exact(signed.claims, env, context);
+    let stored = signed
+        .docs
+        .concat(grouped.representatives.exchange(|k| route_doc(DocId::from_raw(k.key.0))))
+        .concat(grouped.counts.broadcast())
+        .store_docs(context.job.clone(), env.store.clone(), env.spill.clone());
+    let matched = match_and_verify(stored, env, context);
+    let pairs_written = grouped
+        .exact_pairs
+        .concat(matched.near_pairs)
+        .write_pairs(env.sink.clone(), env.spill.clone());
+    let assignments = cluster(grouped.exact_edges, matched.near_edges, matched.index, env, context);
+    let documents_written = write_documents(
+        signed.rejects.concat(grouped.repeated_ids).concat(assignments),
+        env,
+        context,
+    );
+    pairs_written
+        .concat(documents_written)
+        .gather_reports(env.report(context.start), env.reports.clone())
+        .probe_with(&env.finished);
+}
+
+/// What reading and signing give the stages after them.
+struct Signed<'s> {
+    /// Every record's claim to its id, exchanged by id.
+    claims: Stream<'s, IdClaim>,
+    /// Signed documents for the store, exchanged by document.
+    docs: Stream<'s, StoreKey>,
+    /// Rejected records' decisions, exchanged by document.
+    rejects: Stream<'s, Keyed<DocId, Verdict>>,
+}
+
+/// Parses and signs the items read; every record, document or reject, claims its id.
+fn read_and_sign<'s>(items: Stream<'s, Item>, env: &WorkerEnv, context: &RunContext) -> Signed<'s> {
+    let job = context.job.clone();
+    let fields = job.spec.input.field_names();
+    let records = items.probe_with(&env.paced).map(move |item| match item {
+        Item::Record(record) => record,
+        Item::Line(line) => {
+            let file = &job.inputs[line.doc.file_index() as usize];
+            neardup_io::parse_line(file, &fields, line.doc, &line.bytes)
+        }
+    });
+    let (docs, rejects): (Stream<_>, Stream<_>) = records
+        .sign_docs(context.signer.clone(), env.stats.clone())
+        .probe_with(env.probes.get(Stage::ReadAndSign))
+        .ok_err(|signed| signed);
+    let claims = docs
+        .clone()
+        .map(|doc: SignedDoc| id_claim(&doc))
+        .concat(rejects.clone().flat_map(|r: RejectedRecord| reject_claim(&r)));
+    let docs = docs.map(doc_in);
+    let rejects = rejects.map(|r| Keyed { key: r.doc, value: Verdict::Rejected(r) });
+    Signed {
+        claims: claims.exchange(|c: &IdClaim| route_id(c.id_hash)).probe_with(&env.paced),
+        docs: docs.exchange(|k| route_doc(DocId::from_raw(k.key.0))).probe_with(&env.paced),
+        rejects: rejects.exchange(|v| route_doc(v.key)).probe_with(&env.paced),
+    }
+}
+
+/// What settling ids and grouping exact copies give the stages after them.
+struct Exact<'s> {
+    /// Records that repeat an earlier record's id.
+    repeated_ids: Stream<'s, Keyed<DocId, Verdict>>,
+    exact_pairs: Stream<'s, PairRow>,
+    exact_edges: Stream<'s, Edge>,
+    /// The document that represents each group of exact copies in matching.
+    representatives: Stream<'s, StoreKey>,
+    /// How many representatives each worker sent, for the store to know when it has all.
+    counts: Stream<'s, StoreKey>,
+}
+
+/// The first record of an id keeps it; the documents that keep theirs are grouped by
+/// content into exact copies.
+fn ids_and_exact<'s>(
+    claims: Stream<'s, IdClaim>,
+    env: &WorkerEnv,
+    context: &RunContext,
+) -> Exact<'s> {
+    let index = env.me.index;
+    let (accepted, repeated_ids): (Stream<_>, Stream<_>) =
+        claims.dedup_ids(env.spill.clone()).ok_err(|o| match o {
+            IdOutcome::Accepted(key) => Ok(key),
+            IdOutcome::Duplicate { doc, first } => {
+                Err(Keyed { key: doc, value: Verdict::DuplicateId { first } })
+            }
+        });
+    // Pairs and their edges one way, representatives and their counts the other.
+    let (exact, representatives): (Stream<_>, Stream<_>) = accepted
+        .exact_groups(context.job.index.is_some(), env.spill.clone())
+        .probe_with(env.probes.get(Stage::IdsAndExact))
+        .ok_err(move |g| match g {
+            Grouped::Pair(p) => Ok(Ok(p)),
+            Grouped::Edge(e) => Ok(Err(e)),
+            Grouped::Representative(doc) => Err(Ok(representative_in(doc))),
+            Grouped::RepresentativeCount(n) => Err(Err(count_in(index, n))),
+        });
+    let (exact_pairs, exact_edges): (Stream<_>, Stream<_>) = exact.ok_err(|p| p);
+    let (representatives, counts): (Stream<_>, Stream<_>) = representatives.ok_err(|r| r);
+    Exact { repeated_ids, exact_pairs, exact_edges, representatives, counts }
+}
+
+/// What matching gives the stages after it.
+struct Matched<'s> {
+    near_pairs: Stream<'s, PairRow>,
+    near_edges: Stream<'s, Edge>,
+    /// With an index: the batch's documents that match indexed ones.
+    index: Option<Stream<'s, IndexMatch>>,
+}
+
+/// Stored documents' bucket keys meet in buckets, whose candidates are verified; with an
+/// index, the keys also probe it and become its new generation.
+fn match_and_verify<'s>(
+    stored: Stream<'s, Stored>,
+    env: &WorkerEnv,
+    context: &RunContext,
+) -> Matched<'s> {
+    let job = &context.job;
+    let index = job.index.as_ref().map(|plan| {
+        stored
+            .clone()
+            .map(|s: Stored| {
+                let r = s.record();
+                IndexKey { key: r.key.get(), doc: r.doc }
+            })
+            .probe_index(
+                plan.clone(),
+                job.spec.buckets.clone(),
+                env.sink.clone(),
+                env.spill.clone(),
+            )
+            .fetch_indexed(plan.clone(), env.sink.clone(), env.spill.clone())
+            .verify_indexed(env.store.clone(), env.stats.clone(), env.spill.clone())
+    });
+    let (near_pairs, near_edges): (Stream<_>, Stream<_>) = stored
+        .flat_map(|s| match s {
+            Stored::Bucket(r) => Some(r),
+            Stored::Content(_) => None,
+        })
+        .reduce_buckets(job.spec.buckets.clone(), env.spill.clone())
+        .probe_with(env.probes.get(Stage::Buckets))
+        .verify_candidates(env.store.clone(), env.spill.clone())
+        .probe_with(env.probes.get(Stage::Verify))
+        .ok_err(|n| match n {
+            Near::Pair(p) => Ok(p),
+            Near::Edge(e) => Err(e),
+        });
+    Matched { near_pairs, near_edges, index }
+}
+
+/// Edges become clusters, each named by its kept document; with an index, clusters that
+/// join earlier ones are linked to them and sized.
+fn cluster<'s>(
+    exact_edges: Stream<'s, Edge>,
+    near_edges: Stream<'s, Edge>,
+    index_matches: Option<Stream<'s, IndexMatch>>,
+    env: &WorkerEnv,
+    context: &RunContext,
+) -> Stream<'s, Keyed<DocId, Verdict>> {
+    let job = &context.job;
+    let spill = &env.spill;
+    let names = exact_edges.clone().concat(near_edges.clone()).flat_map(|e: Edge| [e.a, e.b]);
+    let assignments =
+        assign_clusters(exact_edges, near_edges, job.spec.decision.keep, spill.clone())
+            .probe_with(env.probes.get(Stage::Cluster));
+    let links =
+        index_matches.map(|matches| matches.link_clusters(assignments.clone(), spill.clone()));
+    let (mut assignments, joined) =
+        assignments.name_clusters(names, links, env.stats.clone(), spill.clone());
+    if job.index.is_some() {
+        assignments = assignments.concat(joined.size_joined(env.stats.clone(), spill.clone()));
+    }
+    assignments
+}
+
+/// Every record's decision is written to `documents/`, and with `--write-kept` the kept
+/// records to the kept dataset.
+fn write_documents<'s>(
+    verdicts: Stream<'s, Keyed<DocId, Verdict>>,
+    env: &WorkerEnv,
+    context: &RunContext,
+) -> Stream<'s, ()> {
+    let job = &context.job;
+    let kept = verdicts.write_documents(
+        env.store.clone(),
+        env.sink.clone(),
+        env.spill.clone(),
+        context.sources.clone(),
+        job,
+    );
+    match &job.write_kept {
+        Some(dir) => {
+            let (job, stats, error) = (job.clone(), env.stats.clone(), env.sink.error.clone());
+            kept.write_kept(env.me.index, env.me.peers, job, dir.clone(), stats, error)
+        }
+        None => kept.flat_map(|_| None::<()>),
+    }
+}
+
+/// Reads the worker's share into `input` in rounds of about `round_bytes` of text; before
+/// reading a round, waits until all rounds but the last one are through the first
+/// exchanges, so at most two rounds are in flight. Returns what was read, the rounds, and
+/// why the share could not be read whole.
+fn feed(
+    worker: &mut Worker,
+    heartbeat: &mut Heartbeat,
+    input: &mut InputHandleVec<u64, Item>,
+    env: &WorkerEnv,
+    context: &RunContext,
+    spread: bool,
+) -> (ReadTotals, u64, Option<ShareError>) {
+    let RunContext { job, abort, progress, memory, kept, boilerplate, .. } = context;
     let round_bytes = memory.round_bytes;
     let mut round: u64 = 0;
-    let input_cell = RefCell::new(&mut input);
+    let input_cell = RefCell::new(input);
     let round_text = std::cell::Cell::new(0u64);
     // `text` is the item's size as read (a page's before its boilerplate is left out), so
     // rounds do not depend on what was learned.
@@ -315,10 +500,7 @@ pub(crate) fn run_worker(
         input_cell.borrow_mut().send(item);
         round_text.get() >= round_bytes
     };
-    let on_item = |item: Item| {
-        let text = item_text(&item);
-        send_item(item, text)
-    };
+    let paced = &env.paced;
     let between_batches = || {
         worker.step();
         heartbeat.beat();
@@ -333,7 +515,8 @@ pub(crate) fn run_worker(
             heartbeat.beat();
         }
     };
-    let (totals, error) = match kept.take(index % learned.local_workers.max(1)) {
+    let plan = &env.me.plan;
+    let (totals, error) = match kept.take(env.me.slot) {
         // The corpus passes read the files: their records are replayed.
         Some(share) => {
             // Pages go on without the learned boilerplate, left out here with the keys of
@@ -345,76 +528,28 @@ pub(crate) fn run_worker(
                     && let (_, Some(stripped)) =
                         kept_page_text(boilerplate.as_deref(), doc, lines, &mut content)
                 {
-                    stats.borrow_mut().boilerplate.count(&stripped);
+                    env.stats.borrow_mut().boilerplate.count(&stripped);
                     std::mem::swap(&mut doc.text, &mut content);
                 }
                 send_item(Item::Record(record), text)
             };
-            let (totals, error, _) = read_once(
-                job,
-                &plan,
-                Share::Replay(Box::new(share)),
-                abort,
-                None,
-                on_record,
-                between_batches,
-            );
+            let share = Share::Replay(Box::new(share));
+            let (totals, error, _) =
+                read_once(job, plan, share, abort, None, on_record, between_batches);
             (totals, error)
         }
         // With records spread over workers, JSONL lines are parsed where they are signed.
         None => {
+            let on_item = |item: Item| {
+                let text = item_text(&item);
+                send_item(item, text)
+            };
             let (totals, error) =
-                read_items(job, &plan, spread, abort, Some(progress), on_item, between_batches);
+                read_items(job, plan, spread, abort, Some(progress), on_item, between_batches);
             (totals, error.map(ShareError::Input))
         }
     };
-    {
-        let mut stats = stats.borrow_mut();
-        stats.records_read = totals.records;
-        stats.input_bytes = totals.bytes;
-        stats.skipped_records = totals.skipped.clone();
-        stats.trailing_zero_bytes = totals.trailing_zero_bytes;
-        stats.input_rounds = round + 1;
-    }
-    if let Some(error) = error {
-        match error {
-            ShareError::Input(e) => *read_error.borrow_mut() = Some(ReadFailure::of(&e)),
-            ShareError::Keep(e) => {
-                spill_error.borrow_mut().get_or_insert_with(|| crate::error::error_chain(&e));
-            }
-        }
-        abort.store(true, Ordering::Relaxed);
-    }
-    drop(input);
-    tracing::debug!(worker = index, records = totals.records, bytes = totals.bytes, "input read");
-
-    while !finished.done() {
-        worker.step_or_park(Some(Duration::from_millis(1)));
-        heartbeat.beat();
-        if heartbeat.aborted() {
-            return Err(JobError::Stopped);
-        }
-        let now = start.elapsed().as_secs_f64();
-        let mut done = stage_done.borrow_mut();
-        for stage in Stage::PROBED {
-            let slot = done.get_mut(stage);
-            if slot.is_none() && probes.get(stage).done() {
-                *slot = Some(now);
-                if index == 0 {
-                    tracing::info!(stage = stage.name(), seconds = now, "stage done");
-                }
-                // In every process, so that a test can stop any one of them there.
-                if first_of_process {
-                    neardup_io::failpoint::crash(&stage.failpoint());
-                }
-            }
-        }
-        progress.reach(reached(&done));
-    }
-    progress.reach(Stage::Writing);
-    let all = std::mem::take(&mut *reports.borrow_mut());
-    assert_eq!(all.len(), peers, "every worker reports once");
-    Ok(WorkerReport::merge(all))
+    (totals, round + 1, error)
 }
 
 /// A signed document's claim to its id; it goes on to grouping by text if it wins it.

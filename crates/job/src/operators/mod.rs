@@ -29,10 +29,12 @@ mod write_parts;
 pub use assign_clusters::assign_clusters;
 pub use collect::{Keyed, Spill};
 pub use dedup_ids::{DedupIds, IdOutcome};
-pub use doc_store::{DocStore, StoreDocs, Stored, count_in, doc_in, representative_in};
+pub use doc_store::{DocStore, StoreDocs, StoreKey, Stored, count_in, doc_in, representative_in};
 pub use exact_groups::{ExactGroups, Grouped};
 pub use gather_reports::GatherReports;
-pub use index::{FetchIndexed, IndexKey, LinkClusters, ProbeIndex, SizeJoined, VerifyIndexed};
+pub use index::{
+    FetchIndexed, IndexKey, IndexMatch, LinkClusters, ProbeIndex, SizeJoined, VerifyIndexed,
+};
 pub use name_clusters::NameClusters;
 pub use reduce_buckets::ReduceBuckets;
 pub use sign_docs::SignDocs;

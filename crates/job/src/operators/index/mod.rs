@@ -32,6 +32,6 @@ mod verify;
 pub use fetch::FetchIndexed;
 pub use link::LinkClusters;
 pub use probe::ProbeIndex;
-pub use records::{IndexKey, JoinedIn, JoinedKey, OldLink};
+pub use records::{IndexKey, IndexMatch, JoinedIn, JoinedKey, OldLink};
 pub use size::SizeJoined;
 pub use verify::VerifyIndexed;
