@@ -13,7 +13,7 @@ use neardup_io::{InputFile, resolved_path};
 
 use crate::error::ConfigError;
 use crate::spec::{
-    INDEX_LAYOUT_DOCUMENTS, IdfSource, JobSpec, MAX_DISTANCE, Method, WEB_CONTAINMENT,
+    INDEX_LAYOUT_DOCUMENTS, IdfSource, JobSpec, MAX_DISTANCE, Method, MinHashSpec, WEB_CONTAINMENT,
     WEB_MAX_DISTANCE, WEB_TF_MAX_DISTANCE, WEB_WEIGHTING, Weighting, default_max_record_bytes,
 };
 
@@ -289,188 +289,18 @@ impl JobConfig {
         output: PathBuf,
         write_kept: Option<PathBuf>,
     ) -> Result<Self, ConfigError> {
-        let invalid = |key: &'static str, message: String| ConfigError::Invalid { key, message };
         // Resolved here, so the summary and an index record the length the run used.
         spec.features.ngram_chars = Some(spec.ngram_chars());
-        let f = &spec.features;
-        let n = spec.ngram_chars();
-        if n == 0 || n > 64 {
-            return Err(invalid("features.ngram_chars", format!("must be 1..=64, got {n}")));
-        }
-        if f.shingle_words == 0 || f.shingle_words > 16 {
-            return Err(invalid(
-                "features.shingle_words",
-                format!("must be 1..=16, got {}", f.shingle_words),
-            ));
-        }
-        if f.max_feature_count == 0 {
-            return Err(invalid("features.max_feature_count", "must be at least 1".into()));
-        }
-        if spec.input.max_record_bytes == Some(0) {
-            return Err(invalid("input.max_record_bytes", "must be at least 1".into()));
-        }
-        if spec.input.text_field.is_empty() {
-            return Err(invalid("input.text_field", "must name a field".into()));
-        }
-        let b = &spec.buckets;
-        if b.max_bucket_size < 2 {
-            return Err(invalid(
-                "buckets.max_bucket_size",
-                format!("must be at least 2, got {}", b.max_bucket_size),
-            ));
-        }
-        if b.bucket_anchors == 0 || b.bucket_anchors > b.max_bucket_size {
-            return Err(invalid(
-                "buckets.bucket_anchors",
-                format!(
-                    "must be 1..=max_bucket_size ({}), got {}",
-                    b.max_bucket_size, b.bucket_anchors
-                ),
-            ));
-        }
-        let ratio = spec.decision.max_reject_ratio;
-        if !(0.0..=1.0).contains(&ratio) {
-            return Err(invalid(
-                "decision.max_reject_ratio",
-                format!("must be within 0..=1, got {ratio}"),
-            ));
-        }
-        let bp = &spec.boilerplate;
-        if !(0.0..=1.0).contains(&bp.min_share) {
-            return Err(invalid(
-                "boilerplate.min_share",
-                format!("must be within 0..=1, got {}", bp.min_share),
-            ));
-        }
-        if bp.min_pages < 2 || bp.corpus_min_hosts < 2 {
-            let (key, value) = if bp.min_pages < 2 {
-                ("boilerplate.min_pages", bp.min_pages)
-            } else {
-                ("boilerplate.corpus_min_hosts", bp.corpus_min_hosts)
-            };
-            return Err(invalid(key, format!("must be at least 2, got {value}")));
-        }
+        check_settings(&spec)?;
         let exclude: Vec<PathBuf> =
             std::iter::once(output.clone()).chain(write_kept.clone()).collect();
-        // Listing would leave such a folder out and find nothing: say what it is instead.
-        // (A file named inside one is refused once listed, by `refuse_inputs_in`.)
-        let roles = ["output folder", "--write-kept folder"];
-        for (folder, role) in exclude.iter().zip(roles) {
-            let resolved = resolved_path(folder);
-            let inside = |p: &&PathBuf| p.is_dir() && resolved_path(p).starts_with(&resolved);
-            if let Some(path) = inputs.iter().find(inside) {
-                return Err(ConfigError::InputInOutput { path: path.clone(), role });
-            }
-        }
+        refuse_outputs_as_inputs(inputs, &exclude)?;
         let inputs = neardup_io::discover(inputs, &exclude).map_err(ConfigError::Input)?;
         let fields = spec.input.field_names();
         let web_pages = inputs.iter().any(|f| neardup_io::has_urls(f, &fields));
         let params = match spec.method {
-            Method::Minhash => {
-                let m = &mut spec.minhash;
-                // Containment is on for web pages unless set: copies of a page there are
-                // often teasers or cut at "Read more".
-                let containment =
-                    m.containment.unwrap_or(if web_pages { WEB_CONTAINMENT } else { 0.0 });
-                m.containment = Some(containment);
-                if m.num_perm == 0 || m.num_perm > MAX_NUM_PERM {
-                    return Err(invalid(
-                        "minhash.num_perm",
-                        format!("must be 1..={MAX_NUM_PERM}, got {}", m.num_perm),
-                    ));
-                }
-                if !(m.threshold > 0.0 && m.threshold < 1.0) {
-                    return Err(invalid(
-                        "minhash.threshold",
-                        format!("must be strictly between 0 and 1, got {}", m.threshold),
-                    ));
-                }
-                if !(0.0..=1.0).contains(&containment) {
-                    return Err(invalid(
-                        "minhash.containment",
-                        format!("must be in (0, 1], or 0 for off, got {containment}"),
-                    ));
-                }
-                if containment > 0.0
-                    && !(m.containment_min_jaccard > 0.0 && m.containment_min_jaccard < 1.0)
-                {
-                    return Err(invalid(
-                        "minhash.containment_min_jaccard",
-                        format!(
-                            "must be strictly between 0 and 1, got {}",
-                            m.containment_min_jaccard
-                        ),
-                    ));
-                }
-                let lsh = match (m.bands, m.rows) {
-                    (Some(bands), Some(rows)) => LshParams::try_new(bands, rows)
-                        .and_then(|p| p.fits(m.num_perm))
-                        .map_err(|e| invalid("minhash.bands", e.to_string()))?,
-                    (None, None) => {
-                        let weights = [m.false_positive_weight, m.false_negative_weight];
-                        if weights.iter().any(|w| !(w.is_finite() && *w >= 0.0))
-                            || weights.iter().sum::<f64>() <= 0.0
-                        {
-                            return Err(invalid(
-                                "minhash.false_positive_weight",
-                                "weights must be non-negative and not both zero".into(),
-                            ));
-                        }
-                        LshParams::choose(m.bands_jaccard(), m.num_perm, weights[0], weights[1])
-                            .map_err(|e| invalid("minhash.threshold", e.to_string()))?
-                    }
-                    _ => {
-                        return Err(invalid(
-                            "minhash.bands",
-                            "set both bands and rows, or neither".into(),
-                        ));
-                    }
-                };
-                m.bands = Some(lsh.bands());
-                m.rows = Some(lsh.rows());
-                MethodParams::Minhash { num_perm: m.num_perm, lsh }
-            }
-            Method::Simhash => {
-                // Common n-grams pull term-frequency fingerprints of web pages' prose one
-                // way; corpus document frequencies take them out (WEB_WEIGHTING; with an
-                // index, the frequencies of the batch and of every indexed one). Not when
-                // jieba's table is named.
-                let s = &mut spec.simhash;
-                let corpus_idf = s.idf == IdfSource::Corpus;
-                let weights = if web_pages && corpus_idf { WEB_WEIGHTING } else { Weighting::Tf };
-                s.weighting = Some(s.weighting.unwrap_or(weights));
-                // Copies of web pages differ more (edits, ads, cut ends) than the plain
-                // texts the distance 3 was chosen for; term frequencies chain unrelated
-                // pages at the distance document frequencies allow.
-                let k = s.max_distance.unwrap_or(match (web_pages, s.corpus_idf()) {
-                    (false, _) => MAX_DISTANCE,
-                    (true, true) => WEB_MAX_DISTANCE,
-                    (true, false) => WEB_TF_MAX_DISTANCE,
-                });
-                s.max_distance = Some(k);
-                let s = &spec.simhash;
-                if k >= SIMHASH_BITS {
-                    return Err(invalid(
-                        "simhash.max_distance",
-                        format!("must be below 64, got {k}"),
-                    ));
-                }
-                let layout = s
-                    .blocks
-                    .map(|blocks| BlockLayout::try_new(blocks, k))
-                    .transpose()
-                    .map_err(|e| invalid("simhash.blocks", e.to_string()))?;
-                if layout.is_none() {
-                    BlockLayout::choose(k, 1)
-                        .map_err(|e| invalid("simhash.max_distance", e.to_string()))?;
-                }
-                let jieba = s.weights() == Weighting::TfIdf && s.idf == IdfSource::Jieba;
-                if jieba && spec.features.kind != neardup_text::FeatureKind::Words {
-                    let message = "jieba's IDF table holds words: set features.kind = \"words\"";
-                    return Err(invalid("simhash.idf", message.into()));
-                }
-                MethodParams::Simhash { layout }
-            }
+            Method::Minhash => resolve_minhash(&mut spec.minhash, web_pages)?,
+            Method::Simhash => resolve_simhash(&mut spec, web_pages)?,
         };
         let config = JobConfig { spec, inputs, output, params, write_kept, index: None, web_pages };
         let output_folder = resolved_path(&config.output);
@@ -582,6 +412,184 @@ fn flatten(prefix: &str, value: &serde_json::Value, out: &mut BTreeMap<String, S
             out.insert(prefix.to_string(), other.to_string());
         }
     }
+}
+
+/// A job-file error naming the setting.
+fn invalid(key: &'static str, message: String) -> ConfigError {
+    ConfigError::Invalid { key, message }
+}
+
+/// Checks the settings that do not depend on the method or the inputs.
+fn check_settings(spec: &JobSpec) -> Result<(), ConfigError> {
+    let f = &spec.features;
+    let n = spec.ngram_chars();
+    if n == 0 || n > 64 {
+        return Err(invalid("features.ngram_chars", format!("must be 1..=64, got {n}")));
+    }
+    if f.shingle_words == 0 || f.shingle_words > 16 {
+        return Err(invalid(
+            "features.shingle_words",
+            format!("must be 1..=16, got {}", f.shingle_words),
+        ));
+    }
+    if f.max_feature_count == 0 {
+        return Err(invalid("features.max_feature_count", "must be at least 1".into()));
+    }
+    if spec.input.max_record_bytes == Some(0) {
+        return Err(invalid("input.max_record_bytes", "must be at least 1".into()));
+    }
+    if spec.input.text_field.is_empty() {
+        return Err(invalid("input.text_field", "must name a field".into()));
+    }
+    let b = &spec.buckets;
+    if b.max_bucket_size < 2 {
+        return Err(invalid(
+            "buckets.max_bucket_size",
+            format!("must be at least 2, got {}", b.max_bucket_size),
+        ));
+    }
+    if b.bucket_anchors == 0 || b.bucket_anchors > b.max_bucket_size {
+        return Err(invalid(
+            "buckets.bucket_anchors",
+            format!(
+                "must be 1..=max_bucket_size ({}), got {}",
+                b.max_bucket_size, b.bucket_anchors
+            ),
+        ));
+    }
+    let ratio = spec.decision.max_reject_ratio;
+    if !(0.0..=1.0).contains(&ratio) {
+        return Err(invalid(
+            "decision.max_reject_ratio",
+            format!("must be within 0..=1, got {ratio}"),
+        ));
+    }
+    let bp = &spec.boilerplate;
+    if !(0.0..=1.0).contains(&bp.min_share) {
+        return Err(invalid(
+            "boilerplate.min_share",
+            format!("must be within 0..=1, got {}", bp.min_share),
+        ));
+    }
+    if bp.min_pages < 2 || bp.corpus_min_hosts < 2 {
+        let (key, value) = if bp.min_pages < 2 {
+            ("boilerplate.min_pages", bp.min_pages)
+        } else {
+            ("boilerplate.corpus_min_hosts", bp.corpus_min_hosts)
+        };
+        return Err(invalid(key, format!("must be at least 2, got {value}")));
+    }
+    Ok(())
+}
+
+/// Refuses an input folder inside the output or kept folder: listing would leave it out
+/// and find nothing, so say what it is instead. (A file named inside one is refused once
+/// listed, by `JobConfig::refuse_inputs_in`.)
+fn refuse_outputs_as_inputs(inputs: &[PathBuf], exclude: &[PathBuf]) -> Result<(), ConfigError> {
+    let roles = ["output folder", "--write-kept folder"];
+    for (folder, role) in exclude.iter().zip(roles) {
+        let resolved = resolved_path(folder);
+        let inside = |p: &&PathBuf| p.is_dir() && resolved_path(p).starts_with(&resolved);
+        if let Some(path) = inputs.iter().find(inside) {
+            return Err(ConfigError::InputInOutput { path: path.clone(), role });
+        }
+    }
+    Ok(())
+}
+
+/// Checks the MinHash settings and resolves containment, bands and rows.
+fn resolve_minhash(m: &mut MinHashSpec, web_pages: bool) -> Result<MethodParams, ConfigError> {
+    // Containment is on for web pages unless set: copies of a page there are
+    // often teasers or cut at "Read more".
+    let containment = m.containment.unwrap_or(if web_pages { WEB_CONTAINMENT } else { 0.0 });
+    m.containment = Some(containment);
+    if m.num_perm == 0 || m.num_perm > MAX_NUM_PERM {
+        return Err(invalid(
+            "minhash.num_perm",
+            format!("must be 1..={MAX_NUM_PERM}, got {}", m.num_perm),
+        ));
+    }
+    if !(m.threshold > 0.0 && m.threshold < 1.0) {
+        return Err(invalid(
+            "minhash.threshold",
+            format!("must be strictly between 0 and 1, got {}", m.threshold),
+        ));
+    }
+    if !(0.0..=1.0).contains(&containment) {
+        return Err(invalid(
+            "minhash.containment",
+            format!("must be in (0, 1], or 0 for off, got {containment}"),
+        ));
+    }
+    if containment > 0.0 && !(m.containment_min_jaccard > 0.0 && m.containment_min_jaccard < 1.0) {
+        return Err(invalid(
+            "minhash.containment_min_jaccard",
+            format!("must be strictly between 0 and 1, got {}", m.containment_min_jaccard),
+        ));
+    }
+    let lsh = match (m.bands, m.rows) {
+        (Some(bands), Some(rows)) => LshParams::try_new(bands, rows)
+            .and_then(|p| p.fits(m.num_perm))
+            .map_err(|e| invalid("minhash.bands", e.to_string()))?,
+        (None, None) => {
+            let weights = [m.false_positive_weight, m.false_negative_weight];
+            if weights.iter().any(|w| !(w.is_finite() && *w >= 0.0))
+                || weights.iter().sum::<f64>() <= 0.0
+            {
+                return Err(invalid(
+                    "minhash.false_positive_weight",
+                    "weights must be non-negative and not both zero".into(),
+                ));
+            }
+            LshParams::choose(m.bands_jaccard(), m.num_perm, weights[0], weights[1])
+                .map_err(|e| invalid("minhash.threshold", e.to_string()))?
+        }
+        _ => {
+            return Err(invalid("minhash.bands", "set both bands and rows, or neither".into()));
+        }
+    };
+    m.bands = Some(lsh.bands());
+    m.rows = Some(lsh.rows());
+    Ok(MethodParams::Minhash { num_perm: m.num_perm, lsh })
+}
+
+/// Checks the SimHash settings and resolves the weighting and the distance.
+fn resolve_simhash(spec: &mut JobSpec, web_pages: bool) -> Result<MethodParams, ConfigError> {
+    // Common n-grams pull term-frequency fingerprints of web pages' prose one
+    // way; corpus document frequencies take them out (WEB_WEIGHTING; with an
+    // index, the frequencies of the batch and of every indexed one). Not when
+    // jieba's table is named.
+    let s = &mut spec.simhash;
+    let corpus_idf = s.idf == IdfSource::Corpus;
+    let weights = if web_pages && corpus_idf { WEB_WEIGHTING } else { Weighting::Tf };
+    s.weighting = Some(s.weighting.unwrap_or(weights));
+    // Copies of web pages differ more (edits, ads, cut ends) than the plain
+    // texts the distance 3 was chosen for; term frequencies chain unrelated
+    // pages at the distance document frequencies allow.
+    let k = s.max_distance.unwrap_or(match (web_pages, s.corpus_idf()) {
+        (false, _) => MAX_DISTANCE,
+        (true, true) => WEB_MAX_DISTANCE,
+        (true, false) => WEB_TF_MAX_DISTANCE,
+    });
+    s.max_distance = Some(k);
+    let s = &spec.simhash;
+    if k >= SIMHASH_BITS {
+        return Err(invalid("simhash.max_distance", format!("must be below 64, got {k}")));
+    }
+    let layout = s
+        .blocks
+        .map(|blocks| BlockLayout::try_new(blocks, k))
+        .transpose()
+        .map_err(|e| invalid("simhash.blocks", e.to_string()))?;
+    if layout.is_none() {
+        BlockLayout::choose(k, 1).map_err(|e| invalid("simhash.max_distance", e.to_string()))?;
+    }
+    let jieba = s.weights() == Weighting::TfIdf && s.idf == IdfSource::Jieba;
+    if jieba && spec.features.kind != neardup_text::FeatureKind::Words {
+        let message = "jieba's IDF table holds words: set features.kind = \"words\"";
+        return Err(invalid("simhash.idf", message.into()));
+    }
+    Ok(MethodParams::Simhash { layout })
 }
 
 #[cfg(test)]

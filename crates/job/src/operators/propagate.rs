@@ -26,6 +26,7 @@ use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::OutputBuilder;
 use timely::dataflow::operators::generic::builder_rc::OperatorBuilder;
 use timely::dataflow::operators::{Capability, ConnectLoop, Feedback};
+use timely::progress::frontier::MutableAntichain;
 
 use crate::operators::collect::Spill;
 use crate::routing::route_doc;
@@ -190,48 +191,27 @@ where
     let mut nodes_out = OutputBuilder::from(nodes_out);
 
     builder.build(move |mut caps| {
-        let mut nodes_cap = caps.pop();
-        let mut first_cap = caps.pop();
-        let mut phase: Phase<V, P> =
-            Phase::Collecting(links_in.as_ref().map(|_| collecting.runs()), collecting.runs());
-        let mut links_file: Option<SortedFile<Link>> = None;
-        let mut values: Option<SortedFile<Node<V, P>>> = None;
-        // Each round's offers, with a capability at its time.
-        let mut rounds: BTreeMap<u64, (Capability<u64>, SortedRuns<Offer<V>>)> = BTreeMap::new();
-        let mut failed = false;
+        let nodes_cap = caps.pop();
+        let first_cap = caps.pop();
+        let links_runs = links_in.as_ref().map(|_| collecting.runs());
+        let mut state = State::new(links_runs, collecting.runs(), first_cap, nodes_cap);
         move |frontiers| {
             let mut error: Option<SpillError> = None;
             let (mut offers_session, mut nodes_session) =
                 (offers_out.activate(), nodes_out.activate());
             // Take in whatever arrived; after a failure, drop it.
-            links_in.iter_mut().for_each(|links_in| {
-                links_in.for_each(|_cap, batch| {
-                    if let Phase::Collecting(Some(links), _) = &mut phase {
-                        for link in batch.drain(..) {
-                            if let Err(e) = links.push(link) {
-                                error.get_or_insert(e);
-                            }
-                        }
-                    }
-                })
-            });
-            seeds_in.for_each(|_cap, batch| {
-                if let Phase::Collecting(_, seeds) = &mut phase {
-                    for seed in batch.drain(..) {
-                        if let Err(e) = seeds.push(seed) {
-                            error.get_or_insert(e);
-                        }
-                    }
-                }
-            });
+            for links_in in links_in.iter_mut() {
+                links_in.for_each(|_cap, batch| state.collect_links(batch, &mut error));
+            }
+            seeds_in.for_each(|_cap, batch| state.collect_seeds(batch, &mut error));
             offers_in.for_each(|cap, batch| {
-                if failed {
+                if state.failed {
                     return;
                 }
                 let Some(time) = cap.least().copied() else {
                     unreachable!("offers are sent at a time")
                 };
-                let (_, runs) = rounds.entry(time).or_insert_with(|| {
+                let (_, runs) = state.rounds.entry(time).or_insert_with(|| {
                     (cap.delayed(&time, offers_session.output_index()), spill.runs())
                 });
                 for offer in batch.drain(..) {
@@ -241,54 +221,20 @@ where
                 }
             });
             if let Some(e) = error {
-                spill.settle::<()>(0, Err(e));
-                failed = true;
+                state.fail(&spill, e);
             }
-            if failed || spill.failed() {
+            if state.failed || spill.failed() {
                 // Stop: hold nothing, so the loop and the run can end.
-                (first_cap, nodes_cap, phase, links_file, values) =
-                    (None, None, Phase::Done, None, None);
-                rounds.clear();
+                state.stop();
                 return;
             }
             let outcome = (|| -> Result<(), SpillError> {
                 loop {
-                    match &mut phase {
+                    match &mut state.phase {
                         Phase::Collecting(..) => {
-                            // Seeds, and links when collected (offers wait for round zero).
-                            if !frontiers[0].is_empty()
-                                || frontiers.get(2).is_some_and(|f| !f.is_empty())
-                            {
+                            if !state.round_zero(frontiers, &shared, &spill)? {
                                 return Ok(());
                             }
-                            let Phase::Collecting(links, seeds) =
-                                std::mem::replace(&mut phase, Phase::Done)
-                            else {
-                                unreachable!()
-                            };
-                            let links_spilled = links.as_ref().map_or(0, SortedRuns::spilled_bytes);
-                            spill.settle::<()>(links_spilled + seeds.spilled_bytes(), Ok(()));
-                            links_file = match links {
-                                Some(links) => {
-                                    let file = links.into_file()?;
-                                    *shared.borrow_mut() = Some(file.clone());
-                                    Some(file)
-                                }
-                                None => Some(shared.borrow().clone().expect(
-                                    "the links are shared before a later propagation starts",
-                                )),
-                            };
-                            // Round zero: the seeds, offered at the first time.
-                            let (file, changed) = absorb(
-                                None,
-                                seeds
-                                    .into_sorted()?
-                                    .map(|s| s.map(|n| (n.node, n.value, n.payload))),
-                                &spill,
-                            )?;
-                            values = Some(file);
-                            let cap = first_cap.take().expect("held until round zero");
-                            phase = offering(cap, changed, links_file.as_ref())?;
                         }
                         Phase::Offering(cap, offering) => {
                             let mut session = offers_session.session(cap);
@@ -299,48 +245,23 @@ where
                                 return Ok(());
                             }
                             // Done with this round: its capability goes.
-                            phase = Phase::Waiting;
+                            state.phase = Phase::Waiting;
                         }
                         Phase::Waiting => {
-                            let ready = rounds
-                                .keys()
-                                .next()
-                                .copied()
-                                .filter(|time| !frontiers[1].less_equal(time));
-                            if let Some(time) = ready {
-                                let (cap, runs) = rounds.remove(&time).expect("the round is held");
-                                spill.settle::<()>(runs.spilled_bytes(), Ok(()));
-                                let offers = runs.into_sorted()?;
-                                let (file, changed) = absorb(
-                                    values.take(),
-                                    offers.map(|o| o.map(|o| (o.node, o.value, P::default()))),
-                                    &spill,
-                                )?;
-                                values = Some(file);
-                                phase = offering(cap, changed, links_file.as_ref())?;
-                            } else if rounds.is_empty() && frontiers.iter().all(|f| f.is_empty()) {
-                                links_file = None;
-                                let file = values.take().expect("values follow round zero");
-                                phase = Phase::Emitting(file.iter()?);
-                            } else {
+                            if !state.next_round(frontiers, &spill)? {
                                 return Ok(());
                             }
                         }
                         Phase::Emitting(nodes) => {
-                            let cap = nodes_cap.as_ref().expect("held until the end");
+                            let cap = state.nodes_cap.as_ref().expect("held until the end");
                             let mut session = nodes_session.session(cap);
-                            for _ in 0..OFFER_BATCH {
-                                match nodes.next() {
-                                    Some(node) => session.give(node?),
-                                    None => {
-                                        drop(session);
-                                        nodes_cap = None;
-                                        phase = Phase::Done;
-                                        return Ok(());
-                                    }
-                                }
+                            let emitted = emit_batch(nodes, &mut |node| session.give(node))?;
+                            drop(session);
+                            if emitted {
+                                (state.nodes_cap, state.phase) = (None, Phase::Done);
+                            } else {
+                                activator.activate();
                             }
-                            activator.activate();
                             return Ok(());
                         }
                         Phase::Done => return Ok(()),
@@ -348,16 +269,168 @@ where
                 }
             })();
             if let Err(e) = outcome {
-                spill.settle::<()>(0, Err(e));
-                failed = true;
-                (first_cap, nodes_cap, phase, links_file, values) =
-                    (None, None, Phase::Done, None, None);
-                rounds.clear();
+                state.fail(&spill, e);
             }
         }
     });
     offers_stream.connect_loop(handle);
     nodes_stream
+}
+
+/// What a propagation holds between activations.
+struct State<V, P> {
+    phase: Phase<V, P>,
+    /// The links, by source, from round zero until the end.
+    links_file: Option<SortedFile<Link>>,
+    /// Every node's value, from round zero on.
+    values: Option<SortedFile<Node<V, P>>>,
+    /// Each round's offers, with a capability at its time.
+    rounds: BTreeMap<u64, (Capability<u64>, SortedRuns<Offer<V>>)>,
+    /// The first time, held until round zero is offered.
+    first_cap: Option<Capability<u64>>,
+    /// The time the nodes are emitted at, held until they are.
+    nodes_cap: Option<Capability<u64>>,
+    /// Whether a spill failed: then nothing more is taken in or sent.
+    failed: bool,
+}
+
+impl<V: Value, P: Value + Default> State<V, P> {
+    fn new(
+        links: Option<SortedRuns<Link>>,
+        seeds: SortedRuns<Node<V, P>>,
+        first_cap: Option<Capability<u64>>,
+        nodes_cap: Option<Capability<u64>>,
+    ) -> Self {
+        State {
+            phase: Phase::Collecting(links, seeds),
+            links_file: None,
+            values: None,
+            rounds: BTreeMap::new(),
+            first_cap,
+            nodes_cap,
+            failed: false,
+        }
+    }
+
+    /// Collects links while collecting (the first error goes to `error`).
+    fn collect_links(&mut self, batch: &mut Vec<Link>, error: &mut Option<SpillError>) {
+        if let Phase::Collecting(Some(links), _) = &mut self.phase {
+            for link in batch.drain(..) {
+                if let Err(e) = links.push(link) {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+    }
+
+    /// Collects seeds while collecting (the first error goes to `error`).
+    fn collect_seeds(&mut self, batch: &mut Vec<Node<V, P>>, error: &mut Option<SpillError>) {
+        if let Phase::Collecting(_, seeds) = &mut self.phase {
+            for seed in batch.drain(..) {
+                if let Err(e) = seeds.push(seed) {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+    }
+
+    /// Records a spill error, and stops.
+    fn fail(&mut self, spill: &Spill, error: SpillError) {
+        spill.settle::<()>(0, Err(error));
+        self.failed = true;
+        self.stop();
+    }
+
+    /// Holds nothing more, so the loop and the run can end.
+    fn stop(&mut self) {
+        (self.first_cap, self.nodes_cap, self.phase, self.links_file, self.values) =
+            (None, None, Phase::Done, None, None);
+        self.rounds.clear();
+    }
+
+    /// Once the seeds (and the links, unless shared) are in: files the links and shares
+    /// them, and takes the seeds in as round zero, offered at the first time (offers wait
+    /// for it). Returns whether it did.
+    fn round_zero(
+        &mut self,
+        frontiers: &[MutableAntichain<u64>],
+        shared: &SharedLinks,
+        spill: &Spill,
+    ) -> Result<bool, SpillError> {
+        if !frontiers[0].is_empty() || frontiers.get(2).is_some_and(|f| !f.is_empty()) {
+            return Ok(false);
+        }
+        let Phase::Collecting(links, seeds) = std::mem::replace(&mut self.phase, Phase::Done)
+        else {
+            unreachable!("called while collecting")
+        };
+        let links_spilled = links.as_ref().map_or(0, SortedRuns::spilled_bytes);
+        spill.settle::<()>(links_spilled + seeds.spilled_bytes(), Ok(()));
+        self.links_file = match links {
+            Some(links) => {
+                let file = links.into_file()?;
+                *shared.borrow_mut() = Some(file.clone());
+                Some(file)
+            }
+            None => Some(
+                shared
+                    .borrow()
+                    .clone()
+                    .expect("the links are shared before a later propagation starts"),
+            ),
+        };
+        let seeds = seeds.into_sorted()?.map(|s| s.map(|n| (n.node, n.value, n.payload)));
+        let (file, changed) = absorb(None, seeds, spill)?;
+        self.values = Some(file);
+        let cap = self.first_cap.take().expect("held until round zero");
+        self.phase = offering(cap, changed, self.links_file.as_ref())?;
+        Ok(true)
+    }
+
+    /// Between rounds: takes in the next round once its offers are complete, or starts
+    /// emitting once no round can come. Returns whether there is more to do now.
+    fn next_round(
+        &mut self,
+        frontiers: &[MutableAntichain<u64>],
+        spill: &Spill,
+    ) -> Result<bool, SpillError> {
+        let ready =
+            self.rounds.keys().next().copied().filter(|time| !frontiers[1].less_equal(time));
+        if let Some(time) = ready {
+            let (cap, runs) = self.rounds.remove(&time).expect("the round is held");
+            spill.settle::<()>(runs.spilled_bytes(), Ok(()));
+            let offers = runs.into_sorted()?;
+            let (file, changed) = absorb(
+                self.values.take(),
+                offers.map(|o| o.map(|o| (o.node, o.value, P::default()))),
+                spill,
+            )?;
+            self.values = Some(file);
+            self.phase = offering(cap, changed, self.links_file.as_ref())?;
+            Ok(true)
+        } else if self.rounds.is_empty() && frontiers.iter().all(|f| f.is_empty()) {
+            self.links_file = None;
+            let file = self.values.take().expect("values follow round zero");
+            self.phase = Phase::Emitting(file.iter()?);
+            Ok(true)
+        } else {
+            Ok(false)
+        }
+    }
+}
+
+/// Gives up to [`OFFER_BATCH`] nodes; returns whether all are given.
+fn emit_batch<N>(
+    nodes: &mut impl Iterator<Item = Result<N, SpillError>>,
+    give: &mut impl FnMut(N),
+) -> Result<bool, SpillError> {
+    for _ in 0..OFFER_BATCH {
+        match nodes.next() {
+            Some(node) => give(node?),
+            None => return Ok(true),
+        }
+    }
+    Ok(false)
 }
 
 /// Starts offering the changed values of a round; a round that changed nothing only drops
