@@ -3,7 +3,9 @@
 # job file that reads them, the templated web set, an index of two runs and (when it exists or
 # DOCS is given) the benchmark corpus, and prints one digest line per output file: the bytes of
 # every Parquet part, and summary.json without the fields that measure the machine (seconds,
-# peak memory); index folders are named without their random token. Run it with the binary
+# peak memory, and bytes spilled: where a sorted run is cut depends on how batches arrive,
+# which moves the total by a few bytes from run to run of one binary); index folders are
+# named without their random token. Run it with the binary
 # before and after a change and diff the two listings.
 # Not part of the test run.
 #
@@ -58,7 +60,7 @@ for root, dirs, files in sorted(os.walk(work)):
         rel = re.sub(r"gen-(\d+)-[0-9a-f]+", r"gen-\1", os.path.relpath(path, work))
         if name == "summary.json":
             s = json.load(open(path))
-            for key in ("seconds", "peak_memory_bytes"):
+            for key in ("seconds", "peak_memory_bytes", "spilled_bytes"):
                 s.pop(key, None)
             data = json.dumps(s, sort_keys=True).encode()
         elif name.endswith(".parquet") or name.endswith(".jsonl") or name.endswith(".bin"):

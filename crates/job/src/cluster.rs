@@ -363,59 +363,12 @@ where
     let slots: Slots<T> = Arc::new(Mutex::new((0..local).map(|_| None).collect()));
     let clock = Arc::new(PeerClock::new(topology.processes, local));
     let given_up = Arc::new(AtomicBool::new(false));
-    let process = topology.process;
     if let Some(stop) = control.stop() {
         return Err(stop);
     }
-    let sockets = match (&control.mesh, topology.processes > 1) {
-        (Some(mesh), true) => Some(mesh.pass_sockets(&|| control.stop())?),
-        _ => None,
-    };
-
-    let (worker_slots, worker_clock) = (slots.clone(), clock.clone());
-    let worker_abort = given_up.clone();
-    let config = topology.timely_config();
-    let worker_traffic = traffic.clone();
-    let (started, connected) = std::sync::mpsc::channel();
-    std::thread::Builder::new()
-        .name("neardup:connect".into())
-        .spawn(move || {
-            let run = move |worker: &mut Worker| {
-                let slot = worker.index() - process * local;
-                if slot == 0
-                    && let Some(traffic) = &worker_traffic
-                {
-                    traffic.watch(worker);
-                }
-                let mut heartbeat = Heartbeat::install(
-                    worker,
-                    slot,
-                    process,
-                    fingerprint,
-                    worker_clock.clone(),
-                    worker_abort.clone(),
-                );
-                let result = body(worker, &mut heartbeat);
-                heartbeat.close();
-                worker_slots.lock().expect("slots lock")[slot] = Some(result);
-            };
-            let guards = match sockets {
-                Some(sockets) => execute_cluster(sockets, process, local, traffic, run),
-                None => timely::execute(config, run),
-            };
-            let _ = started.send(guards);
-        })
-        .map_err(|e| JobError::Start(e.to_string()))?;
-    let guards = match connected.recv_timeout(topology.connect_timeout) {
-        Ok(Ok(guards)) => guards,
-        Ok(Err(message)) => return Err(JobError::Start(message)),
-        Err(_) => {
-            return Err(JobError::Connect {
-                processes: topology.processes,
-                seconds: topology.connect_timeout.as_secs(),
-            });
-        }
-    };
+    let started =
+        Started { slots: slots.clone(), clock: clock.clone(), given_up: given_up.clone() };
+    let guards = start_workers(topology, control, traffic, fingerprint, started, body)?;
     // Silence counts from now: connecting may have taken a while.
     *clock.start.lock().expect("clock lock") = Instant::now();
     if topology.processes > 1 {
@@ -425,44 +378,20 @@ where
             "all processes connected"
         );
     }
-
-    loop {
-        let filled = slots.lock().expect("slots lock").iter().all(Option::is_some);
-        let finished = guards.guards().iter().all(|g| g.is_finished());
-        if filled || finished {
-            break;
+    if let Some(cause) = watch(topology, control, &clock, &slots, &guards) {
+        // The workers stop reading, writing and waiting; those in a long step (a
+        // blocked read, a sort) are left behind after a moment.
+        given_up.store(true, Ordering::Relaxed);
+        abort.store(true, Ordering::Relaxed);
+        let deadline = Instant::now() + LEAVE;
+        while Instant::now() < deadline
+            && !slots.lock().expect("slots lock").iter().all(Option::is_some)
+        {
+            std::thread::sleep(Duration::from_millis(10));
         }
-        let cause = control.stop().or_else(|| {
-            if topology.processes == 1 {
-                return None;
-            }
-            if let Some(other) = *clock.mismatch.lock().expect("clock lock") {
-                return Some(JobError::InputMismatch { process: other });
-            }
-            if let Some((stuck, quiet)) = clock.stuck(topology.watchdog) {
-                let worker = process * local + stuck;
-                return Some(JobError::WorkerStalled { worker, process, seconds: quiet.as_secs() });
-            }
-            let (silent, quiet) = clock.silent(topology.watchdog)?;
-            Some(JobError::PeerSilent { process: silent, seconds: quiet.as_secs() })
-        });
-        if let Some(cause) = cause {
-            // The workers stop reading, writing and waiting; those in a long step (a
-            // blocked read, a sort) are left behind after a moment.
-            given_up.store(true, Ordering::Relaxed);
-            abort.store(true, Ordering::Relaxed);
-            let deadline = Instant::now() + LEAVE;
-            while Instant::now() < deadline
-                && !slots.lock().expect("slots lock").iter().all(Option::is_some)
-            {
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            std::mem::forget(guards);
-            return Err(cause);
-        }
-        std::thread::sleep(Duration::from_millis(20));
+        std::mem::forget(guards);
+        return Err(cause);
     }
-
     let results: Vec<Option<Result<T, JobError>>> =
         std::mem::take(&mut *slots.lock().expect("slots lock"));
     let failed = results.iter().any(|r| !matches!(r, Some(Ok(_))));
@@ -470,7 +399,7 @@ where
         // Timely's network threads may be stuck on a dead or stalled peer: leave them,
         // rather than join them.
         std::mem::forget(guards);
-        return Err(failure(results, process * local, control));
+        return Err(failure(results, topology.process * local, control));
     }
     // Every worker delivered. Join the threads if they finish promptly (they do unless a peer
     // vanished right at the end, which no longer matters for the result).
@@ -491,6 +420,115 @@ where
             _ => unreachable!("checked above: every slot holds a result"),
         })
         .collect())
+}
+
+/// What the workers of a pass share with the thread that watches them.
+struct Started<T> {
+    /// Each worker's result, by its slot in this process.
+    slots: Slots<T>,
+    clock: Arc<PeerClock>,
+    /// Set when the driver gives up, for the workers' heartbeats.
+    given_up: Arc<AtomicBool>,
+}
+
+/// Starts this process's workers (connected to the other processes' when there are some)
+/// on a thread of their own, each running `body` into its slot; returns once they are
+/// connected.
+fn start_workers<T, F>(
+    topology: &Topology,
+    control: &Control,
+    traffic: Option<Arc<Traffic>>,
+    fingerprint: u64,
+    started: Started<T>,
+    body: F,
+) -> Result<timely::communication::WorkerGuards<()>, JobError>
+where
+    T: Send + 'static,
+    F: Fn(&mut Worker, &mut Heartbeat) -> Result<T, JobError> + Send + Sync + 'static,
+{
+    let (local, process) = (topology.workers, topology.process);
+    let sockets = match (&control.mesh, topology.processes > 1) {
+        (Some(mesh), true) => Some(mesh.pass_sockets(&|| control.stop())?),
+        _ => None,
+    };
+    let Started { slots, clock, given_up } = started;
+    let config = topology.timely_config();
+    let worker_traffic = traffic.clone();
+    let (started, connected) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("neardup:connect".into())
+        .spawn(move || {
+            let run = move |worker: &mut Worker| {
+                let slot = worker.index() - process * local;
+                if slot == 0
+                    && let Some(traffic) = &worker_traffic
+                {
+                    traffic.watch(worker);
+                }
+                let mut heartbeat = Heartbeat::install(
+                    worker,
+                    slot,
+                    process,
+                    fingerprint,
+                    clock.clone(),
+                    given_up.clone(),
+                );
+                let result = body(worker, &mut heartbeat);
+                heartbeat.close();
+                slots.lock().expect("slots lock")[slot] = Some(result);
+            };
+            let guards = match sockets {
+                Some(sockets) => execute_cluster(sockets, process, local, traffic, run),
+                None => timely::execute(config, run),
+            };
+            let _ = started.send(guards);
+        })
+        .map_err(|e| JobError::Start(e.to_string()))?;
+    match connected.recv_timeout(topology.connect_timeout) {
+        Ok(Ok(guards)) => Ok(guards),
+        Ok(Err(message)) => Err(JobError::Start(message)),
+        Err(_) => Err(JobError::Connect {
+            processes: topology.processes,
+            seconds: topology.connect_timeout.as_secs(),
+        }),
+    }
+}
+
+/// Waits until every worker has a result or has ended; returns why the driver gives up
+/// first, if it does: a signal, another process's end, a silent peer or a stalled worker.
+fn watch<T>(
+    topology: &Topology,
+    control: &Control,
+    clock: &PeerClock,
+    slots: &Slots<T>,
+    guards: &timely::communication::WorkerGuards<()>,
+) -> Option<JobError> {
+    let (local, process) = (topology.workers, topology.process);
+    loop {
+        let filled = slots.lock().expect("slots lock").iter().all(Option::is_some);
+        let finished = guards.guards().iter().all(|g| g.is_finished());
+        if filled || finished {
+            return None;
+        }
+        let cause = control.stop().or_else(|| {
+            if topology.processes == 1 {
+                return None;
+            }
+            if let Some(other) = *clock.mismatch.lock().expect("clock lock") {
+                return Some(JobError::InputMismatch { process: other });
+            }
+            if let Some((stuck, quiet)) = clock.stuck(topology.watchdog) {
+                let worker = process * local + stuck;
+                return Some(JobError::WorkerStalled { worker, process, seconds: quiet.as_secs() });
+            }
+            let (silent, quiet) = clock.silent(topology.watchdog)?;
+            Some(JobError::PeerSilent { process: silent, seconds: quiet.as_secs() })
+        });
+        if cause.is_some() {
+            return cause;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// The error of a run some of whose workers (`first_worker` on) failed or delivered

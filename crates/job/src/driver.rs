@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use neardup_text::Segmenter;
+use neardup_text::{Analyzer, Boilerplate, Segmenter};
 
 use crate::cluster::{self, Pass, Topology};
 use crate::config::JobConfig;
@@ -17,7 +17,7 @@ use crate::interrupt::Interrupt;
 use crate::mesh::{Control, Mesh};
 use crate::outputs::{self, BOILERPLATE_FILE};
 use crate::progress::Progress;
-use crate::sign::Signer;
+use crate::sign::{IdfWeights, Signer};
 use crate::source::KeptShares;
 use crate::spec::JobSpec;
 use crate::summary::Summary;
@@ -191,6 +191,63 @@ pub fn read_boilerplate(
 pub(crate) const CORPUS_FAILPOINT: &str = "after-corpus-passes";
 
 /// Runs the corpus passes (when needed) and the main dataflow; what the passes learned
+/// A corpus pass of the run, as `execute` starts it.
+struct CorpusPass<'a> {
+    job: &'a Arc<JobConfig>,
+    topology: &'a Topology,
+    fingerprint: u64,
+    reading: corpus::Reading,
+    /// When the run started.
+    start: Instant,
+}
+
+impl CorpusPass<'_> {
+    /// Learns the templates of the corpus's web pages, counted in `learned`.
+    fn learn_boilerplate(self, learned: &mut LearnedPass) -> Result<Arc<Boilerplate>, JobError> {
+        let CorpusPass { job, topology, fingerprint, reading, start } = self;
+        let pass = corpus::learn_boilerplate(job, topology, fingerprint, &reading)?;
+        tracing::info!(
+            seconds = start.elapsed().as_secs_f64(),
+            pages = pass.pages,
+            lines = pass.boilerplate.len(),
+            "boilerplate learned"
+        );
+        learned.stats.learned_from_pages = pass.pages;
+        learned.stats.learned_lines = pass.boilerplate.len() as u64;
+        learned.spilled_bytes = pass.spilled_bytes;
+        Ok(Arc::new(pass.boilerplate))
+    }
+
+    /// Counts document frequencies in what is analysed (pages without their boilerplate).
+    /// With an index, the batch's go to `learned_out`, and the run weighs by them and
+    /// every indexed batch's, as one run over all of them would.
+    fn document_frequencies(
+        self,
+        analyzer: &Analyzer,
+        boilerplate: Option<Arc<Boilerplate>>,
+        learned_out: &mut outputs::ToCommit,
+    ) -> Result<IdfWeights, JobError> {
+        let CorpusPass { job, topology, fingerprint, reading, start } = self;
+        let mut weights = corpus::document_frequencies(
+            job,
+            topology,
+            fingerprint,
+            analyzer,
+            boilerplate,
+            &reading,
+        )?;
+        tracing::info!(
+            seconds = start.elapsed().as_secs_f64(),
+            "corpus document frequencies counted"
+        );
+        if let Some(plan) = &job.index {
+            learned_out.frequencies = corpus::batch_frequencies(&weights);
+            corpus::add_index_frequencies(plan, &mut weights)?;
+        }
+        Ok(weights)
+    }
+}
+
 /// that the commit writes is left in `learned_out`.
 fn execute(
     config: &JobConfig,
@@ -229,46 +286,20 @@ fn execute(
         traffic: traffic.clone(),
         control: control.clone(),
     };
-    let boilerplate = if config.needs_boilerplate() {
-        let pass =
-            corpus::learn_boilerplate(&job, topology, fingerprint, &reading(&corpus_traffic[0]))?;
-        tracing::info!(
-            seconds = start.elapsed().as_secs_f64(),
-            pages = pass.pages,
-            lines = pass.boilerplate.len(),
-            "boilerplate learned"
-        );
-        learned.stats.learned_from_pages = pass.pages;
-        learned.stats.learned_lines = pass.boilerplate.len() as u64;
-        learned.spilled_bytes = pass.spilled_bytes;
-        Some(Arc::new(pass.boilerplate))
-    } else {
-        None
+    let pass =
+        |traffic| CorpusPass { job: &job, topology, fingerprint, reading: reading(traffic), start };
+    let boilerplate = match config.needs_boilerplate() {
+        true => Some(pass(&corpus_traffic[0]).learn_boilerplate(&mut learned)?),
+        false => None,
     };
     // Document frequencies are counted in what is analysed: pages without boilerplate.
-    let corpus_idf = if config.needs_corpus_idf() {
-        let analyzer = Signer::analyzer_for(config, segmenter.clone());
-        let batch = corpus::document_frequencies(
-            &job,
-            topology,
-            fingerprint,
-            &analyzer,
-            boilerplate.clone(),
-            &reading(&corpus_traffic[1]),
-        )?;
-        tracing::info!(
-            seconds = start.elapsed().as_secs_f64(),
-            "corpus document frequencies counted"
-        );
-        // With an index, weighed as one run over the batch and every indexed one would.
-        let mut weights = batch;
-        if let Some(plan) = &config.index {
-            learned_out.frequencies = corpus::batch_frequencies(&weights);
-            corpus::add_index_frequencies(plan, &mut weights)?;
+    let corpus_idf = match config.needs_corpus_idf() {
+        true => {
+            let analyzer = Signer::analyzer_for(config, segmenter.clone());
+            let pass = pass(&corpus_traffic[1]);
+            Some(pass.document_frequencies(&analyzer, boilerplate.clone(), learned_out)?)
         }
-        Some(weights)
-    } else {
-        None
+        false => None,
     };
     learned.kept_spilled_bytes = kept.spilled_bytes();
     let corpus_passes = config.needs_corpus_idf() || config.needs_boilerplate();
