@@ -1,6 +1,7 @@
 //! The layout rules of `ARCHITECTURE.md`, checked on the source: no file under
 //! `crates/*/src` longer than 650 lines before its test module (generated files start with
-//! `// @generated`), every multi-module crate's `lib.rs` at most 300 lines, and no import
+//! `// @generated`), no production function longer than 120 lines (test modules and files
+//! of tests aside), every multi-module crate's `lib.rs` at most 300 lines, and no import
 //! loop between the files of a crate.
 //!
 //! An import is a `use crate::...` or `use super::...` item, or a `crate::a::b::` path in
@@ -13,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 const MAX_FILE_LINES: usize = 650;
 const MAX_LIB_LINES: usize = 300;
+const MAX_FN_LINES: usize = 120;
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace").to_path_buf()
@@ -399,4 +401,144 @@ fn the_loop_check_sees_loops_and_follows_reexports() {
             (path("a::c::f"), "f".to_string()),
         ]
     );
+}
+
+/// Whether `file` is a module only tests compile: its declaration in its parent
+/// (`mod.rs`, `lib.rs` or `name.rs` beside its folder) follows `#[cfg(test)]`.
+fn is_test_file(file: &Path) -> bool {
+    let name = file.file_stem().unwrap().to_string_lossy().to_string();
+    let (name, dir) = if name == "mod" {
+        let dir = file.parent().unwrap();
+        (dir.file_name().unwrap().to_string_lossy().to_string(), dir.parent().unwrap())
+    } else {
+        (name, file.parent().unwrap())
+    };
+    let mut parents = vec![dir.join("mod.rs"), dir.join("lib.rs")];
+    parents
+        .extend(dir.file_name().map(|d| dir.with_file_name(format!("{}.rs", d.to_string_lossy()))));
+    parents.iter().filter_map(|p| std::fs::read_to_string(p).ok()).any(|text| {
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        lines.windows(2).any(|w| {
+            w[0] == "#[cfg(test)]"
+                && w[1].trim_start_matches("pub(crate) ").trim_start_matches("pub ")
+                    == format!("mod {name};")
+        })
+    })
+}
+
+/// The functions of some code (formatted by rustfmt) longer than `max` lines, as (name,
+/// first line, lines). A function runs from its `fn` line to the line that closes its
+/// body: the first `}` at the indentation of the `fn` line after the line that opens it.
+fn long_functions(code: &str, max: usize) -> Vec<(String, usize, usize)> {
+    let lines: Vec<&str> = code.lines().collect();
+    let mut long = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        let trimmed = line.trim_start();
+        let indent = line.len() - trimmed.len();
+        let signature = trimmed
+            .split_once("fn ")
+            .filter(|(head, _)| {
+                head.split_whitespace().all(|w| {
+                    w == "pub" || w.starts_with("pub(") || ["const", "async", "unsafe"].contains(&w)
+                })
+            })
+            .map(|(_, rest)| rest);
+        let Some(rest) = signature else {
+            i += 1;
+            continue;
+        };
+        let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        // The line that ends the signature: `{` opens a body, `;` declares one without.
+        let Some(open) = (i..lines.len()).find(|&j| {
+            let l = lines[j].trim_end();
+            l.ends_with('{') || l.ends_with(';') || l.ends_with('}')
+        }) else {
+            break;
+        };
+        if !lines[open].trim_end().ends_with('{') {
+            i = open + 1;
+            continue;
+        }
+        let close = (open + 1..lines.len()).find(|&j| {
+            let l = lines[j];
+            l.len() - l.trim_start().len() == indent && l.trim_start().starts_with('}')
+        });
+        let Some(close) = close else { break };
+        let length = close - i + 1;
+        if length > max {
+            long.push((name, i + 1, length));
+        }
+        // Functions nested in this one are measured too.
+        i = open + 1;
+    }
+    long
+}
+
+#[test]
+fn no_production_function_is_longer_than_120_lines() {
+    let mut long = Vec::new();
+    for src in crates() {
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            if text.starts_with("// @generated") || is_test_file(&file) {
+                continue;
+            }
+            for (name, line, lines) in long_functions(&code(&file), MAX_FN_LINES) {
+                long.push(format!("{}:{line} {name} ({lines} lines)", file.display()));
+            }
+        }
+    }
+    assert!(long.is_empty(), "functions longer than {MAX_FN_LINES} lines: {long:#?}");
+}
+
+#[test]
+fn the_function_check_measures_bodies() {
+    let code = "\
+pub(crate) fn short() {
+    body();
+}
+
+impl Thing {
+    pub fn long<T>(
+        x: T,
+    ) -> T
+    where
+        T: Copy,
+    {
+        let a = 1;
+        let b = 2;
+        x
+    }
+
+    fn declared(&self);
+    fn inline(&self) { }
+}
+
+fn outer() {
+    fn inner() {
+        one();
+        two();
+    }
+    inner();
+}
+";
+    let found = |max| long_functions(code, max);
+    let names = |max| found(max).into_iter().map(|(n, _, _)| n).collect::<Vec<_>>();
+    assert_eq!(names(3), vec!["long", "outer", "inner"]);
+    assert_eq!(found(3)[0], ("long".to_string(), 6, 10));
+    assert_eq!(names(6), vec!["long", "outer"]);
+    assert!(names(10).is_empty());
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("ops")).unwrap();
+    std::fs::write(
+        dir.path().join("ops/mod.rs"),
+        "mod a;\n#[cfg(test)]\npub(crate) mod helpers;\n",
+    )
+    .unwrap();
+    assert!(is_test_file(&dir.path().join("ops/helpers.rs")));
+    assert!(!is_test_file(&dir.path().join("ops/a.rs")));
 }

@@ -420,27 +420,7 @@ pub fn evaluate(
             }
         }
         Truth::Pairs(labelled) => {
-            let mut sorted: Vec<(&(String, String), &bool)> = labelled.iter().collect();
-            sorted.sort_unstable();
-            let mut seen: HashSet<&str> = HashSet::new();
-            for ((a, b), duplicate) in sorted {
-                let (Some(ca), Some(cb)) = (predicted.get(a.as_str()), predicted.get(b.as_str()))
-                else {
-                    report.missing_from_run += 1;
-                    continue;
-                };
-                for id in [a, b] {
-                    report.documents += u64::from(seen.insert(id.as_str()));
-                }
-                let same = ca == cb;
-                report.true_pairs += u64::from(*duplicate);
-                report.predicted_pairs += u64::from(same);
-                report.true_positives += u64::from(same && *duplicate);
-                report.false_positive_count += u64::from(same && !*duplicate);
-                if *duplicate && true_pair_list.len() < MAX_BAND_PAIRS {
-                    true_pair_list.push((a.clone(), b.clone()));
-                }
-            }
+            score_labelled_pairs(labelled, &predicted, &mut report, &mut true_pair_list);
         }
     }
     (report.precision, report.recall, report.f1) =
@@ -466,6 +446,36 @@ pub fn evaluate(
     wrong.truncate(show);
     report.false_positive_pairs = wrong;
     report
+}
+
+/// Scores labelled pairs (`true` for duplicates) against the run's clusters into
+/// `report`, and lists the duplicate pairs (up to [`MAX_BAND_PAIRS`]) in `true_pairs`.
+fn score_labelled_pairs(
+    labelled: &HashMap<(String, String), bool>,
+    predicted: &HashMap<&str, String>,
+    report: &mut Report,
+    true_pairs: &mut Vec<(String, String)>,
+) {
+    let mut sorted: Vec<(&(String, String), &bool)> = labelled.iter().collect();
+    sorted.sort_unstable();
+    let mut seen: HashSet<&str> = HashSet::new();
+    for ((a, b), duplicate) in sorted {
+        let (Some(ca), Some(cb)) = (predicted.get(a.as_str()), predicted.get(b.as_str())) else {
+            report.missing_from_run += 1;
+            continue;
+        };
+        for id in [a, b] {
+            report.documents += u64::from(seen.insert(id.as_str()));
+        }
+        let same = ca == cb;
+        report.true_pairs += u64::from(*duplicate);
+        report.predicted_pairs += u64::from(same);
+        report.true_positives += u64::from(same && *duplicate);
+        report.false_positive_count += u64::from(same && !*duplicate);
+        if *duplicate && true_pairs.len() < MAX_BAND_PAIRS {
+            true_pairs.push((a.clone(), b.clone()));
+        }
+    }
 }
 
 /// Recall of `true_pairs` by the Jaccard similarity of their features.

@@ -10,7 +10,6 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use neardup_core::{BlockLayout, JaccardMode, LshParams, MinHasher, Signature, SimHash};
 use neardup_job::{JobSpec, Method};
 use serde::Serialize;
 
@@ -19,6 +18,7 @@ use crate::eval::{id_owners, read_pages, read_summary};
 use crate::settings::{MethodArg, Overrides, job_spec};
 
 mod decisions;
+mod method;
 
 /// Features listed per sample.
 const SAMPLE: usize = 12;
@@ -140,6 +140,41 @@ pub fn explain(
     let (mut fa, mut fb) = (neardup_text::Features::default(), neardup_text::Features::default());
     analyzer.extractor().extract(&feat_a, &mut fa, &mut scratch);
     analyzer.extractor().extract(&feat_b, &mut fb, &mut scratch);
+    let (shared, only_a, only_b) = split_features(&la, &lb);
+    let shared_features = shared.len();
+    let union = la.len() + lb.len() - shared_features;
+    let jaccard = if union == 0 { 1.0 } else { shared_features as f64 / union as f64 };
+    let sample = |mut v: Vec<String>| {
+        v.sort_unstable();
+        v.truncate(SAMPLE);
+        v
+    };
+    let min_features = spec.features.min_features.max(1);
+    let method = match spec.method {
+        Method::Minhash => method::minhash_view(spec, bands_rows, &fa, &fb)?,
+        Method::Simhash => method::simhash_view(spec, blocks, &fa, &fb)?,
+    };
+    Ok(Explanation {
+        ids: [a.id.clone(), b.id.clone()],
+        normalized_chars: [norm_a.chars().count(), norm_b.chars().count()],
+        identical_normalized: norm_a == norm_b,
+        features: [la.len(), lb.len()],
+        shared_features,
+        jaccard,
+        matchable: [la.len() >= min_features, lb.len() >= min_features],
+        samples: [sample(shared), sample(only_a), sample(only_b)],
+        method,
+        differences: differences(&a.text, &b.text),
+        left_out: [a.left_out.clone(), b.left_out.clone()],
+    })
+}
+
+/// The labels of the features both lists (sorted by hash) hold, and of those only the
+/// first or only the second holds.
+fn split_features(
+    la: &[(u64, String)],
+    lb: &[(u64, String)],
+) -> (Vec<String>, Vec<String>, Vec<String>) {
     let (mut shared, mut only_a, mut only_b) = (Vec::new(), Vec::new(), Vec::new());
     let (mut i, mut j) = (0, 0);
     while i < la.len() || j < lb.len() {
@@ -164,106 +199,7 @@ pub fn explain(
             (None, None) => unreachable!("the loop condition"),
         }
     }
-    let shared_features = shared.len();
-    let union = la.len() + lb.len() - shared_features;
-    let jaccard = if union == 0 { 1.0 } else { shared_features as f64 / union as f64 };
-    let sample = |mut v: Vec<String>| {
-        v.sort_unstable();
-        v.truncate(SAMPLE);
-        v
-    };
-    let min_features = spec.features.min_features.max(1);
-    let method = match spec.method {
-        Method::Minhash => {
-            let m = &spec.minhash;
-            let lsh = match bands_rows.or(m.bands.zip(m.rows)) {
-                Some((b, r)) => LshParams::try_new(b, r)?,
-                None => LshParams::choose(
-                    m.bands_jaccard(),
-                    m.num_perm,
-                    m.false_positive_weight,
-                    m.false_negative_weight,
-                )?,
-            };
-            let hasher = MinHasher::try_new(m.num_perm, spec.seed)?;
-            let (sa, sb) = (hasher.sign(fa.hashes()), hasher.sign(fb.hashes()));
-            let keys_a: Vec<_> = lsh.band_keys(&sa, spec.seed).collect();
-            let keys_b: Vec<_> = lsh.band_keys(&sb, spec.seed).collect();
-            let agreeing_bands: Vec<u32> =
-                (0..lsh.bands()).filter(|&i| keys_a[i as usize] == keys_b[i as usize]).collect();
-            let (sig_a, sig_b) = (Signature::MinHash(sa.clone()), Signature::MinHash(sb.clone()));
-            let (set_a, set_b) = (fa.sorted_hashes(), fb.sorted_hashes());
-            let count = |set: &[u64]| u32::try_from(set.len()).unwrap_or(u32::MAX);
-            let verdict = m.verifier(lsh).verify(
-                neardup_core::Side {
-                    signature: &sig_a,
-                    features: count(&set_a),
-                    feature_set: &set_a,
-                },
-                neardup_core::Side {
-                    signature: &sig_b,
-                    features: count(&set_b),
-                    feature_set: &set_b,
-                },
-            );
-            MethodView::Minhash {
-                bands: lsh.bands(),
-                rows: lsh.rows(),
-                permutations: m.num_perm,
-                estimate: sa.jaccard_estimate(&sb),
-                candidate: !agreeing_bands.is_empty(),
-                agreeing_bands,
-                threshold: m.threshold,
-                exact: m.verify == JaccardMode::Exact,
-                containment: verdict.containment,
-                containment_rule: m.containment_rule(),
-                measure: verdict.measure,
-                verified: verdict.is_duplicate,
-            }
-        }
-        Method::Simhash => {
-            let k = spec.simhash.distance();
-            let layout = match blocks.or(spec.simhash.blocks) {
-                Some(blocks) => BlockLayout::try_new(blocks, k)?,
-                None => BlockLayout::choose(k, 1_000_000)?,
-            };
-            let tf_idf = spec.simhash.weights() == neardup_job::Weighting::TfIdf;
-            let fingerprint = |f: &neardup_text::Features| {
-                SimHash::from_weighted(
-                    f.hashes().iter().zip(f.counts()).map(|(h, c)| (*h, f64::from(*c))),
-                )
-            };
-            let (x, y) = (fingerprint(&fa), fingerprint(&fb));
-            let shared_tables = layout.shared_tables(x, y);
-            let hamming = x.hamming(y);
-            MethodView::Simhash {
-                blocks: layout.blocks(),
-                tables: layout.tables(),
-                fingerprints: [format!("{:016x}", x.bits()), format!("{:016x}", y.bits())],
-                hamming,
-                shared_tables,
-                max_distance: k,
-                candidate: shared_tables > 0,
-                verified: hamming <= k,
-                note: tf_idf.then(|| {
-                    "weighted by term frequency only: the run's TF-IDF weights come from its corpus and are not recomputed here, so the distance may differ from the run's (with --run, a pair's own distance is on the `run:` line and in pairs/)".to_string()
-                }),
-            }
-        }
-    };
-    Ok(Explanation {
-        ids: [a.id.clone(), b.id.clone()],
-        normalized_chars: [norm_a.chars().count(), norm_b.chars().count()],
-        identical_normalized: norm_a == norm_b,
-        features: [la.len(), lb.len()],
-        shared_features,
-        jaccard,
-        matchable: [la.len() >= min_features, lb.len() >= min_features],
-        samples: [sample(shared), sample(only_a), sample(only_b)],
-        method,
-        differences: differences(&a.text, &b.text),
-        left_out: [a.left_out.clone(), b.left_out.clone()],
-    })
+    (shared, only_a, only_b)
 }
 
 /// Splits text into lines, or sentences when it is one long line.
@@ -391,88 +327,7 @@ pub fn print(out: &mut dyn Write, e: &Explanation) -> std::io::Result<()> {
             )?;
         }
     }
-    match &e.method {
-        MethodView::Minhash {
-            bands,
-            rows,
-            permutations,
-            estimate,
-            agreeing_bands,
-            threshold,
-            exact,
-            containment,
-            containment_rule,
-            measure,
-            candidate,
-            verified,
-        } => {
-            writeln!(
-                out,
-                "MinHash          estimated Jaccard {estimate:.4} ({permutations} permutations)"
-            )?;
-            writeln!(
-                out,
-                "bands            {} of {bands} agree {:?} ({rows} rows each): {}",
-                agreeing_bands.len(),
-                agreeing_bands,
-                if *candidate { "a candidate pair" } else { "not a candidate" }
-            )?;
-            let jaccard = if *exact { "exact Jaccard" } else { "estimate" };
-            let outcome = match (verified, measure) {
-                (true, neardup_core::Measure::Containment) => "passes by containment",
-                (true, _) => "passes",
-                (false, _) => "fails",
-            };
-            match (containment, containment_rule) {
-                (Some(c), Some(rule)) => {
-                    let (least, floor) = (rule.min_containment, rule.min_jaccard);
-                    let how = if *exact { "exact" } else { "from the estimate and feature counts" };
-                    writeln!(
-                        out,
-                        "containment      {c:.4} of the smaller document in the larger ({how})"
-                    )?;
-                    writeln!(
-                        out,
-                        "verification     {jaccard} >= {threshold}, or containment >= {least} with {jaccard} >= {floor}: {outcome}"
-                    )?;
-                }
-                _ => writeln!(out, "verification     {jaccard} >= {threshold}: {outcome}")?,
-            }
-        }
-        MethodView::Simhash {
-            blocks,
-            tables,
-            fingerprints,
-            hamming,
-            shared_tables,
-            max_distance,
-            candidate,
-            verified,
-            note,
-        } => {
-            writeln!(
-                out,
-                "SimHash          {} vs {}: Hamming distance {hamming}",
-                fingerprints[0], fingerprints[1]
-            )?;
-            writeln!(
-                out,
-                "tables           {shared_tables} of {tables} agree ({blocks} blocks): {}",
-                if *candidate { "a candidate pair" } else { "not a candidate" }
-            )?;
-            // Under corpus TF-IDF the fingerprints above are not the run's: judging them
-            // against its distance would say what the run did not do.
-            let verdict = match (note, *verified) {
-                (Some(_), _) => "not judged here (see the note)",
-                (None, true) => "passes",
-                (None, false) => "fails",
-            };
-            writeln!(out, "verification     distance <= {max_distance}: {verdict}")?;
-            if let Some(note) = note {
-                writeln!(out, "note             {note}")?;
-            }
-        }
-    }
+    method::print_method(out, &e.method)?;
     for (title, sample) in ["shared features", "only in A", "only in B"].iter().zip(&e.samples) {
         let shown: Vec<String> = sample.iter().map(|f| format!("{f:?}")).collect();
         let shown = if shown.is_empty() { "none".to_string() } else { shown.join(" ") };
