@@ -10,9 +10,8 @@ use std::time::{Duration, Instant};
 
 use neardup_io::{read_documents, read_pairs};
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod support;
+use support::{neardup, repo};
 
 /// A hostfile for `n` processes on free loopback ports (never timely's default 2101).
 fn hostfile(dir: &Path, n: usize) -> PathBuf {
@@ -28,10 +27,6 @@ fn hostfile(dir: &Path, n: usize) -> PathBuf {
 /// The run's `summary.json`.
 fn summary(out: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap()
-}
-
-fn neardup() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_neardup"))
 }
 
 /// Starts process `p` of `n` with one worker each.

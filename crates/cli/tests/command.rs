@@ -1,15 +1,13 @@
 //! The command as scripts use it: `--json` output, and readers that stop early.
 
 use std::ffi::{OsStr, OsString};
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
-fn neardup() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_neardup"))
-}
+mod support;
+use support::{neardup, repo};
 
 fn poems() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data-samples/zh-tang-poems")
+    repo().join("data-samples/zh-tang-poems")
 }
 
 /// Runs `neardup ARGS` with its stdout closed before it writes: what `| head -0` does.
@@ -95,4 +93,49 @@ fn eval_names_a_path_that_is_not_there_as_a_usage_error() {
         assert_eq!(done.status.code(), Some(2), "{stderr}");
         assert!(stderr.contains("does not exist"), "{stderr}");
     }
+}
+
+/// Every `[job file: KEY; default: VALUE]` in the help of `neardup`'s subcommands states the
+/// job file's default for KEY (the value `JobSpec::default()` holds, or for a value
+/// resolved from the inputs, the constants it is resolved from).
+#[test]
+fn help_text_defaults_are_the_job_files() {
+    use clap::CommandFactory;
+    let defaults = serde_json::to_value(neardup_job::JobSpec::default()).unwrap();
+    let resolved = [(
+        "simhash.max_distance",
+        format!(
+            "{}, or for web pages {} with TF-IDF weights and {} with term frequencies",
+            neardup_job::MAX_DISTANCE,
+            neardup_job::WEB_MAX_DISTANCE,
+            neardup_job::WEB_TF_MAX_DISTANCE
+        ),
+    )];
+    let mut checked = 0;
+    let cli = neardup_cli::Cli::command();
+    for sub in cli.get_subcommands() {
+        for arg in sub.get_arguments() {
+            let help = arg.get_long_help().or(arg.get_help()).map(|h| h.to_string());
+            let Some(help) = help else { continue };
+            let Some(start) = help.find("[job file: ") else { continue };
+            let inner = &help[start + "[job file: ".len()..];
+            let inner = &inner[..inner.rfind(']').expect("a closing bracket")];
+            let Some((key, stated)) = inner.split_once("; default: ") else { continue };
+            let name = format!("neardup {} --{}", sub.get_name(), arg.get_id());
+            let expected = match resolved.iter().find(|(k, _)| *k == key) {
+                Some((_, text)) => text.clone(),
+                None => {
+                    let value = key.split('.').fold(&defaults, |v, part| &v[part]);
+                    assert!(!value.is_null(), "{name}: the job file has no default for {key}");
+                    match value {
+                        serde_json::Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    }
+                }
+            };
+            assert_eq!(stated, expected, "{name}: help says the default of {key} is {stated}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 8, "only {checked} defaults found in the help text");
 }

@@ -38,7 +38,7 @@ fn weeks(dir: &Path) -> [PathBuf; 3] {
 
 /// `neardup dedup` of week `w` (1-based) in `root`, with `failpoint` armed.
 fn week(root: &Path, input: &str, w: usize, failpoint: Option<&str>) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_neardup"));
+    let mut cmd = support::neardup();
     cmd.current_dir(root)
         .args(["dedup", "-i", input, "-o", &format!("out{w}"), "-q", "-w", "2"])
         .args(["--index", "index", "--run-name", &format!("week-{w}")])
@@ -251,7 +251,7 @@ fn a_killed_runs_spill_folder_and_locks_are_cleared_by_the_next_run() {
     let spill = root.join("spill");
     std::fs::create_dir(&spill).unwrap();
     let run = |failpoint: Option<&str>| {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_neardup"));
+        let mut cmd = support::neardup();
         cmd.current_dir(root)
             .args(["dedup", "-i", "week1.jsonl", "-o", "out", "-q", "-w", "2"])
             .args(["--index", "index", "--spill-dir", "spill", "--memory-budget", "8M"])
@@ -289,7 +289,7 @@ fn records_kept_between_passes_are_cleared_after_a_kill() {
     let spill = root.join("spill");
     std::fs::create_dir(&spill).unwrap();
     let run = |out: &str, failpoint: Option<&str>| {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_neardup"));
+        let mut cmd = support::neardup();
         cmd.current_dir(root)
             .args(["dedup", "-o", out, "-q", "-w", "2", "--spill-dir", "spill"])
             .args(["--memory-budget", "8M", "-i"])
@@ -338,7 +338,7 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 fn a_budget_below_the_floor_is_said() {
     let dir = tempfile::tempdir().unwrap();
     weeks(dir.path());
-    let out = Command::new(env!("CARGO_BIN_EXE_neardup"))
+    let out = support::neardup()
         .current_dir(dir.path())
         .args(["dedup", "-i", "week1.jsonl", "-o", "out", "--memory-budget", "64M"])
         .output()
@@ -358,7 +358,7 @@ fn an_input_that_changes_during_a_run_fails_it() {
     let [input, ..] = weeks(root);
     let whole = std::fs::read(&input).unwrap();
     let go = root.join("go");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_neardup"));
+    let mut cmd = support::neardup();
     cmd.current_dir(root)
         .args(["dedup", "-i", "week1.jsonl", "-o", "out", "-w", "2", "--spill-dir", "."])
         .env(
@@ -392,7 +392,7 @@ fn an_input_that_changes_during_a_run_fails_it() {
     assert_eq!(summary["status"], "failed");
     // Whole again, with another modification time: the next run reads it all.
     std::fs::write(&input, &whole).unwrap();
-    let again = Command::new(env!("CARGO_BIN_EXE_neardup"))
+    let again = support::neardup()
         .current_dir(root)
         .args(["dedup", "-q", "-i", "week1.jsonl", "-o", "out", "--json"])
         .env_remove(neardup_io::failpoint::FAILPOINTS_ENV)
@@ -406,7 +406,7 @@ fn an_input_that_changes_during_a_run_fails_it() {
 /// A run in `root` of `input` into `out`, spilling into `spill`, with `failpoint` armed,
 /// its stderr piped.
 fn held_run(root: &Path, input: &Path, failpoint: Option<&str>) -> Child {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_neardup"));
+    let mut cmd = support::neardup();
     cmd.current_dir(root)
         .args(["dedup", "-o", "out", "-q", "-w", "2", "--log", "info", "--spill-dir", "spill"])
         .arg("-i")

@@ -7,9 +7,8 @@
 use std::path::Path;
 use std::process::Command;
 
-fn repo() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod support;
+use support::repo;
 
 fn script(path: &Path, body: &str) {
     std::fs::write(path, body).unwrap();

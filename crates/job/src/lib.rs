@@ -83,7 +83,7 @@ pub use spec::{
 pub use stage::Stage;
 pub use stats::{BoilerplateStats, IndexStats, WorkerStats};
 pub use summary::{
-    Counts, LshCounts, Resolved, SUMMARY_FILE, StageSeconds, Summary, file_metadata,
+    Counts, LshCounts, Resolved, RunStatus, SUMMARY_FILE, StageSeconds, Summary, file_metadata,
     peak_memory_bytes,
 };
 pub use traffic::Exchanged;

@@ -31,7 +31,7 @@ use crate::error::{JobError, error_chain};
 use crate::report::{self, REPORT_FILE};
 use crate::spill::RemoveDir;
 use crate::stats::IndexStats;
-use crate::summary::{SUMMARY_FILE, Summary};
+use crate::summary::{RunStatus, SUMMARY_FILE, Summary};
 use crate::worker_report::WorkerReport;
 
 /// Name of the marker written last, when every output is complete.
@@ -252,7 +252,7 @@ pub(crate) fn finish(
                     let _ = neardup_io::out::remove_all(&plan.new_generation_dir());
                 }
             }
-            summary.status = "failed".into();
+            summary.status = RunStatus::Failed;
             let mut message = error_chain(&error);
             if index_committed && let Some(plan) = &config.index {
                 message.push_str(&format!(
@@ -332,7 +332,11 @@ fn commit(
     summary.remote_retries += neardup_io::remote::retries() - retries_before;
     let json = serde_json::to_vec_pretty(&*summary).expect("summary serialises");
     write_atomically(&config.output.join(SUMMARY_FILE), &json).map_err(committed)?;
-    tracing::info!(status = summary.status, seconds = summary.seconds.total, "summary written");
+    tracing::info!(
+        status = summary.status.as_str(),
+        seconds = summary.seconds.total,
+        "summary written"
+    );
     point("summary-written", &config.output.join(SUMMARY_FILE), index_committed)?;
     write_atomically(&config.output.join(SUCCESS_MARKER), b"").map_err(committed)?;
     point("success-written", &config.output.join(SUCCESS_MARKER), index_committed)?;

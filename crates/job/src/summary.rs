@@ -174,11 +174,31 @@ pub struct LshCounts {
 /// Name of the run summary in the output folder.
 pub const SUMMARY_FILE: &str = "summary.json";
 
+/// How a run ended, as `summary.json` says it (`success` or `failed`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Every output is in place (`_SUCCESS` is written after the summary).
+    Success,
+    /// The run failed; `error` says why.
+    Failed,
+}
+
+impl RunStatus {
+    /// The name `summary.json` gives it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Success => "success",
+            RunStatus::Failed => "failed",
+        }
+    }
+}
+
 /// `summary.json`: written by every run, read back by `eval`, `explain` and the report.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Summary {
-    /// `success` or `failed`.
-    pub status: String,
+    /// How the run ended.
+    pub status: RunStatus,
     /// Why the run failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -290,7 +310,7 @@ impl Summary {
         };
         let signed = stats.signed_representatives;
         Summary {
-            status: "success".into(),
+            status: RunStatus::Success,
             error: None,
             neardup_version: env!("CARGO_PKG_VERSION").into(),
             signature_version: neardup_core::SIGNATURE_VERSION,

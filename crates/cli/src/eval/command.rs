@@ -135,12 +135,12 @@ pub(crate) fn read_summary(run: &Path) -> anyhow::Result<Summary> {
     let summary = Summary::read(run).with_context(|| {
         format!("cannot use \"{}\" as a run: is it a neardup output folder?", run.display())
     })?;
-    if summary.status != "success" {
+    if summary.status != neardup_job::RunStatus::Success {
         anyhow::bail!(
             "the run in \"{}\" did not finish (its summary.json says \"{}\"): its documents/ and \
              pairs/ may be incomplete; run the job again to evaluate or explain it",
             run.display(),
-            summary.status
+            summary.status.as_str()
         );
     }
     if summary.signature_version != neardup_core::SIGNATURE_VERSION {

@@ -1,6 +1,7 @@
-//! Shared by the tests that run against servers on 127.0.0.1: moto's S3-compatible server
-//! (PyPI `moto[server]`, which `.ci/run` installs), started and stopped by [`S3`], and the
-//! inputs and readings the tests compare.
+//! Shared by the command's tests: the repository and the built command ([`repo`],
+//! [`neardup`]), runs with a deadline, and for the tests that run against servers on
+//! 127.0.0.1, moto's S3-compatible server (PyPI `moto[server]`, which `.ci/run` installs),
+//! started and stopped by [`S3`], and the inputs and readings the tests compare.
 //!
 //! Without `moto_server` (on PATH, in `NEARDUP_MOTO_SERVER`, or in `target/ci-venv`) each S3
 //! test prints a `SKIPPED` line that `cargo test` shows and passes, unless
