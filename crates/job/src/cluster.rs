@@ -70,22 +70,6 @@ impl Topology {
         }
     }
 
-    /// Bytes each collecting stage of a worker may hold before spilling: an eighth of the
-    /// worker's share of the budget (a few stages collect at once, and rounds of input are
-    /// in flight alongside).
-    pub fn spill_limit(&self) -> usize {
-        usize::try_from(self.worker_budget() / 8).unwrap_or(usize::MAX).max(1 << 16)
-    }
-
-    /// Bytes of text each worker reads per round: a sixteenth of its share of the budget.
-    pub fn round_bytes(&self) -> u64 {
-        (self.worker_budget() / 16).max(1 << 16)
-    }
-
-    fn worker_budget(&self) -> u64 {
-        self.memory_budget / self.workers.max(1) as u64
-    }
-
     /// Workers in all processes.
     pub fn total_workers(&self) -> usize {
         self.workers * self.processes

@@ -40,6 +40,7 @@ use timely::dataflow::channels::pact::Exchange;
 use crate::cluster::{Heartbeat, Pass, Topology, run_workers};
 use crate::config::{IndexPlan, JobConfig};
 use crate::error::{JobError, ReadFailure};
+use crate::memory::MemoryPlan;
 use crate::mesh::Control;
 use crate::operators::collect::{Drain, Spill, collect_sorted};
 use crate::pass::{FailureCell, PassFailure, PassWorker, step_until};
@@ -258,7 +259,8 @@ pub(crate) fn learn_boilerplate(
     let reading = reading.clone();
     let traffic = reading.traffic.clone();
     let (rule, seed) = (job.spec.boilerplate.clone(), job.spec.seed);
-    let (spill_root, limit_bytes) = (topology.spill_dir.clone(), topology.spill_limit());
+    let (spill_root, spill_limit) =
+        (topology.spill_dir.clone(), MemoryPlan::of(topology).limit_bytes);
     let abort = Arc::new(AtomicBool::new(false));
     let pass = Pass { control: reading.control.clone(), traffic, abort: abort.clone() };
     let job = job.clone();
@@ -268,14 +270,14 @@ pub(crate) fn learn_boilerplate(
         let _remove = RemoveDir(dir.clone());
         // With an index, pages are sent (and its sample of their hosts added) rather than
         // occurrences; the two stages share the spill limit.
-        let limit_bytes = if job.index.is_some() { limit_bytes / 2 } else { limit_bytes };
         let spill = Spill {
             dir,
-            limit_bytes,
+            limit_bytes: spill_limit,
             stats: Rc::new(RefCell::new(WorkerStats::default())),
             error: Rc::new(RefCell::new(None)),
             abort: abort.clone(),
         };
+        let spill = if job.index.is_some() { spill.share(2) } else { spill };
         let learning = Learning::default();
         let mut inputs = learning.build(worker, &job, &me, &spill);
         let (local_pages, read_all) =

@@ -14,6 +14,7 @@ use crate::config::JobConfig;
 use crate::corpus;
 use crate::error::{JobError, error_chain};
 use crate::interrupt::Interrupt;
+use crate::memory::MemoryPlan;
 use crate::mesh::{Control, Mesh};
 use crate::outputs::{self, BOILERPLATE_FILE};
 use crate::progress::Progress;
@@ -22,7 +23,7 @@ use crate::source::KeptShares;
 use crate::spec::JobSpec;
 use crate::summary::Summary;
 use crate::traffic::{Exchanged, Traffic};
-use crate::worker::{LearnedPass, MemoryPlan, RunContext, run_worker};
+use crate::worker::{LearnedPass, RunContext, run_worker};
 use crate::worker_report::WorkerReport;
 
 /// Runs a job to completion and writes its outputs.
@@ -281,7 +282,7 @@ fn execute(
         kept: kept.clone(),
         local_workers: topology.workers,
         spill_root: topology.spill_dir.clone(),
-        limit_bytes: topology.spill_limit(),
+        limit_bytes: MemoryPlan::of(topology).limit_bytes,
         progress: Some(progress.clone()),
         traffic: traffic.clone(),
         control: control.clone(),
@@ -325,11 +326,7 @@ fn execute(
         progress,
         start,
         learned,
-        memory: MemoryPlan {
-            dir: topology.spill_dir.clone(),
-            limit_bytes: topology.spill_limit(),
-            round_bytes: topology.round_bytes(),
-        },
+        memory: MemoryPlan::of(topology),
         kept,
         boilerplate,
     };

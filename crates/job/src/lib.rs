@@ -41,6 +41,7 @@ mod driver;
 mod error;
 mod frames;
 mod interrupt;
+mod memory;
 mod mesh;
 mod operators;
 mod outputs;

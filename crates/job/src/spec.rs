@@ -100,9 +100,9 @@ pub struct InputSpec {
 /// The record size limit of a run whose job file sets none: 16 MiB, or a sixty-fourth of
 /// the memory budget when that is less (signing a record takes some 25 times its size), so
 /// that one record never takes more than the budget. Worker and process counts play no
-/// part, and budgets of 1 GiB and more all give 16 MiB.
+/// part, and budgets of 1 GiB and more all give 16 MiB (see `memory.rs`).
 pub fn default_max_record_bytes(memory_budget_bytes: u64) -> u64 {
-    neardup_io::DEFAULT_MAX_RECORD_BYTES.min(memory_budget_bytes / 64).max(1 << 16)
+    crate::memory::record_limit(memory_budget_bytes)
 }
 
 impl Default for InputSpec {

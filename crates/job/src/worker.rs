@@ -8,7 +8,6 @@
 #![allow(clippy::result_large_err)]
 
 use std::cell::RefCell;
-use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,6 +25,7 @@ use timely::worker::Worker;
 use crate::cluster::Heartbeat;
 use crate::config::JobConfig;
 use crate::error::{JobError, ReadFailure, error_chain};
+use crate::memory::MemoryPlan;
 use crate::operators::{
     DedupIds, DocStore, ExactGroups, FetchIndexed, GatherReports, Grouped, IdOutcome, IndexKey,
     IndexMatch, Keyed, LinkClusters, NameClusters, Near, PartSink, ProbeIndex, ReduceBuckets,
@@ -73,16 +73,6 @@ pub(crate) struct LearnedPass {
     pub(crate) kept_spilled_bytes: u64,
     /// Workers per process.
     pub(crate) local_workers: usize,
-}
-
-/// How a worker spends its share of the memory budget.
-pub(crate) struct MemoryPlan {
-    /// The folder below which each worker spills.
-    pub(crate) dir: PathBuf,
-    /// Bytes each collecting stage holds before spilling.
-    pub(crate) limit_bytes: usize,
-    /// Bytes of text read per round.
-    pub(crate) round_bytes: u64,
 }
 
 /// A stream of the main dataflow.

@@ -38,6 +38,12 @@ pub struct Spill {
 }
 
 impl Spill {
+    /// The same spill with `1 / parts` of its limit: for a stage that holds `parts`
+    /// collections at once.
+    pub fn share(&self, parts: usize) -> Spill {
+        Spill { limit_bytes: self.limit_bytes / parts, ..self.clone() }
+    }
+
     /// An empty collection under this worker's limit.
     pub fn runs<T: Ord + Serialize + DeserializeOwned + MemSize>(&self) -> SortedRuns<T> {
         SortedRuns::new(&self.dir, self.limit_bytes)

@@ -295,7 +295,7 @@ impl<'s, T: Timestamp> StoreDocs<'s, T> for StreamVec<'s, T, StoreKey> {
         spill: Spill,
     ) -> StreamVec<'s, T, Stored> {
         // Half the limit for the log, half for the sorted runs of the rest.
-        let half = Spill { limit_bytes: spill.limit_bytes / 2, ..spill.clone() };
+        let half = spill.share(2);
         let log = Rc::new(RefCell::new(Some(SigLog::new(half.dir.clone(), half.limit_bytes))));
         let take_log = log.clone();
         let take = move |item: StoreKey| {
@@ -428,7 +428,7 @@ pub(crate) fn store_by_hand(
     spill: &Spill,
     input: Vec<StoreKey>,
 ) -> (Vec<Stored>, Rc<RefCell<DocStore>>) {
-    let mut log = SigLog::new(spill.dir.clone(), spill.limit_bytes / 2);
+    let mut log = SigLog::new(spill.dir.clone(), spill.share(2).limit_bytes);
     let input = input.into_iter().map(|item| log_signature(&mut log, item).unwrap()).collect();
     let (log, bytes) = log.finish().unwrap();
     spill.stats.borrow_mut().spilled_bytes += bytes;

@@ -182,7 +182,7 @@ where
     };
     // Collecting links and seeds at once, each gets half the limit.
     let collecting = match links_in {
-        Some(_) => Spill { limit_bytes: spill.limit_bytes / 2, ..spill.clone() },
+        Some(_) => spill.share(2),
         None => spill.clone(),
     };
     let (offers_out, offers_stream) = builder.new_output::<Vec<Offer<V>>>();

@@ -419,9 +419,7 @@ impl<'s, T: Timestamp> VerifyCandidates<'s, T> for StreamVec<'s, T, Candidate> {
         // before still drains and while pairs are verified (the collection's last run
         // stays in memory): the signatures get half the limit, the pairs (16 bytes each)
         // a quarter.
-        let second_spill = Spill { limit_bytes: spill.limit_bytes / 2, ..spill };
-        let pairs_spill =
-            Spill { limit_bytes: second_spill.limit_bytes / 2, ..second_spill.clone() };
+        let (second_spill, pairs_spill) = (spill.share(2), spill.share(4));
         // Signatures go to `Firsts` as they arrive, never sorted or spilled with the pairs.
         let firsts: Rc<RefCell<Option<Firsts>>> = Rc::default();
         let (take_firsts, take_store, take_spill) =
