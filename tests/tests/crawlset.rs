@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use neardup_cli::Outcome;
 use neardup_cli::eval::Report;
 use neardup_e2e::{dedup, neardup, repo};
-use neardup_io::{FieldNames, OnReadError, Record, RecordReader};
+use neardup_io::{OnReadError, ReadOptions, Record, RecordReader};
 
 fn set() -> PathBuf {
     repo().join("data-samples/crawlset")
@@ -27,7 +27,7 @@ fn eval(run: &Path, args: &[&str]) -> Report {
 /// The WET pages as JSON Lines of id, url and text (the text as the WET reader gives it).
 fn as_jsonl(dir: &Path) -> PathBuf {
     let files = neardup_io::discover(&[set().join("pages.wet.gz")], &[]).unwrap();
-    let reader = RecordReader::open(&files[0], &FieldNames::default(), OnReadError::Fail).unwrap();
+    let reader = RecordReader::open(&files[0], &ReadOptions::default(), OnReadError::Fail).unwrap();
     let lines: Vec<String> = reader
         .filter_map(|r| match r.unwrap() {
             Record::Doc(d) => {

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use neardup_e2e::{dedup, repo, summary};
 use neardup_io::{
-    Compression, FieldNames, Format, InputFile, OnReadError, Record, RecordReader, html_to_text,
+    Compression, Format, InputFile, OnReadError, ReadOptions, Record, RecordReader, html_to_text,
     read_documents,
 };
 
@@ -185,7 +185,7 @@ struct Outcome {
 fn read_checked(path: &Path) -> Result<Outcome, String> {
     let format = Format::of(path).ok_or("no format")?;
     let file = InputFile { index: 3, path: path.to_path_buf(), format, bytes: 0, version: None };
-    let fields = FieldNames { max_record_bytes: LIMIT, ..FieldNames::default() };
+    let fields = ReadOptions { max_record_bytes: LIMIT, ..ReadOptions::default() };
     let mut reader = match RecordReader::open(&file, &fields, OnReadError::Reject) {
         Ok(r) => r,
         Err(e) => return Err(format!("opening with on_read_error = reject failed: {e}")),

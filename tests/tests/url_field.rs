@@ -9,13 +9,13 @@ use std::sync::Arc;
 use arrow_array::{RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 use neardup_e2e::{dedup, render_documents, repo, summary};
-use neardup_io::{FieldNames, OnReadError, Record, RecordReader};
+use neardup_io::{OnReadError, ReadOptions, Record, RecordReader};
 
 /// The pages of the web archive as `(id, url, text)`, text as the archive reader extracts it.
 fn pages() -> Vec<(String, String, String)> {
     let warc = repo().join("data-samples/web-templated/pages.warc.gz");
     let files = neardup_io::discover(&[warc], &[]).unwrap();
-    let reader = RecordReader::open(&files[0], &FieldNames::default(), OnReadError::Fail).unwrap();
+    let reader = RecordReader::open(&files[0], &ReadOptions::default(), OnReadError::Fail).unwrap();
     reader
         .filter_map(|r| match r.unwrap() {
             Record::Doc(d) => {

@@ -34,7 +34,7 @@ mod sketch;
 pub use ids::{BucketKey, ContentHash, DocId};
 pub use lsh::LshParams;
 pub use minhash::{MAX_NUM_PERM, MinHashSignature, MinHasher, agreements_at_most, jaccard_sorted};
-pub use signature::{Containment, JaccardMode, Measure, Side, Signature, Verdict, Verifier};
+pub use signature::{Containment, JaccardMode, Measure, Side, Signature, Verification, Verifier};
 pub use simd::SimdLevel;
 pub use simhash::{BlockLayout, CANDIDATE_COST, MAX_TABLES, SIMHASH_BITS, SimHash};
 pub use sketch::CountMinSketch;

@@ -15,7 +15,7 @@ pub enum Signature {
 
 /// The outcome of comparing a candidate pair.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Verdict {
+pub struct Verification {
     /// Estimated (or exact) Jaccard for MinHash, `1 - hamming/64` for SimHash.
     pub similarity: f64,
     /// Estimated (or exact) containment of the smaller feature set in the larger (MinHash
@@ -155,7 +155,7 @@ impl Verifier {
     ///
     /// # Panics
     /// If the signatures are of a different method than the verifier (a wiring bug).
-    pub fn verify(&self, a: Side<'_>, b: Side<'_>) -> Verdict {
+    pub fn verify(&self, a: Side<'_>, b: Side<'_>) -> Verification {
         self.judge(a, b, true)
     }
 
@@ -165,11 +165,11 @@ impl Verifier {
     ///
     /// # Panics
     /// As [`Verifier::verify`].
-    pub fn duplicate(&self, a: Side<'_>, b: Side<'_>) -> Option<Verdict> {
+    pub fn duplicate(&self, a: Side<'_>, b: Side<'_>) -> Option<Verification> {
         Some(self.judge(a, b, false)).filter(|v| v.is_duplicate)
     }
 
-    fn judge(&self, a: Side<'_>, b: Side<'_>, every_band_count: bool) -> Verdict {
+    fn judge(&self, a: Side<'_>, b: Side<'_>, every_band_count: bool) -> Verification {
         match (self, a.signature, b.signature) {
             (
                 Verifier::MinHash { threshold, lsh, mode, containment },
@@ -183,7 +183,7 @@ impl Verifier {
                 let (contained, by_jaccard, by_containment) =
                     minhash_rule(*threshold, *containment, similarity, a.features, b.features);
                 let is_duplicate = by_jaccard || by_containment;
-                Verdict {
+                Verification {
                     similarity,
                     containment: contained,
                     measure: if !by_jaccard && by_containment {
@@ -199,7 +199,7 @@ impl Verifier {
             }
             (Verifier::SimHash { layout }, Signature::SimHash(x), Signature::SimHash(y)) => {
                 let distance = x.hamming(*y);
-                Verdict {
+                Verification {
                     similarity: x.similarity(*y),
                     containment: None,
                     measure: Measure::Hamming,

@@ -5,13 +5,13 @@
 //!
 //! Prints the documents, rejects and bytes of text read.
 
-use neardup_io::{FieldNames, OnReadError, Record, RecordReader, discover};
+use neardup_io::{OnReadError, ReadOptions, Record, RecordReader, discover};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let paths: Vec<std::path::PathBuf> = std::env::args_os().skip(1).map(Into::into).collect();
     let (mut docs, mut rejects, mut bytes) = (0u64, 0u64, 0u64);
     for file in discover(&paths, &[])? {
-        for record in RecordReader::open(&file, &FieldNames::default(), OnReadError::Fail)? {
+        for record in RecordReader::open(&file, &ReadOptions::default(), OnReadError::Fail)? {
             match record? {
                 Record::Doc(doc) => {
                     docs += 1;

@@ -3,14 +3,14 @@
 //!
 //! `cargo run --release -p neardup-io --example read_records -- data-samples/warc`
 
-use neardup_io::{FieldNames, OnReadError, Record, RecordReader, discover};
+use neardup_io::{OnReadError, ReadOptions, Record, RecordReader, discover};
 
 fn main() {
     let paths: Vec<std::path::PathBuf> = std::env::args().skip(1).map(Into::into).collect();
     let files = discover(&paths, &[]).expect("inputs");
     for file in &files {
         let mut reader =
-            RecordReader::open(file, &FieldNames::default(), OnReadError::Reject).expect("open");
+            RecordReader::open(file, &ReadOptions::default(), OnReadError::Reject).expect("open");
         println!("== {}", file.path.display());
         for record in reader.by_ref() {
             match record.expect("read") {

@@ -18,7 +18,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::out::{temporary_name, write_atomically};
+use crate::destination::{temporary_name, write_atomically};
 use crate::role::Role;
 use crate::{Error, Result};
 
@@ -65,7 +65,7 @@ impl FileList {
     /// outside `dir`.
     pub fn load(dir: &Path) -> Result<Option<FileList>> {
         let path = dir.join(FILE_LIST);
-        let bytes = match crate::out::read_optional(&path) {
+        let bytes = match crate::destination::read_optional(&path) {
             Ok(Some(b)) => b,
             Ok(None) => return Ok(None),
             Err(source) => return Err(Error::ReadFile { path, source }),
@@ -102,7 +102,7 @@ impl FileList {
     pub fn replace(&self, dir: &Path, owned: &[&str], old: &FileList) -> Result<()> {
         old.remove(dir, &[])?;
         for sub in owned {
-            crate::out::remove_empty_dir(&dir.join(sub));
+            crate::destination::remove_empty_dir(&dir.join(sub));
         }
         self.save(dir)
     }
@@ -115,7 +115,7 @@ impl FileList {
     /// As [`FileList::prepare`], and [`Error::OtherRole`] when `dir` holds another role's
     /// files (its list says so) or an index.
     pub fn check(&self, dir: &Path, owned: &[&str]) -> Result<FileList> {
-        crate::out::create_dir_all(dir)
+        crate::destination::create_dir_all(dir)
             .map_err(|source| Error::Write { path: dir.to_path_buf(), source })?;
         let old = FileList::load(dir)?.unwrap_or_default();
         let wanted = self.role();
@@ -148,7 +148,7 @@ impl FileList {
                     .iter()
                     .filter_map(|o| o.strip_prefix(&format!("{sub}/")).map(String::from))
                     .collect(),
-                None => crate::out::names_in(&folder)
+                None => crate::destination::names_in(&folder)
                     .map_err(|source| Error::ReadFile { path: folder.clone(), source })?,
             };
             for name in names {
@@ -183,7 +183,8 @@ impl FileList {
             let path = dir.join(rel);
             let temporary = (!remote).then(|| temporary_name(&path));
             for path in temporary.into_iter().chain([path]) {
-                crate::out::remove_file(&path).map_err(|source| Error::Write { path, source })?;
+                crate::destination::remove_file(&path)
+                    .map_err(|source| Error::Write { path, source })?;
             }
         }
         Ok(())
@@ -217,7 +218,7 @@ pub fn folder_role(dir: &Path) -> Result<Option<Role>> {
         return Ok(Some(role));
     }
     let manifest = dir.join(crate::index::MANIFEST);
-    match crate::out::read_optional(&manifest) {
+    match crate::destination::read_optional(&manifest) {
         Ok(Some(bytes)) => {
             let json: Option<serde_json::Value> = serde_json::from_slice(&bytes).ok();
             let index =
@@ -234,7 +235,7 @@ fn objects_in(dir: &Path) -> Result<Option<std::collections::HashSet<String>>> {
     if !crate::remote::is_remote(dir) {
         return Ok(None);
     }
-    let names = crate::out::names_in(dir)
+    let names = crate::destination::names_in(dir)
         .map_err(|source| Error::ReadFile { path: dir.to_path_buf(), source })?;
     Ok(Some(names.into_iter().collect()))
 }

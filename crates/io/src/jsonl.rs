@@ -12,14 +12,14 @@ use serde_json::Value;
 
 use crate::decompress::{Compression, decompressed};
 use crate::input::{CountingFile, InputFile};
-use crate::read_options::{FieldNames, OnReadError, generated_id};
+use crate::read_options::{OnReadError, ReadOptions, generated_id};
 use crate::{Error, InputDoc, Reason, Record, RejectedRecord, Result, WebMeta};
 
 /// Reads records from one JSONL file.
 pub struct JsonlRecords {
     reader: Box<dyn BufRead + Send>,
     file: InputFile,
-    fields: FieldNames,
+    fields: ReadOptions,
     on_error: OnReadError,
     line: u64,
     buf: Vec<u8>,
@@ -93,7 +93,7 @@ impl JsonlRecords {
     pub fn open(
         file: &InputFile,
         compression: Compression,
-        fields: FieldNames,
+        fields: ReadOptions,
         on_error: OnReadError,
         bytes_read: Option<Arc<AtomicU64>>,
     ) -> Result<Self> {
@@ -123,7 +123,7 @@ impl JsonlRecords {
     /// [`Error::Open`] if the file cannot be opened or positioned.
     pub fn open_range(
         file: &InputFile,
-        fields: FieldNames,
+        fields: ReadOptions,
         on_error: OnReadError,
         bytes_read: Option<Arc<AtomicU64>>,
         range: LineRange,
@@ -314,7 +314,7 @@ pub struct RawLine {
 
 /// Parses one line of the JSONL file `file` (record `doc`): a document, or a reject with
 /// its reason. Only the id, text and URL fields are decoded.
-pub fn parse_line(file: &InputFile, fields: &FieldNames, doc: DocId, line: &[u8]) -> Record {
+pub fn parse_line(file: &InputFile, fields: &ReadOptions, doc: DocId, line: &[u8]) -> Record {
     let reject = |id: Option<String>, reason, detail: String| {
         Record::Reject(RejectedRecord { doc, id, reason, detail })
     };
@@ -581,7 +581,7 @@ mod tests {
             line.extend_from_slice(&text);
             line.extend_from_slice(b"\"}");
             let file = file(Path::new("a.jsonl"), Compression::None);
-            let record = parse_line(&file, &FieldNames::default(), DocId::new(3, 2), &line);
+            let record = parse_line(&file, &ReadOptions::default(), DocId::new(3, 2), &line);
             let rejected = matches!(
                 record,
                 Record::Reject(RejectedRecord { reason: Reason::InvalidUtf8, .. })
@@ -616,7 +616,7 @@ mod tests {
             std::fs::write(&path, &text).unwrap();
             let len = text.len() as u64;
             let f = InputFile { bytes: len, ..file(&path, Compression::None) };
-            let whole: Vec<Record> = JsonlRecords::open(&f, Compression::None, FieldNames::default(), OnReadError::Fail, None)
+            let whole: Vec<Record> = JsonlRecords::open(&f, Compression::None, ReadOptions::default(), OnReadError::Fail, None)
                 .unwrap()
                 .map(Result::unwrap)
                 .collect();
@@ -628,7 +628,7 @@ mod tests {
             for w in bounds.windows(2) {
                 let range = LineRange { start: w[0], end: w[1], lines_before };
                 pieces.extend(
-                    JsonlRecords::open_range(&f, FieldNames::default(), OnReadError::Fail, None, range)
+                    JsonlRecords::open_range(&f, ReadOptions::default(), OnReadError::Fail, None, range)
                         .unwrap()
                         .map(Result::unwrap),
                 );
@@ -640,7 +640,7 @@ mod tests {
         }
     }
 
-    fn read_all(path: &Path, compression: Compression, fields: FieldNames) -> Vec<Result<Record>> {
+    fn read_all(path: &Path, compression: Compression, fields: ReadOptions) -> Vec<Result<Record>> {
         JsonlRecords::open(&file(path, compression), compression, fields, OnReadError::Fail, None)
             .unwrap()
             .collect()
@@ -660,7 +660,7 @@ mod tests {
         // A bomb: a long run of zero bytes and no line end.
         gz.write_all(&vec![0u8; 2 << 20]).unwrap();
         gz.finish().unwrap();
-        let fields = FieldNames { max_record_bytes: 100_000, ..FieldNames::default() };
+        let fields = ReadOptions { max_record_bytes: 100_000, ..ReadOptions::default() };
         let records = read_all(&path, Compression::Gzip, fields.clone());
         assert_eq!(
             reasons(&records),
@@ -724,7 +724,7 @@ mod tests {
         f.write_all(b"{\"id\": \"k\", \"text\": \"ok\"} trailing\n").unwrap();
         f.write_all(b"{\"id\": \"l\", \"te\\u0078t\": \"escaped key\"}").unwrap();
         drop(f);
-        let records = read_all(&path, Compression::None, FieldNames::default());
+        let records = read_all(&path, Compression::None, ReadOptions::default());
         assert_eq!(
             reasons(&records),
             vec![
@@ -762,7 +762,7 @@ mod tests {
             b"\xEF\xBB\xBF{\"id\": \"a\", \"text\": \"x\"}\n\xEF\xBB\xBF{\"id\": \"b\"}\n",
         )
         .unwrap();
-        let records = read_all(&path, Compression::None, FieldNames::default());
+        let records = read_all(&path, Compression::None, ReadOptions::default());
         assert!(matches!(&records[0], Ok(Record::Doc(d)) if d.id == "a"));
         // Only at the start of the file: elsewhere it is a malformed line.
         assert!(matches!(&records[1], Ok(Record::Reject(r)) if r.reason == Reason::MalformedJson));
@@ -780,7 +780,7 @@ mod tests {
             r#"{"text": "x", "link": "https://s.example/e", "id": "e"}"#,
         ];
         std::fs::write(&path, lines.join("\n")).unwrap();
-        let url_of = |fields: FieldNames| -> Vec<Option<String>> {
+        let url_of = |fields: ReadOptions| -> Vec<Option<String>> {
             read_all(&path, Compression::None, fields)
                 .into_iter()
                 .map(|r| match r {
@@ -791,17 +791,20 @@ mod tests {
         };
         let url = |u: &str| Some(u.to_string());
         assert_eq!(
-            url_of(FieldNames::default()),
+            url_of(ReadOptions::default()),
             [url("https://s.example/a"), None, None, None, None]
         );
-        let link = FieldNames { url: Some("link".into()), ..FieldNames::default() };
+        let link = ReadOptions { url: Some("link".into()), ..ReadOptions::default() };
         assert_eq!(url_of(link), [None, None, None, None, url("https://s.example/e")]);
-        assert_eq!(url_of(FieldNames { url: None, ..FieldNames::default() }), [const { None }; 5]);
+        assert_eq!(
+            url_of(ReadOptions { url: None, ..ReadOptions::default() }),
+            [const { None }; 5]
+        );
         // The URL may be the id as well.
-        let by_url = FieldNames {
+        let by_url = ReadOptions {
             id: Some("link".into()),
             url: Some("link".into()),
-            ..FieldNames::default()
+            ..ReadOptions::default()
         };
         let records = read_all(&path, Compression::None, by_url);
         let Ok(Record::Doc(d)) = &records[4] else { panic!() };
@@ -823,8 +826,11 @@ mod tests {
         enc.finish().unwrap();
         let zst = dir.path().join("a.jsonl.zst");
         std::fs::write(&zst, zstd::encode_all(&body[..], 3).unwrap()).unwrap();
-        let fields =
-            FieldNames { id: Some("url".into()), text: "content".into(), ..FieldNames::default() };
+        let fields = ReadOptions {
+            id: Some("url".into()),
+            text: "content".into(),
+            ..ReadOptions::default()
+        };
         for (path, c) in [(&gz, Compression::Gzip), (&zst, Compression::Zstd)] {
             let records = read_all(path, c, fields.clone());
             assert_eq!(records.len(), 2);
@@ -834,7 +840,7 @@ mod tests {
         let generated = read_all(
             &gz,
             Compression::Gzip,
-            FieldNames { id: None, text: "content".into(), ..FieldNames::default() },
+            ReadOptions { id: None, text: "content".into(), ..ReadOptions::default() },
         );
         let Ok(Record::Doc(d)) = &generated[0] else { panic!() };
         assert!(d.id.ends_with("a.jsonl.gz:1"), "{}", d.id);
@@ -858,7 +864,7 @@ mod tests {
                 body.push('\n');
             }
             std::fs::write(&path, body).unwrap();
-            let records = read_all(&path, Compression::None, FieldNames::default());
+            let records = read_all(&path, Compression::None, ReadOptions::default());
             proptest::prop_assert_eq!(records.len(), docs.len());
             for (record, (id, text)) in records.iter().zip(&docs) {
                 match record.as_ref().unwrap() {
@@ -889,12 +895,12 @@ mod tests {
             .collect();
         let compressed = zstd::encode_all(&body[..], 3).unwrap();
         std::fs::write(&zst, &compressed[..compressed.len() / 2]).unwrap();
-        let records = read_all(&zst, Compression::Zstd, FieldNames::default());
+        let records = read_all(&zst, Compression::Zstd, ReadOptions::default());
         assert!(
             matches!(records.last().unwrap(), Err(Error::Read { .. })),
             "zstd damage is an error"
         );
-        let records = read_all(&gz, Compression::Gzip, FieldNames::default());
+        let records = read_all(&gz, Compression::Gzip, ReadOptions::default());
         let err = records.last().unwrap().as_ref().unwrap_err();
         assert!(matches!(err, Error::Read { .. }));
         assert!(err.to_string().contains("t.jsonl.gz"), "{err}");
@@ -903,7 +909,7 @@ mod tests {
         let records: Vec<_> = JsonlRecords::open(
             &f,
             Compression::Gzip,
-            FieldNames::default(),
+            ReadOptions::default(),
             OnReadError::Reject,
             None,
         )
@@ -936,7 +942,7 @@ mod tests {
         // As `gzip -d` reads it: the two members, the zeros ignored.
         let padded = dir.path().join("padded.jsonl.gz");
         std::fs::write(&padded, [&members[..], &[0u8; 1000]].concat()).unwrap();
-        let records = read_all(&padded, Compression::Gzip, FieldNames::default());
+        let records = read_all(&padded, Compression::Gzip, ReadOptions::default());
         let ids: Vec<&str> = records
             .iter()
             .map(|r| match r {
@@ -950,7 +956,7 @@ mod tests {
         let mut reader = JsonlRecords::open(
             &f,
             Compression::Gzip,
-            FieldNames::default(),
+            ReadOptions::default(),
             OnReadError::Fail,
             None,
         )
@@ -962,7 +968,7 @@ mod tests {
         for tail in [&b"garbage"[..], b"\0\0\0x\0", b"\x1f\x8b\x08garbage"] {
             let path = dir.path().join("tail.jsonl.gz");
             std::fs::write(&path, [&members[..], tail].concat()).unwrap();
-            let records = read_all(&path, Compression::Gzip, FieldNames::default());
+            let records = read_all(&path, Compression::Gzip, ReadOptions::default());
             assert_eq!(records.len(), 3, "{tail:?}");
             let Some(Err(e)) = records.last() else { panic!("{records:?}") };
             let message = error_chain(e);
@@ -972,7 +978,7 @@ mod tests {
         let frame = zstd::encode_all(&b"{\"id\": \"a\", \"text\": \"first\"}\n"[..], 3).unwrap();
         let zst = dir.path().join("padded.jsonl.zst");
         std::fs::write(&zst, [&frame[..], &[0u8; 1000]].concat()).unwrap();
-        let records = read_all(&zst, Compression::Zstd, FieldNames::default());
+        let records = read_all(&zst, Compression::Zstd, ReadOptions::default());
         assert_eq!(records.len(), 2);
         let Some(Err(e)) = records.last() else { panic!("{records:?}") };
         let message = error_chain(e);
@@ -999,7 +1005,7 @@ mod tests {
         let f = file(Path::new("n.jsonl"), Compression::None);
         let reject = |line: &str| match parse_line(
             &f,
-            &FieldNames::default(),
+            &ReadOptions::default(),
             DocId::new(3, 1),
             line.as_bytes(),
         ) {

@@ -16,9 +16,9 @@ use parquet::basic::{Compression as ParquetCompression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
 use crate::decompress::{Compression, decompressed};
+use crate::destination::OutFile;
 use crate::input::{Format, InputFile};
 use crate::jsonl::read_line_bounded;
-use crate::out::OutFile;
 use crate::read_options::OnReadError;
 use crate::warc::WarcRecords;
 use crate::{Error, Record, Result};

@@ -11,12 +11,12 @@
 //! [`read_documents`]. This crate knows nothing of signatures or dataflow.
 //!
 //! ```
-//! use neardup_io::{FieldNames, OnReadError, Record, RecordReader, discover};
+//! use neardup_io::{ReadOptions, OnReadError, Record, RecordReader, discover};
 //!
 //! let dir = tempfile::tempdir().unwrap();
 //! std::fs::write(dir.path().join("a.jsonl"), "{\"id\":\"x\",\"text\":\"hello\"}\nnot json\n").unwrap();
 //! let files = discover(&[dir.path().to_path_buf()], &[]).unwrap();
-//! let records: Vec<Record> = RecordReader::open(&files[0], &FieldNames::default(), OnReadError::Fail)
+//! let records: Vec<Record> = RecordReader::open(&files[0], &ReadOptions::default(), OnReadError::Fail)
 //!     .unwrap()
 //!     .collect::<Result<_, _>>()
 //!     .unwrap();
@@ -25,6 +25,7 @@
 //! ```
 
 mod decompress;
+pub mod destination;
 mod error;
 pub mod failpoint;
 mod files;
@@ -34,9 +35,8 @@ mod input;
 mod jsonl;
 mod kept;
 mod lock;
-pub mod out;
-mod output;
 mod parquet_in;
+mod parquet_out;
 mod read_options;
 mod reader;
 mod records;
@@ -45,6 +45,7 @@ mod role;
 mod warc;
 
 pub use decompress::Compression;
+pub use destination::{rename_durably, temporary_name, write_atomically};
 pub use error::{Error, Result};
 pub use files::{FILE_LIST, FileList, folder_role, resolved_path};
 pub use html::{decode_page, html_to_text};
@@ -52,13 +53,12 @@ pub use input::{Format, InputFile, check_unchanged, discover, input_list, is_reg
 pub use jsonl::{Item, JsonlRecords, LineRange, RawLine, count_line_starts, parse_line};
 pub use kept::{kept_file_name, kept_files, write_kept};
 pub use lock::{FolderLock, LockHolder, TakenOver, host_name, process_gone, process_start};
-pub use out::{rename_durably, temporary_name, write_atomically};
-pub use output::{
+pub use parquet_in::ParquetRecords;
+pub use parquet_out::{
     DocumentRow, DocumentsWriter, PairKind, PairRow, PairsWriter, PartWriter, documents_schema,
     pairs_schema, read_documents, read_pairs,
 };
-pub use parquet_in::ParquetRecords;
-pub use read_options::{DEFAULT_MAX_RECORD_BYTES, FieldNames, OnReadError};
+pub use read_options::{DEFAULT_MAX_RECORD_BYTES, OnReadError, ReadOptions};
 pub use reader::{RecordReader, has_urls, wanted_documents};
 pub use records::{Decision, InputDoc, Reason, Record, RejectedRecord, WebMeta};
 pub use role::Role;

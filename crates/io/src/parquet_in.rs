@@ -14,7 +14,7 @@ use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchR
 use parquet::file::metadata::ParquetMetaData;
 
 use crate::input::InputFile;
-use crate::read_options::{FieldNames, OnReadError, generated_id};
+use crate::read_options::{OnReadError, ReadOptions, generated_id};
 use crate::{Error, InputDoc, Reason, Record, RejectedRecord, Result, WebMeta};
 
 /// The columns of a batch that records are made of.
@@ -31,7 +31,7 @@ const BATCH_ROWS: usize = 4096;
 pub struct ParquetRecords {
     batches: ParquetRecordBatchReader,
     file: InputFile,
-    fields: FieldNames,
+    fields: ReadOptions,
     /// The URL column's name, when the file has one of a string type.
     url: Option<String>,
     on_error: OnReadError,
@@ -128,7 +128,7 @@ impl ParquetRecords {
     /// # Errors
     /// [`Error::Open`], [`Error::Parquet`], [`Error::MissingColumn`] or
     /// [`Error::ColumnType`], each naming the file.
-    pub fn open(file: &InputFile, fields: FieldNames, on_error: OnReadError) -> Result<Self> {
+    pub fn open(file: &InputFile, fields: ReadOptions, on_error: OnReadError) -> Result<Self> {
         let path = &file.path;
         let handle = ParquetInput::open(path, Some(file.bytes), file.remote_version())
             .map_err(|source| Error::Open { path: path.clone(), source })?;
@@ -410,7 +410,7 @@ mod tests {
         .unwrap();
         write(&path, batch);
         let fields =
-            FieldNames { id: Some("doc".into()), text: "body".into(), ..FieldNames::default() };
+            ReadOptions { id: Some("doc".into()), text: "body".into(), ..ReadOptions::default() };
         let records: Vec<Record> = ParquetRecords::open(&input(&path), fields, OnReadError::Fail)
             .unwrap()
             .map(Result::unwrap)
@@ -454,7 +454,7 @@ mod tests {
         .unwrap();
         write(&path, batch);
         let records: Vec<Record> =
-            ParquetRecords::open(&input(&path), FieldNames::default(), OnReadError::Fail)
+            ParquetRecords::open(&input(&path), ReadOptions::default(), OnReadError::Fail)
                 .unwrap()
                 .map(Result::unwrap)
                 .collect();
@@ -470,7 +470,7 @@ mod tests {
         let batch =
             RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(vec![1]))]).unwrap();
         write(&path, batch);
-        let err = ParquetRecords::open(&input(&path), FieldNames::default(), OnReadError::Fail)
+        let err = ParquetRecords::open(&input(&path), ReadOptions::default(), OnReadError::Fail)
             .err()
             .unwrap();
         assert!(matches!(err, Error::MissingColumn { setting: "id_field", .. }), "{err}");
@@ -478,7 +478,7 @@ mod tests {
             err.to_string().contains("b.parquet") && err.to_string().contains("\"id\""),
             "{err}"
         );
-        let fields = FieldNames { id: None, text: "text".into(), ..FieldNames::default() };
+        let fields = ReadOptions { id: None, text: "text".into(), ..ReadOptions::default() };
         let err = ParquetRecords::open(&input(&path), fields, OnReadError::Fail).err().unwrap();
         assert!(matches!(err, Error::ColumnType { .. }), "{err}");
     }
@@ -504,7 +504,7 @@ mod tests {
         )
         .unwrap();
         write(&path, batch);
-        let urls = |fields: FieldNames| {
+        let urls = |fields: ReadOptions| {
             let reader = ParquetRecords::open(&input(&path), fields, OnReadError::Fail).unwrap();
             let has = reader.has_urls();
             let urls: Vec<Option<String>> = reader
@@ -516,12 +516,12 @@ mod tests {
             (has, urls)
         };
         assert_eq!(
-            urls(FieldNames::default()),
+            urls(ReadOptions::default()),
             (true, vec![Some("https://s.example/a".into()), None])
         );
-        let rank = FieldNames { url: Some("rank".into()), ..FieldNames::default() };
+        let rank = ReadOptions { url: Some("rank".into()), ..ReadOptions::default() };
         assert_eq!(urls(rank), (false, vec![None, None]));
-        let missing = FieldNames { url: Some("link".into()), ..FieldNames::default() };
+        let missing = ReadOptions { url: Some("link".into()), ..ReadOptions::default() };
         assert_eq!(urls(missing), (false, vec![None, None]));
     }
 
@@ -543,7 +543,7 @@ mod tests {
         )
         .unwrap();
         write(&path, batch);
-        let fields = FieldNames { max_record_bytes: 1000, ..FieldNames::default() };
+        let fields = ReadOptions { max_record_bytes: 1000, ..ReadOptions::default() };
         let records: Vec<Record> = ParquetRecords::open(&input(&path), fields, OnReadError::Fail)
             .unwrap()
             .map(Result::unwrap)

@@ -7,10 +7,10 @@ use serde::{Deserialize, Serialize};
 use crate::input::InputFile;
 use crate::{Error, Reason, Record, RejectedRecord, Result};
 
-/// What a reader takes from a record: the id, text and URL fields (JSONL keys or Parquet
+/// How a reader reads a record: the id, text and URL fields it takes (JSONL keys or Parquet
 /// columns), and how large a record may be.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FieldNames {
+pub struct ReadOptions {
     /// The id field; `None` generates ids as `path:record`.
     pub id: Option<String>,
     /// The text field.
@@ -35,9 +35,9 @@ fn default_max_record_bytes() -> u64 {
     DEFAULT_MAX_RECORD_BYTES
 }
 
-impl Default for FieldNames {
+impl Default for ReadOptions {
     fn default() -> Self {
-        FieldNames {
+        ReadOptions {
             id: Some("id".into()),
             text: "text".into(),
             url: Some("url".into()),

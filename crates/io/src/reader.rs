@@ -3,7 +3,7 @@
 use crate::input::{Format, InputFile};
 use crate::jsonl::{Item, JsonlRecords, LineRange};
 use crate::parquet_in::ParquetRecords;
-use crate::read_options::{FieldNames, OnReadError};
+use crate::read_options::{OnReadError, ReadOptions};
 use crate::warc::WarcRecords;
 use crate::{InputDoc, Record, Result};
 
@@ -25,7 +25,7 @@ impl RecordReader {
     /// # Errors
     /// Opening errors ([`crate::Error::Open`], [`crate::Error::Parquet`], a missing or
     /// unsupported column) under [`OnReadError::Fail`].
-    pub fn open(file: &InputFile, fields: &FieldNames, on_error: OnReadError) -> Result<Self> {
+    pub fn open(file: &InputFile, fields: &ReadOptions, on_error: OnReadError) -> Result<Self> {
         Self::open_counting(file, fields, on_error, None)
     }
 
@@ -36,7 +36,7 @@ impl RecordReader {
     /// As [`RecordReader::open`].
     pub fn open_counting(
         file: &InputFile,
-        fields: &FieldNames,
+        fields: &ReadOptions,
         on_error: OnReadError,
         bytes_read: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     ) -> Result<Self> {
@@ -66,7 +66,7 @@ const URL_PROBE_RECORDS: usize = 8;
 /// in one of its first records. Costs a footer or a few lines; a file that cannot be read
 /// holds none (reading it later says why). Only regular files are looked into: what is
 /// read from a pipe is gone, and opening one waits for its writer.
-pub fn has_urls(file: &InputFile, fields: &FieldNames) -> bool {
+pub fn has_urls(file: &InputFile, fields: &ReadOptions) -> bool {
     let regular = || crate::input::is_regular(&file.path);
     match file.format {
         Format::Warc(_) => true,
@@ -90,7 +90,7 @@ impl RecordReader {
     /// As [`RecordReader::open`].
     pub fn open_range(
         file: &InputFile,
-        fields: &FieldNames,
+        fields: &ReadOptions,
         on_error: OnReadError,
         bytes_read: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
         range: LineRange,
@@ -147,7 +147,7 @@ impl RecordReader {
 /// file that cannot be opened gives none.
 pub fn wanted_documents(
     file: &InputFile,
-    fields: &FieldNames,
+    fields: &ReadOptions,
     records: &std::collections::BTreeSet<u64>,
 ) -> Vec<InputDoc> {
     let Some(&last) = records.last() else { return Vec::new() };
@@ -212,14 +212,14 @@ mod tests {
     #[test]
     fn files_with_urls_in_their_first_records_hold_web_pages() {
         let dir = tempfile::tempdir().unwrap();
-        let fields = FieldNames::default();
+        let fields = ReadOptions::default();
         let plain = jsonl(dir.path(), "plain.jsonl", &[r#"{"id": "a", "text": "x"}"#; 20]);
         assert!(!has_urls(&plain, &fields));
         let mut lines = vec![r#"{"id": "a", "text": "x"}"#; 3];
         lines.push(r#"{"id": "b", "text": "x", "url": "https://s.example/b"}"#);
         let pages = jsonl(dir.path(), "pages.jsonl", &lines);
         assert!(has_urls(&pages, &fields));
-        assert!(!has_urls(&pages, &FieldNames { url: None, ..FieldNames::default() }));
+        assert!(!has_urls(&pages, &ReadOptions { url: None, ..ReadOptions::default() }));
         let missing = InputFile { path: dir.path().join("missing.jsonl"), ..plain.clone() };
         assert!(!has_urls(&missing, &fields));
         let warc = InputFile { format: Format::Warc(Compression::Gzip), ..missing };
@@ -228,7 +228,7 @@ mod tests {
 
     /// The documents a full read gives at `records`, in order.
     fn read_at(file: &InputFile, records: &std::collections::BTreeSet<u64>) -> Vec<InputDoc> {
-        let reader = RecordReader::open(file, &FieldNames::default(), OnReadError::Reject);
+        let reader = RecordReader::open(file, &ReadOptions::default(), OnReadError::Reject);
         let docs = reader.unwrap().filter_map(|r| match r.unwrap() {
             Record::Doc(d) => Some(d),
             Record::Reject(_) => None,
@@ -258,7 +258,7 @@ mod tests {
         };
         let warc = sample("dolma_sample-0001.warc.gz");
         let wet = sample("cc_whirlwind.warc.wet.gz");
-        let fields = FieldNames::default();
+        let fields = ReadOptions::default();
         let sets: [&[u64]; 6] = [&[], &[1], &[2, 3, 5], &[1, 4, 6], &[7, 40], &[2, 4, 8, 12, 30]];
         for file in [&file, &warc, &wet] {
             for set in sets {
@@ -291,6 +291,6 @@ mod tests {
             bytes: 0,
             version: None,
         };
-        assert!(!has_urls(&file, &FieldNames::default()));
+        assert!(!has_urls(&file, &ReadOptions::default()));
     }
 }

@@ -296,7 +296,7 @@ impl JobConfig {
             std::iter::once(output.clone()).chain(write_kept.clone()).collect();
         refuse_outputs_as_inputs(inputs, &exclude)?;
         let inputs = neardup_io::discover(inputs, &exclude).map_err(ConfigError::Input)?;
-        let fields = spec.input.field_names();
+        let fields = spec.input.read_options();
         let web_pages = inputs.iter().any(|f| neardup_io::has_urls(f, &fields));
         let params = match spec.method {
             Method::Minhash => resolve_minhash(&mut spec.minhash, web_pages)?,

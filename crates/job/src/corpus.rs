@@ -37,13 +37,13 @@ use timely::worker::Worker;
 use neardup_text::{Boilerplate, Learner, LineKey, LineScratch, Occurrence};
 use timely::dataflow::channels::pact::Exchange;
 
-use crate::cluster::{Heartbeat, Pass, Topology, run_workers};
 use crate::config::{IndexPlan, JobConfig};
 use crate::error::{JobError, ReadFailure};
 use crate::memory::MemoryPlan;
 use crate::mesh::Control;
 use crate::operators::collect::{Drain, Spill, collect_sorted};
 use crate::pass::{FailureCell, PassFailure, PassWorker, step_until};
+use crate::processes::{Heartbeat, Pass, Topology, run_workers};
 use crate::progress::Progress;
 use crate::sign::{IdfWeights, kept_page_text};
 use crate::source::{KeptShares, ReadTotals, Share, ShareError, read_once};

@@ -9,14 +9,14 @@ use std::time::Instant;
 
 use neardup_text::{Analyzer, Boilerplate, Segmenter};
 
-use crate::cluster::{self, Pass, Topology};
+use crate::commit::{self, BOILERPLATE_FILE};
 use crate::config::JobConfig;
 use crate::corpus;
 use crate::error::{JobError, error_chain};
 use crate::interrupt::Interrupt;
 use crate::memory::MemoryPlan;
 use crate::mesh::{Control, Mesh};
-use crate::outputs::{self, BOILERPLATE_FILE};
+use crate::processes::{self, Pass, Topology};
 use crate::progress::Progress;
 use crate::sign::{IdfWeights, Signer};
 use crate::source::KeptShares;
@@ -101,15 +101,15 @@ fn prepare_and_execute(
     progress: Arc<Progress>,
 ) -> Result<Summary, JobError> {
     // Locks, the file lists and the spill folder, held until the run ends.
-    let mut held = outputs::prepare(config, topology)?;
-    let topology = outputs::with_spill_dir(topology, &held);
-    let mut learned = outputs::ToCommit::default();
+    let mut held = commit::prepare(config, topology)?;
+    let topology = commit::with_spill_dir(topology, &held);
+    let mut learned = commit::ToCommit::default();
     let mut outcome = execute(config, &topology, control, start, progress, &mut learned);
     // A signal once the workers are done still stops the run before it commits.
     if let (Ok(_), Some(interrupted)) = (&outcome, control.interrupt.error()) {
         outcome = Err(interrupted);
     }
-    let result = outputs::finish(config, &topology, outcome, &learned, start, &mut held);
+    let result = commit::finish(config, &topology, outcome, &learned, start, &mut held);
     drop(held);
     result
 }
@@ -170,7 +170,7 @@ pub fn read_boilerplate(
     learned: bool,
 ) -> Result<Option<neardup_text::Boilerplate>, neardup_io::Error> {
     let path = output.join(BOILERPLATE_FILE);
-    let bytes = match neardup_io::out::read_optional(&path) {
+    let bytes = match neardup_io::destination::read_optional(&path) {
         Ok(Some(bytes)) => bytes,
         Ok(None) if !learned => return Ok(None),
         Ok(None) => {
@@ -226,7 +226,7 @@ impl CorpusPass<'_> {
         self,
         analyzer: &Analyzer,
         boilerplate: Option<Arc<Boilerplate>>,
-        learned_out: &mut outputs::ToCommit,
+        learned_out: &mut commit::ToCommit,
     ) -> Result<IdfWeights, JobError> {
         let CorpusPass { job, topology, fingerprint, reading, start } = self;
         let mut weights = corpus::document_frequencies(
@@ -256,7 +256,7 @@ fn execute(
     control: &Control,
     start: Instant,
     progress: Arc<Progress>,
-    learned_out: &mut outputs::ToCommit,
+    learned_out: &mut commit::ToCommit,
 ) -> Result<WorkerReport, JobError> {
     let segmenter =
         Signer::needs_segmenter(config).then(|| Segmenter::new(config.spec.features.jieba_hmm));
@@ -332,7 +332,7 @@ fn execute(
     };
     let traffic = count_traffic(true);
     let pass = Pass { control: control.clone(), traffic: traffic.clone(), abort };
-    let results = cluster::run_workers(topology, pass, fingerprint, move |worker, heartbeat| {
+    let results = processes::run_workers(topology, pass, fingerprint, move |worker, heartbeat| {
         run_worker(worker, heartbeat, &context)
     })?;
     let mut total = results.into_iter().next().expect("at least one worker");

@@ -34,7 +34,7 @@
 //! the stages by name in [`Stage`].
 
 mod buckets;
-mod cluster;
+mod commit;
 mod config;
 mod corpus;
 mod driver;
@@ -44,8 +44,8 @@ mod interrupt;
 mod memory;
 mod mesh;
 mod operators;
-mod outputs;
 mod pass;
+mod processes;
 mod progress;
 mod record_log;
 mod records;
@@ -65,12 +65,12 @@ mod worker;
 mod worker_report;
 
 pub use buckets::{BucketReducer, BucketStats};
-pub use cluster::{MEMORY_BUDGET_FLOOR, Topology, capture_peer_failures, default_memory_budget};
+pub use commit::{BOILERPLATE_FILE, SUCCESS_MARKER};
 pub use config::{IndexPlan, JobConfig, MethodParams};
 pub use driver::{read_boilerplate, run, run_interruptible, run_with_progress};
 pub use error::{ConfigError, JobError};
 pub use interrupt::Interrupt;
-pub use outputs::{BOILERPLATE_FILE, SUCCESS_MARKER};
+pub use processes::{MEMORY_BUDGET_FLOOR, Topology, capture_peer_failures, default_memory_budget};
 pub use progress::Progress;
 pub use records::{Assignment, BucketRecord, Candidate, ClusterInfo, Membership, SignedDoc};
 pub use report::REPORT_FILE;

@@ -12,7 +12,7 @@
 
 use std::path::PathBuf;
 
-use crate::cluster::Topology;
+use crate::processes::Topology;
 
 /// A collecting stage holds at most one eighth of its worker's share.
 pub(crate) const SPILL_SHARE: u64 = 8;

@@ -16,9 +16,9 @@ use std::time::Duration;
 
 use timely::worker::Worker;
 
-use crate::cluster::Heartbeat;
 use crate::config::JobConfig;
 use crate::error::{JobError, ReadFailure, error_chain};
+use crate::processes::Heartbeat;
 use crate::source::{KeptShares, ReadPlan, ShareError};
 
 /// One worker's place in a pass.

@@ -203,7 +203,7 @@ const SIZE_CLASSES: [(u64, u64, &str); 9] = [
 /// Excerpts of the documents `wanted`, read again from the inputs (each file up to its last
 /// wanted record, decoding only the wanted ones).
 fn excerpts(config: &JobConfig, wanted: &BTreeSet<DocId>) -> BTreeMap<DocId, String> {
-    let fields = config.spec.input.field_names();
+    let fields = config.spec.input.read_options();
     let mut by_file: BTreeMap<u32, BTreeSet<u64>> = BTreeMap::new();
     for doc in wanted {
         by_file.entry(doc.file_index()).or_default().insert(doc.record());

@@ -16,9 +16,9 @@ use timely::dataflow::operators::probe::Handle as ProbeHandle;
 use timely::dataflow::operators::vec::Broadcast;
 use timely::worker::Worker;
 
-use crate::cluster::Heartbeat;
 use crate::config::JobConfig;
 use crate::error::{JobError, ReadFailure, error_chain};
+use crate::processes::Heartbeat;
 use crate::progress::Progress;
 use crate::record_log::RecordLog;
 use crate::spill::SpillError;
@@ -168,7 +168,7 @@ pub(crate) fn read_items(
     mut between_batches: impl FnMut(),
 ) -> (ReadTotals, Option<neardup_io::Error>) {
     let mut totals = ReadTotals::default();
-    let fields = job.spec.input.field_names();
+    let fields = job.spec.input.read_options();
     let (index, peers) = (plan.index, plan.peers);
     let shares = job
         .inputs

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use neardup_core::{Containment, JaccardMode, LshParams, Verifier};
-use neardup_io::{FieldNames, OnReadError};
+use neardup_io::{OnReadError, ReadOptions};
 use neardup_text::{BoilerplateRule, FeatureConfig, NormalizeConfig};
 use serde::{Deserialize, Serialize};
 
@@ -118,9 +118,9 @@ impl Default for InputSpec {
 }
 
 impl InputSpec {
-    /// The field names for readers.
-    pub fn field_names(&self) -> FieldNames {
-        FieldNames {
+    /// How readers read this input: its fields and record size limit.
+    pub fn read_options(&self) -> ReadOptions {
+        ReadOptions {
             id: (!self.id_field.is_empty()).then(|| self.id_field.clone()),
             text: self.text_field.clone(),
             url: (!self.url_field.is_empty()).then(|| self.url_field.clone()),

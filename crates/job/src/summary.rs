@@ -278,7 +278,7 @@ impl Summary {
     /// [`neardup_io::Error::Damaged`] when it is not a summary this version reads.
     pub fn read(output: &std::path::Path) -> Result<Summary, neardup_io::Error> {
         let path = output.join(SUMMARY_FILE);
-        let bytes = match neardup_io::out::read_optional(&path) {
+        let bytes = match neardup_io::destination::read_optional(&path) {
             Ok(Some(bytes)) => bytes,
             Ok(None) => {
                 let source = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");

@@ -22,7 +22,6 @@ use timely::dataflow::operators::vec::{Broadcast, Map};
 use timely::dataflow::{InputHandleVec, StreamVec};
 use timely::worker::Worker;
 
-use crate::cluster::Heartbeat;
 use crate::config::JobConfig;
 use crate::error::{JobError, ReadFailure, error_chain};
 use crate::memory::MemoryPlan;
@@ -33,6 +32,7 @@ use crate::operators::{
     WriteDocuments, WriteKept, WritePairs, assign_clusters, count_in, doc_in, representative_in,
 };
 use crate::pass::{PassWorker, step_until};
+use crate::processes::Heartbeat;
 use crate::progress::Progress;
 use crate::records::{ContentKey, Edge, IdClaim, NodeInfo, SignedDoc, Verdict};
 use crate::routing::{id_hash, route_doc, route_id};
@@ -302,7 +302,7 @@ struct Signed<'s> {
 /// Parses and signs the items read; every record, document or reject, claims its id.
 fn read_and_sign<'s>(items: Stream<'s, Item>, env: &WorkerEnv, context: &RunContext) -> Signed<'s> {
     let job = context.job.clone();
-    let fields = job.spec.input.field_names();
+    let fields = job.spec.input.read_options();
     let records = items.probe_with(&env.paced).map(move |item| match item {
         Item::Record(record) => record,
         Item::Line(line) => {

@@ -109,7 +109,7 @@ fn reference(spec: &JobSpec, inputs: &[PathBuf]) -> (BTreeSet<PairKey>, BTreeMap
         let mut scratch = neardup_text::AnalyzeScratch::default();
         for file in &config.inputs {
             for record in
-                RecordReader::open(file, &spec.input.field_names(), spec.input.on_read_error)
+                RecordReader::open(file, &spec.input.read_options(), spec.input.on_read_error)
                     .unwrap()
             {
                 if let Record::Doc(d) = record.unwrap() {
@@ -130,7 +130,7 @@ fn reference(spec: &JobSpec, inputs: &[PathBuf]) -> (BTreeSet<PairKey>, BTreeMap
     let mut seen_ids: HashMap<String, DocId> = HashMap::new();
     for file in &config.inputs {
         for record in
-            RecordReader::open(file, &spec.input.field_names(), spec.input.on_read_error).unwrap()
+            RecordReader::open(file, &spec.input.read_options(), spec.input.on_read_error).unwrap()
         {
             // An id belongs to its first record, even a rejected one.
             let record = record.unwrap();

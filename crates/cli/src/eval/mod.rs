@@ -192,11 +192,11 @@ pub fn read_labels(
 ) -> anyhow::Result<HashMap<String, String>> {
     let files = neardup_io::discover(&[path.to_path_buf()], &[])
         .with_context(|| format!("cannot list the truth \"{}\"", path.display()))?;
-    let fields = neardup_io::FieldNames {
+    let fields = neardup_io::ReadOptions {
         id: Some(id_field.to_string()),
         text: label_field.to_string(),
         url: None,
-        ..neardup_io::FieldNames::default()
+        ..neardup_io::ReadOptions::default()
     };
     let mut labels = HashMap::new();
     for file in &files {
@@ -566,7 +566,7 @@ pub fn read_pages(
             wanted.entry(&*d.source).or_default().insert(d.doc.record(), id);
         }
     }
-    let fields = spec.input.field_names();
+    let fields = spec.input.read_options();
     let mut pages = HashMap::new();
     for (source, records) in &wanted {
         let path = PathBuf::from(source);

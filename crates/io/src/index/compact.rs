@@ -106,7 +106,8 @@ pub fn compact(dir: &Path) -> Result<Compacted> {
     report.bytes_before = dirs.iter().map(|d| folder_bytes(d)).sum();
     report.bytes_after = folder_bytes(&out);
     for d in &dirs {
-        crate::out::remove_all(d).map_err(|source| Error::Write { path: d.clone(), source })?;
+        crate::destination::remove_all(d)
+            .map_err(|source| Error::Write { path: d.clone(), source })?;
     }
     report.folder = Some(folder);
     Ok(report)

@@ -97,7 +97,7 @@ impl Frequencies {
 /// # Errors
 /// [`Error::Write`].
 pub fn write_frequencies(segment_dir: &Path, frequencies: &Frequencies) -> Result<()> {
-    crate::out::create_dir_all(segment_dir)
+    crate::destination::create_dir_all(segment_dir)
         .map_err(|source| Error::Write { path: segment_dir.to_path_buf(), source })?;
     crate::write_atomically(&segment_dir.join(FREQUENCIES_FILE), &frequencies.to_bytes())
 }
@@ -114,7 +114,7 @@ pub fn read_frequencies<'a>(
     let mut total: Option<Frequencies> = None;
     for dir in segment_dirs {
         let path = dir.join(FREQUENCIES_FILE);
-        let bytes = match crate::out::read_optional(&path) {
+        let bytes = match crate::destination::read_optional(&path) {
             Ok(Some(bytes)) => bytes,
             Ok(None) => continue,
             Err(source) => return Err(Error::ReadFile { path, source }),

@@ -147,7 +147,7 @@ impl Manifest {
     /// # Errors
     /// [`Error::Write`].
     pub fn save(&self, dir: &Path) -> Result<()> {
-        crate::out::create_dir_all(dir)
+        crate::destination::create_dir_all(dir)
             .map_err(|source| Error::Write { path: dir.to_path_buf(), source })?;
         crate::write_atomically(&dir.join(MANIFEST), &self.to_json())
     }
@@ -218,7 +218,7 @@ fn read_versioned(path: &Path) -> std::io::Result<Option<(Vec<u8>, Version)>> {
             (bytes.to_vec(), Version(version))
         }));
     }
-    Ok(crate::out::read_optional(path)?.map(|bytes| {
+    Ok(crate::destination::read_optional(path)?.map(|bytes| {
         let version = Version(content_version(&bytes));
         (bytes, version)
     }))
@@ -251,7 +251,7 @@ impl IndexLock {
     /// [`Error::Busy`] when another run holds it, [`Error::IndexChanged`] when a run
     /// added to the index since `read`, [`Error::Write`] when the file cannot be made.
     pub fn acquire(dir: &Path, read: &[Generation]) -> Result<Self> {
-        crate::out::create_dir_all(dir)
+        crate::destination::create_dir_all(dir)
             .map_err(|source| Error::Write { path: dir.to_path_buf(), source })?;
         let (lock, taken_over) = FolderLock::acquire(&dir.join(".lock"))?;
         let (now, version) = match Manifest::load_versioned(dir)? {
@@ -330,7 +330,7 @@ pub(super) fn open_to_change(dir: &Path) -> Result<(Manifest, IndexLock)> {
 /// # Errors
 /// [`Error::ReadFile`] or [`Error::Write`] naming the folder.
 pub fn remove_orphans(dir: &Path, segments: &[Segment]) -> Result<Vec<String>> {
-    let names = crate::out::names_in(dir)
+    let names = crate::destination::names_in(dir)
         .map_err(|source| Error::ReadFile { path: dir.to_path_buf(), source })?;
     let folders: std::collections::BTreeSet<String> = names
         .iter()
@@ -346,7 +346,8 @@ pub fn remove_orphans(dir: &Path, segments: &[Segment]) -> Result<Vec<String>> {
     for name in folders {
         if !segments.iter().any(|s| s.folder == name) {
             let path = dir.join(&name);
-            crate::out::remove_all(&path).map_err(|source| Error::Write { path, source })?;
+            crate::destination::remove_all(&path)
+                .map_err(|source| Error::Write { path, source })?;
             removed.push(name);
         }
     }

@@ -20,7 +20,7 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::rc::Rc;
 
-use neardup_core::{DocId, Signature, Verdict, Verifier, agreements_at_most};
+use neardup_core::{DocId, Signature, Verification, Verifier, agreements_at_most};
 use neardup_io::{PairKind, PairRow};
 use timely::dataflow::StreamVec;
 use timely::dataflow::channels::pact::Exchange;
@@ -458,7 +458,7 @@ impl<'s, T: Timestamp> VerifyCandidates<'s, T> for StreamVec<'s, T, Candidate> {
 fn near_row(
     a: &crate::records::NodeInfo,
     b: &crate::records::NodeInfo,
-    verdict: &Verdict,
+    verdict: &Verification,
 ) -> PairRow {
     let (x, y) = if a.id <= b.id { (a, b) } else { (b, a) };
     PairRow {

@@ -25,9 +25,9 @@ use neardup_io::failpoint;
 use neardup_io::index::{Frequencies, IndexLock, Manifest};
 use neardup_io::{FileList, FolderLock, Role, write_atomically};
 
-use crate::cluster::Topology;
 use crate::config::{IndexPlan, JobConfig};
 use crate::error::{JobError, error_chain};
+use crate::processes::Topology;
 use crate::report::{self, REPORT_FILE};
 use crate::spill::RemoveDir;
 use crate::stats::IndexStats;
@@ -74,7 +74,7 @@ pub(crate) fn prepare(config: &JobConfig, topology: &Topology) -> Result<Held, J
     let write_err = |path: &Path, source| {
         JobError::Write(neardup_io::Error::Write { path: path.into(), source })
     };
-    neardup_io::out::create_dir_all(output).map_err(|e| write_err(output, e))?;
+    neardup_io::destination::create_dir_all(output).map_err(|e| write_err(output, e))?;
     let spill = spill_folder(config, topology);
     if topology.process != 0 {
         return Ok(Held { output: None, kept: None, index: None, spill });
@@ -82,7 +82,7 @@ pub(crate) fn prepare(config: &JobConfig, topology: &Topology) -> Result<Held, J
     let output_lock = lock_folder(output)?;
     let kept_lock = match &config.write_kept {
         Some(dir) => {
-            neardup_io::out::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
+            neardup_io::destination::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
             Some(lock_folder(dir)?)
         }
         None => None,
@@ -249,7 +249,7 @@ pub(crate) fn finish(
                     .flatten()
                     .is_some_and(|m| m.generations.iter().any(|g| g.folder == plan.folder));
                 if !listed {
-                    let _ = neardup_io::out::remove_all(&plan.new_generation_dir());
+                    let _ = neardup_io::destination::remove_all(&plan.new_generation_dir());
                 }
             }
             summary.status = RunStatus::Failed;
@@ -396,7 +396,7 @@ fn commit_generation(
     if let Some(old) = &plan.replaces {
         // Committed without it: a failure here only leaves a folder the next run removes.
         let path = plan.dir.join(&old.folder);
-        if let Err(e) = neardup_io::out::remove_all(&path) {
+        if let Err(e) = neardup_io::destination::remove_all(&path) {
             tracing::warn!(path = %path.display(), error = %e, "cannot remove the replaced generation");
         }
     }
@@ -408,7 +408,7 @@ fn commit_generation(
 fn remove_parts(output: &Path, topology: &Topology) -> Result<(), neardup_io::Error> {
     FileList::new(Role::Output, output_files(topology)).remove(output, &[SUMMARY_FILE])?;
     for dir in OWNED_FOLDERS {
-        neardup_io::out::remove_empty_dir(&output.join(dir));
+        neardup_io::destination::remove_empty_dir(&output.join(dir));
     }
     Ok(())
 }

@@ -23,7 +23,7 @@ use parquet::basic::{Compression as ParquetCompression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 
-use crate::out::OutFile;
+use crate::destination::OutFile;
 use crate::{Decision, Error, Reason, Result, WebMeta};
 
 /// Rows per Arrow batch handed to the Parquet writer.
