@@ -1,8 +1,9 @@
 //! The layout rules of `ARCHITECTURE.md`, checked on the source: no file under
 //! `crates/*/src` longer than 650 lines before its test module (generated files start with
 //! `// @generated`), no production function longer than 120 lines (test modules and files
-//! of tests aside), every multi-module crate's `lib.rs` at most 300 lines, and no import
-//! loop between the files of a crate.
+//! of tests aside), every multi-module crate's `lib.rs` at most 300 lines, no import loop
+//! between the files of a crate, and no name taken through the crate root by a module of
+//! the crate when another module defines it.
 //!
 //! An import is a `use crate::...` or `use super::...` item, or a `crate::a::b::` path in
 //! code, resolved to the file of the module it names; a name taken from a `lib.rs` or
@@ -541,4 +542,69 @@ fn outer() {
     .unwrap();
     assert!(is_test_file(&dir.path().join("ops/helpers.rs")));
     assert!(!is_test_file(&dir.path().join("ops/a.rs")));
+}
+
+/// The names a crate's `lib.rs` re-exports from its modules that `code` (of another file of
+/// the crate) takes through the crate root (`use crate::Name`, `crate::Name` in code)
+/// instead of from the module that defines them.
+fn through_the_root(code: &str, reexported: &BTreeMap<String, Vec<String>>) -> Vec<String> {
+    let mut found = Vec::new();
+    for (_, tree) in use_items(code) {
+        for (path, _) in expand(&tree) {
+            if path.len() == 2 && path[0] == "crate" && reexported.contains_key(&path[1]) {
+                found.push(path[1].clone());
+            }
+        }
+    }
+    let (_, rest) = split_uses(code);
+    let mut at = 0;
+    while let Some(i) = rest[at..].find("crate::") {
+        let start = at + i;
+        at = start + "crate::".len();
+        if start > 0
+            && rest[..start].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':')
+        {
+            continue;
+        }
+        let name: String =
+            rest[at..].chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        if reexported.contains_key(&name) {
+            found.push(name);
+        }
+    }
+    found
+}
+
+#[test]
+fn modules_import_from_the_module_that_defines_a_name() {
+    let mut upward = Vec::new();
+    for src in crates() {
+        let krate = Crate::read(&src);
+        let Some(root) = krate.reexports.get(&Vec::new()) else { continue };
+        // Names re-exported from a module (not defined in lib.rs itself).
+        let reexported: BTreeMap<String, Vec<String>> = root
+            .iter()
+            .filter(|(_, from)| from.len() > 1)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        for (module, path) in &krate.files {
+            if module.is_empty() {
+                continue;
+            }
+            for name in through_the_root(&code(path), &reexported) {
+                upward.push(format!("{}: crate::{name}", path.display()));
+            }
+        }
+    }
+    assert!(upward.is_empty(), "names taken through the crate root: {upward:#?}");
+}
+
+#[test]
+fn the_root_check_sees_uses_and_paths() {
+    let reexported: BTreeMap<String, Vec<String>> =
+        [("Error".to_string(), vec!["error".to_string(), "Error".to_string()])].into();
+    let code =
+        "use crate::{Error, other::Thing};\nfn f() -> crate::Error { crate::error::Error::A }\n";
+    assert_eq!(through_the_root(code, &reexported), vec!["Error", "Error"]);
+    assert!(through_the_root("use crate::error::Error;\n", &reexported).is_empty());
 }

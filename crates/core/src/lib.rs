@@ -22,6 +22,7 @@
 //! assert!(shared.count() <= 9);
 //! ```
 
+mod error;
 pub mod hash;
 mod ids;
 mod lsh;
@@ -31,6 +32,7 @@ mod simd;
 mod simhash;
 mod sketch;
 
+pub use error::{Error, Result};
 pub use ids::{BucketKey, ContentHash, DocId};
 pub use lsh::LshParams;
 pub use minhash::{MAX_NUM_PERM, MinHashSignature, MinHasher, agreements_at_most, jaccard_sorted};
@@ -45,48 +47,3 @@ pub use sketch::CountMinSketch;
 /// equal settings) are equal across machines and releases; any change to them bumps this.
 /// CHANGELOG.md lists the versions.
 pub const SIGNATURE_VERSION: u32 = 6;
-
-/// Errors from checking parameters.
-#[derive(Debug, thiserror::Error, PartialEq)]
-#[non_exhaustive]
-pub enum Error {
-    /// The number of MinHash permutations is out of range.
-    #[error("num_perm must be between 1 and {max}, got {num_perm}")]
-    NumPerm {
-        /// What was asked for.
-        num_perm: usize,
-        /// The largest supported value.
-        max: usize,
-    },
-    /// Bands and rows do not fit the signature.
-    #[error("{bands} bands of {rows} rows do not fit a signature of {num_perm} permutations")]
-    Bands {
-        /// Bands asked for.
-        bands: u32,
-        /// Rows per band asked for.
-        rows: u32,
-        /// Permutations available (0 when a count was zero).
-        num_perm: usize,
-    },
-    /// A Jaccard threshold outside (0, 1).
-    #[error("threshold must be strictly between 0 and 1, got {threshold}")]
-    Threshold {
-        /// What was asked for.
-        threshold: f64,
-    },
-    /// A SimHash block layout that cannot exist or has too many tables.
-    #[error(
-        "simhash blocks must exceed max_distance ({max_distance}), be at most 64, and give at most {max_tables} tables; got {blocks}"
-    )]
-    Blocks {
-        /// Blocks asked for.
-        blocks: u32,
-        /// The Hamming distance.
-        max_distance: u32,
-        /// Upper bound on tables.
-        max_tables: usize,
-    },
-}
-
-/// Result type of this crate.
-pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -2,8 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::{Error, Result};
 use crate::hash::{SeedPurpose, derive_seed, hash_u32s};
-use crate::{BucketKey, Error, MinHashSignature, Result};
+use crate::ids::BucketKey;
+use crate::minhash::MinHashSignature;
 
 /// `bands` bands of `rows` rows each over a MinHash signature.
 ///
@@ -54,7 +56,7 @@ impl LshParams {
             return Err(Error::Threshold { threshold });
         }
         if num_perm == 0 {
-            return Err(Error::NumPerm { num_perm, max: crate::MAX_NUM_PERM });
+            return Err(Error::NumPerm { num_perm, max: crate::minhash::MAX_NUM_PERM });
         }
         let num_perm = num_perm as u32;
         let mut best: Option<(f64, LshParams)> = None;
@@ -150,7 +152,7 @@ mod tests {
     use rand_core::{RngCore, SeedableRng};
 
     use super::*;
-    use crate::MinHasher;
+    use crate::minhash::MinHasher;
 
     #[test]
     fn choice_matches_datasketch_defaults() {

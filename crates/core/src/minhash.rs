@@ -13,8 +13,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::{Error, Result};
 use crate::hash::{SeedPurpose, derive_seed};
-use crate::{Error, Result, SimdLevel};
+use crate::simd::SimdLevel;
 
 /// Permutations are evaluated in blocks of this many, so the inner loop has a fixed length
 /// that the compiler unrolls and vectorises.

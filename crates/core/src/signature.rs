@@ -2,7 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{BlockLayout, LshParams, MinHashSignature, SimHash, jaccard_sorted};
+use crate::lsh::LshParams;
+use crate::minhash::{MinHashSignature, jaccard_sorted};
+use crate::simhash::{BlockLayout, SimHash};
 
 /// A document's signature: MinHash values or a SimHash fingerprint.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -235,7 +237,7 @@ fn minhash_rule(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{MinHasher, agreements_at_most};
+    use crate::minhash::{MinHasher, agreements_at_most};
 
     #[test]
     fn minhash_verdicts_use_the_threshold() {

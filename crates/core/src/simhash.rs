@@ -4,8 +4,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::{Error, Result};
 use crate::hash::{SeedPurpose, derive_seed, hash_u64s};
-use crate::{BucketKey, Error, Result, SimdLevel};
+use crate::ids::BucketKey;
+use crate::simd::SimdLevel;
 
 /// Number of bits in a fingerprint.
 pub const SIMHASH_BITS: u32 = 64;

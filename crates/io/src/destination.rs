@@ -11,8 +11,8 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use crate::error::{Error, Result};
 use crate::remote::{self, Upload, is_remote};
-use crate::{Error, Result};
 
 /// A file or object being written; it appears under its name on [`OutFile::commit`] and
 /// not at all when dropped first.

@@ -19,8 +19,8 @@ use std::path::{Component, Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::destination::{temporary_name, write_atomically};
+use crate::error::{Error, Result};
 use crate::role::Role;
-use crate::{Error, Result};
 
 /// The list's file name.
 pub const FILE_LIST: &str = "_FILES.json";

@@ -7,7 +7,7 @@ use neardup_core::DocId;
 use serde::{Deserialize, Serialize};
 
 use crate::decompress::{Compression, decompressed};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// The format of an input file, from its extension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -203,7 +203,7 @@ fn discover_remote(path: &Path, found: &mut Vec<Listed>) -> Result<()> {
     for object in &listed {
         let folder = object.relative.rsplit_once('/').map(|(folder, _)| folder);
         let name = object.relative.rsplit('/').next().unwrap_or_default();
-        let marker = name == crate::FILE_LIST || name == crate::index::MANIFEST;
+        let marker = name == crate::files::FILE_LIST || name == crate::index::MANIFEST;
         if let Some(folder) = folder.filter(|_| marker) {
             let base = path.display().to_string();
             let prefix = PathBuf::from(format!("{}/{folder}", base.trim_end_matches('/')));
@@ -261,11 +261,11 @@ fn walk(dir: &Path, exclude: &[PathBuf], found: &mut Vec<Listed>) -> Result<()> 
 
 /// What a folder found below an input folder holds when neardup wrote it: an earlier
 /// run's outputs or kept dataset, or an index. A damaged list or manifest counts as none.
-fn own_folder(dir: &Path) -> Option<crate::Role> {
-    crate::folder_role(dir).ok().flatten()
+fn own_folder(dir: &Path) -> Option<crate::role::Role> {
+    crate::files::folder_role(dir).ok().flatten()
 }
 
-fn skip_own_folder(dir: &Path, role: crate::Role) {
+fn skip_own_folder(dir: &Path, role: crate::role::Role) {
     tracing::warn!(
         "left out \"{}\", found inside an input folder: it holds {} (name it as an input to read it)",
         dir.display(),

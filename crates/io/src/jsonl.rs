@@ -11,9 +11,10 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
 use crate::decompress::{Compression, decompressed};
+use crate::error::{Error, Result};
 use crate::input::{CountingFile, InputFile};
 use crate::read_options::{OnReadError, ReadOptions, generated_id};
-use crate::{Error, InputDoc, Reason, Record, RejectedRecord, Result, WebMeta};
+use crate::records::{InputDoc, Reason, Record, RejectedRecord, WebMeta};
 
 /// Reads records from one JSONL file.
 pub struct JsonlRecords {

@@ -17,11 +17,12 @@ use parquet::file::properties::WriterProperties;
 
 use crate::decompress::{Compression, decompressed};
 use crate::destination::OutFile;
+use crate::error::{Error, Result};
 use crate::input::{Format, InputFile};
 use crate::jsonl::read_line_bounded;
 use crate::read_options::OnReadError;
+use crate::records::Record;
 use crate::warc::WarcRecords;
-use crate::{Error, Record, Result};
 
 /// The name of a file's kept copy: its input position and name, so copies of
 /// equally named files in different folders do not collide.

@@ -15,7 +15,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// How often a held lock's heartbeat is rewritten.
 pub const HEARTBEAT: Duration = Duration::from_secs(10);

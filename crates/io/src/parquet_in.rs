@@ -13,9 +13,10 @@ use parquet::arrow::ProjectionMask;
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 use parquet::file::metadata::ParquetMetaData;
 
+use crate::error::{Error, Result};
 use crate::input::InputFile;
 use crate::read_options::{OnReadError, ReadOptions, generated_id};
-use crate::{Error, InputDoc, Reason, Record, RejectedRecord, Result, WebMeta};
+use crate::records::{InputDoc, Reason, Record, RejectedRecord, WebMeta};
 
 /// The columns of a batch that records are made of.
 struct Columns {

@@ -24,7 +24,8 @@ use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 
 use crate::destination::OutFile;
-use crate::{Decision, Error, Reason, Result, WebMeta};
+use crate::error::{Error, Result};
+use crate::records::{Decision, Reason, WebMeta};
 
 /// Rows per Arrow batch handed to the Parquet writer.
 const BATCH_ROWS: usize = 65_536;

@@ -4,8 +4,9 @@
 use neardup_core::DocId;
 use serde::{Deserialize, Serialize};
 
+use crate::error::{Error, Result};
 use crate::input::InputFile;
-use crate::{Error, Reason, Record, RejectedRecord, Result};
+use crate::records::{Reason, Record, RejectedRecord};
 
 /// How a reader reads a record: the id, text and URL fields it takes (JSONL keys or Parquet
 /// columns), and how large a record may be.

@@ -1,11 +1,12 @@
 //! Opening any input file as a stream of [`Record`]s.
 
+use crate::error::Result;
 use crate::input::{Format, InputFile};
 use crate::jsonl::{Item, JsonlRecords, LineRange};
 use crate::parquet_in::ParquetRecords;
 use crate::read_options::{OnReadError, ReadOptions};
+use crate::records::{InputDoc, Record};
 use crate::warc::WarcRecords;
-use crate::{InputDoc, Record, Result};
 
 /// Records of one input file, whatever its format.
 pub enum RecordReader {
@@ -95,7 +96,7 @@ impl RecordReader {
         bytes_read: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
         range: LineRange,
     ) -> Result<Self> {
-        debug_assert_eq!(file.format, Format::Jsonl(crate::Compression::None));
+        debug_assert_eq!(file.format, Format::Jsonl(crate::decompress::Compression::None));
         match JsonlRecords::open_range(file, fields.clone(), on_error, bytes_read, range) {
             Ok(r) => Ok(RecordReader::Jsonl(r)),
             Err(e) => {
@@ -195,7 +196,7 @@ impl Iterator for RecordReader {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Compression;
+    use crate::decompress::Compression;
 
     fn jsonl(dir: &std::path::Path, name: &str, lines: &[&str]) -> InputFile {
         let path = dir.join(name);

@@ -17,11 +17,12 @@ use std::sync::atomic::AtomicU64;
 use neardup_core::DocId;
 
 use crate::decompress::{Compression, decompressed};
+use crate::error::{Error, Result};
 use crate::html::{decode_page, html_to_text};
 use crate::input::{CountingFile, InputFile};
 use crate::jsonl::read_line_bounded;
 use crate::read_options::OnReadError;
-use crate::{Error, InputDoc, Reason, Record, RejectedRecord, Result, WebMeta};
+use crate::records::{InputDoc, Reason, Record, RejectedRecord, WebMeta};
 
 /// Header lines longer than this are not headers (a damaged record, or not a WARC file).
 const MAX_HEADER_LINE_BYTES: usize = 1 << 16;
@@ -616,7 +617,7 @@ mod tests {
     }
 
     fn read(path: &Path) -> (Vec<Record>, BTreeMap<String, u64>) {
-        read_limited(path, crate::DEFAULT_MAX_RECORD_BYTES)
+        read_limited(path, crate::read_options::DEFAULT_MAX_RECORD_BYTES)
     }
 
     fn read_limited(path: &Path, limit: u64) -> (Vec<Record>, BTreeMap<String, u64>) {
@@ -959,7 +960,7 @@ mod tests {
                 bytes: 0,
                 version: None,
             };
-            let limit = crate::DEFAULT_MAX_RECORD_BYTES;
+            let limit = crate::read_options::DEFAULT_MAX_RECORD_BYTES;
             let mut reader =
                 WarcRecords::open(&file, Compression::Gzip, OnReadError::Fail, None, limit)
                     .unwrap();

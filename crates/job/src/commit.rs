@@ -187,7 +187,7 @@ pub(crate) fn finish(
     };
     let mut seconds = totals.seconds.clone();
     seconds.total = start.elapsed().as_secs_f64();
-    let resolved = crate::Resolved::of(config, totals.blocks);
+    let resolved = crate::summary::Resolved::of(config, totals.blocks);
     let mut summary = Summary::new(config, topology, &totals.stats, resolved, seconds);
     summary.exchanged_bytes.clone_from(&totals.exchanged);
     let (rejected, records) = (summary.counts.rejected, summary.counts.records);

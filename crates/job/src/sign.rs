@@ -123,7 +123,7 @@ impl Signer {
             ),
             MethodParams::Simhash { .. } => None,
         };
-        let tf_idf = config.spec.method == crate::Method::Simhash
+        let tf_idf = config.spec.method == crate::spec::Method::Simhash
             && config.spec.simhash.weights() == Weighting::TfIdf;
         let idf = match (tf_idf, config.spec.simhash.idf) {
             (false, _) => None,

@@ -243,7 +243,7 @@ pub struct Summary {
     /// document frequencies); with two processes, all the bytes exchanged. Empty for one
     /// process, whose workers exchange without serialising.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub exchanged_bytes: BTreeMap<String, crate::Exchanged>,
+    pub exchanged_bytes: BTreeMap<String, crate::traffic::Exchanged>,
     /// Boilerplate learned from web pages and left out, when the job learned it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub boilerplate: Option<crate::stats::BoilerplateStats>,
@@ -295,7 +295,7 @@ impl Summary {
     /// Builds the summary of a run from the summed worker counts.
     pub fn new(
         config: &JobConfig,
-        topology: &crate::Topology,
+        topology: &crate::processes::Topology,
         stats: &WorkerStats,
         resolved: Resolved,
         seconds: StageSeconds,

@@ -23,7 +23,7 @@ pub(crate) struct WorkerReport {
     /// This process's bytes exchanged with the others, by stage: filled in after the
     /// workers end, not gathered.
     #[serde(skip)]
-    pub(crate) exchanged: std::collections::BTreeMap<String, crate::Exchanged>,
+    pub(crate) exchanged: std::collections::BTreeMap<String, crate::traffic::Exchanged>,
 }
 
 impl WorkerReport {

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::io::Read;
 
-use crate::FeatureExtractor;
+use crate::features::FeatureExtractor;
 
 /// jieba's IDF table, zstd-compressed (see `data/NOTICE.md`).
 const JIEBA_IDF: &[u8] = include_bytes!("../data/jieba-idf.txt.zst");
@@ -66,7 +66,8 @@ impl WordIdf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{FeatureConfig, FeatureKind, Segmenter};
+    use crate::features::{FeatureConfig, FeatureKind};
+    use crate::segment::Segmenter;
 
     #[test]
     fn jieba_table_ranks_rare_words_above_common_ones() {

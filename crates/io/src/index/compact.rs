@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 use super::frequencies::{read_frequencies, write_frequencies};
 use super::manifest::{Segment, folder_bytes, open_to_change, remove_orphans};

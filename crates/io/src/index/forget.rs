@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::Result;
+use crate::error::Result;
 
 use super::manifest::open_to_change;
 use super::parts::{DocPartWriter, for_each_docs_batch};

@@ -13,7 +13,7 @@
 
 use std::path::Path;
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// The file of a segment's document frequencies.
 pub const FREQUENCIES_FILE: &str = "frequencies.bin";
@@ -99,7 +99,10 @@ impl Frequencies {
 pub fn write_frequencies(segment_dir: &Path, frequencies: &Frequencies) -> Result<()> {
     crate::destination::create_dir_all(segment_dir)
         .map_err(|source| Error::Write { path: segment_dir.to_path_buf(), source })?;
-    crate::write_atomically(&segment_dir.join(FREQUENCIES_FILE), &frequencies.to_bytes())
+    crate::destination::write_atomically(
+        &segment_dir.join(FREQUENCIES_FILE),
+        &frequencies.to_bytes(),
+    )
 }
 
 /// The sum of the document frequencies of the segments in `segment_dirs`, or `None` when

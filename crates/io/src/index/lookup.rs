@@ -12,7 +12,7 @@ use parquet::arrow::arrow_reader::{
 };
 use parquet::file::statistics::Statistics;
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 use crate::parquet_in::ParquetInput;
 

@@ -6,7 +6,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{Error, FolderLock, Result, TakenOver};
+use crate::error::{Error, Result};
+use crate::lock::{FolderLock, TakenOver};
 
 /// Version of the index layout; an index of another version is refused, but for
 /// [`MIGRATED_FORMAT`].
@@ -149,7 +150,7 @@ impl Manifest {
     pub fn save(&self, dir: &Path) -> Result<()> {
         crate::destination::create_dir_all(dir)
             .map_err(|source| Error::Write { path: dir.to_path_buf(), source })?;
-        crate::write_atomically(&dir.join(MANIFEST), &self.to_json())
+        crate::destination::write_atomically(&dir.join(MANIFEST), &self.to_json())
     }
 
     fn to_json(&self) -> Vec<u8> {

@@ -18,8 +18,9 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 use serde::{Deserialize, Serialize};
 
+use crate::error::{Error, Result};
 use crate::parquet_in::ParquetInput;
-use crate::{Error, PartWriter, Result};
+use crate::parquet_out::PartWriter;
 
 /// Rows per row group of a key part: each has its own key range and bloom filter.
 pub const KEY_ROW_GROUP_ROWS: usize = 16_384;

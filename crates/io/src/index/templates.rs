@@ -26,7 +26,8 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
-use crate::{PartWriter, Result};
+use crate::error::Result;
+use crate::parquet_out::PartWriter;
 
 use super::parts::{IndexRef, PartRows, as_i32, as_i64, base_properties, damaged};
 

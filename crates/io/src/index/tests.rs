@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::Result;
+use crate::error::Result;
 
 use super::compact::compact;
 use super::forget::{Forgotten, forget};
