@@ -33,6 +33,22 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// Every source file under `crates/*/src` that is not generated, with its text.
+fn written_sources() -> Vec<(PathBuf, String)> {
+    let mut files = Vec::new();
+    for src in crates() {
+        rust_files(&src, &mut files);
+    }
+    files
+        .into_iter()
+        .map(|file| {
+            let text = std::fs::read_to_string(&file).unwrap();
+            (file, text)
+        })
+        .filter(|(_, text)| !text.starts_with("// @generated"))
+        .collect()
+}
+
 fn crates() -> Vec<PathBuf> {
     let mut dirs: Vec<_> = std::fs::read_dir(workspace().join("crates"))
         .unwrap()
@@ -46,7 +62,11 @@ fn crates() -> Vec<PathBuf> {
 
 /// The code of a file before its test module, without comments.
 fn code(path: &Path) -> String {
-    let text = std::fs::read_to_string(path).unwrap();
+    code_of(&std::fs::read_to_string(path).unwrap())
+}
+
+/// The code of a file's text before its test module, without comments.
+fn code_of(text: &str) -> String {
     let end = text.find("\n#[cfg(test)]").unwrap_or(text.len());
     text[..end]
         .lines()
@@ -327,19 +347,11 @@ fn find_loop(graph: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>) -> Option<Vec
 #[test]
 fn no_source_file_is_longer_than_650_lines_before_its_tests() {
     let mut long = Vec::new();
-    for src in crates() {
-        let mut files = Vec::new();
-        rust_files(&src, &mut files);
-        for file in files {
-            let text = std::fs::read_to_string(&file).unwrap();
-            if text.starts_with("// @generated") {
-                continue;
-            }
-            let end = text.find("\n#[cfg(test)]").unwrap_or(text.len());
-            let lines = text[..end].lines().count();
-            if lines > MAX_FILE_LINES {
-                long.push(format!("{} ({lines} lines)", file.display()));
-            }
+    for (file, text) in written_sources() {
+        let end = text.find("\n#[cfg(test)]").unwrap_or(text.len());
+        let lines = text[..end].lines().count();
+        if lines > MAX_FILE_LINES {
+            long.push(format!("{} ({lines} lines)", file.display()));
         }
     }
     assert!(long.is_empty(), "longer than {MAX_FILE_LINES} lines before the tests: {long:#?}");
@@ -480,17 +492,9 @@ fn long_functions(code: &str, max: usize) -> Vec<(String, usize, usize)> {
 #[test]
 fn no_production_function_is_longer_than_120_lines() {
     let mut long = Vec::new();
-    for src in crates() {
-        let mut files = Vec::new();
-        rust_files(&src, &mut files);
-        for file in files {
-            let text = std::fs::read_to_string(&file).unwrap();
-            if text.starts_with("// @generated") || is_test_file(&file) {
-                continue;
-            }
-            for (name, line, lines) in long_functions(&code(&file), MAX_FN_LINES) {
-                long.push(format!("{}:{line} {name} ({lines} lines)", file.display()));
-            }
+    for (file, text) in written_sources().into_iter().filter(|(file, _)| !is_test_file(file)) {
+        for (name, line, lines) in long_functions(&code_of(&text), MAX_FN_LINES) {
+            long.push(format!("{}:{line} {name} ({lines} lines)", file.display()));
         }
     }
     assert!(long.is_empty(), "functions longer than {MAX_FN_LINES} lines: {long:#?}");

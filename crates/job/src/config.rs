@@ -12,9 +12,10 @@ use neardup_io::index::{Generation, Manifest};
 use neardup_io::{InputFile, resolved_path};
 
 use crate::error::ConfigError;
+use crate::memory::default_max_record_bytes;
 use crate::spec::{
     INDEX_LAYOUT_DOCUMENTS, IdfSource, JobSpec, MAX_DISTANCE, Method, MinHashSpec, WEB_CONTAINMENT,
-    WEB_MAX_DISTANCE, WEB_TF_MAX_DISTANCE, WEB_WEIGHTING, Weighting, default_max_record_bytes,
+    WEB_MAX_DISTANCE, WEB_TF_MAX_DISTANCE, WEB_WEIGHTING, Weighting,
 };
 
 /// The method-specific settings, checked.

@@ -38,8 +38,7 @@ use neardup_text::{Boilerplate, Learner, LineKey, LineScratch, Occurrence};
 use timely::dataflow::channels::pact::Exchange;
 
 use crate::config::{IndexPlan, JobConfig};
-use crate::error::{JobError, ReadFailure};
-use crate::memory::MemoryPlan;
+use crate::error::JobError;
 use crate::mesh::Control;
 use crate::operators::collect::{Drain, Spill, collect_sorted};
 use crate::pass::{FailureCell, PassFailure, PassWorker, step_until};
@@ -259,20 +258,18 @@ pub(crate) fn learn_boilerplate(
     let reading = reading.clone();
     let traffic = reading.traffic.clone();
     let (rule, seed) = (job.spec.boilerplate.clone(), job.spec.seed);
-    let (spill_root, spill_limit) =
-        (topology.spill_dir.clone(), MemoryPlan::of(topology).limit_bytes);
     let abort = Arc::new(AtomicBool::new(false));
     let pass = Pass { control: reading.control.clone(), traffic, abort: abort.clone() };
     let job = job.clone();
     let results = run_workers(topology, pass, fingerprint, move |worker, heartbeat| {
         let me = PassWorker::start(worker, heartbeat, &job, &reading.kept, reading.local_workers)?;
-        let dir = crate::spill::worker_folder(&spill_root, "boilerplate", me.index);
+        let dir = crate::spill::worker_folder(&reading.spill_root, "boilerplate", me.index);
         let _remove = RemoveDir(dir.clone());
         // With an index, pages are sent (and its sample of their hosts added) rather than
         // occurrences; the two stages share the spill limit.
         let spill = Spill {
             dir,
-            limit_bytes: spill_limit,
+            limit_bytes: reading.limit_bytes,
             stats: Rc::new(RefCell::new(WorkerStats::default())),
             error: Rc::new(RefCell::new(None)),
             abort: abort.clone(),
@@ -452,14 +449,14 @@ impl LearnInputs {
         );
         let read_all = error.is_none();
         match error {
-            Some(ShareError::Input(e)) => {
-                abort.store(true, Ordering::Relaxed);
-                let failure = ReadFailure::of(&e);
-                self.notes.send(Note::Failed(PassFailure::Read { worker: me.index, failure }));
-            }
             // Told the others with the spill errors of learning, in the second round.
             Some(ShareError::Keep(e)) => {
                 spill.settle::<()>(0, Err(e));
+            }
+            Some(e) => {
+                abort.store(true, Ordering::Relaxed);
+                let failure = PassFailure::of_share(me.index, &e, "boilerplate");
+                self.notes.send(Note::Failed(failure));
             }
             None => {}
         }

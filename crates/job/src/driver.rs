@@ -270,6 +270,7 @@ fn execute(
         "job started"
     );
     let fingerprint = config.input_fingerprint();
+    let memory = MemoryPlan::of(topology);
     let kept = KeptShares::default();
     let mut learned = LearnedPass { local_workers: topology.workers, ..LearnedPass::default() };
     // Bytes exchanged with the other processes, in a cluster: each pass counts its own (its
@@ -281,8 +282,8 @@ fn execute(
     let reading = |traffic: &Option<Arc<Traffic>>| corpus::Reading {
         kept: kept.clone(),
         local_workers: topology.workers,
-        spill_root: topology.spill_dir.clone(),
-        limit_bytes: MemoryPlan::of(topology).limit_bytes,
+        spill_root: memory.dir.clone(),
+        limit_bytes: memory.limit_bytes,
         progress: Some(progress.clone()),
         traffic: traffic.clone(),
         control: control.clone(),
@@ -326,7 +327,7 @@ fn execute(
         progress,
         start,
         learned,
-        memory: MemoryPlan::of(topology),
+        memory,
         kept,
         boilerplate,
     };

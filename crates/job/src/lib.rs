@@ -70,6 +70,7 @@ pub use config::{IndexPlan, JobConfig, MethodParams};
 pub use driver::{read_boilerplate, run, run_interruptible, run_with_progress};
 pub use error::{ConfigError, JobError};
 pub use interrupt::Interrupt;
+pub use memory::default_max_record_bytes;
 pub use processes::{MEMORY_BUDGET_FLOOR, Topology, capture_peer_failures, default_memory_budget};
 pub use progress::Progress;
 pub use records::{Assignment, BucketRecord, Candidate, ClusterInfo, Membership, SignedDoc};
@@ -79,7 +80,7 @@ pub use spec::{
     BucketSpec, CONTAINMENT_BANDS_JACCARD, DecisionSpec, INDEX_LAYOUT_DOCUMENTS, IdfSource,
     IndexSpec, InputSpec, JobSpec, KeepRule, MAX_DISTANCE, Method, MinHashSpec, Removal,
     SIMHASH_NGRAM_CHARS, SimHashSpec, WEB_CONTAINMENT, WEB_CONTAINMENT_MIN_JACCARD,
-    WEB_MAX_DISTANCE, WEB_TF_MAX_DISTANCE, WEB_WEIGHTING, Weighting, default_max_record_bytes,
+    WEB_MAX_DISTANCE, WEB_TF_MAX_DISTANCE, WEB_WEIGHTING, Weighting,
 };
 pub use stage::Stage;
 pub use stats::{BoilerplateStats, IndexStats, WorkerStats};

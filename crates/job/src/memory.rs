@@ -50,8 +50,11 @@ impl MemoryPlan {
     }
 }
 
-/// The record size limit of a run whose job file sets none: see [`RECORD_SHARE`].
-pub(crate) fn record_limit(memory_budget_bytes: u64) -> u64 {
+/// The record size limit of a run whose job file sets none: 16 MiB, or [`RECORD_SHARE`] of
+/// the memory budget when that is less, so that one record never takes more than the
+/// budget. Worker and process counts play no part, and budgets of 1 GiB and more all give
+/// 16 MiB.
+pub fn default_max_record_bytes(memory_budget_bytes: u64) -> u64 {
     neardup_io::DEFAULT_MAX_RECORD_BYTES
         .min(memory_budget_bytes / RECORD_SHARE)
         .max(MIN_SHARE_BYTES)
@@ -71,7 +74,7 @@ mod tests {
         topology.memory_budget = 1 << 20;
         let plan = MemoryPlan::of(&topology);
         assert_eq!((plan.limit_bytes, plan.round_bytes), (1 << 16, 1 << 16));
-        assert_eq!(record_limit(8 << 30), neardup_io::DEFAULT_MAX_RECORD_BYTES);
-        assert_eq!(record_limit(64 << 20), 1 << 20);
+        assert_eq!(default_max_record_bytes(8 << 30), neardup_io::DEFAULT_MAX_RECORD_BYTES);
+        assert_eq!(default_max_record_bytes(64 << 20), 1 << 20);
     }
 }

@@ -93,16 +93,8 @@ pub struct InputSpec {
     pub on_read_error: OnReadError,
     /// Records with more bytes than this (a JSONL line, a web-archive record or its
     /// inflated payload, a Parquet text value) are `too_large` rejects, read past without
-    /// being held. Unset: [`default_max_record_bytes`] of the memory budget.
+    /// being held. Unset: [`crate::default_max_record_bytes`] of the memory budget.
     pub max_record_bytes: Option<u64>,
-}
-
-/// The record size limit of a run whose job file sets none: 16 MiB, or a sixty-fourth of
-/// the memory budget when that is less (signing a record takes some 25 times its size), so
-/// that one record never takes more than the budget. Worker and process counts play no
-/// part, and budgets of 1 GiB and more all give 16 MiB (see `memory.rs`).
-pub fn default_max_record_bytes(memory_budget_bytes: u64) -> u64 {
-    crate::memory::record_limit(memory_budget_bytes)
 }
 
 impl Default for InputSpec {
