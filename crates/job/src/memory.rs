@@ -50,7 +50,7 @@ impl MemoryPlan {
     }
 }
 
-/// The record size limit of a run whose job file sets none: 16 MiB, or [`RECORD_SHARE`] of
+/// The record size limit of a run whose job file sets none: 16 MiB, or a sixty-fourth of
 /// the memory budget when that is less, so that one record never takes more than the
 /// budget. Worker and process counts play no part, and budgets of 1 GiB and more all give
 /// 16 MiB.
