@@ -9,7 +9,7 @@ use neardup_core::{
     BlockLayout, JaccardMode, LshParams, MAX_NUM_PERM, SIGNATURE_VERSION, SIMHASH_BITS,
 };
 use neardup_io::index::{Generation, Manifest};
-use neardup_io::{InputFile, resolved_path};
+use neardup_io::{InputFile, ReadOptions, resolved_path};
 
 use crate::error::ConfigError;
 use crate::memory::default_max_record_bytes;
@@ -18,7 +18,8 @@ use crate::spec::{
     WEB_MAX_DISTANCE, WEB_TF_MAX_DISTANCE, WEB_WEIGHTING, Weighting,
 };
 
-/// The method-specific settings, checked.
+/// The method's settings, checked, with every value the job file leaves unset chosen for
+/// the run's inputs.
 #[derive(Clone, Debug)]
 pub enum MethodParams {
     /// MinHash with its bands and rows.
@@ -27,25 +28,35 @@ pub enum MethodParams {
         num_perm: usize,
         /// Bands and rows (given or chosen).
         lsh: LshParams,
+        /// `minhash.containment` (given or chosen): the share of the smaller document's
+        /// features in the larger that passes a pair; 0 is off.
+        containment: f64,
     },
     /// SimHash with a fixed layout, or one chosen from the corpus size at run time.
     Simhash {
-        /// A fixed layout, when `blocks` was given.
+        /// A fixed layout, when `blocks` was given (or an index has one).
         layout: Option<BlockLayout>,
+        /// `simhash.max_distance` (given or chosen).
+        max_distance: u32,
+        /// `simhash.weighting` (given or chosen).
+        weighting: Weighting,
     },
 }
 
-/// A checked job: the effective spec, the input files, and the output folder. Only this
-/// reaches [`crate::run`].
+/// A checked job: the settings as given, the values chosen for those left unset, the input
+/// files, and the output folder. Only this reaches [`crate::run`]; it is made once and
+/// never changed (a run's record of its settings is [`JobConfig::effective_spec`]).
 #[derive(Clone, Debug)]
 pub struct JobConfig {
-    /// The effective settings (chosen bands and rows filled in).
+    /// The settings as the job file and flags give them: checking never changes them. The
+    /// method's values they leave unset are chosen in `params`, the record size limit by
+    /// [`JobConfig::max_record_bytes`], and the n-gram length by [`JobSpec::ngram_chars`].
     pub spec: JobSpec,
     /// Input files in order.
     pub inputs: Vec<InputFile>,
     /// Output folder.
     pub output: PathBuf,
-    /// Checked method parameters.
+    /// The method's settings, checked and chosen.
     pub params: MethodParams,
     /// Where to write the deduplicated dataset (the kept records), if anywhere.
     pub write_kept: Option<PathBuf>,
@@ -116,9 +127,55 @@ impl JobConfig {
         self.spec.boilerplate.enabled && self.web_pages
     }
 
+    /// The SimHash weighting the run uses (given or chosen); `None` for MinHash.
+    pub fn weighting(&self) -> Option<Weighting> {
+        match &self.params {
+            MethodParams::Simhash { weighting, .. } => Some(*weighting),
+            MethodParams::Minhash { .. } => None,
+        }
+    }
+
     /// Whether signing needs corpus document frequencies.
     pub fn needs_corpus_idf(&self) -> bool {
-        self.spec.method == Method::Simhash && self.spec.simhash.corpus_idf()
+        self.weighting() == Some(Weighting::TfIdf) && self.spec.simhash.idf == IdfSource::Corpus
+    }
+
+    /// The record size limit of a run with a budget of `memory_budget_bytes`
+    /// (`--memory-budget`, per process): `input.max_record_bytes` as set, or else
+    /// [`default_max_record_bytes`] of the budget.
+    pub fn max_record_bytes(&self, memory_budget_bytes: u64) -> u64 {
+        let set = self.spec.input.max_record_bytes;
+        set.unwrap_or_else(|| default_max_record_bytes(memory_budget_bytes))
+    }
+
+    /// How a run with that record size limit ([`JobConfig::max_record_bytes`]) reads its
+    /// input.
+    pub fn read_options(&self, max_record_bytes: u64) -> ReadOptions {
+        ReadOptions { max_record_bytes, ..self.spec.input.read_options() }
+    }
+
+    /// The settings the run uses, as a job file would give them: the spec with every
+    /// value it leaves unset filled in with the one chosen, and the record size limit
+    /// `max_record_bytes` when known ([`JobConfig::max_record_bytes`]). A run records this
+    /// (`summary.json`, the Parquet metadata, the report), the processes of a cluster
+    /// compare it, and an index keeps its signature settings; given as a job file, it
+    /// runs the same job.
+    pub fn effective_spec(&self, max_record_bytes: Option<u64>) -> JobSpec {
+        let mut spec = self.spec.clone();
+        spec.features.ngram_chars = Some(spec.ngram_chars());
+        spec.input.max_record_bytes = spec.input.max_record_bytes.or(max_record_bytes);
+        match &self.params {
+            MethodParams::Minhash { lsh, containment, .. } => {
+                spec.minhash.containment = Some(*containment);
+                spec.minhash.bands = Some(lsh.bands());
+                spec.minhash.rows = Some(lsh.rows());
+            }
+            MethodParams::Simhash { max_distance, weighting, .. } => {
+                spec.simhash.max_distance = Some(*max_distance);
+                spec.simhash.weighting = Some(*weighting);
+            }
+        }
+        spec
     }
 
     /// Every setting that signatures and bucket keys depend on, flattened to
@@ -126,7 +183,7 @@ impl JobConfig {
     /// agree on all of them. Decision rules, bucket limits and inputs are not among them:
     /// they may change from run to run.
     pub fn index_settings(&self) -> BTreeMap<String, String> {
-        let spec = &self.spec;
+        let spec = &self.effective_spec(None);
         let mut settings = BTreeMap::new();
         settings.insert("signature_version".to_string(), SIGNATURE_VERSION.to_string());
         let mut add = |section: &str, value: serde_json::Value| {
@@ -138,7 +195,7 @@ impl JobConfig {
         add("features", serde_json::to_value(&spec.features).expect("serialises"));
         add("boilerplate", serde_json::to_value(&spec.boilerplate).expect("serialises"));
         match &self.params {
-            MethodParams::Minhash { num_perm, lsh } => {
+            MethodParams::Minhash { num_perm, lsh, .. } => {
                 add("minhash", serde_json::to_value(&spec.minhash).expect("serialises"));
                 settings.insert("minhash.num_perm".into(), num_perm.to_string());
                 settings.insert("minhash.bands".into(), lsh.bands().to_string());
@@ -147,7 +204,7 @@ impl JobConfig {
                 settings.remove("minhash.false_positive_weight");
                 settings.remove("minhash.false_negative_weight");
             }
-            MethodParams::Simhash { layout } => {
+            MethodParams::Simhash { layout, .. } => {
                 add("simhash", serde_json::to_value(&spec.simhash).expect("serialises"));
                 let blocks =
                     layout.as_ref().map_or("(chosen per run)".into(), |l| l.blocks().to_string());
@@ -221,10 +278,11 @@ impl JobConfig {
             _ => {}
         }
         let loaded = neardup_io::index::Manifest::load(&dir).map_err(ConfigError::Index)?;
-        if let MethodParams::Simhash { layout: None } = &self.params {
-            let layout = index_layout(loaded.as_ref(), self.spec.simhash.distance())
+        if let MethodParams::Simhash { layout: layout @ None, max_distance, .. } = &mut self.params
+        {
+            let chosen = index_layout(loaded.as_ref(), *max_distance)
                 .map_err(|e| invalid("simhash.blocks", &e.to_string()))?;
-            self.params = MethodParams::Simhash { layout: Some(layout) };
+            *layout = Some(chosen);
         }
         let settings = self.index_settings();
         let mut manifest = match loaded {
@@ -263,14 +321,6 @@ impl JobConfig {
         Ok(self)
     }
 
-    /// This job with `input.max_record_bytes` set: as the job file sets it, or else
-    /// [`default_max_record_bytes`] of `memory_budget_bytes`.
-    pub fn with_record_limit(mut self, memory_budget_bytes: u64) -> Self {
-        let limit = &mut self.spec.input.max_record_bytes;
-        limit.get_or_insert_with(|| default_max_record_bytes(memory_budget_bytes));
-        self
-    }
-
     /// Checks `spec`, lists the inputs and resolves derived parameters.
     ///
     /// # Errors
@@ -285,13 +335,11 @@ impl JobConfig {
     /// # Errors
     /// As [`JobConfig::new`].
     pub fn with_kept(
-        mut spec: JobSpec,
+        spec: JobSpec,
         inputs: &[PathBuf],
         output: PathBuf,
         write_kept: Option<PathBuf>,
     ) -> Result<Self, ConfigError> {
-        // Resolved here, so the summary and an index record the length the run used.
-        spec.features.ngram_chars = Some(spec.ngram_chars());
         check_settings(&spec)?;
         let exclude: Vec<PathBuf> =
             std::iter::once(output.clone()).chain(write_kept.clone()).collect();
@@ -300,8 +348,8 @@ impl JobConfig {
         let fields = spec.input.read_options();
         let web_pages = inputs.iter().any(|f| neardup_io::has_urls(f, &fields));
         let params = match spec.method {
-            Method::Minhash => resolve_minhash(&mut spec.minhash, web_pages)?,
-            Method::Simhash => resolve_simhash(&mut spec, web_pages)?,
+            Method::Minhash => resolve_minhash(&spec.minhash, web_pages)?,
+            Method::Simhash => resolve_simhash(&spec, web_pages)?,
         };
         let config = JobConfig { spec, inputs, output, params, write_kept, index: None, web_pages };
         let output_folder = resolved_path(&config.output);
@@ -499,11 +547,10 @@ fn refuse_outputs_as_inputs(inputs: &[PathBuf], exclude: &[PathBuf]) -> Result<(
 }
 
 /// Checks the MinHash settings and resolves containment, bands and rows.
-fn resolve_minhash(m: &mut MinHashSpec, web_pages: bool) -> Result<MethodParams, ConfigError> {
+fn resolve_minhash(m: &MinHashSpec, web_pages: bool) -> Result<MethodParams, ConfigError> {
     // Containment is on for web pages unless set: copies of a page there are
     // often teasers or cut at "Read more".
     let containment = m.containment.unwrap_or(if web_pages { WEB_CONTAINMENT } else { 0.0 });
-    m.containment = Some(containment);
     if m.num_perm == 0 || m.num_perm > MAX_NUM_PERM {
         return Err(invalid(
             "minhash.num_perm",
@@ -542,38 +589,35 @@ fn resolve_minhash(m: &mut MinHashSpec, web_pages: bool) -> Result<MethodParams,
                     "weights must be non-negative and not both zero".into(),
                 ));
             }
-            LshParams::choose(m.bands_jaccard(), m.num_perm, weights[0], weights[1])
+            LshParams::choose(m.bands_jaccard_at(containment), m.num_perm, weights[0], weights[1])
                 .map_err(|e| invalid("minhash.threshold", e.to_string()))?
         }
         _ => {
             return Err(invalid("minhash.bands", "set both bands and rows, or neither".into()));
         }
     };
-    m.bands = Some(lsh.bands());
-    m.rows = Some(lsh.rows());
-    Ok(MethodParams::Minhash { num_perm: m.num_perm, lsh })
+    Ok(MethodParams::Minhash { num_perm: m.num_perm, lsh, containment })
 }
 
 /// Checks the SimHash settings and resolves the weighting and the distance.
-fn resolve_simhash(spec: &mut JobSpec, web_pages: bool) -> Result<MethodParams, ConfigError> {
+fn resolve_simhash(spec: &JobSpec, web_pages: bool) -> Result<MethodParams, ConfigError> {
     // Common n-grams pull term-frequency fingerprints of web pages' prose one
     // way; corpus document frequencies take them out (WEB_WEIGHTING; with an
     // index, the frequencies of the batch and of every indexed one). Not when
     // jieba's table is named.
-    let s = &mut spec.simhash;
+    let s = &spec.simhash;
     let corpus_idf = s.idf == IdfSource::Corpus;
-    let weights = if web_pages && corpus_idf { WEB_WEIGHTING } else { Weighting::Tf };
-    s.weighting = Some(s.weighting.unwrap_or(weights));
+    let weighting =
+        s.weighting.unwrap_or(if web_pages && corpus_idf { WEB_WEIGHTING } else { Weighting::Tf });
     // Copies of web pages differ more (edits, ads, cut ends) than the plain
     // texts the distance 3 was chosen for; term frequencies chain unrelated
     // pages at the distance document frequencies allow.
-    let k = s.max_distance.unwrap_or(match (web_pages, s.corpus_idf()) {
-        (false, _) => MAX_DISTANCE,
-        (true, true) => WEB_MAX_DISTANCE,
-        (true, false) => WEB_TF_MAX_DISTANCE,
-    });
-    s.max_distance = Some(k);
-    let s = &spec.simhash;
+    let k =
+        s.max_distance.unwrap_or(match (web_pages, weighting == Weighting::TfIdf && corpus_idf) {
+            (false, _) => MAX_DISTANCE,
+            (true, true) => WEB_MAX_DISTANCE,
+            (true, false) => WEB_TF_MAX_DISTANCE,
+        });
     if k >= SIMHASH_BITS {
         return Err(invalid("simhash.max_distance", format!("must be below 64, got {k}")));
     }
@@ -585,12 +629,12 @@ fn resolve_simhash(spec: &mut JobSpec, web_pages: bool) -> Result<MethodParams, 
     if layout.is_none() {
         BlockLayout::choose(k, 1).map_err(|e| invalid("simhash.max_distance", e.to_string()))?;
     }
-    let jieba = s.weights() == Weighting::TfIdf && s.idf == IdfSource::Jieba;
+    let jieba = weighting == Weighting::TfIdf && s.idf == IdfSource::Jieba;
     if jieba && spec.features.kind != neardup_text::FeatureKind::Words {
         let message = "jieba's IDF table holds words: set features.kind = \"words\"";
         return Err(invalid("simhash.idf", message.into()));
     }
-    Ok(MethodParams::Simhash { layout })
+    Ok(MethodParams::Simhash { layout, max_distance: k, weighting })
 }
 
 #[cfg(test)]
@@ -609,8 +653,36 @@ mod tests {
     fn defaults_resolve_bands_and_rows() {
         let (_dir, inputs) = sample_input();
         let config = JobConfig::new(JobSpec::default(), &inputs, "out".into()).unwrap();
-        assert_eq!((config.spec.minhash.bands, config.spec.minhash.rows), (Some(16), Some(8)));
+        let recorded = config.effective_spec(None);
+        assert_eq!((recorded.minhash.bands, recorded.minhash.rows), (Some(16), Some(8)));
         assert_eq!(config.inputs.len(), 1);
+    }
+
+    /// Checking chooses values into the config and never writes them back into the spec:
+    /// the spec stays as given, and the record of what the run used fills in only what the
+    /// spec left unset.
+    #[test]
+    fn checking_leaves_the_spec_as_given() {
+        let (_dir, inputs) = sample_input();
+        for method in [Method::Minhash, Method::Simhash] {
+            let given = JobSpec { method, ..JobSpec::default() };
+            let config = JobConfig::new(given.clone(), &inputs, "out".into()).unwrap();
+            assert_eq!(config.spec, given);
+            let recorded = config.effective_spec(Some(1 << 20));
+            assert_eq!(recorded.input.max_record_bytes, Some(1 << 20));
+            assert_eq!(recorded.features.ngram_chars, Some(given.ngram_chars()));
+            assert_eq!(recorded.seed, given.seed);
+            // Given as a job file, the record checks into the same settings.
+            let again = JobConfig::new(recorded.clone(), &inputs, "out".into()).unwrap();
+            assert_eq!(again.effective_spec(Some(1 << 20)), recorded);
+        }
+        let mut set = JobSpec::default();
+        set.input.max_record_bytes = Some(4096);
+        let config = JobConfig::new(set, &inputs, "out".into()).unwrap();
+        assert_eq!(config.max_record_bytes(8 << 30), 4096);
+        assert_eq!(config.effective_spec(Some(1 << 20)).input.max_record_bytes, Some(4096));
+        let unset = JobConfig::new(JobSpec::default(), &inputs, "out".into()).unwrap();
+        assert_eq!(unset.max_record_bytes(64 << 20), default_max_record_bytes(64 << 20));
     }
 
     /// With containment on, the bands are chosen for its Jaccard floor, but not below
@@ -626,7 +698,8 @@ mod tests {
         assert_eq!(spec.minhash.least_jaccard(), 0.4);
         assert_eq!(spec.minhash.bands_jaccard(), 0.6);
         let config = JobConfig::new(spec.clone(), &inputs, "out".into()).unwrap();
-        assert_eq!((config.spec.minhash.bands, config.spec.minhash.rows), (Some(24), Some(4)));
+        let recorded = config.effective_spec(None).minhash;
+        assert_eq!((recorded.bands, recorded.rows), (Some(24), Some(4)));
         spec.minhash.containment_min_jaccard = 0.7;
         assert_eq!((spec.minhash.least_jaccard(), spec.minhash.bands_jaccard()), (0.7, 0.7));
         spec.minhash.threshold = 0.65;
@@ -636,9 +709,10 @@ mod tests {
         spec.minhash.threshold = 0.55;
         assert_eq!((spec.minhash.least_jaccard(), spec.minhash.bands_jaccard()), (0.5, 0.55));
         let plain = JobConfig::new(JobSpec::default(), &inputs, "out".into()).unwrap();
-        assert_eq!((plain.spec.minhash.bands, plain.spec.minhash.rows), (Some(16), Some(8)));
-        assert_eq!(plain.spec.minhash.containment, Some(0.0));
-        assert_eq!(plain.spec.minhash.containment_rule(), None);
+        let recorded = plain.effective_spec(None).minhash;
+        assert_eq!((recorded.bands, recorded.rows), (Some(16), Some(8)));
+        assert_eq!(recorded.containment, Some(0.0));
+        assert_eq!(recorded.containment_rule(), None);
     }
 
     /// Web pages get TF-IDF weights from the corpus at distance 7 unless set, and distance 6
@@ -656,7 +730,8 @@ mod tests {
         let out = dir.path().join("out");
         let resolved = |spec: &JobSpec, inputs: &[PathBuf]| {
             let c = JobConfig::new(spec.clone(), inputs, out.clone()).unwrap();
-            (c.spec.simhash.max_distance, c.spec.simhash.weighting, c.needs_corpus_idf())
+            let recorded = c.effective_spec(None).simhash;
+            (recorded.max_distance, recorded.weighting, c.needs_corpus_idf())
         };
         let tf = Some(Weighting::Tf);
         let simhash = JobSpec { method: Method::Simhash, ..JobSpec::default() };
@@ -681,7 +756,7 @@ mod tests {
             .unwrap();
         assert_eq!(config.index_settings()["simhash.weighting"], "tf_idf");
         // Blocks unset: chosen for an index's size, not the batch's; then the index's own.
-        let MethodParams::Simhash { layout: Some(layout) } = &config.params else { panic!() };
+        let MethodParams::Simhash { layout: Some(layout), .. } = &config.params else { panic!() };
         let for_index = BlockLayout::choose(7, INDEX_LAYOUT_DOCUMENTS).unwrap();
         assert_eq!(layout, &for_index);
         assert_eq!(config.index_settings()["simhash.blocks"], for_index.blocks().to_string());
@@ -696,7 +771,7 @@ mod tests {
             .unwrap()
             .with_index(index.clone(), "r1".into())
             .unwrap();
-        let MethodParams::Simhash { layout: Some(layout) } = &config.params else { panic!() };
+        let MethodParams::Simhash { layout: Some(layout), .. } = &config.params else { panic!() };
         assert_eq!(layout.blocks(), 9);
         assert_eq!(config.index_settings(), made.index_settings());
         // jieba's table is the same in every run.
@@ -707,14 +782,15 @@ mod tests {
             .unwrap()
             .with_index(dir.path().join("index-jieba"), "r1".into())
             .unwrap();
-        assert_eq!(config.spec.simhash.weighting, Some(Weighting::TfIdf));
+        assert_eq!(config.weighting(), Some(Weighting::TfIdf));
     }
 
     #[test]
     fn the_ngram_length_is_chosen_by_method_unless_set() {
         let (_dir, inputs) = sample_input();
         let resolved = |spec: JobSpec| {
-            JobConfig::new(spec, &inputs, "out".into()).unwrap().spec.features.ngram_chars
+            let config = JobConfig::new(spec, &inputs, "out".into()).unwrap();
+            config.effective_spec(None).features.ngram_chars
         };
         assert_eq!(resolved(JobSpec::default()), Some(5));
         let simhash = JobSpec { method: Method::Simhash, ..JobSpec::default() };

@@ -80,7 +80,7 @@ pub(crate) fn document_frequencies(
     let abort = Arc::new(AtomicBool::new(false));
     let pass = Pass { control: reading.control.clone(), traffic, abort: abort.clone() };
     let results = run_workers(topology, pass, fingerprint, move |worker, heartbeat| {
-        let me = PassWorker::start(worker, heartbeat, &job, &reading.kept, reading.local_workers)?;
+        let me = reading.start(worker, heartbeat, &job)?;
         let total = Rc::new(RefCell::new(CountMinSketch::new(SKETCH_DEPTH, SKETCH_WIDTH_BITS)));
         let documents = Rc::new(Cell::new(0u64));
         let failure = FailureCell::default();
@@ -262,7 +262,7 @@ pub(crate) fn learn_boilerplate(
     let pass = Pass { control: reading.control.clone(), traffic, abort: abort.clone() };
     let job = job.clone();
     let results = run_workers(topology, pass, fingerprint, move |worker, heartbeat| {
-        let me = PassWorker::start(worker, heartbeat, &job, &reading.kept, reading.local_workers)?;
+        let me = reading.start(worker, heartbeat, &job)?;
         let dir = crate::spill::worker_folder(&reading.spill_root, "boilerplate", me.index);
         let _remove = RemoveDir(dir.clone());
         // With an index, pages are sent (and its sample of their hosts added) rather than
@@ -487,6 +487,8 @@ pub(crate) struct Reading {
     pub spill_root: std::path::PathBuf,
     /// Bytes a worker's kept records may hold in memory.
     pub limit_bytes: usize,
+    /// The largest record read.
+    pub max_record_bytes: u64,
     /// Counts the reading of files.
     pub progress: Option<Arc<Progress>>,
     /// Counts the bytes the pass exchanges with other processes.
@@ -496,6 +498,17 @@ pub(crate) struct Reading {
 }
 
 impl Reading {
+    /// A worker's place in a pass that reads so ([`PassWorker::start`]).
+    fn start(
+        &self,
+        worker: &mut Worker,
+        heartbeat: &mut Heartbeat,
+        job: &JobConfig,
+    ) -> Result<PassWorker, JobError> {
+        let (kept, workers, limit) = (&self.kept, self.local_workers, self.max_record_bytes);
+        PassWorker::start(worker, heartbeat, job, kept, workers, limit)
+    }
+
     /// Reads worker `index`'s share: what an earlier pass kept, or the files (kept then).
     fn read(
         &self,

@@ -71,7 +71,6 @@ pub fn run_interruptible(
     interrupt: &Interrupt,
 ) -> Result<Summary, JobError> {
     let start = Instant::now();
-    let config = &config.clone().with_record_limit(topology.memory_budget);
     // A cluster's processes agree on their settings before any folder is changed, and stay
     // connected, so that each learns when another ends.
     let mesh = match topology.processes {
@@ -119,7 +118,8 @@ fn prepare_and_execute(
 /// versions, the topology, the inputs and the folders written.
 fn agreed_settings(config: &JobConfig, topology: &Topology) -> BTreeMap<String, String> {
     let mut settings = BTreeMap::new();
-    flatten("", &serde_json::to_value(&config.spec).expect("the spec serialises"), &mut settings);
+    let spec = config.effective_spec(Some(config.max_record_bytes(topology.memory_budget)));
+    flatten("", &serde_json::to_value(&spec).expect("the spec serialises"), &mut settings);
     let files = config.inputs.len();
     let fingerprint = config.input_fingerprint();
     let index = config.index.as_ref().map(|plan| format!("{} ({})", plan.generation, plan.folder));
@@ -270,7 +270,7 @@ fn execute(
         "job started"
     );
     let fingerprint = config.input_fingerprint();
-    let memory = MemoryPlan::of(topology);
+    let memory = MemoryPlan::of(topology, config);
     let kept = KeptShares::default();
     let mut learned = LearnedPass { local_workers: topology.workers, ..LearnedPass::default() };
     // Bytes exchanged with the other processes, in a cluster: each pass counts its own (its
@@ -284,6 +284,7 @@ fn execute(
         local_workers: topology.workers,
         spill_root: memory.dir.clone(),
         limit_bytes: memory.limit_bytes,
+        max_record_bytes: memory.max_record_bytes,
         progress: Some(progress.clone()),
         traffic: traffic.clone(),
         control: control.clone(),

@@ -47,10 +47,12 @@ impl PassWorker {
         job: &JobConfig,
         kept: &KeptShares,
         local_workers: usize,
+        max_record_bytes: u64,
     ) -> Result<PassWorker, JobError> {
         let index = worker.index();
         let slot = index % local_workers.max(1);
-        let plan = kept.plan(slot, worker, heartbeat, job)?;
+        let options = job.read_options(max_record_bytes);
+        let plan = kept.plan(slot, worker, heartbeat, job, options)?;
         Ok(PassWorker {
             index,
             peers: worker.peers(),

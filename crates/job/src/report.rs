@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use neardup_core::{BlockLayout, DocId, LshParams};
 
 use crate::config::JobConfig;
-use crate::spec::Method;
+use crate::spec::{JobSpec, Method};
 use crate::stats::{ClusterKept, SIMILARITY_BINS, WorkerStats};
 use crate::summary::Summary;
 
@@ -200,10 +200,15 @@ const SIZE_CLASSES: [(u64, u64, &str); 9] = [
     (101, u64::MAX, ">100"),
 ];
 
-/// Excerpts of the documents `wanted`, read again from the inputs (each file up to its last
-/// wanted record, decoding only the wanted ones).
-fn excerpts(config: &JobConfig, wanted: &BTreeSet<DocId>) -> BTreeMap<DocId, String> {
-    let fields = config.spec.input.read_options();
+/// Excerpts of the documents `wanted`, read again from the inputs as the run read them
+/// (`spec`, the settings it used), each file up to its last wanted record, decoding only
+/// the wanted ones.
+fn excerpts(
+    config: &JobConfig,
+    spec: &JobSpec,
+    wanted: &BTreeSet<DocId>,
+) -> BTreeMap<DocId, String> {
+    let fields = spec.input.read_options();
     let mut by_file: BTreeMap<u32, BTreeSet<u64>> = BTreeMap::new();
     for doc in wanted {
         by_file.entry(doc.file_index()).or_default().insert(doc.record());
@@ -332,7 +337,7 @@ window.addEventListener("load", function () {
                     .map(|i| f64::from(i) / 100.0)
                     .map(|s| (s, lsh.candidate_probability(s)))
                     .collect();
-                let m = &config.spec.minhash;
+                let m = &summary.config.minhash;
                 let marked = match m.containment_rule() {
                     Some(c) => format!(
                         "{} marked; threshold {}, containment {} with Jaccard at least {}",
@@ -354,7 +359,7 @@ window.addEventListener("load", function () {
             }
         }
         (Method::Simhash, _, _, Some(blocks)) => {
-            let k = config.spec.simhash.distance();
+            let k = summary.config.simhash.distance();
             if let Ok(layout) = BlockLayout::try_new(blocks, k) {
                 let x_max = f64::from(2 * k + 6);
                 let points: Vec<(f64, f64)> = (0..=2 * k + 6)
@@ -398,7 +403,7 @@ window.addEventListener("load", function () {
             .iter()
             .flat_map(|t| this_run(t.kept).into_iter().chain(t.members.iter().map(|(d, _)| *d)))
             .collect();
-        let texts = excerpts(config, &wanted);
+        let texts = excerpts(config, &summary.config, &wanted);
         html.push_str(
             "<table><tr><th class=n>size</th><th>kept document and first removed members</th></tr>",
         );
@@ -428,7 +433,7 @@ window.addEventListener("load", function () {
     let _ = writeln!(
         html,
         "<details open><summary>Settings</summary><pre>{}</pre></details></body></html>",
-        esc(&serde_json::to_string_pretty(&config.spec).unwrap_or_default())
+        esc(&serde_json::to_string_pretty(&summary.config).unwrap_or_default())
     );
     html
 }

@@ -123,8 +123,7 @@ impl Signer {
             ),
             MethodParams::Simhash { .. } => None,
         };
-        let tf_idf = config.spec.method == crate::spec::Method::Simhash
-            && config.spec.simhash.weights() == Weighting::TfIdf;
+        let tf_idf = config.weighting() == Some(Weighting::TfIdf);
         let idf = match (tf_idf, config.spec.simhash.idf) {
             (false, _) => None,
             (true, IdfSource::Corpus) => {

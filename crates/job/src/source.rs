@@ -8,7 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use neardup_io::{Compression, Format, Item, LineRange, Record, RecordReader, count_line_starts};
+use neardup_io::{
+    Compression, Format, Item, LineRange, ReadOptions, Record, RecordReader, count_line_starts,
+};
 use neardup_text::{LineKey, LineScratch};
 use timely::dataflow::operators::Inspect;
 use timely::dataflow::operators::core::{Input, Probe};
@@ -32,6 +34,8 @@ pub(crate) struct ReadPlan {
     index: usize,
     peers: usize,
     lines_before: Option<Arc<Vec<Vec<u64>>>>,
+    /// How records are read: the job's fields and the run's record size limit.
+    pub(crate) options: ReadOptions,
 }
 
 /// Worker `index` of `peers`'s byte range of a file of `bytes` bytes: equal slices.
@@ -41,6 +45,11 @@ pub(crate) fn byte_range(bytes: u64, index: usize, peers: usize) -> (u64, u64) {
 }
 
 impl ReadPlan {
+    /// Worker `index` of `peers` reads whole files: file `i` is worker `i % peers`'s.
+    pub(crate) fn whole_files(index: usize, peers: usize, options: ReadOptions) -> ReadPlan {
+        ReadPlan { index, peers, lines_before: None, options }
+    }
+
     /// The plan every worker follows; all workers must call this at the same point, as it
     /// may build a dataflow. With fewer files than four per worker, all plain JSON Lines,
     /// each worker reads a byte range of every file, so every worker reads and parses its
@@ -55,6 +64,7 @@ impl ReadPlan {
         worker: &mut Worker,
         heartbeat: &mut Heartbeat,
         job: &JobConfig,
+        options: ReadOptions,
     ) -> Result<ReadPlan, JobError> {
         let (index, peers) = (worker.index(), worker.peers());
         // Regular files only: a pipe has no size to split, and its reader must be one worker.
@@ -62,7 +72,7 @@ impl ReadPlan {
             f.format == Format::Jsonl(Compression::None) && neardup_io::is_regular(&f.path)
         };
         if peers == 1 || job.inputs.len() >= 4 * peers || !job.inputs.iter().all(plain) {
-            return Ok(ReadPlan { index, peers, lines_before: None });
+            return Ok(ReadPlan::whole_files(index, peers, options));
         }
         type Count = (usize, usize, Result<u64, String>);
         let counts: Rc<RefCell<Vec<Count>>> = Rc::new(RefCell::new(Vec::new()));
@@ -113,7 +123,7 @@ impl ReadPlan {
                     .collect()
             })
             .collect();
-        Ok(ReadPlan { index, peers, lines_before: Some(Arc::new(lines_before)) })
+        Ok(ReadPlan { index, peers, lines_before: Some(Arc::new(lines_before)), options })
     }
 
     /// Whether every worker reads a byte range of every file.
@@ -168,7 +178,7 @@ pub(crate) fn read_items(
     mut between_batches: impl FnMut(),
 ) -> (ReadTotals, Option<neardup_io::Error>) {
     let mut totals = ReadTotals::default();
-    let fields = job.spec.input.read_options();
+    let fields = &plan.options;
     let (index, peers) = (plan.index, plan.peers);
     let shares = job
         .inputs
@@ -184,13 +194,13 @@ pub(crate) fn read_items(
         let opened = match &plan.lines_before {
             None => {
                 totals.bytes += file.bytes;
-                RecordReader::open_counting(file, &fields, on_error, counter)
+                RecordReader::open_counting(file, fields, on_error, counter)
             }
             Some(lines_before) => {
                 let (start, end) = byte_range(file.bytes, index, peers);
                 totals.bytes += end - start;
                 let range = LineRange { start, end, lines_before: lines_before[f][index] };
-                RecordReader::open_range(file, &fields, on_error, counter, range)
+                RecordReader::open_range(file, fields, on_error, counter, range)
             }
         };
         let mut reader = match opened {
@@ -294,6 +304,7 @@ impl KeptShares {
         worker: &mut Worker,
         heartbeat: &mut Heartbeat,
         job: &JobConfig,
+        options: ReadOptions,
     ) -> Result<ReadPlan, JobError> {
         let kept = {
             let shares = self.0.lock().expect("not poisoned");
@@ -301,7 +312,7 @@ impl KeptShares {
         };
         match kept {
             Some(plan) => Ok(plan),
-            None => ReadPlan::agree(worker, heartbeat, job),
+            None => ReadPlan::agree(worker, heartbeat, job, options),
         }
     }
 
@@ -421,7 +432,7 @@ mod tests {
     fn a_file_that_changed_since_it_was_listed_fails_the_worker_reading_it() {
         let dir = tempfile::tempdir().unwrap();
         let job = testing::job(dir.path(), JobSpec::default());
-        let plan = ReadPlan { index: 0, peers: 1, lines_before: None };
+        let plan = ReadPlan::whole_files(0, 1, job.spec.input.read_options());
         let abort = AtomicBool::new(false);
         let read = || {
             let mut records = 0;

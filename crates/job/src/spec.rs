@@ -120,8 +120,8 @@ impl InputSpec {
         }
     }
 
-    /// The record size limit: as set, or the readers' default before a run resolves it
-    /// from its budget ([`crate::JobConfig::with_record_limit`]).
+    /// The record size limit as set, or the readers' default (a run's own default follows
+    /// from its memory budget: [`crate::JobConfig::max_record_bytes`]).
     pub fn record_limit(&self) -> u64 {
         self.max_record_bytes.unwrap_or(neardup_io::DEFAULT_MAX_RECORD_BYTES)
     }
@@ -241,10 +241,16 @@ impl SimHashSpec {
 }
 
 impl MinHashSpec {
-    /// The containment rule, when on.
+    /// The containment rule, when on: `containment` as set (unset: off; a run chooses
+    /// it by its input, [`crate::MethodParams::Minhash`]).
     pub fn containment_rule(&self) -> Option<Containment> {
-        self.containment.filter(|c| *c > 0.0).map(|min_containment| Containment {
-            min_containment,
+        self.containment_rule_at(self.containment.unwrap_or(0.0))
+    }
+
+    /// The containment rule at share `containment` (0: off).
+    pub fn containment_rule_at(&self, containment: f64) -> Option<Containment> {
+        (containment > 0.0).then_some(Containment {
+            min_containment: containment,
             min_jaccard: self.containment_min_jaccard,
         })
     }
@@ -252,27 +258,46 @@ impl MinHashSpec {
     /// The least Jaccard a verified pair can have: the threshold, or the containment
     /// rule's floor.
     pub fn least_jaccard(&self) -> f64 {
-        self.containment_rule().map_or(self.threshold, |c| c.min_jaccard.min(self.threshold))
+        self.least_jaccard_at(self.containment.unwrap_or(0.0))
+    }
+
+    /// [`Self::least_jaccard`] at share `containment`.
+    pub fn least_jaccard_at(&self, containment: f64) -> f64 {
+        self.containment_rule_at(containment)
+            .map_or(self.threshold, |c| c.min_jaccard.min(self.threshold))
     }
 
     /// The Jaccard the bands are chosen for unless set: [`Self::least_jaccard`], but under
     /// the containment rule not below [`CONTAINMENT_BANDS_JACCARD`] (nor above the
     /// threshold). Pairs between the floor and this are verified when they are candidates.
     pub fn bands_jaccard(&self) -> f64 {
-        match self.containment_rule() {
-            Some(_) => self.least_jaccard().max(CONTAINMENT_BANDS_JACCARD).min(self.threshold),
+        self.bands_jaccard_at(self.containment.unwrap_or(0.0))
+    }
+
+    /// [`Self::bands_jaccard`] at share `containment`.
+    pub fn bands_jaccard_at(&self, containment: f64) -> f64 {
+        match self.containment_rule_at(containment) {
+            Some(_) => self
+                .least_jaccard_at(containment)
+                .max(CONTAINMENT_BANDS_JACCARD)
+                .min(self.threshold),
             None => self.threshold,
+        }
+    }
+
+    /// The verifier of these settings over `lsh`, at share `containment`.
+    pub fn verifier_at(&self, lsh: LshParams, containment: f64) -> Verifier {
+        Verifier::MinHash {
+            threshold: self.threshold,
+            lsh,
+            mode: self.verify,
+            containment: self.containment_rule_at(containment),
         }
     }
 
     /// The verifier of these settings over `lsh`.
     pub fn verifier(&self, lsh: LshParams) -> Verifier {
-        Verifier::MinHash {
-            threshold: self.threshold,
-            lsh,
-            mode: self.verify,
-            containment: self.containment_rule(),
-        }
+        self.verifier_at(lsh, self.containment.unwrap_or(0.0))
     }
 }
 

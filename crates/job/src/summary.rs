@@ -84,10 +84,10 @@ impl Resolved {
             MethodParams::Minhash { lsh, .. } => {
                 Resolved { bands: Some(lsh.bands()), rows: Some(lsh.rows()), ..Resolved::default() }
             }
-            MethodParams::Simhash { layout } => {
+            MethodParams::Simhash { layout, max_distance, .. } => {
                 let blocks = blocks.or(layout.as_ref().map(|l| l.blocks()));
                 let tables = blocks.and_then(|b| {
-                    neardup_core::BlockLayout::try_new(b, config.spec.simhash.distance())
+                    neardup_core::BlockLayout::try_new(b, *max_distance)
                         .ok()
                         .map(|l| l.tables() as u64)
                 });
@@ -314,7 +314,7 @@ impl Summary {
             error: None,
             neardup_version: env!("CARGO_PKG_VERSION").into(),
             signature_version: neardup_core::SIGNATURE_VERSION,
-            config: config.spec.clone(),
+            config: config.effective_spec(Some(config.max_record_bytes(topology.memory_budget))),
             resolved,
             input_files: config.inputs.len(),
             input_bytes: stats.input_bytes,
@@ -393,14 +393,18 @@ pub fn peak_memory_bytes() -> Option<u64> {
 }
 
 /// Key-value metadata for every output file: what shaped the results.
-pub fn file_metadata(config: &JobConfig, resolved: &Resolved) -> Vec<(String, String)> {
+pub fn file_metadata(
+    config: &JobConfig,
+    spec: &JobSpec,
+    resolved: &Resolved,
+) -> Vec<(String, String)> {
     let (major, minor, patch) = neardup_text::UNICODE_VERSION;
     vec![
         ("neardup.version".into(), env!("CARGO_PKG_VERSION").into()),
         ("neardup.signature_version".into(), neardup_core::SIGNATURE_VERSION.to_string()),
         ("neardup.method".into(), config.spec.method.as_str().into()),
         ("neardup.seed".into(), config.spec.seed.to_string()),
-        ("neardup.config".into(), serde_json::to_string(&config.spec).expect("config serialises")),
+        ("neardup.config".into(), serde_json::to_string(spec).expect("config serialises")),
         ("neardup.resolved".into(), serde_json::to_string(resolved).expect("resolved serialises")),
         ("neardup.hash_scheme".into(), neardup_core::hash::HASH_SCHEME.into()),
         ("neardup.unicode_version".into(), format!("{major}.{minor}.{patch}")),
@@ -419,12 +423,11 @@ fn han_fold_description(config: &JobConfig) -> String {
 /// What SimHash weights come from, for output metadata.
 fn idf_description(config: &JobConfig) -> String {
     use crate::spec::{IdfSource, Method, Weighting};
-    let s = &config.spec.simhash;
-    match (config.spec.method, s.weights(), s.idf) {
-        (Method::Simhash, Weighting::TfIdf, IdfSource::Jieba) => {
+    match (config.spec.method, config.weighting(), config.spec.simhash.idf) {
+        (Method::Simhash, Some(Weighting::TfIdf), IdfSource::Jieba) => {
             neardup_text::JIEBA_IDF_TABLE.into()
         }
-        (Method::Simhash, Weighting::TfIdf, IdfSource::Corpus) => {
+        (Method::Simhash, Some(Weighting::TfIdf), IdfSource::Corpus) => {
             "corpus document frequencies (count-min sketch, 4 rows of 2^20)".into()
         }
         _ => "none (term-frequency or MinHash)".into(),

@@ -123,7 +123,8 @@ impl WorkerEnv {
         };
         let metadata = {
             let (job, store) = (job.clone(), store.clone());
-            Rc::new(move || file_metadata(&job, &Resolved::of(&job, store.borrow().blocks)))
+            let spec = job.effective_spec(Some(memory.max_record_bytes));
+            Rc::new(move || file_metadata(&job, &spec, &Resolved::of(&job, store.borrow().blocks)))
         };
         let sink = PartSink {
             output: job.output.clone(),
@@ -212,7 +213,8 @@ pub(crate) fn run_worker(
     context: &RunContext,
 ) -> Result<WorkerReport, JobError> {
     let (job, local_workers) = (&context.job, context.learned.local_workers);
-    let me = PassWorker::start(worker, heartbeat, job, &context.kept, local_workers)?;
+    let limit = context.memory.max_record_bytes;
+    let me = PassWorker::start(worker, heartbeat, job, &context.kept, local_workers, limit)?;
     // With fewer files than four per worker, every worker reads a byte range of each plain
     // JSONL file; other few files are read whole and their records spread, so that every
     // worker signs.
@@ -302,7 +304,7 @@ struct Signed<'s> {
 /// Parses and signs the items read; every record, document or reject, claims its id.
 fn read_and_sign<'s>(items: Stream<'s, Item>, env: &WorkerEnv, context: &RunContext) -> Signed<'s> {
     let job = context.job.clone();
-    let fields = job.spec.input.read_options();
+    let fields = env.me.plan.options.clone();
     let records = items.probe_with(&env.paced).map(move |item| match item {
         Item::Record(record) => record,
         Item::Line(line) => {
@@ -399,7 +401,7 @@ fn match_and_verify<'s>(
                 env.spill.clone(),
             )
             .fetch_indexed(plan.clone(), env.sink.clone(), env.spill.clone())
-            .verify_indexed(env.store.clone(), env.stats.clone(), env.spill.clone())
+            .verify_indexed(env.store.clone(), env.spill.clone())
     });
     let (near_pairs, near_edges): (Stream<_>, Stream<_>) = stored
         .flat_map(|s| match s {
@@ -434,10 +436,9 @@ fn cluster<'s>(
             .probe_with(env.probes.get(Stage::Cluster));
     let links =
         index_matches.map(|matches| matches.link_clusters(assignments.clone(), spill.clone()));
-    let (mut assignments, joined) =
-        assignments.name_clusters(names, links, env.stats.clone(), spill.clone());
+    let (mut assignments, joined) = assignments.name_clusters(names, links, spill.clone());
     if job.index.is_some() {
-        assignments = assignments.concat(joined.size_joined(env.stats.clone(), spill.clone()));
+        assignments = assignments.concat(joined.size_joined(spill.clone()));
     }
     assignments
 }
@@ -458,10 +459,7 @@ fn write_documents<'s>(
         job,
     );
     match &job.write_kept {
-        Some(dir) => {
-            let (job, stats, error) = (job.clone(), env.stats.clone(), env.sink.error.clone());
-            kept.write_kept(env.me.index, env.me.peers, job, dir.clone(), stats, error)
-        }
+        Some(dir) => kept.write_kept(&env.me, job.clone(), dir.clone(), env.sink.clone()),
         None => kept.flat_map(|_| None::<()>),
     }
 }

@@ -193,10 +193,10 @@ fn reference(spec: &JobSpec, inputs: &[PathBuf]) -> (BTreeSet<PairKey>, BTreeMap
                 Signature::SimHash(_) => unreachable!(),
             })
             .collect(),
-        MethodParams::Simhash { layout } => {
-            let layout = layout.clone().unwrap_or_else(|| {
-                BlockLayout::choose(spec.simhash.distance(), reps.len() as u64).unwrap()
-            });
+        MethodParams::Simhash { layout, max_distance, .. } => {
+            let layout = layout
+                .clone()
+                .unwrap_or_else(|| BlockLayout::choose(*max_distance, reps.len() as u64).unwrap());
             reps.iter()
                 .map(|&i| match accepted[i].signature.as_ref().unwrap() {
                     Signature::SimHash(f) => layout.keys(*f, spec.seed).collect(),
@@ -206,11 +206,13 @@ fn reference(spec: &JobSpec, inputs: &[PathBuf]) -> (BTreeSet<PairKey>, BTreeMap
         }
     };
     let verifier = match &config.params {
-        MethodParams::Minhash { lsh, .. } => spec.minhash.verifier(*lsh),
-        MethodParams::Simhash { layout } => neardup_core::Verifier::SimHash {
-            layout: layout.clone().unwrap_or_else(|| {
-                BlockLayout::choose(spec.simhash.distance(), reps.len() as u64).unwrap()
-            }),
+        MethodParams::Minhash { lsh, containment, .. } => {
+            spec.minhash.verifier_at(*lsh, *containment)
+        }
+        MethodParams::Simhash { layout, max_distance, .. } => neardup_core::Verifier::SimHash {
+            layout: layout
+                .clone()
+                .unwrap_or_else(|| BlockLayout::choose(*max_distance, reps.len() as u64).unwrap()),
         },
     };
     // Buckets with their members in DocId order (reps are), and the cut for huge buckets:

@@ -154,12 +154,12 @@ impl StoreDrain {
         if self.keyer.is_none() {
             let spec = &self.job.spec;
             let (keyer, verifier) = match &self.job.params {
-                MethodParams::Minhash { lsh, .. } => {
-                    (Keyer::MinHash(*lsh), spec.minhash.verifier(*lsh))
+                MethodParams::Minhash { lsh, containment, .. } => {
+                    (Keyer::MinHash(*lsh), spec.minhash.verifier_at(*lsh, *containment))
                 }
-                MethodParams::Simhash { layout } => {
+                MethodParams::Simhash { layout, max_distance, .. } => {
                     let layout = layout.clone().unwrap_or_else(|| {
-                        BlockLayout::choose(spec.simhash.distance(), self.total)
+                        BlockLayout::choose(*max_distance, self.total)
                             .expect("checked by JobConfig")
                     });
                     (Keyer::SimHash(layout.clone()), Verifier::SimHash { layout })

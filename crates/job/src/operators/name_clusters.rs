@@ -67,7 +67,6 @@ pub trait NameClusters<'s, T: Timestamp> {
         self,
         names: StreamVec<'s, T, NodeInfo>,
         links: Option<StreamVec<'s, T, Keyed<DocId, OldLink>>>,
-        stats: Rc<RefCell<WorkerStats>>,
         spill: Spill,
     ) -> (StreamVec<'s, T, Keyed<DocId, Verdict>>, StreamVec<'s, T, JoinedKey>);
 }
@@ -202,7 +201,6 @@ impl<'s, T: Timestamp> NameClusters<'s, T> for StreamVec<'s, T, (DocId, Membersh
         self,
         names: StreamVec<'s, T, NodeInfo>,
         links: Option<StreamVec<'s, T, Keyed<DocId, OldLink>>>,
-        stats: Rc<RefCell<WorkerStats>>,
         spill: Spill,
     ) -> (StreamVec<'s, T, Keyed<DocId, Verdict>>, StreamVec<'s, T, JoinedKey>) {
         let members =
@@ -218,6 +216,7 @@ impl<'s, T: Timestamp> NameClusters<'s, T> for StreamVec<'s, T, (DocId, Membersh
             input = input.concat(links);
         }
         let by_kept = Exchange::new(|k: &NameKey| route_doc(k.key.0));
+        let stats = spill.stats.clone();
         collect_sorted(input, by_kept, "NameClusters", spill, move || {
             Ok(Naming { current: None, joined: None, stats: stats.clone() })
         })

@@ -5,10 +5,8 @@
 //! this worker (see `neardup_io::write_kept`). Holds: the record numbers of the kept
 //! records of this worker's files, 8 bytes each.
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::rc::Rc;
 use std::sync::Arc;
 
 use neardup_core::DocId;
@@ -18,33 +16,34 @@ use timely::dataflow::operators::generic::Operator;
 use timely::progress::Timestamp;
 
 use crate::config::JobConfig;
-use crate::stats::WorkerStats;
+use crate::operators::PartSink;
+use crate::pass::PassWorker;
 
 /// Copies kept records out of the input files.
 pub trait WriteKept<'s, T: Timestamp> {
-    /// Writes the kept records of the files of worker `worker` of `peers` (the files it
-    /// read) into `dir`; emits one marker when done. Errors go to `error`.
+    /// Writes the kept records of the files worker `me` read into `dir`, reading them as
+    /// it did; emits one marker when done. Counts and errors go to `sink`'s statistics and
+    /// error cell, as a part's would.
     fn write_kept(
         self,
-        worker: usize,
-        peers: usize,
+        me: &PassWorker,
         job: Arc<JobConfig>,
         dir: PathBuf,
-        stats: Rc<RefCell<WorkerStats>>,
-        error: Rc<RefCell<Option<neardup_io::Error>>>,
+        sink: PartSink,
     ) -> StreamVec<'s, T, ()>;
 }
 
 impl<'s, T: Timestamp> WriteKept<'s, T> for StreamVec<'s, T, DocId> {
     fn write_kept(
         self,
-        worker: usize,
-        peers: usize,
+        me: &PassWorker,
         job: Arc<JobConfig>,
         dir: PathBuf,
-        stats: Rc<RefCell<WorkerStats>>,
-        error: Rc<RefCell<Option<neardup_io::Error>>>,
+        sink: PartSink,
     ) -> StreamVec<'s, T, ()> {
+        let (worker, peers) = (me.index, me.peers);
+        let PartSink { stats, error, .. } = sink;
+        let max_record_bytes = me.plan.options.max_record_bytes;
         // The same rule as reading: file i belongs to worker i modulo the workers.
         let by_file = Exchange::new(|doc: &DocId| u64::from(doc.file_index()));
         self.unary_frontier(by_file, "WriteKept", move |capability, _info| {
@@ -63,12 +62,7 @@ impl<'s, T: Timestamp> WriteKept<'s, T> for StreamVec<'s, T, DocId> {
                 for file in job.inputs.iter().filter(|f| f.index as usize % peers == worker) {
                     let mut records = kept.remove(&file.index).unwrap_or_default();
                     records.sort_unstable();
-                    match neardup_io::write_kept(
-                        file,
-                        &records,
-                        &dir,
-                        job.spec.input.record_limit(),
-                    ) {
+                    match neardup_io::write_kept(file, &records, &dir, max_record_bytes) {
                         Ok(written) => stats.borrow_mut().kept_written += written,
                         Err(e) => {
                             error.borrow_mut().get_or_insert(e);
@@ -85,9 +79,14 @@ impl<'s, T: Timestamp> WriteKept<'s, T> for StreamVec<'s, T, DocId> {
 
 #[cfg(test)]
 mod tests {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
     use super::*;
     use crate::operators::testing::{self, run_operator};
+    use crate::source::ReadPlan;
     use crate::spec::JobSpec;
+    use crate::stats::WorkerStats;
 
     #[test]
     fn the_kept_records_of_this_workers_files_are_copied() {
@@ -101,11 +100,13 @@ mod tests {
         let job = Arc::new(testing::job(dir.path(), JobSpec::default()));
         let kept_dir = dir.path().join("kept");
         let stats = Rc::new(RefCell::new(WorkerStats::default()));
-        let error = Rc::new(RefCell::new(None));
-        let (file, into, counted, failed) =
-            (job.inputs[0].clone(), kept_dir.clone(), stats.clone(), error.clone());
+        let sink = testing::sink(&dir.path().join("out"), stats.clone());
+        let error = sink.error.clone();
+        let (file, into) = (job.inputs[0].clone(), kept_dir.clone());
+        let plan = ReadPlan::whole_files(0, 1, job.spec.input.read_options());
+        let me = PassWorker { index: 0, peers: 1, slot: 0, first_of_process: true, plan };
         let markers = run_operator(vec![DocId::new(0, 3), DocId::new(0, 1)], move |kept| {
-            kept.write_kept(0, 1, job, into, counted, failed)
+            kept.write_kept(&me, job, into, sink)
         });
         assert_eq!(markers.len(), 1);
         assert!(error.borrow().is_none());

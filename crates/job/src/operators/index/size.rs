@@ -29,11 +29,7 @@ pub trait SizeJoined<'s, T: Timestamp> {
     /// Sums, for each earlier cluster, the members of this run's clusters that join it,
     /// and emits every member's verdict with that sum plus the earlier kept document as
     /// its cluster's size; counts each earlier cluster once in the statistics.
-    fn size_joined(
-        self,
-        stats: Rc<RefCell<WorkerStats>>,
-        spill: Spill,
-    ) -> StreamVec<'s, T, Keyed<DocId, Verdict>>;
+    fn size_joined(self, spill: Spill) -> StreamVec<'s, T, Keyed<DocId, Verdict>>;
 }
 
 /// The earlier cluster at hand.
@@ -76,15 +72,12 @@ impl Drain<JoinedKey, Keyed<DocId, Verdict>> for Sizing {
 }
 
 impl<'s, T: Timestamp> SizeJoined<'s, T> for StreamVec<'s, T, JoinedKey> {
-    fn size_joined(
-        self,
-        stats: Rc<RefCell<WorkerStats>>,
-        spill: Spill,
-    ) -> StreamVec<'s, T, Keyed<DocId, Verdict>> {
+    fn size_joined(self, spill: Spill) -> StreamVec<'s, T, Keyed<DocId, Verdict>> {
         let by_earlier = Exchange::new(|k: &JoinedKey| {
             let earlier = k.key.0;
             route(splitmix64(u64::from(earlier.generation)) ^ earlier.doc)
         });
+        let stats = spill.stats.clone();
         collect_sorted(self, by_earlier, "SizeJoined", spill, move || {
             Ok(Sizing { current: None, stats: stats.clone() })
         })

@@ -70,7 +70,6 @@ pub trait VerifyIndexed<'s, T: Timestamp> {
     fn verify_indexed(
         self,
         store: Rc<RefCell<DocStore>>,
-        stats: Rc<RefCell<crate::stats::WorkerStats>>,
         spill: Spill,
     ) -> StreamVec<'s, T, IndexMatch>;
 }
@@ -81,10 +80,10 @@ impl<'s, T: Timestamp> VerifyIndexed<'s, T>
     fn verify_indexed(
         self,
         store: Rc<RefCell<DocStore>>,
-        stats: Rc<RefCell<crate::stats::WorkerStats>>,
         spill: Spill,
     ) -> StreamVec<'s, T, IndexMatch> {
         let by_new = Exchange::new(|k: &Keyed<(DocId, IndexRef), IndexedSide>| route_doc(k.key.0));
+        let stats = spill.stats.clone();
         collect_sorted(self, by_new, "VerifyIndexed", spill, move || {
             let meta = Cursor::over(
                 store.borrow().meta.as_ref().expect("the store finished before any candidate"),
