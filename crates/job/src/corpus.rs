@@ -309,7 +309,7 @@ pub(crate) fn learn_boilerplate(
             return Err(error);
         }
         let entries = learning.entries.replace(Vec::new());
-        let spilled = spill.stats.borrow().spilled_bytes;
+        let spilled = spill.stats.borrow().resources.spilled_bytes;
         Ok((entries, learning.pages.get(), spilled))
     })?;
     let spilled_bytes = results.iter().map(|r| r.2).sum();

@@ -83,7 +83,10 @@ pub use spec::{
     WEB_MAX_DISTANCE, WEB_TF_MAX_DISTANCE, WEB_WEIGHTING, Weighting,
 };
 pub use stage::Stage;
-pub use stats::{BoilerplateStats, IndexStats, WorkerStats};
+pub use stats::{
+    BoilerplateStats, DecisionStats, IndexStats, MatchingStats, ReadingStats, ResourceStats,
+    WorkerStats,
+};
 pub use summary::{
     Counts, LshCounts, Resolved, RunStatus, SUMMARY_FILE, StageSeconds, Summary, file_metadata,
     peak_memory_bytes,

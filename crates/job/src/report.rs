@@ -306,10 +306,10 @@ window.addEventListener("load", function () {
     }
 
     html.push_str("<div class=grid>");
-    let bins = if stats.similarity_bins.is_empty() {
+    let bins = if stats.matching.similarity_bins.is_empty() {
         vec![0; SIMILARITY_BINS]
     } else {
-        stats.similarity_bins.clone()
+        stats.matching.similarity_bins.clone()
     };
     let labels: Vec<String> =
         (0..bins.len()).map(|i| format!("{:.1}", i as f64 / bins.len() as f64)).collect();
@@ -324,7 +324,9 @@ window.addEventListener("load", function () {
 
     let sizes: Vec<f64> = SIZE_CLASSES
         .iter()
-        .map(|(lo, hi, _)| stats.cluster_sizes.range(lo..=hi).map(|(_, n)| *n as f64).sum())
+        .map(|(lo, hi, _)| {
+            stats.decisions.cluster_sizes.range(lo..=hi).map(|(_, n)| *n as f64).sum()
+        })
         .collect();
     let labels: Vec<String> = SIZE_CLASSES.iter().map(|(_, _, l)| (*l).to_string()).collect();
     html.push_str(&bars("Cluster sizes (documents per cluster)", "clusters", &labels, &sizes, 1));
@@ -380,17 +382,17 @@ window.addEventListener("load", function () {
     html.push_str(&bars("Rejected records by reason", "records", &labels, &values, 1));
     html.push_str("</div>");
 
-    if !stats.cluster_radii.is_empty() {
+    if !stats.decisions.cluster_radii.is_empty() {
         html.push_str(
             "<h2>Clusters by radius</h2><p class=ex>Radius: the most pair hops from a cluster's kept document to a member. Radius 1: every member was compared with the kept document and passed (or has its text); a larger radius means members joined through others, and the cluster may chain documents that differ more than the threshold allows (decision.removal = \"verified\" removes only the directly verified ones).</p><table><tr><th class=n>radius</th><th class=n>clusters</th></tr>",
         );
-        for (radius, n) in &stats.cluster_radii {
+        for (radius, n) in &stats.decisions.cluster_radii {
             let _ = write!(html, "<tr><td class=n>{radius}</td><td class=n>{n}</td></tr>");
         }
         html.push_str("</table>");
     }
     html.push_str("<h2>Largest clusters</h2>");
-    if stats.top_clusters.is_empty() {
+    if stats.decisions.top_clusters.is_empty() {
         html.push_str("<p>No clusters.</p>");
     } else {
         // A cluster an earlier run kept (`--index`) has no kept document in these inputs.
@@ -399,6 +401,7 @@ window.addEventListener("load", function () {
             ClusterKept::Earlier(_) => None,
         };
         let wanted: BTreeSet<DocId> = stats
+            .decisions
             .top_clusters
             .iter()
             .flat_map(|t| this_run(t.kept).into_iter().chain(t.members.iter().map(|(d, _)| *d)))
@@ -407,7 +410,7 @@ window.addEventListener("load", function () {
         html.push_str(
             "<table><tr><th class=n>size</th><th>kept document and first removed members</th></tr>",
         );
-        for t in &stats.top_clusters {
+        for t in &stats.decisions.top_clusters {
             let _ = write!(html, "<tr><td class=n>{}</td><td>", t.size);
             for (i, (doc, id)) in std::iter::once((this_run(t.kept), t.kept_id.clone()))
                 .chain(t.members.iter().map(|(d, id)| (Some(*d), id.clone())))

@@ -9,9 +9,28 @@ use serde::{Deserialize, Serialize};
 
 use crate::buckets::BucketStats;
 
-/// What one worker counted. Every field is a sum (or a maximum) over workers.
+/// What one worker counted, by the part of the run that counts it. Every field is a sum
+/// (or a maximum) over workers; each group merges its own.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct WorkerStats {
+    /// Reading the input (`source.rs`, the readers).
+    pub reading: ReadingStats,
+    /// Signing, bucketing and verifying (`sign_docs`, `doc_store`, `reduce_buckets`,
+    /// `verify_candidates`, `write_parts`).
+    pub matching: MatchingStats,
+    /// Decisions and clusters (`name_clusters`, `write_documents`, `write_kept`).
+    pub decisions: DecisionStats,
+    /// What the run cost the machine: spill files, retried requests, memory.
+    pub resources: ResourceStats,
+    /// Index of earlier runs (`--index`): what this run read and added.
+    pub index: IndexStats,
+    /// Boilerplate learned and left out.
+    pub boilerplate: BoilerplateStats,
+}
+
+/// Reading the input.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReadingStats {
     /// Records read from input files.
     pub records_read: u64,
     /// Bytes of input files read.
@@ -20,6 +39,25 @@ pub struct WorkerStats {
     pub skipped_records: BTreeMap<String, u64>,
     /// Zero bytes ignored after the last gzip member of input files.
     pub trailing_zero_bytes: u64,
+    /// Rounds the input was read in (merged: the most of any worker).
+    pub input_rounds: u64,
+}
+
+impl ReadingStats {
+    fn merge(&mut self, other: &ReadingStats) {
+        self.records_read += other.records_read;
+        self.input_bytes += other.input_bytes;
+        for (k, v) in &other.skipped_records {
+            *self.skipped_records.entry(k.clone()).or_default() += v;
+        }
+        self.trailing_zero_bytes += other.trailing_zero_bytes;
+        self.input_rounds = self.input_rounds.max(other.input_rounds);
+    }
+}
+
+/// Signing, bucketing and verifying.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MatchingStats {
     /// Documents analysed and signed.
     pub documents_signed: u64,
     /// Representatives with a signature, indexed for LSH.
@@ -38,31 +76,52 @@ pub struct WorkerStats {
     pub exact_pairs: u64,
     /// Near pairs written.
     pub near_pairs: u64,
+    /// Near pairs by similarity, in `SIMILARITY_BINS` (50) equal bins over `[0, 1]`.
+    pub similarity_bins: Vec<u64>,
+}
+
+impl MatchingStats {
+    fn merge(&mut self, other: &MatchingStats) {
+        self.documents_signed += other.documents_signed;
+        self.signed_representatives += other.signed_representatives;
+        self.bucket_records += other.bucket_records;
+        self.buckets.merge(&other.buckets);
+        self.unique_candidates += other.unique_candidates;
+        self.compared_pairs += other.compared_pairs;
+        self.verified_pairs += other.verified_pairs;
+        self.exact_pairs += other.exact_pairs;
+        self.near_pairs += other.near_pairs;
+        if self.similarity_bins.len() < other.similarity_bins.len() {
+            self.similarity_bins.resize(other.similarity_bins.len(), 0);
+        }
+        for (mine, theirs) in self.similarity_bins.iter_mut().zip(&other.similarity_bins) {
+            *mine += theirs;
+        }
+    }
+
+    /// Counts a near pair's similarity.
+    pub fn count_similarity(&mut self, similarity: f64) {
+        if self.similarity_bins.is_empty() {
+            self.similarity_bins = vec![0; SIMILARITY_BINS];
+        }
+        let bin = ((similarity.clamp(0.0, 1.0) * SIMILARITY_BINS as f64) as usize)
+            .min(SIMILARITY_BINS - 1);
+        self.similarity_bins[bin] += 1;
+    }
+}
+
+/// Decisions and clusters.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DecisionStats {
     /// Documents by decision.
-    pub decisions: BTreeMap<Decision, u64>,
+    pub by_decision: BTreeMap<Decision, u64>,
     /// Documents by decision and reason.
     pub reasons: BTreeMap<(Decision, Reason), u64>,
     /// Clusters of two or more documents: those this run keeps, and (with an index) the
     /// clusters of earlier runs that this run's documents join, each counted once.
     pub clusters: u64,
-    /// Records written to the deduplicated dataset (`--write-kept`).
-    pub kept_written: u64,
     /// Removed documents never compared directly with their kept document.
     pub removed_not_verified_with_kept: u64,
-    /// Bytes written to spill files (sorted runs and stage files).
-    pub spilled_bytes: u64,
-    /// Requests to object storage or HTTP retried after a transient failure, counted per
-    /// process and reported by its first worker ([`neardup_io::remote::retries`]).
-    pub remote_retries: u64,
-    /// Index of earlier runs (`--index`): what this run read and added.
-    pub index: IndexStats,
-    /// Peak resident memory of the process, when the worker reported (merged: the largest
-    /// process).
-    pub peak_memory_bytes: u64,
-    /// Rounds the input was read in (merged: the most of any worker).
-    pub input_rounds: u64,
-    /// Near pairs by similarity, in `SIMILARITY_BINS` (50) equal bins over `[0, 1]`.
-    pub similarity_bins: Vec<u64>,
     /// Clusters (of two or more documents) by size, the `cluster_size` of their rows.
     pub cluster_sizes: BTreeMap<u64, u64>,
     /// Clusters this run keeps, by radius: the most pair hops from the kept document to a
@@ -70,8 +129,29 @@ pub struct WorkerStats {
     pub cluster_radii: BTreeMap<u32, u64>,
     /// The largest clusters (at most `TOP_CLUSTERS`, 10), with their first members.
     pub top_clusters: Vec<TopCluster>,
-    /// Boilerplate learned and left out.
-    pub boilerplate: BoilerplateStats,
+    /// Records written to the deduplicated dataset (`--write-kept`).
+    pub kept_written: u64,
+}
+
+/// What the run cost the machine.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourceStats {
+    /// Bytes written to spill files (sorted runs and stage files).
+    pub spilled_bytes: u64,
+    /// Requests to object storage or HTTP retried after a transient failure, counted per
+    /// process and reported by its first worker ([`neardup_io::remote::retries`]).
+    pub remote_retries: u64,
+    /// Peak resident memory of the process, when the worker reported (merged: the largest
+    /// process).
+    pub peak_memory_bytes: u64,
+}
+
+impl ResourceStats {
+    fn merge(&mut self, other: &ResourceStats) {
+        self.spilled_bytes += other.spilled_bytes;
+        self.remote_retries += other.remote_retries;
+        self.peak_memory_bytes = self.peak_memory_bytes.max(other.peak_memory_bytes);
+    }
 }
 
 /// Boilerplate learned from web pages and left out of their features.
@@ -152,54 +232,38 @@ impl TopCluster {
 }
 
 impl WorkerStats {
+    /// Adds another worker's counts.
+    pub fn merge(&mut self, other: &WorkerStats) {
+        self.reading.merge(&other.reading);
+        self.matching.merge(&other.matching);
+        self.decisions.merge(&other.decisions);
+        self.resources.merge(&other.resources);
+        self.index.merge(&other.index);
+        self.boilerplate.merge(&other.boilerplate);
+    }
+}
+
+impl DecisionStats {
     /// Counts the decisions and reasons of `documents/` rows.
     pub fn count_documents(&mut self, rows: &[DocumentRow]) {
         for r in rows {
-            *self.decisions.entry(r.decision).or_default() += 1;
+            *self.by_decision.entry(r.decision).or_default() += 1;
             if let Some(reason) = r.reason {
                 *self.reasons.entry((r.decision, reason)).or_default() += 1;
             }
         }
     }
 
-    /// Adds another worker's counts.
-    pub fn merge(&mut self, other: &WorkerStats) {
-        self.records_read += other.records_read;
-        self.input_bytes += other.input_bytes;
-        for (k, v) in &other.skipped_records {
-            *self.skipped_records.entry(k.clone()).or_default() += v;
-        }
-        self.trailing_zero_bytes += other.trailing_zero_bytes;
-        self.documents_signed += other.documents_signed;
-        self.signed_representatives += other.signed_representatives;
-        self.bucket_records += other.bucket_records;
-        self.buckets.merge(&other.buckets);
-        self.unique_candidates += other.unique_candidates;
-        self.compared_pairs += other.compared_pairs;
-        self.verified_pairs += other.verified_pairs;
-        self.exact_pairs += other.exact_pairs;
-        self.near_pairs += other.near_pairs;
-        for (k, v) in &other.decisions {
-            *self.decisions.entry(*k).or_default() += v;
+    fn merge(&mut self, other: &DecisionStats) {
+        for (k, v) in &other.by_decision {
+            *self.by_decision.entry(*k).or_default() += v;
         }
         for (k, v) in &other.reasons {
             *self.reasons.entry(*k).or_default() += v;
         }
         self.clusters += other.clusters;
         self.removed_not_verified_with_kept += other.removed_not_verified_with_kept;
-        self.index.merge(&other.index);
         self.kept_written += other.kept_written;
-        self.spilled_bytes += other.spilled_bytes;
-        self.remote_retries += other.remote_retries;
-        self.peak_memory_bytes = self.peak_memory_bytes.max(other.peak_memory_bytes);
-        self.input_rounds = self.input_rounds.max(other.input_rounds);
-        self.boilerplate.merge(&other.boilerplate);
-        if self.similarity_bins.len() < other.similarity_bins.len() {
-            self.similarity_bins.resize(other.similarity_bins.len(), 0);
-        }
-        for (mine, theirs) in self.similarity_bins.iter_mut().zip(&other.similarity_bins) {
-            *mine += theirs;
-        }
         for (size, n) in &other.cluster_sizes {
             *self.cluster_sizes.entry(*size).or_default() += n;
         }
@@ -212,16 +276,6 @@ impl WorkerStats {
                 self.note_member(c.size, c.kept, &c.kept_id, *doc, id);
             }
         }
-    }
-
-    /// Counts a near pair's similarity.
-    pub fn count_similarity(&mut self, similarity: f64) {
-        if self.similarity_bins.is_empty() {
-            self.similarity_bins = vec![0; SIMILARITY_BINS];
-        }
-        let bin = ((similarity.clamp(0.0, 1.0) * SIMILARITY_BINS as f64) as usize)
-            .min(SIMILARITY_BINS - 1);
-        self.similarity_bins[bin] += 1;
     }
 
     /// Notes a cluster among the largest, if it is; returns its slot.
@@ -278,7 +332,7 @@ impl WorkerStats {
 
     /// Documents with `decision`.
     pub fn decided(&self, decision: Decision) -> u64 {
-        self.decisions.get(&decision).copied().unwrap_or(0)
+        self.by_decision.get(&decision).copied().unwrap_or(0)
     }
 }
 

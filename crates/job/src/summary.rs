@@ -302,13 +302,14 @@ impl Summary {
     ) -> Self {
         let by = |decision: Decision| -> BTreeMap<Reason, u64> {
             stats
+                .decisions
                 .reasons
                 .iter()
                 .filter(|((d, _), _)| *d == decision)
                 .map(|((_, r), n)| (*r, *n))
                 .collect()
         };
-        let signed = stats.signed_representatives;
+        let signed = stats.matching.signed_representatives;
         Summary {
             status: RunStatus::Success,
             error: None,
@@ -317,59 +318,60 @@ impl Summary {
             config: config.effective_spec(Some(config.max_record_bytes(topology.memory_budget))),
             resolved,
             input_files: config.inputs.len(),
-            input_bytes: stats.input_bytes,
+            input_bytes: stats.reading.input_bytes,
             workers: topology.total_workers(),
             processes: topology.processes,
             counts: Counts {
-                records: stats.records_read,
-                skipped_records: stats.skipped_records.clone(),
-                trailing_zero_bytes: stats.trailing_zero_bytes,
-                kept: stats.decided(Decision::Keep),
-                removed: stats.decided(Decision::Remove),
-                rejected: stats.decided(Decision::Reject),
+                records: stats.reading.records_read,
+                skipped_records: stats.reading.skipped_records.clone(),
+                trailing_zero_bytes: stats.reading.trailing_zero_bytes,
+                kept: stats.decisions.decided(Decision::Keep),
+                removed: stats.decisions.decided(Decision::Remove),
+                rejected: stats.decisions.decided(Decision::Reject),
                 rejected_by_reason: by(Decision::Reject),
                 removed_by_reason: by(Decision::Remove),
                 kept_unmatched: by(Decision::Keep)
                     .get(&Reason::TooFewFeatures)
                     .copied()
                     .unwrap_or(0),
-                clusters_by_radius: stats.cluster_radii.clone(),
+                clusters_by_radius: stats.decisions.cluster_radii.clone(),
                 kept_unverified_in_cluster: by(Decision::Keep)
                     .get(&Reason::UnverifiedInCluster)
                     .copied()
                     .unwrap_or(0),
-                pairs: stats.exact_pairs + stats.near_pairs,
-                exact_pairs: stats.exact_pairs,
-                near_pairs: stats.near_pairs,
-                clusters: stats.clusters,
-                largest_cluster: stats.largest_cluster().map_or(0, |c| c.size),
-                largest_cluster_id: stats.largest_cluster().map(|c| c.kept_id.clone()),
-                removed_not_verified_with_kept: stats.removed_not_verified_with_kept,
-                kept_written: config.write_kept.is_some().then_some(stats.kept_written),
+                pairs: stats.matching.exact_pairs + stats.matching.near_pairs,
+                exact_pairs: stats.matching.exact_pairs,
+                near_pairs: stats.matching.near_pairs,
+                clusters: stats.decisions.clusters,
+                largest_cluster: stats.decisions.largest_cluster().map_or(0, |c| c.size),
+                largest_cluster_id: stats.decisions.largest_cluster().map(|c| c.kept_id.clone()),
+                removed_not_verified_with_kept: stats.decisions.removed_not_verified_with_kept,
+                kept_written: config.write_kept.is_some().then_some(stats.decisions.kept_written),
             },
             lsh: LshCounts {
                 signed_representatives: signed,
-                bucket_records: stats.bucket_records,
-                shared_buckets: stats.buckets.shared_buckets,
-                cut_buckets: stats.buckets.cut_buckets,
-                largest_bucket: stats.buckets.largest_bucket,
-                candidates: stats.buckets.candidates,
-                unique_candidates: stats.unique_candidates,
+                bucket_records: stats.matching.bucket_records,
+                shared_buckets: stats.matching.buckets.shared_buckets,
+                cut_buckets: stats.matching.buckets.cut_buckets,
+                largest_bucket: stats.matching.buckets.largest_bucket,
+                candidates: stats.matching.buckets.candidates,
+                unique_candidates: stats.matching.unique_candidates,
                 candidates_per_document: if signed == 0 {
                     0.0
                 } else {
-                    stats.unique_candidates as f64 / signed as f64
+                    stats.matching.unique_candidates as f64 / signed as f64
                 },
-                verified_pairs: stats.verified_pairs,
+                verified_pairs: stats.matching.verified_pairs,
             },
             seconds,
             peak_memory_bytes: peak_memory_bytes()
-                .map(|own| own.max(stats.peak_memory_bytes))
-                .or((stats.peak_memory_bytes > 0).then_some(stats.peak_memory_bytes)),
+                .map(|own| own.max(stats.resources.peak_memory_bytes))
+                .or((stats.resources.peak_memory_bytes > 0)
+                    .then_some(stats.resources.peak_memory_bytes)),
             memory_budget_bytes: topology.memory_budget,
-            spilled_bytes: stats.spilled_bytes,
-            remote_retries: stats.remote_retries,
-            input_rounds: stats.input_rounds,
+            spilled_bytes: stats.resources.spilled_bytes,
+            remote_retries: stats.resources.remote_retries,
+            input_rounds: stats.reading.input_rounds,
             exchanged_bytes: BTreeMap::new(),
             boilerplate: config.needs_boilerplate().then(|| stats.boilerplate.clone()),
             index: config.index.as_ref().map(|plan| IndexSummary {

@@ -40,7 +40,7 @@ use crate::sign::{Signer, kept_page_text};
 use crate::source::{KeptShares, ReadTotals, Share, ShareError, read_items, read_once};
 use crate::spill::{self, RemoveDir};
 use crate::stage::{PerStage, Stage};
-use crate::stats::{BoilerplateStats, WorkerStats};
+use crate::stats::{BoilerplateStats, ReadingStats, WorkerStats};
 use crate::summary::{Resolved, StageSeconds, file_metadata, peak_memory_bytes};
 use crate::worker_report::{Failure, WorkerReport};
 
@@ -109,7 +109,7 @@ impl WorkerEnv {
             own.boilerplate = learned.stats.clone();
         }
         if me.first_of_process {
-            own.spilled_bytes = learned.spilled_bytes + learned.kept_spilled_bytes;
+            own.resources.spilled_bytes = learned.spilled_bytes + learned.kept_spilled_bytes;
             own.boilerplate.spilled_bytes = learned.spilled_bytes;
         }
         let stats = Rc::new(RefCell::new(own));
@@ -168,9 +168,9 @@ impl WorkerEnv {
                 (None, None) => spill_error.borrow().clone().map(|m| (index, Failure::Spill(m))),
             };
             let mut stats = stats.borrow().clone();
-            stats.peak_memory_bytes = peak_memory_bytes().unwrap_or(0);
+            stats.resources.peak_memory_bytes = peak_memory_bytes().unwrap_or(0);
             if first_of_process {
-                stats.remote_retries = neardup_io::remote::retries();
+                stats.resources.remote_retries = neardup_io::remote::retries();
             }
             let blocks = store.borrow().blocks;
             WorkerReport {
@@ -228,14 +228,13 @@ pub(crate) fn run_worker(
         input
     });
     let (totals, rounds, error) = feed(worker, heartbeat, &mut input, &env, context, spread);
-    {
-        let mut stats = env.stats.borrow_mut();
-        stats.records_read = totals.records;
-        stats.input_bytes = totals.bytes;
-        stats.skipped_records = totals.skipped.clone();
-        stats.trailing_zero_bytes = totals.trailing_zero_bytes;
-        stats.input_rounds = rounds;
-    }
+    env.stats.borrow_mut().reading = ReadingStats {
+        records_read: totals.records,
+        input_bytes: totals.bytes,
+        skipped_records: totals.skipped.clone(),
+        trailing_zero_bytes: totals.trailing_zero_bytes,
+        input_rounds: rounds,
+    };
     if let Some(error) = error {
         match error {
             ShareError::Input(e) => *env.read_error.borrow_mut() = Some(ReadFailure::of(&e)),

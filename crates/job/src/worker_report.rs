@@ -58,7 +58,7 @@ mod tests {
 
     fn report(worker: usize, records: u64, failure: Option<Failure>) -> WorkerReport {
         let mut r = WorkerReport { worker, ..WorkerReport::default() };
-        r.stats.records_read = records;
+        r.stats.reading.records_read = records;
         r.seconds.total = worker as f64;
         r.failure = failure.map(|f| (worker, f));
         r
@@ -71,7 +71,7 @@ mod tests {
             report(0, 3, None),
             report(1, 4, Some(Failure::Output("read-only".into()))),
         ]);
-        assert_eq!(merged.stats.records_read, 12);
+        assert_eq!(merged.stats.reading.records_read, 12);
         assert_eq!(merged.seconds.total, 2.0);
         match merged.into_result() {
             Err(JobError::Output { worker: 1, message }) => assert_eq!(message, "read-only"),
@@ -82,6 +82,6 @@ mod tests {
     #[test]
     fn a_report_without_failure_is_a_success() {
         let merged = WorkerReport::merge(vec![report(0, 1, None), report(1, 1, None)]);
-        assert_eq!(merged.into_result().expect("no failure").stats.records_read, 2);
+        assert_eq!(merged.into_result().expect("no failure").stats.reading.records_read, 2);
     }
 }

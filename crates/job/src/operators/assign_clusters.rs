@@ -382,7 +382,7 @@ mod tests {
             while worker.has_dataflows() {
                 worker.step_or_park(None);
             }
-            *spilled_sink.lock().unwrap() += stats.borrow().spilled_bytes;
+            *spilled_sink.lock().unwrap() += stats.borrow().resources.spilled_bytes;
         })
         .unwrap();
         let mut out = std::mem::take(&mut *out.lock().unwrap());

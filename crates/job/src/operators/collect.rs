@@ -58,7 +58,7 @@ impl Spill {
 
     /// Records a spill error (the first one wins) and counts what was spilled.
     pub fn settle<T>(&self, spilled_bytes: u64, result: Result<T, SpillError>) -> Option<T> {
-        self.stats.borrow_mut().spilled_bytes += spilled_bytes;
+        self.stats.borrow_mut().resources.spilled_bytes += spilled_bytes;
         match result {
             Ok(value) => Some(value),
             Err(e) => {
@@ -328,7 +328,11 @@ mod tests {
         assert_eq!(out.len() as u64, n + 1);
         assert_eq!(out[..n as usize], (0..n).collect::<Vec<_>>());
         assert_eq!(out[n as usize], n);
-        assert!(stats.borrow().spilled_bytes > 0, "{:?}", stats.borrow().spilled_bytes);
+        assert!(
+            stats.borrow().resources.spilled_bytes > 0,
+            "{:?}",
+            stats.borrow().resources.spilled_bytes
+        );
         assert!(!spill.failed());
     }
 

@@ -264,8 +264,8 @@ impl Drain<StoreKey, Stored> for StoreDrain {
             std::mem::replace(&mut self.meta, self.spill.writer()).into_file()?;
         let (index, index_bytes) =
             std::mem::replace(&mut self.index, self.spill.writer()).into_file()?;
-        self.spill.stats.borrow_mut().spilled_bytes += meta_bytes + index_bytes;
-        self.spill.stats.borrow_mut().signed_representatives += self.signed;
+        self.spill.stats.borrow_mut().resources.spilled_bytes += meta_bytes + index_bytes;
+        self.spill.stats.borrow_mut().matching.signed_representatives += self.signed;
         let mut shared = self.shared.borrow_mut();
         shared.meta = Some(meta);
         shared.signatures = Some(Signatures { index, log: self.reader.log().clone() });
@@ -306,7 +306,7 @@ impl<'s, T: Timestamp> StoreDocs<'s, T> for StreamVec<'s, T, StoreKey> {
         collect_sorted_taking(self, Pipeline, "StoreDocs", half, take, move || {
             let log = log.borrow_mut().take().expect("the store drains once");
             let (log, bytes) = log.finish()?;
-            spill.stats.borrow_mut().spilled_bytes += bytes;
+            spill.stats.borrow_mut().resources.spilled_bytes += bytes;
             Ok(StoreDrain::new(job.clone(), shared.clone(), spill.clone(), log))
         })
     }
@@ -431,7 +431,7 @@ pub(crate) fn store_by_hand(
     let mut log = SigLog::new(spill.dir.clone(), spill.share(2).limit_bytes);
     let input = input.into_iter().map(|item| log_signature(&mut log, item).unwrap()).collect();
     let (log, bytes) = log.finish().unwrap();
-    spill.stats.borrow_mut().spilled_bytes += bytes;
+    spill.stats.borrow_mut().resources.spilled_bytes += bytes;
     let shared = Rc::new(RefCell::new(DocStore::default()));
     let mut stage = StoreDrain::new(Arc::new(job), shared.clone(), spill.clone(), log);
     (crate::operators::testing::drain(&mut stage, input), shared)
@@ -495,7 +495,7 @@ mod tests {
         // A copy of another text and a text too short to sign have none.
         assert_eq!(signatures.get(DocId::new(0, 2)).unwrap(), None);
         assert_eq!(signatures.get(DocId::new(0, 3)).unwrap(), None);
-        assert_eq!(spill.stats.borrow().signed_representatives, 1);
+        assert_eq!(spill.stats.borrow().matching.signed_representatives, 1);
     }
 
     /// The store under a limit that sends its signature log to a file (with the first
@@ -529,7 +529,7 @@ mod tests {
             let mut cursor = shared.signatures.as_ref().unwrap().cursor().unwrap();
             let signatures: Vec<Option<SigEntry>> =
                 (1..=120).map(|r| cursor.get(DocId::new(0, r)).unwrap().cloned()).collect();
-            let spilled = spill.stats.borrow().spilled_bytes;
+            let spilled = spill.stats.borrow().resources.spilled_bytes;
             (keys, meta, signatures, spilled)
         };
         let (keys, meta, signatures, spilled) = run(1 << 30);

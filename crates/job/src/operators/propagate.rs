@@ -559,7 +559,7 @@ mod tests {
         // the offers spill.
         let out = label_chains(2_000, spill.clone());
         assert_eq!(out, (0..20_000).map(|i| (i, i / 10 * 10)).collect::<Vec<_>>());
-        assert!(spill.stats.borrow().spilled_bytes > 0);
+        assert!(spill.stats.borrow().resources.spilled_bytes > 0);
         assert!(!spill.failed());
     }
 

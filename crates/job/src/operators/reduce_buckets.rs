@@ -37,8 +37,8 @@ impl Drain<BucketRecord, Candidate> for Buckets {
     fn end(&mut self, emit: &mut dyn FnMut(Candidate)) -> Result<(), SpillError> {
         self.reducer.finish(emit);
         let mut stats = self.spill.stats.borrow_mut();
-        stats.bucket_records += self.records;
-        stats.buckets.merge(&self.reducer.stats);
+        stats.matching.bucket_records += self.records;
+        stats.matching.buckets.merge(&self.reducer.stats);
         Ok(())
     }
 }
@@ -95,8 +95,11 @@ mod tests {
         pairs.sort_unstable();
         assert_eq!(pairs, [(1, 2), (1, 3), (2, 3), (5, 6), (5, 7), (5, 8)]);
         let stats = spill.stats.borrow();
-        assert_eq!(stats.bucket_records, 8);
-        assert_eq!((stats.buckets.shared_buckets, stats.buckets.cut_buckets), (2, 1));
-        assert_eq!(stats.buckets.largest_bucket, 4);
+        assert_eq!(stats.matching.bucket_records, 8);
+        assert_eq!(
+            (stats.matching.buckets.shared_buckets, stats.matching.buckets.cut_buckets),
+            (2, 1)
+        );
+        assert_eq!(stats.matching.buckets.largest_bucket, 4);
     }
 }

@@ -51,7 +51,7 @@ impl<'s, T: Timestamp> SignDocs<'s, T> for StreamVec<'s, T, Record> {
                         }
                     }
                     let mut stats = stats.borrow_mut();
-                    stats.documents_signed += signed;
+                    stats.matching.documents_signed += signed;
                 });
             }
         })
@@ -98,6 +98,6 @@ mod tests {
         assert!(matches!(&out[0], Ok(d) if d.id == "d1" && d.signature.is_some()));
         assert!(matches!(&out[1], Err(r) if r.reason == Reason::MissingId));
         assert!(matches!(&out[2], Err(r) if r.reason == Reason::EmptyText));
-        assert_eq!(stats.borrow().documents_signed, 2);
+        assert_eq!(stats.borrow().matching.documents_signed, 2);
     }
 }

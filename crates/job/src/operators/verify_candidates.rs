@@ -88,7 +88,7 @@ impl Drain<Candidate, HalfPair> for AttachFirst {
     }
 
     fn end(&mut self, _emit: &mut dyn FnMut(HalfPair)) -> Result<(), SpillError> {
-        self.spill.stats.borrow_mut().unique_candidates += self.unique;
+        self.spill.stats.borrow_mut().matching.unique_candidates += self.unique;
         Ok(())
     }
 }
@@ -372,9 +372,9 @@ impl Drain<HalfPair, Near> for VerifySecond {
 
     fn end(&mut self, _emit: &mut dyn FnMut(Near)) -> Result<(), SpillError> {
         let mut stats = self.spill.stats.borrow_mut();
-        stats.compared_pairs += self.compared;
-        stats.verified_pairs += self.verified;
-        stats.spilled_bytes += self.firsts.spilled_bytes();
+        stats.matching.compared_pairs += self.compared;
+        stats.matching.verified_pairs += self.verified;
+        stats.resources.spilled_bytes += self.firsts.spilled_bytes();
         // Unless later stages read them, nothing reads the signatures any more (open
         // readers keep their file).
         let mut store = self.store.borrow_mut();
@@ -534,7 +534,7 @@ mod tests {
         assert_eq!(firsts, [(1, 0), (2, 0)]);
         let HalfPair::First { entry, .. } = &halves[0] else { panic!("{:?}", halves[0]) };
         assert_eq!(entry.node.id, "d1");
-        assert_eq!(attach.spill.stats.borrow().unique_candidates, 3);
+        assert_eq!(attach.spill.stats.borrow().matching.unique_candidates, 3);
     }
 
     #[test]
@@ -604,7 +604,7 @@ mod tests {
         assert_eq!((row.measure, row.containment), (Some(Measure::Jaccard), None));
         assert!(matches!(&near[1], Near::Edge(e) if e.a.id == "d1" && e.b.id == "d2"));
         let stats = spill.stats.borrow();
-        assert_eq!((stats.compared_pairs, stats.verified_pairs), (2, 1));
+        assert_eq!((stats.matching.compared_pairs, stats.matching.verified_pairs), (2, 1));
         // Nothing reads the signatures after verification in a run without an index.
         assert!(store.borrow().signatures.is_none());
     }
@@ -641,10 +641,10 @@ mod tests {
                 Near::Edge(_) => None,
             })
             .collect();
-        let spilled = spill.stats.borrow().spilled_bytes;
+        let spilled = spill.stats.borrow().resources.spilled_bytes;
         let ruled_out =
             verify.firsts.file.as_ref().and_then(|f| f.low.as_ref()).map_or(0, |l| l.ruled_out);
-        assert_eq!(spill.stats.borrow().compared_pairs, n * (n - 1) / 2);
+        assert_eq!(spill.stats.borrow().matching.compared_pairs, n * (n - 1) / 2);
         (pairs, spilled, ruled_out)
     }
 

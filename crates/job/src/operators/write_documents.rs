@@ -222,7 +222,7 @@ impl Assemble {
 
     fn write_rows(&mut self) {
         let rows = std::mem::take(&mut self.rows);
-        self.sink.stats.borrow_mut().count_documents(&rows);
+        self.sink.stats.borrow_mut().decisions.count_documents(&rows);
         if self.sink.stopped() {
             return;
         }
@@ -393,13 +393,13 @@ fn accepted_row(
                 row.verified_with_kept = Some(a.verified_with_kept);
                 stats.index.removed += 1;
                 let kept = ClusterKept::Earlier(ik.kept);
-                stats.note_member(a.cluster_size, kept, &ik.kept_id, doc, &meta.id);
+                stats.decisions.note_member(a.cluster_size, kept, &ik.kept_id, doc, &meta.id);
             }
             return row;
         }
         if a.kept == doc {
-            stats.record_cluster(a.cluster_size, ClusterKept::ThisRun(doc), &meta.id);
-            *stats.cluster_radii.entry(a.radius).or_default() += 1;
+            stats.decisions.record_cluster(a.cluster_size, ClusterKept::ThisRun(doc), &meta.id);
+            *stats.decisions.cluster_radii.entry(a.radius).or_default() += 1;
         } else if removal == Removal::Verified && !a.verified_with_kept {
             // Safety over recall: in the cluster, but never compared with its kept document.
             row.cluster = Some(a.kept_id);
@@ -416,9 +416,15 @@ fn accepted_row(
             });
             row.verified_with_kept = Some(a.verified_with_kept);
             let kept_id = row.cluster.as_deref().unwrap_or_default();
-            stats.note_member(a.cluster_size, ClusterKept::ThisRun(a.kept), kept_id, doc, &meta.id);
+            stats.decisions.note_member(
+                a.cluster_size,
+                ClusterKept::ThisRun(a.kept),
+                kept_id,
+                doc,
+                &meta.id,
+            );
             if !a.verified_with_kept {
-                stats.removed_not_verified_with_kept += 1;
+                stats.decisions.removed_not_verified_with_kept += 1;
             }
         }
     }
@@ -565,8 +571,11 @@ mod tests {
             ]
         );
         assert_eq!(kept, [1, 4, 6]);
-        assert_eq!((stats.clusters, stats.removed_not_verified_with_kept), (1, 1));
-        assert_eq!(stats.decisions[&Decision::Keep], 3);
+        assert_eq!(
+            (stats.decisions.clusters, stats.decisions.removed_not_verified_with_kept),
+            (1, 1)
+        );
+        assert_eq!(stats.decisions.by_decision[&Decision::Keep], 3);
     }
 
     #[test]

@@ -63,7 +63,7 @@ impl<'s, T: Timestamp> WriteKept<'s, T> for StreamVec<'s, T, DocId> {
                     let mut records = kept.remove(&file.index).unwrap_or_default();
                     records.sort_unstable();
                     match neardup_io::write_kept(file, &records, &dir, max_record_bytes) {
-                        Ok(written) => stats.borrow_mut().kept_written += written,
+                        Ok(written) => stats.borrow_mut().decisions.kept_written += written,
                         Err(e) => {
                             error.borrow_mut().get_or_insert(e);
                             break;
@@ -113,6 +113,6 @@ mod tests {
         let written =
             std::fs::read_to_string(kept_dir.join(neardup_io::kept_file_name(&file))).unwrap();
         assert_eq!(written, format!("{}\n{}\n", lines[0], lines[2]));
-        assert_eq!(stats.borrow().kept_written, 2);
+        assert_eq!(stats.borrow().decisions.kept_written, 2);
     }
 }

@@ -90,11 +90,11 @@ impl Drain<PairOut, ()> for Pairs {
     fn item(&mut self, row: PairOut, _emit: &mut dyn FnMut(())) -> Result<(), SpillError> {
         let row = row.0;
         match row.kind {
-            PairKind::Exact => self.sink.stats.borrow_mut().exact_pairs += 1,
+            PairKind::Exact => self.sink.stats.borrow_mut().matching.exact_pairs += 1,
             PairKind::Near => {
                 let mut stats = self.sink.stats.borrow_mut();
-                stats.near_pairs += 1;
-                stats.count_similarity(row.similarity);
+                stats.matching.near_pairs += 1;
+                stats.matching.count_similarity(row.similarity);
             }
         }
         self.rows.push(row);
@@ -173,7 +173,7 @@ mod tests {
             written.iter().map(|r| (r.id_a.as_str(), r.id_b.as_str())).collect();
         assert_eq!(ids, [("a", "b"), ("a", "c"), ("b", "c")]);
         let stats = sink.stats.borrow();
-        assert_eq!((stats.exact_pairs, stats.near_pairs), (1, 2));
+        assert_eq!((stats.matching.exact_pairs, stats.matching.near_pairs), (1, 2));
         assert!(sink.error.borrow().is_none());
     }
 

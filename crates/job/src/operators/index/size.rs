@@ -62,7 +62,7 @@ impl Drain<JoinedKey, Keyed<DocId, Verdict>> for Sizing {
                     *counted = true;
                     let kept_id = a.indexed.as_ref().map_or("", |ik| ik.kept_id.as_str());
                     let kept = ClusterKept::Earlier(earlier);
-                    self.stats.borrow_mut().record_cluster(a.cluster_size, kept, kept_id);
+                    self.stats.borrow_mut().decisions.record_cluster(a.cluster_size, kept, kept_id);
                 }
                 emit(Keyed { key: doc, value: Verdict::Assigned(a) });
             }
@@ -165,8 +165,11 @@ mod tests {
             ]
         );
         let stats = stats.borrow();
-        assert_eq!((stats.clusters, stats.cluster_sizes.get(&4)), (2, Some(&2)));
-        let largest = stats.largest_cluster().unwrap();
+        assert_eq!(
+            (stats.decisions.clusters, stats.decisions.cluster_sizes.get(&4)),
+            (2, Some(&2))
+        );
+        let largest = stats.decisions.largest_cluster().unwrap();
         assert_eq!(
             (largest.size, largest.kept, largest.kept_id.as_str()),
             (4, ClusterKept::Earlier(earlier(20)), "old20")
