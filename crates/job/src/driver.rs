@@ -270,7 +270,7 @@ fn execute(
         "job started"
     );
     let fingerprint = config.input_fingerprint();
-    let memory = MemoryPlan::of(topology, config);
+    let memory = MemoryPlan::of(topology, config.max_record_bytes(topology.memory_budget));
     let kept = KeptShares::default();
     let mut learned = LearnedPass { local_workers: topology.workers, ..LearnedPass::default() };
     // Bytes exchanged with the other processes, in a cluster: each pass counts its own (its

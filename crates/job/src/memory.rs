@@ -12,7 +12,6 @@
 
 use std::path::PathBuf;
 
-use crate::config::JobConfig;
 use crate::processes::Topology;
 
 /// A collecting stage holds at most one eighth of its worker's share.
@@ -36,20 +35,21 @@ pub(crate) struct MemoryPlan {
     pub(crate) limit_bytes: usize,
     /// Bytes of text read per round.
     pub(crate) round_bytes: u64,
-    /// The largest record read ([`JobConfig::max_record_bytes`]).
+    /// The largest record read (`crate::JobConfig::max_record_bytes`).
     pub(crate) max_record_bytes: u64,
 }
 
 impl MemoryPlan {
-    /// The plan of each worker of `topology` running `job`.
-    pub(crate) fn of(topology: &Topology, job: &JobConfig) -> MemoryPlan {
+    /// The plan of each worker of `topology`, reading records of at most
+    /// `max_record_bytes`.
+    pub(crate) fn of(topology: &Topology, max_record_bytes: u64) -> MemoryPlan {
         let worker = topology.memory_budget / topology.workers.max(1) as u64;
         let limit_bytes = (worker / SPILL_SHARE).max(MIN_SHARE_BYTES);
         MemoryPlan {
             dir: topology.spill_dir.clone(),
             limit_bytes: usize::try_from(limit_bytes).unwrap_or(usize::MAX),
             round_bytes: (worker / ROUND_SHARE).max(MIN_SHARE_BYTES),
-            max_record_bytes: job.max_record_bytes(topology.memory_budget),
+            max_record_bytes,
         }
     }
 }
@@ -72,13 +72,11 @@ mod tests {
     fn shares_of_the_budget() {
         let mut topology = Topology::local(4);
         topology.memory_budget = 8 << 30;
-        let dir = tempfile::tempdir().unwrap();
-        let job = crate::operators::testing::job(dir.path(), crate::spec::JobSpec::default());
-        let plan = MemoryPlan::of(&topology, &job);
+        let plan = MemoryPlan::of(&topology, 1 << 20);
         assert_eq!(plan.limit_bytes, 256 << 20);
         assert_eq!(plan.round_bytes, 128 << 20);
         topology.memory_budget = 1 << 20;
-        let plan = MemoryPlan::of(&topology, &job);
+        let plan = MemoryPlan::of(&topology, default_max_record_bytes(topology.memory_budget));
         assert_eq!((plan.limit_bytes, plan.round_bytes), (1 << 16, 1 << 16));
         assert_eq!(plan.max_record_bytes, 1 << 16);
         assert_eq!(default_max_record_bytes(8 << 30), neardup_io::DEFAULT_MAX_RECORD_BYTES);
