@@ -12,6 +12,8 @@
 //!   -> summary.json -> _SUCCESS
 //! ```
 //!
+//! Then the work area (`_work/`, see `crate::work_area`) is removed.
+//!
 //! A run that dies before the manifest leaves the index as it was; one that dies after it
 //! leaves its generation committed and no `_SUCCESS`, and its retry (same run name and
 //! output) replaces that generation, so either way a retry gives what one clean run gives.
@@ -32,6 +34,7 @@ use crate::report::{self, REPORT_FILE};
 use crate::spill::RemoveDir;
 use crate::stats::IndexStats;
 use crate::summary::{RunStatus, SUMMARY_FILE, Summary};
+use crate::work_area;
 use crate::worker_report::WorkerReport;
 
 /// Name of the marker written last, when every output is complete.
@@ -80,6 +83,7 @@ pub(crate) fn prepare(config: &JobConfig, topology: &Topology) -> Result<Held, J
         return Ok(Held { output: None, kept: None, index: None, spill });
     }
     let output_lock = lock_folder(output)?;
+    work_area::remove_unfinished(output);
     let kept_lock = match &config.write_kept {
         Some(dir) => {
             neardup_io::destination::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
@@ -340,6 +344,12 @@ fn commit(
     point("summary-written", &config.output.join(SUMMARY_FILE), index_committed)?;
     write_atomically(&config.output.join(SUCCESS_MARKER), b"").map_err(committed)?;
     point("success-written", &config.output.join(SUCCESS_MARKER), index_committed)?;
+    // What a rerun would have replayed is needed no more; left behind, it costs space only
+    // (a later run with other inputs or settings names other units and removes it).
+    if let Err(e) = work_area::remove(&config.output) {
+        let dir = config.output.join(work_area::WORK_FOLDER);
+        tracing::warn!(dir = %dir.display(), error = %e, "cannot remove the work area");
+    }
     Ok(index_committed)
 }
 

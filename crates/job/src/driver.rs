@@ -23,6 +23,7 @@ use crate::source::KeptShares;
 use crate::spec::JobSpec;
 use crate::summary::Summary;
 use crate::traffic::{Exchanged, Traffic};
+use crate::work_area;
 use crate::worker::{LearnedPass, RunContext, run_worker};
 use crate::worker_report::WorkerReport;
 
@@ -310,6 +311,12 @@ fn execute(
         // The records the passes kept are in memory or in the spill folder now.
         neardup_io::failpoint::crash(CORPUS_FAILPOINT);
     }
+    let frequencies = match &corpus_idf {
+        Some(IdfWeights::Corpus { sketch, documents }) => Some((sketch.counts(), *documents)),
+        _ => None,
+    };
+    let learned_digest =
+        work_area::learned_digest(boilerplate.as_deref().map(Boilerplate::entries), frequencies);
     let signer = Signer::new(config, segmenter, corpus_idf);
     learned_out.boilerplate.clone_from(&boilerplate);
     let corpus_seconds = if corpus_passes { start.elapsed().as_secs_f64() } else { 0.0 };
@@ -331,6 +338,7 @@ fn execute(
         memory,
         kept,
         boilerplate,
+        learned_digest,
     };
     let traffic = count_traffic(true);
     let pass = Pass { control: control.clone(), traffic: traffic.clone(), abort };

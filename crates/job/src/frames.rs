@@ -80,14 +80,9 @@ impl FrameWriter {
     /// # Errors
     /// When the file cannot be written.
     pub(crate) fn write<T: Serialize>(&mut self, item: &T) -> Result<(), SpillError> {
-        self.record.clear();
-        let mut head = [0u8; 10];
-        bincode::serialize_into(&mut self.record, item)
-            .map_err(|e| SpillError::at(&self.path, std::io::Error::other(e)))?;
-        let head = leb128(self.record.len() as u64, &mut head);
-        self.out.write_all(head).map_err(|e| SpillError::at(&self.path, e))?;
-        self.out.write_all(&self.record).map_err(|e| SpillError::at(&self.path, e))?;
-        self.bytes += (head.len() + self.record.len()) as u64;
+        let written = write_frame(&mut self.out, &mut self.record, item)
+            .map_err(|e| SpillError::at(&self.path, e))?;
+        self.bytes += written;
         Ok(())
     }
 
@@ -104,6 +99,24 @@ impl FrameWriter {
         self.out.flush().map_err(|e| SpillError::at(&self.path, e))?;
         Ok((self.path, self.bytes))
     }
+}
+
+/// Writes `item` to `out` as one frame, encoding it in `scratch`; returns the bytes written.
+///
+/// # Errors
+/// When it cannot be encoded or written.
+pub(crate) fn write_frame<T: Serialize>(
+    out: &mut impl Write,
+    scratch: &mut Vec<u8>,
+    item: &T,
+) -> std::io::Result<u64> {
+    scratch.clear();
+    bincode::serialize_into(&mut *scratch, item).map_err(std::io::Error::other)?;
+    let mut head = [0u8; 10];
+    let head = leb128(scratch.len() as u64, &mut head);
+    out.write_all(head)?;
+    out.write_all(scratch)?;
+    Ok((head.len() + scratch.len()) as u64)
 }
 
 /// `n` as LEB128 in `out`; the bytes used.

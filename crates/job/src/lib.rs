@@ -39,6 +39,7 @@ mod config;
 mod corpus;
 mod driver;
 mod error;
+mod feed;
 mod frames;
 mod interrupt;
 mod memory;
@@ -61,6 +62,7 @@ mod stats;
 mod summary;
 mod templates;
 mod traffic;
+mod work_area;
 mod worker;
 mod worker_report;
 

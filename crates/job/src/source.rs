@@ -1,7 +1,7 @@
 //! Reading a worker's share of the input files.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -9,9 +9,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use neardup_io::{
-    Compression, Format, Item, LineRange, ReadOptions, Record, RecordReader, count_line_starts,
+    Compression, Format, InputFile, Item, LineRange, ReadOptions, Record, RecordReader,
+    count_line_starts,
 };
 use neardup_text::{LineKey, LineScratch};
+use serde::{Deserialize, Serialize};
 use timely::dataflow::operators::Inspect;
 use timely::dataflow::operators::core::{Input, Probe};
 use timely::dataflow::operators::probe::Handle as ProbeHandle;
@@ -130,10 +132,26 @@ impl ReadPlan {
     pub(crate) fn ranges(&self) -> bool {
         self.lines_before.is_some()
     }
+
+    /// The files this worker reads, in order: each file's index, the file, and the
+    /// worker's byte range of it with the lines before the range (`None`: the whole file).
+    pub(crate) fn files<'j>(
+        &'j self,
+        job: &'j JobConfig,
+    ) -> impl Iterator<Item = (u32, &'j InputFile, Option<(u64, u64, u64)>)> + 'j {
+        let (index, peers) = (self.index, self.peers);
+        job.inputs.iter().enumerate().filter_map(move |(f, file)| match &self.lines_before {
+            None => (file.index as usize % peers == index).then_some((file.index, file, None)),
+            Some(lines_before) => {
+                let (start, end) = byte_range(file.bytes, index, peers);
+                Some((file.index, file, Some((start, end, lines_before[f][index]))))
+            }
+        })
+    }
 }
 
 /// What a worker read.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct ReadTotals {
     /// Records read.
     pub records: u64,
@@ -143,6 +161,35 @@ pub(crate) struct ReadTotals {
     pub skipped: BTreeMap<String, u64>,
     /// Zero bytes ignored after the last gzip member of a file.
     pub trailing_zero_bytes: u64,
+}
+
+impl ReadTotals {
+    /// What was counted since `before` (a copy of these totals taken earlier).
+    pub(crate) fn since(&self, before: &ReadTotals) -> ReadTotals {
+        let mut skipped = self.skipped.clone();
+        for (kind, n) in &before.skipped {
+            if let Some(now) = skipped.get_mut(kind) {
+                *now -= n;
+            }
+        }
+        skipped.retain(|_, n| *n > 0);
+        ReadTotals {
+            records: self.records - before.records,
+            bytes: self.bytes - before.bytes,
+            skipped,
+            trailing_zero_bytes: self.trailing_zero_bytes - before.trailing_zero_bytes,
+        }
+    }
+
+    /// Adds `other`'s counts.
+    pub(crate) fn add(&mut self, other: &ReadTotals) {
+        self.records += other.records;
+        self.bytes += other.bytes;
+        for (kind, n) in &other.skipped {
+            *self.skipped.entry(kind.clone()).or_default() += n;
+        }
+        self.trailing_zero_bytes += other.trailing_zero_bytes;
+    }
 }
 
 /// Records between calls of `between_batches`, which lets the worker step its dataflow.
@@ -167,39 +214,52 @@ pub(crate) fn read_share(
     read_items(job, plan, false, abort, progress, on_item, between_batches)
 }
 
-/// As [`read_share`], handing over [`Item`]s: with `lines`, JSONL lines come unparsed.
+/// As [`read_files`], reading every file of the plan.
 pub(crate) fn read_items(
     job: &JobConfig,
     plan: &ReadPlan,
     lines: bool,
     abort: &AtomicBool,
     progress: Option<&Progress>,
+    on_record: impl FnMut(Item) -> bool,
+    between_batches: impl FnMut(),
+) -> (ReadTotals, Option<neardup_io::Error>) {
+    let every = BTreeSet::new();
+    read_files(job, plan, &every, lines, abort, progress, on_record, between_batches, |_, _| {})
+}
+
+/// As [`read_share`], handing over [`Item`]s (with `lines`, JSONL lines come unparsed),
+/// leaving out the files in `skip` (by index) and calling `on_file_end` with what each file
+/// gave once it was read whole and unchanged.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn read_files(
+    job: &JobConfig,
+    plan: &ReadPlan,
+    skip: &BTreeSet<u32>,
+    lines: bool,
+    abort: &AtomicBool,
+    progress: Option<&Progress>,
     mut on_record: impl FnMut(Item) -> bool,
     mut between_batches: impl FnMut(),
+    mut on_file_end: impl FnMut(u32, &ReadTotals),
 ) -> (ReadTotals, Option<neardup_io::Error>) {
     let mut totals = ReadTotals::default();
     let fields = &plan.options;
-    let (index, peers) = (plan.index, plan.peers);
-    let shares = job
-        .inputs
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| plan.ranges() || f.index as usize % peers == index);
-    for (f, file) in shares {
+    for (_, file, range) in plan.files(job).filter(|(f, _, _)| !skip.contains(f)) {
         if abort.load(Ordering::Relaxed) {
             break;
         }
+        let before = totals.clone();
         let counter = progress.map(Progress::byte_counter);
         let on_error = job.spec.input.on_read_error;
-        let opened = match &plan.lines_before {
+        let opened = match range {
             None => {
                 totals.bytes += file.bytes;
                 RecordReader::open_counting(file, fields, on_error, counter)
             }
-            Some(lines_before) => {
-                let (start, end) = byte_range(file.bytes, index, peers);
+            Some((start, end, lines_before)) => {
                 totals.bytes += end - start;
-                let range = LineRange { start, end, lines_before: lines_before[f][index] };
+                let range = LineRange { start, end, lines_before };
                 RecordReader::open_range(file, fields, on_error, counter, range)
             }
         };
@@ -252,6 +312,7 @@ pub(crate) fn read_items(
         if let Err(changed) = neardup_io::check_unchanged(file) {
             return (totals, Some(changed));
         }
+        on_file_end(file.index, &totals.since(&before));
     }
     (totals, None)
 }

@@ -26,6 +26,30 @@ pub struct WorkerStats {
     pub index: IndexStats,
     /// Boilerplate learned and left out.
     pub boilerplate: BoilerplateStats,
+    /// The work area: units of input kept for a rerun, and units replayed from it.
+    pub work: WorkStats,
+}
+
+/// The work area (`crate::work_area`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkStats {
+    /// Units of input read and signed, and kept in the work area.
+    pub units_written: u64,
+    /// Bytes of the units kept.
+    pub bytes_written: u64,
+    /// Units an earlier run kept, replayed instead of read and signed.
+    pub units_reused: u64,
+    /// Units read and signed (kept or not).
+    pub units_read: u64,
+}
+
+impl WorkStats {
+    fn merge(&mut self, other: &WorkStats) {
+        self.units_written += other.units_written;
+        self.bytes_written += other.bytes_written;
+        self.units_reused += other.units_reused;
+        self.units_read += other.units_read;
+    }
 }
 
 /// Reading the input.
@@ -240,6 +264,7 @@ impl WorkerStats {
         self.resources.merge(&other.resources);
         self.index.merge(&other.index);
         self.boilerplate.merge(&other.boilerplate);
+        self.work.merge(&other.work);
     }
 }
 

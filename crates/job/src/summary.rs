@@ -250,6 +250,10 @@ pub struct Summary {
     /// The index of earlier runs, when the run used one (`--index`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub index: Option<IndexSummary>,
+    /// Units of input (a worker's share of a file) read and signed, kept in the work area
+    /// for a rerun, and replayed from it (a rerun after a failure reads only the rest).
+    #[serde(default)]
+    pub work_area: crate::stats::WorkStats,
 }
 
 /// What a run did with its index.
@@ -382,6 +386,7 @@ impl Summary {
                 segments_read: plan.manifest.segments().len() as u64,
                 stats: stats.index.clone(),
             }),
+            work_area: stats.work.clone(),
         }
     }
 }

@@ -11,37 +11,40 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use neardup_core::DocId;
-use neardup_io::{Item, PairRow, Record, RejectedRecord};
-use neardup_text::{Boilerplate, LineKey};
+use neardup_io::{Item, PairRow, RejectedRecord};
+use neardup_text::Boilerplate;
+use timely::dataflow::StreamVec;
 use timely::dataflow::operators::core::{Concat, Exchange, Input, OkErr, Probe};
 use timely::dataflow::operators::probe::Handle as ProbeHandle;
 use timely::dataflow::operators::vec::{Broadcast, Map};
-use timely::dataflow::{InputHandleVec, StreamVec};
 use timely::worker::Worker;
 
 use crate::config::JobConfig;
 use crate::error::{JobError, ReadFailure, error_chain};
+use crate::feed::{Inputs, Source, feed};
 use crate::memory::MemoryPlan;
 use crate::operators::{
     DedupIds, DocStore, ExactGroups, FetchIndexed, GatherReports, Grouped, IdOutcome, IndexKey,
-    IndexMatch, Keyed, LinkClusters, NameClusters, Near, PartSink, ProbeIndex, ReduceBuckets,
-    SignDocs, SizeJoined, Spill, StoreDocs, StoreKey, Stored, VerifyCandidates, VerifyIndexed,
-    WriteDocuments, WriteKept, WritePairs, assign_clusters, count_in, doc_in, representative_in,
+    IndexMatch, KeepUnits, Keyed, LinkClusters, NameClusters, Near, PartSink, ProbeIndex,
+    ReduceBuckets, SignDocs, SizeJoined, Spill, StoreDocs, StoreKey, Stored, VerifyCandidates,
+    VerifyIndexed, WriteDocuments, WriteKept, WritePairs, assign_clusters, count_in, doc_in,
+    representative_in,
 };
 use crate::pass::{PassWorker, step_until};
 use crate::processes::Heartbeat;
 use crate::progress::Progress;
 use crate::records::{ContentKey, Edge, IdClaim, NodeInfo, SignedDoc, Verdict};
 use crate::routing::{id_hash, route_doc, route_id};
-use crate::sign::{Signer, kept_page_text};
-use crate::source::{KeptShares, ReadTotals, Share, ShareError, read_items, read_once};
+use crate::sign::Signer;
+use crate::source::{KeptShares, ShareError};
 use crate::spill::{self, RemoveDir};
 use crate::stage::{PerStage, Stage};
 use crate::stats::{BoilerplateStats, ReadingStats, WorkerStats};
 use crate::summary::{Resolved, StageSeconds, file_metadata, peak_memory_bytes};
+use crate::work_area::{UnitEnd, WorkArea};
 use crate::worker_report::{Failure, WorkerReport};
 
 /// What every worker of a run shares.
@@ -60,6 +63,9 @@ pub(crate) struct RunContext {
     pub(crate) kept: KeptShares,
     /// The boilerplate learned, which the main pass leaves out of the pages it replays.
     pub(crate) boilerplate: Option<Arc<Boilerplate>>,
+    /// A digest of what the corpus passes learned, part of every unit's name in the work
+    /// area (`crate::work_area::learned_digest`).
+    pub(crate) learned_digest: u64,
 }
 
 /// What the boilerplate pass learned, counted once in the run's statistics.
@@ -99,11 +105,14 @@ struct WorkerEnv {
     finished: ProbeHandle<u64>,
     /// The frontier of everything the source's rounds feed, for pacing the source.
     paced: ProbeHandle<u64>,
+    /// This worker's units of input in the work area.
+    area: Rc<WorkArea>,
 }
 
 impl WorkerEnv {
     fn new(me: PassWorker, context: &RunContext) -> WorkerEnv {
         let RunContext { job, abort, learned, memory, .. } = context;
+        let area = Rc::new(WorkArea::open(job, &me.plan, context.learned_digest));
         let mut own = WorkerStats::default();
         if me.index == 0 {
             own.boilerplate = learned.stats.clone();
@@ -146,6 +155,7 @@ impl WorkerEnv {
             probes: PerStage::default(),
             finished: ProbeHandle::new(),
             paced: ProbeHandle::new(),
+            area,
         }
     }
 
@@ -221,13 +231,29 @@ pub(crate) fn run_worker(
     let spread = !me.plan.ranges() && job.inputs.len() < 4 * me.peers;
     let env = WorkerEnv::new(me, context);
     let _remove_spill = RemoveDir(env.spill.dir.clone());
-    let mut input = worker.dataflow::<u64, _, _>(|scope| {
-        let (input, items) = scope.new_input::<Vec<Item>>();
+    let mut inputs = worker.dataflow::<u64, _, _>(|scope| {
+        let (items_in, items) = scope.new_input::<Vec<Item>>();
+        let (replayed_in, replayed) = scope.new_input::<Vec<Result<SignedDoc, RejectedRecord>>>();
+        let (ends_in, ends) = scope.new_input::<Vec<UnitEnd>>();
         let items = if spread { items.exchange(|i: &Item| route_doc(i.doc())) } else { items };
-        main_dataflow(items, &env, context);
-        input
+        main_dataflow(Fed { items, replayed, ends, spread }, &env, context);
+        Inputs { items: items_in, replayed: replayed_in, ends: ends_in }
     });
-    let (totals, rounds, error) = feed(worker, heartbeat, &mut input, &env, context, spread);
+    let unit_copy = env.spill.dir.join("unit-copy.bin");
+    let source = Source {
+        job,
+        me: &env.me,
+        area: &env.area,
+        stats: &env.stats,
+        unit_copy: &unit_copy,
+        paced: &env.paced,
+        abort: &context.abort,
+        progress: &context.progress,
+        round_bytes: context.memory.round_bytes,
+        kept: &context.kept,
+        boilerplate: context.boilerplate.as_deref(),
+    };
+    let (totals, rounds, error) = feed(worker, heartbeat, &mut inputs, &source, spread);
     env.stats.borrow_mut().reading = ReadingStats {
         records_read: totals.records,
         input_bytes: totals.bytes,
@@ -244,7 +270,7 @@ pub(crate) fn run_worker(
         }
         context.abort.store(true, Ordering::Relaxed);
     }
-    drop(input);
+    drop(inputs);
     tracing::debug!(
         worker = env.me.index,
         records = totals.records,
@@ -265,8 +291,8 @@ pub(crate) fn run_worker(
 
 /// Wires the main dataflow from the items read to the reports gathered, one stage at a
 /// time.
-fn main_dataflow<'s>(items: Stream<'s, Item>, env: &WorkerEnv, context: &RunContext) {
-    let signed = read_and_sign(items, env, context);
+fn main_dataflow<'s>(fed: Fed<'s>, env: &WorkerEnv, context: &RunContext) {
+    let signed = read_and_sign(fed, env, context);
     let grouped = ids_and_exact(signed.claims, env, context);
     let stored = signed
         .docs
@@ -286,6 +312,7 @@ fn main_dataflow<'s>(items: Stream<'s, Item>, env: &WorkerEnv, context: &RunCont
     );
     pairs_written
         .concat(documents_written)
+        .concat(signed.kept)
         .gather_reports(env.report(context.start), env.reports.clone())
         .probe_with(&env.finished);
 }
@@ -298,10 +325,26 @@ struct Signed<'s> {
     docs: Stream<'s, StoreKey>,
     /// Rejected records' decisions, exchanged by document.
     rejects: Stream<'s, Keyed<DocId, Verdict>>,
+    /// Passes once every unit read is kept in the work area (or left out).
+    kept: Stream<'s, ()>,
 }
 
-/// Parses and signs the items read; every record, document or reject, claims its id.
-fn read_and_sign<'s>(items: Stream<'s, Item>, env: &WorkerEnv, context: &RunContext) -> Signed<'s> {
+/// What the source feeds the main dataflow.
+struct Fed<'s> {
+    /// Records (or JSONL lines) read.
+    items: Stream<'s, Item>,
+    /// Signed records of the units an earlier run kept in the work area.
+    replayed: Stream<'s, Result<SignedDoc, RejectedRecord>>,
+    /// The end of each unit read.
+    ends: Stream<'s, UnitEnd>,
+    /// Whether records were spread over workers to be signed.
+    spread: bool,
+}
+
+/// Parses and signs the items read, keeping each unit's signed records in the work area,
+/// and adds the records replayed from it; every record, document or reject, claims its id.
+fn read_and_sign<'s>(fed: Fed<'s>, env: &WorkerEnv, context: &RunContext) -> Signed<'s> {
+    let Fed { items, replayed, ends, spread } = fed;
     let job = context.job.clone();
     let fields = env.me.plan.options.clone();
     let records = items.probe_with(&env.paced).map(move |item| match item {
@@ -311,8 +354,11 @@ fn read_and_sign<'s>(items: Stream<'s, Item>, env: &WorkerEnv, context: &RunCont
             neardup_io::parse_line(file, &fields, line.doc, &line.bytes)
         }
     });
-    let (docs, rejects): (Stream<_>, Stream<_>) = records
-        .sign_docs(context.signer.clone(), env.stats.clone())
+    let signed = records.sign_docs(context.signer.clone(), env.stats.clone());
+    let (area, stats, abort) = (env.area.clone(), env.stats.clone(), context.abort.clone());
+    let kept = signed.clone().keep_units(ends, area, spread, stats, abort);
+    let (docs, rejects): (Stream<_>, Stream<_>) = signed
+        .concat(replayed)
         .probe_with(env.probes.get(Stage::ReadAndSign))
         .ok_err(|signed| signed);
     let claims = docs
@@ -325,6 +371,7 @@ fn read_and_sign<'s>(items: Stream<'s, Item>, env: &WorkerEnv, context: &RunCont
         claims: claims.exchange(|c: &IdClaim| route_id(c.id_hash)).probe_with(&env.paced),
         docs: docs.exchange(|k| route_doc(DocId::from_raw(k.key.0))).probe_with(&env.paced),
         rejects: rejects.exchange(|v| route_doc(v.key)).probe_with(&env.paced),
+        kept,
     }
 }
 
@@ -463,82 +510,6 @@ fn write_documents<'s>(
     }
 }
 
-/// Reads the worker's share into `input` in rounds of about `round_bytes` of text; before
-/// reading a round, waits until all rounds but the last one are through the first
-/// exchanges, so at most two rounds are in flight. Returns what was read, the rounds, and
-/// why the share could not be read whole.
-fn feed(
-    worker: &mut Worker,
-    heartbeat: &mut Heartbeat,
-    input: &mut InputHandleVec<u64, Item>,
-    env: &WorkerEnv,
-    context: &RunContext,
-    spread: bool,
-) -> (ReadTotals, u64, Option<ShareError>) {
-    let RunContext { job, abort, progress, memory, kept, boilerplate, .. } = context;
-    let round_bytes = memory.round_bytes;
-    let mut round: u64 = 0;
-    let input_cell = RefCell::new(input);
-    let round_text = std::cell::Cell::new(0u64);
-    // `text` is the item's size as read (a page's before its boilerplate is left out), so
-    // rounds do not depend on what was learned.
-    let send_item = |item: Item, text: usize| {
-        round_text.set(round_text.get() + text as u64);
-        input_cell.borrow_mut().send(item);
-        round_text.get() >= round_bytes
-    };
-    let paced = &env.paced;
-    let between_batches = || {
-        worker.step();
-        heartbeat.beat();
-        if round_text.get() < round_bytes {
-            return;
-        }
-        round_text.set(0);
-        round += 1;
-        input_cell.borrow_mut().advance_to(round);
-        while paced.less_than(&(round - 1)) && !heartbeat.aborted() {
-            worker.step_or_park(Some(Duration::from_millis(1)));
-            heartbeat.beat();
-        }
-    };
-    let plan = &env.me.plan;
-    let (totals, error) = match kept.take(env.me.slot) {
-        // The corpus passes read the files: their records are replayed.
-        Some(share) => {
-            // Pages go on without the learned boilerplate, left out here with the keys of
-            // their lines that the first pass computed (lines are hashed once).
-            let mut content = String::new();
-            let on_record = |mut record: Record, lines: &[Option<LineKey>]| {
-                let text = record_text(&record);
-                if let Record::Doc(doc) = &mut record
-                    && let (_, Some(stripped)) =
-                        kept_page_text(boilerplate.as_deref(), doc, lines, &mut content)
-                {
-                    env.stats.borrow_mut().boilerplate.count(&stripped);
-                    std::mem::swap(&mut doc.text, &mut content);
-                }
-                send_item(Item::Record(record), text)
-            };
-            let share = Share::Replay(Box::new(share));
-            let (totals, error, _) =
-                read_once(job, plan, share, abort, None, on_record, between_batches);
-            (totals, error)
-        }
-        // With records spread over workers, JSONL lines are parsed where they are signed.
-        None => {
-            let on_item = |item: Item| {
-                let text = item_text(&item);
-                send_item(item, text)
-            };
-            let (totals, error) =
-                read_items(job, plan, spread, abort, Some(progress), on_item, between_batches);
-            (totals, error.map(ShareError::Input))
-        }
-    };
-    (totals, round + 1, error)
-}
-
 /// A signed document's claim to its id; it goes on to grouping by text if it wins it.
 fn id_claim(doc: &SignedDoc) -> IdClaim {
     let node =
@@ -560,20 +531,4 @@ fn reject_claim(reject: &RejectedRecord) -> Option<IdClaim> {
 /// The stage the first unfinished probed stage is (writing once they are all done).
 fn reached(done: &PerStage<Option<f64>>) -> Stage {
     Stage::PROBED.into_iter().find(|&stage| done.get(stage).is_none()).unwrap_or(Stage::Writing)
-}
-
-/// The bytes of text an item carries as read: what input rounds are sized by.
-fn item_text(item: &Item) -> usize {
-    match item {
-        Item::Record(record) => record_text(record),
-        Item::Line(line) => line.bytes.len(),
-    }
-}
-
-/// The bytes of text a record carries.
-fn record_text(record: &Record) -> usize {
-    match record {
-        Record::Doc(d) => d.text.len() + d.id.len(),
-        Record::Reject(_) => 0,
-    }
 }

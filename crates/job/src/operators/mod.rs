@@ -15,6 +15,7 @@ pub(crate) mod doc_store;
 mod exact_groups;
 mod gather_reports;
 pub(crate) mod index;
+mod keep_units;
 mod name_clusters;
 pub(crate) mod propagate;
 mod reduce_buckets;
@@ -35,6 +36,7 @@ pub use gather_reports::GatherReports;
 pub use index::{
     FetchIndexed, IndexKey, IndexMatch, LinkClusters, ProbeIndex, SizeJoined, VerifyIndexed,
 };
+pub use keep_units::KeepUnits;
 pub use name_clusters::NameClusters;
 pub use reduce_buckets::ReduceBuckets;
 pub use sign_docs::SignDocs;

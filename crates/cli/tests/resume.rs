@@ -1,0 +1,239 @@
+//! Reruns after a lost process: a run killed (`abort`, as under `kill -9`) while reading,
+//! after reading, while verifying or while writing leaves the units it finished in the work
+//! area (`OUTPUT/_work/`); the rerun into the same output replays them, reads only the
+//! rest, and gives the outputs of a run never killed. A unit whose input changed, or one
+//! left half written, is read again.
+//!
+//! Each case runs the release binary with a failpoint armed (`NEARDUP_FAILPOINTS`):
+//! `work.unit_committed.N` stops the process once it has committed N units,
+//! `work.unit_unfinished.N` while its N-th unit is written but not yet in place, and the
+//! stage failpoints after reading and signing, after buckets (verification next) and after
+//! clustering (writing next).
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use support::{neardup, repo, results, summary};
+
+/// Input files, so that each of two workers reads whole files.
+const FILES: usize = 10;
+
+/// Ten files of Tang poems (both editions interleaved, so files share duplicates), in
+/// `dir/in`.
+fn inputs(dir: &Path) -> PathBuf {
+    let file = std::fs::File::open(repo().join("data-samples/zh-tang-poems/poems.jsonl.gz"))
+        .expect("the bundled poems");
+    let lines: Vec<String> =
+        BufReader::new(flate2::read::GzDecoder::new(file)).lines().map(Result::unwrap).collect();
+    let folder = dir.join("in");
+    std::fs::create_dir_all(&folder).unwrap();
+    for f in 0..FILES {
+        let text: String = lines.iter().skip(f).step_by(FILES).map(|l| format!("{l}\n")).collect();
+        std::fs::write(folder.join(format!("part-{f:02}.jsonl")), text).unwrap();
+    }
+    folder
+}
+
+/// `neardup dedup` of `input` into `out` with two workers, `failpoint` armed.
+fn dedup(dir: &Path, input: &Path, out: &str, failpoint: Option<&str>) -> Output {
+    let mut cmd = neardup();
+    cmd.current_dir(dir)
+        .args(["dedup", "-i", input.to_str().unwrap(), "-o", out, "-q", "-w", "2"])
+        .args(["--spill-dir", "."])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .env_remove(neardup_io::failpoint::FAILPOINTS_ENV);
+    if let Some(spec) = failpoint {
+        cmd.env(neardup_io::failpoint::FAILPOINTS_ENV, spec);
+    }
+    wait(cmd, Duration::from_secs(300))
+}
+
+fn wait(mut cmd: Command, limit: Duration) -> Output {
+    let mut child = cmd.spawn().unwrap();
+    let deadline = Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("the run did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn succeeds(output: &Output) {
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+}
+
+/// The committed units in `out`'s work area, and the units half written.
+fn units(out: &Path) -> (usize, usize) {
+    let Ok(entries) = std::fs::read_dir(out.join("_work/units")) else { return (0, 0) };
+    let names: Vec<String> =
+        entries.map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let committed = names.iter().filter(|n| n.ends_with(".unit")).count();
+    let unfinished = names.iter().filter(|n| n.ends_with(".inprogress")).count();
+    (committed, unfinished)
+}
+
+/// What a summary says the run read, kept and replayed.
+fn work(out: &Path) -> (u64, u64, u64) {
+    let w = &summary(out)["work_area"];
+    let n = |k: &str| w[k].as_u64().unwrap();
+    (n("units_read"), n("units_reused"), n("units_written"))
+}
+
+/// A summary's counts: what every run over the same input must agree on.
+fn counts(out: &Path) -> serde_json::Value {
+    summary(out)["counts"].clone()
+}
+
+#[test]
+fn a_rerun_after_a_kill_replays_the_finished_units_and_reads_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = inputs(dir.path());
+    succeeds(&dedup(dir.path(), &input, "clean", None));
+    let clean = dir.path().join("clean");
+    assert_eq!(work(&clean), (FILES as u64, 0, FILES as u64), "a clean run keeps every unit");
+    assert!(!clean.join("_work").exists(), "the work area goes with _SUCCESS");
+    // While reading (after 4 units), after reading, before verifying, before writing.
+    let cases = [
+        ("work.unit_committed.4=abort", Some(4)),
+        ("after-reading-and-signing=abort", Some(FILES)),
+        ("after-buckets=abort", Some(FILES)),
+        ("after-clustering=abort", Some(FILES)),
+    ];
+    for (i, (failpoint, kept)) in cases.into_iter().enumerate() {
+        let out = format!("out-{i}");
+        let killed = dedup(dir.path(), &input, &out, Some(failpoint));
+        assert!(!killed.status.success(), "{failpoint}: the run did not stop");
+        let out = dir.path().join(&out);
+        assert!(!out.join("_SUCCESS").exists(), "{failpoint}");
+        let (committed, _) = units(&out);
+        if let Some(kept) = kept {
+            // Another worker may commit a unit while the first one stops the process.
+            assert!((kept..=kept + 1).contains(&committed), "{failpoint}: {committed} units");
+        }
+        succeeds(&dedup(dir.path(), &input, out.to_str().unwrap(), None));
+        let (read, reused, _) = work(&out);
+        assert_eq!(reused, committed as u64, "{failpoint}: every kept unit is replayed");
+        assert_eq!(read, (FILES - committed) as u64, "{failpoint}: only the rest is read");
+        assert_eq!(results(&out), results(&clean), "{failpoint}: outputs differ");
+        assert_eq!(counts(&out), counts(&clean), "{failpoint}: counts differ");
+        assert!(!out.join("_work").exists(), "{failpoint}: the work area is removed");
+    }
+}
+
+#[test]
+fn a_unit_whose_input_changed_or_left_half_written_is_read_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = inputs(dir.path());
+    // A unit half written when the process stopped: never replayed, removed by the rerun.
+    let killed = dedup(dir.path(), &input, "out", Some("work.unit_unfinished.3=abort"));
+    assert!(!killed.status.success());
+    let out = dir.path().join("out");
+    let (committed, unfinished) = units(&out);
+    assert!((2..=3).contains(&committed) && unfinished >= 1, "{committed} {unfinished}");
+    // Every unit kept, then one input file changed (a record appended).
+    let killed = dedup(dir.path(), &input, "out", Some("after-reading-and-signing=abort"));
+    assert!(!killed.status.success());
+    assert_eq!(units(&out), (FILES, 0), "the rerun kept the rest and left nothing half written");
+    let changed = input.join("part-03.jsonl");
+    let mut text = std::fs::read_to_string(&changed).unwrap();
+    text.push_str(
+        "{\"id\":\"appended\",\"text\":\"床前明月光，疑是地上霜。举头望明月，低头思故乡。\"}\n",
+    );
+    std::fs::write(&changed, text).unwrap();
+    succeeds(&dedup(dir.path(), &input, "out", None));
+    let (read, reused, _) = work(&out);
+    assert_eq!((read, reused), (1, FILES as u64 - 1), "only the changed file is read again");
+    succeeds(&dedup(dir.path(), &input, "clean", None));
+    let clean = dir.path().join("clean");
+    assert_eq!(results(&out), results(&clean));
+    assert_eq!(counts(&out), counts(&clean));
+}
+
+/// A hostfile for two processes on free loopback ports.
+fn hostfile(dir: &Path) -> PathBuf {
+    let listeners: Vec<_> =
+        (0..2).map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap()).collect();
+    let text: String = listeners.iter().map(|l| format!("{}\n", l.local_addr().unwrap())).collect();
+    drop(listeners);
+    let path = dir.join("hosts.txt");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Both processes of a two-process run of `input` into `out` (one worker each), process 1
+/// with `failpoint` armed; whether each succeeded.
+fn two_processes(dir: &Path, input: &Path, out: &Path, failpoint: Option<&str>) -> [bool; 2] {
+    let hosts = hostfile(dir);
+    let process = |p: usize| {
+        let mut cmd = neardup();
+        cmd.args(["dedup", "-i", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "-q"])
+            .args(["-w", "1", "-n", "2", "-p", &p.to_string(), "--hostfile"])
+            .arg(&hosts)
+            .args(["--spill-dir", dir.to_str().unwrap(), "--connect-timeout", "60"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .env_remove(neardup_io::failpoint::FAILPOINTS_ENV);
+        if let (1, Some(spec)) = (p, failpoint) {
+            cmd.env(neardup_io::failpoint::FAILPOINTS_ENV, spec);
+        }
+        std::thread::spawn(move || wait(cmd, Duration::from_secs(300)).status.success())
+    };
+    let (p1, p0) = (process(1), process(0));
+    [p0.join().unwrap(), p1.join().unwrap()]
+}
+
+#[test]
+fn a_two_process_run_killed_in_one_process_resumes_from_both_processes_units() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = inputs(dir.path());
+    succeeds(&dedup(dir.path(), &input, "clean", None));
+    let clean = dir.path().join("clean");
+    for (i, failpoint) in
+        ["work.unit_committed.3=abort", "after-verifying=abort"].into_iter().enumerate()
+    {
+        let out = dir.path().join(format!("out-{i}"));
+        let ran = two_processes(dir.path(), &input, &out, Some(failpoint));
+        assert_eq!(ran, [false, false], "{failpoint}: both processes fail");
+        let (committed, _) = units(&out);
+        assert!(committed >= 3, "{failpoint}: {committed} units");
+        assert_eq!(two_processes(dir.path(), &input, &out, None), [true, true], "{failpoint}");
+        let (read, reused, _) = work(&out);
+        assert_eq!((read, reused), ((FILES - committed) as u64, committed as u64), "{failpoint}");
+        assert_eq!(results(&out), results(&clean), "{failpoint}: outputs differ");
+        assert_eq!(counts(&out), counts(&clean), "{failpoint}: counts differ");
+    }
+}
+
+#[test]
+fn an_index_run_resumes_as_a_plain_run_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = inputs(dir.path());
+    let run = |out: &str, index: &str, failpoint: Option<&str>| {
+        let mut cmd = neardup();
+        cmd.current_dir(dir.path())
+            .args(["dedup", "-i", input.to_str().unwrap(), "-o", out, "-q", "-w", "2"])
+            .args(["--index", index, "--run-name", "week", "--spill-dir", "."])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .env_remove(neardup_io::failpoint::FAILPOINTS_ENV);
+        if let Some(spec) = failpoint {
+            cmd.env(neardup_io::failpoint::FAILPOINTS_ENV, spec);
+        }
+        wait(cmd, Duration::from_secs(300))
+    };
+    succeeds(&run("clean", "index-clean", None));
+    assert!(!run("out", "index", Some("after-reading-and-signing=abort")).status.success());
+    succeeds(&run("out", "index", None));
+    let (clean, out) = (dir.path().join("clean"), dir.path().join("out"));
+    assert_eq!(work(&out), (0, FILES as u64, 0), "every unit replayed");
+    assert_eq!(results(&out), results(&clean));
+    assert_eq!(summary(&out)["index"]["stats"], summary(&clean)["index"]["stats"]);
+}

@@ -1,0 +1,300 @@
+//! The work area (`OUTPUT/_work/`): what a run finished reading and signing, kept so that a
+//! rerun into the same output after a failure reads and signs only the rest.
+//!
+//! A *unit* is one worker's share of one input file: the whole file, or the worker's byte
+//! range of it. As a run signs a unit's records, the signed documents and rejects go, in
+//! order, to `_work/units/NAME.unit`, which appears only once complete (a local file is
+//! written under a hidden name, synced and renamed; an object appears when its upload
+//! completes). A unit is complete when every record the reader gave for it has arrived and
+//! the file was read whole and unchanged; its last frame holds what reading counted.
+//!
+//! `NAME` is a digest of everything a unit's signatures depend on: the file's identity
+//! (path, size, and its modification time or ETag), the worker's byte range, the settings
+//! (those an index compares, and the input's), the version, and what the corpus passes
+//! learned (templates and document frequencies). A rerun with the same inputs and settings
+//! finds the committed units of its plan, replays them in place of reading and signing, and
+//! reads the rest; anything that differs gives another name, which is read. A file with no
+//! version (a stream) is never kept. The work area is removed once `_SUCCESS` is written.
+//!
+//! Keeping units is best effort: a unit that cannot be written is left out with a warning,
+//! and the run goes on; a committed unit that cannot be read fails the run, naming it, and
+//! is removed, so that the next rerun reads its file.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use neardup_io::destination::OutFile;
+use neardup_io::{InputFile, RejectedRecord};
+use serde::{Deserialize, Serialize};
+
+use crate::config::JobConfig;
+use crate::frames::{FrameReader, write_frame};
+use crate::records::SignedDoc;
+use crate::source::{ReadPlan, ReadTotals};
+use crate::stats::BoilerplateStats;
+
+/// The work area's folder in the output.
+pub const WORK_FOLDER: &str = "_work";
+
+/// The units' folder in the work area.
+const UNITS: &str = "units";
+
+/// The unit files' format: part of every unit's name, so a changed format is never read.
+const UNIT_FORMAT: u32 = 1;
+
+/// What one signed record of a unit, or its end, is in a unit file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) enum UnitFrame {
+    /// A record as signing gave it: a signed document or a reject.
+    Signed(Result<SignedDoc, RejectedRecord>),
+    /// The unit's end: what reading counted for it.
+    End(UnitEnd),
+}
+
+/// The end of a unit as its reader saw it: how many records it gave and what it counted.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct UnitEnd {
+    /// The file's index in the input list.
+    pub(crate) file: u32,
+    /// Records read (every one is signed or rejected once).
+    pub(crate) records: u64,
+    /// What reading counted: bytes, records, skipped web-archive records, zero padding.
+    pub(crate) totals: ReadTotals,
+    /// Boilerplate left out of the unit's pages.
+    pub(crate) boilerplate: BoilerplateStats,
+    /// Bytes of text read, which replays are paced by.
+    pub(crate) text_bytes: u64,
+}
+
+/// The units of one worker: their names, and which of them an earlier run committed.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct WorkArea {
+    /// `OUTPUT/_work/units`.
+    dir: PathBuf,
+    /// Each file's unit name, for the files this worker reads that can be kept.
+    names: BTreeMap<u32, String>,
+    /// The names of this worker's units that are committed.
+    committed: BTreeSet<String>,
+}
+
+impl WorkArea {
+    /// The units of the worker reading by `plan`, after the corpus passes learned what
+    /// `learned` digests (see [`learned_digest`]). A work area that cannot be listed is
+    /// taken as empty (with a warning): its units are read again.
+    pub(crate) fn open(job: &JobConfig, plan: &ReadPlan, learned: u64) -> WorkArea {
+        let dir = units_dir(&job.output);
+        let settings = settings_digest(job, plan, learned);
+        let names: BTreeMap<u32, String> = plan
+            .files(job)
+            .filter_map(|(f, file, range)| unit_name(settings, file, range).map(|n| (f, n)))
+            .collect();
+        let listed = match neardup_io::destination::names_in(&dir) {
+            Ok(listed) => listed,
+            Err(e) => {
+                tracing::warn!(dir = %dir.display(), error = %e, "cannot list the work area: its units are read again");
+                Vec::new()
+            }
+        };
+        let wanted: BTreeSet<&String> = names.values().collect();
+        let committed = listed.into_iter().filter(|n| wanted.contains(n)).collect();
+        WorkArea { dir, names, committed }
+    }
+
+    /// The committed unit of file `file`, if any: its path.
+    pub(crate) fn committed(&self, file: u32) -> Option<PathBuf> {
+        let name = self.names.get(&file)?;
+        self.committed.contains(name).then(|| self.dir.join(name))
+    }
+
+    /// Where file `file`'s unit is written, when it can be kept.
+    pub(crate) fn path(&self, file: u32) -> Option<PathBuf> {
+        self.names.get(&file).map(|name| self.dir.join(name))
+    }
+}
+
+/// `OUTPUT/_work/units`.
+pub(crate) fn units_dir(output: &Path) -> PathBuf {
+    output.join(WORK_FOLDER).join(UNITS)
+}
+
+/// A digest of what the corpus passes learned, which signatures depend on: the template
+/// lines left out and the document frequencies' counts.
+pub(crate) fn learned_digest(
+    boilerplate: Option<&[u64]>,
+    frequencies: Option<(&[u32], u64)>,
+) -> u64 {
+    let mut bytes = Vec::new();
+    if let Some(entries) = boilerplate {
+        bytes.extend_from_slice(b"boilerplate");
+        bytes.extend(entries.iter().flat_map(|e| e.to_le_bytes()));
+    }
+    if let Some((counts, documents)) = frequencies {
+        bytes.extend_from_slice(b"frequencies");
+        bytes.extend(counts.iter().flat_map(|c| c.to_le_bytes()));
+        bytes.extend(documents.to_le_bytes());
+    }
+    neardup_core::hash::hash_bytes(&bytes, 0)
+}
+
+/// A digest of the settings and the learned state every unit of a run shares.
+fn settings_digest(job: &JobConfig, plan: &ReadPlan, learned: u64) -> u64 {
+    let mut text = format!(
+        "format {UNIT_FORMAT}\nneardup {}\nlearned {learned:016x}\nrecord limit {}\n",
+        env!("CARGO_PKG_VERSION"),
+        plan.options.max_record_bytes
+    );
+    for (key, value) in job.index_settings() {
+        text.push_str(&format!("{key} = {value}\n"));
+    }
+    let input = serde_json::to_string(&job.spec.input).expect("the input settings serialise");
+    text.push_str(&input);
+    neardup_core::hash::hash_bytes(text.as_bytes(), 0)
+}
+
+/// The name of the unit of `file` (of `range`, when the worker reads a byte range of it),
+/// `None` for a file with no version to tell a changed file by.
+fn unit_name(settings: u64, file: &InputFile, range: Option<(u64, u64, u64)>) -> Option<String> {
+    let version = file.version.as_deref()?;
+    let path = neardup_io::resolved_path(&file.path);
+    let (start, end, lines_before) = range.unwrap_or((0, file.bytes, 0));
+    let identity = format!(
+        "{settings:016x}\n{}\n{}\n{version}\n{}\n{start} {end} {lines_before}",
+        path.display(),
+        file.bytes,
+        file.index
+    );
+    let digest = neardup_core::hash::hash_bytes(identity.as_bytes(), 0);
+    Some(format!("{digest:016x}.unit"))
+}
+
+/// Units committed by this process, for the failpoints that stop a run after the n-th.
+static COMMITTED: AtomicU64 = AtomicU64::new(0);
+
+/// A unit being written.
+pub(crate) struct UnitWriter {
+    path: PathBuf,
+    out: BufWriter<OutFile>,
+    scratch: Vec<u8>,
+    /// Records written.
+    pub(crate) records: u64,
+    /// Bytes written.
+    pub(crate) bytes: u64,
+}
+
+impl UnitWriter {
+    /// Starts the unit at `path`.
+    ///
+    /// # Errors
+    /// When the file or object cannot be made.
+    pub(crate) fn create(path: PathBuf) -> std::io::Result<UnitWriter> {
+        let out = BufWriter::with_capacity(1 << 16, OutFile::create(&path)?);
+        Ok(UnitWriter { path, out, scratch: Vec::new(), records: 0, bytes: 0 })
+    }
+
+    /// Appends one signed record.
+    ///
+    /// # Errors
+    /// When it cannot be written.
+    pub(crate) fn write(
+        &mut self,
+        signed: &Result<SignedDoc, RejectedRecord>,
+    ) -> std::io::Result<()> {
+        // Framed by reference: the record is not cloned to be written.
+        let frame = FrameRef::Signed(signed);
+        self.bytes += write_frame(&mut self.out, &mut self.scratch, &frame)?;
+        self.records += 1;
+        Ok(())
+    }
+
+    /// Writes the end and makes the unit appear; returns the bytes written.
+    ///
+    /// # Errors
+    /// When it cannot be written or committed.
+    pub(crate) fn commit(mut self, end: &UnitEnd) -> std::io::Result<u64> {
+        self.bytes += write_frame(&mut self.out, &mut self.scratch, &FrameRef::End(end))?;
+        let out = self.out.into_inner().map_err(|e| e.into_error())?;
+        // Written whole, not yet in place: a process stopped here leaves it half written.
+        let next = COMMITTED.load(Ordering::Relaxed) + 1;
+        neardup_io::failpoint::crash(&format!("work.unit_unfinished.{next}"));
+        out.commit()?;
+        let n = COMMITTED.fetch_add(1, Ordering::Relaxed) + 1;
+        tracing::debug!(unit = %self.path.display(), records = end.records, "unit kept");
+        neardup_io::failpoint::crash(&format!("work.unit_committed.{n}"));
+        Ok(self.bytes)
+    }
+}
+
+/// [`UnitFrame`] by reference, serialised as it is.
+#[derive(Serialize)]
+enum FrameRef<'a> {
+    Signed(&'a Result<SignedDoc, RejectedRecord>),
+    End(&'a UnitEnd),
+}
+
+/// Reads a committed unit: every signed record in order, then its end.
+///
+/// # Errors
+/// [`neardup_io::Error::Damaged`] naming the unit when it cannot be read whole; the unit
+/// is removed then, so that a rerun reads its file.
+pub(crate) fn replay(
+    path: &Path,
+    local_copy: &Path,
+    mut on_signed: impl FnMut(Result<SignedDoc, RejectedRecord>),
+) -> Result<UnitEnd, neardup_io::Error> {
+    let damaged = |detail: String| {
+        let _ = neardup_io::destination::remove_file(path);
+        neardup_io::Error::Damaged { path: path.to_path_buf(), detail }
+    };
+    // An object is fetched to a local file first (one request), then read as a local one.
+    let local = if neardup_io::remote::is_remote(path) {
+        let bytes = neardup_io::destination::read_optional(path)
+            .map_err(|e| damaged(format!("cannot be read: {e}")))?
+            .ok_or_else(|| damaged("is gone".into()))?;
+        let copied = local_copy.parent().map_or(Ok(()), std::fs::create_dir_all);
+        copied
+            .and_then(|()| std::fs::write(local_copy, bytes))
+            .map_err(|e| damaged(format!("cannot be copied: {e}")))?;
+        local_copy.to_path_buf()
+    } else {
+        path.to_path_buf()
+    };
+    let mut reader = FrameReader::open(&local).map_err(|e| damaged(e.to_string()))?;
+    let mut end = None;
+    while let Some(frame) = reader.next::<UnitFrame>() {
+        match frame.map_err(|e| damaged(crate::error::error_chain(&e)))? {
+            UnitFrame::Signed(_) if end.is_some() => {
+                return Err(damaged("records after its end".into()));
+            }
+            UnitFrame::Signed(signed) => on_signed(signed),
+            UnitFrame::End(e) => end = Some(e),
+        }
+    }
+    if local != path {
+        let _ = std::fs::remove_file(&local);
+    }
+    end.ok_or_else(|| damaged("ends before its last frame".into()))
+}
+
+/// Removes the work area of `output` (after `_SUCCESS`).
+///
+/// # Errors
+/// What the system or the store reports.
+pub(crate) fn remove(output: &Path) -> std::io::Result<()> {
+    neardup_io::destination::remove_all(&output.join(WORK_FOLDER))
+}
+
+/// Removes the units a killed run left half written (local folders only: an upload that
+/// never completed leaves no object). Called before the workers start, by the process
+/// holding the output's lock.
+pub(crate) fn remove_unfinished(output: &Path) {
+    let dir = units_dir(output);
+    if neardup_io::remote::is_remote(&dir) {
+        return;
+    }
+    let Ok(names) = neardup_io::destination::names_in(&dir) else { return };
+    for name in names.iter().filter(|n| n.starts_with('.') && n.ends_with(".inprogress")) {
+        let _ = std::fs::remove_file(dir.join(name));
+    }
+}
