@@ -112,7 +112,12 @@ pub(crate) fn feed(
         paced(text as u64)
     };
     let end_unit = |end: UnitEnd| {
-        inputs.borrow_mut().ends.send(end);
+        // Sent at once, so the unit is committed as soon as its records are in (a round
+        // can hold many units).
+        let mut inputs = inputs.borrow_mut();
+        inputs.items.flush();
+        inputs.ends.send(end);
+        inputs.ends.flush();
         source.stats.borrow_mut().work.units_read += 1;
     };
     let plan = &source.me.plan;
