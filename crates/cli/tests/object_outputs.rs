@@ -1,6 +1,7 @@
 //! Outputs in object storage, written to moto's S3-compatible server on 127.0.0.1: a run
 //! from objects to objects equals the same run on local files; a run killed mid-upload
-//! leaves nothing that looks finished and its rerun completes; a prefix is locked like a
+//! leaves nothing that looks finished and its rerun completes; a run killed after reading
+//! resumes from the units it kept under the output prefix; a prefix is locked like a
 //! folder; a prefix of thousands of objects is listed whole; a missing bucket is named.
 //! Uploads use small parts here (`support::PART_SIZE`), so kept files and parts are
 //! multipart uploads.
@@ -165,6 +166,30 @@ fn a_run_killed_mid_upload_leaves_nothing_finished_and_its_rerun_completes() {
     let done = run(remote_run(&s3, "2"), Duration::from_secs(120));
     assert!(done.status.success(), "{done:?}");
     assert!(String::from_utf8_lossy(&done.stderr).contains("took over the lock"), "{done:?}");
+    assert_eq!(output_keys(&s3), COMPLETE);
+    check_same_as_local(&s3, dir.path(), &local);
+}
+
+#[test]
+fn a_run_killed_after_reading_into_a_prefix_resumes_from_the_units_kept_there() {
+    let Some(s3) = S3::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    stage_inputs(&s3, dir.path());
+    let local = local_run(dir.path(), "2");
+    let mut cmd = remote_run(&s3, "2");
+    cmd.env("NEARDUP_FAILPOINTS", "after-reading-and-signing=abort");
+    let killed = run(cmd, Duration::from_secs(120));
+    assert!(!killed.status.success(), "{killed:?}");
+    let units = s3.list("crawl", "out/_work/units/");
+    assert!(!units.is_empty(), "the units read are kept under the prefix");
+    let done = run(remote_run(&s3, "2"), Duration::from_secs(120));
+    assert!(done.status.success(), "{done:?}");
+    let summary: serde_json::Value =
+        serde_json::from_slice(&s3.get("/crawl/out/summary.json").unwrap()).unwrap();
+    let work = &summary["work_area"];
+    assert_eq!(work["units_reused"], units.len() as u64, "{work}");
+    assert_eq!(work["units_read"], 0, "{work}");
+    // The work area went with _SUCCESS.
     assert_eq!(output_keys(&s3), COMPLETE);
     check_same_as_local(&s3, dir.path(), &local);
 }

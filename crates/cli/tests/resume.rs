@@ -237,3 +237,33 @@ fn an_index_run_resumes_as_a_plain_run_does() {
     assert_eq!(results(&out), results(&clean));
     assert_eq!(summary(&out)["index"]["stats"], summary(&clean)["index"]["stats"]);
 }
+
+#[test]
+fn a_damaged_unit_fails_the_rerun_naming_it_and_the_next_rerun_reads_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = inputs(dir.path());
+    let killed = dedup(dir.path(), &input, "out", Some("after-reading-and-signing=abort"));
+    assert!(!killed.status.success());
+    let out = dir.path().join("out");
+    let mut units: Vec<PathBuf> = std::fs::read_dir(out.join("_work/units"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "unit"))
+        .collect();
+    units.sort();
+    assert_eq!(units.len(), FILES);
+    let damaged = &units[0];
+    let bytes = std::fs::read(damaged).unwrap();
+    std::fs::write(damaged, &bytes[..bytes.len() / 2]).unwrap();
+    let failed = dedup(dir.path(), &input, "out", None);
+    let said = String::from_utf8_lossy(&failed.stderr);
+    assert!(!failed.status.success(), "{said}");
+    let name = damaged.file_name().unwrap().to_str().unwrap();
+    assert!(said.contains(name), "the unit is named: {said}");
+    assert!(!damaged.exists(), "the damaged unit is removed");
+    succeeds(&dedup(dir.path(), &input, "out", None));
+    let (read, reused, _) = work(&out);
+    assert_eq!((read, reused), (1, FILES as u64 - 1));
+    succeeds(&dedup(dir.path(), &input, "clean", None));
+    assert_eq!(results(&out), results(&dir.path().join("clean")));
+}

@@ -245,6 +245,9 @@ pub(crate) fn replay(
 ) -> Result<UnitEnd, neardup_io::Error> {
     let damaged = |detail: String| {
         let _ = neardup_io::destination::remove_file(path);
+        let detail = format!(
+            "a unit of the work area: {detail}; it was removed, so the next run reads its input again"
+        );
         neardup_io::Error::Damaged { path: path.to_path_buf(), detail }
     };
     // An object is fetched to a local file first (one request), then read as a local one.
@@ -260,10 +263,10 @@ pub(crate) fn replay(
     } else {
         path.to_path_buf()
     };
-    let mut reader = FrameReader::open(&local).map_err(|e| damaged(e.to_string()))?;
+    let mut reader = FrameReader::open(&local).map_err(|e| damaged(e.source.to_string()))?;
     let mut end = None;
     while let Some(frame) = reader.next::<UnitFrame>() {
-        match frame.map_err(|e| damaged(crate::error::error_chain(&e)))? {
+        match frame.map_err(|e| damaged(e.source.to_string()))? {
             UnitFrame::Signed(_) if end.is_some() => {
                 return Err(damaged("records after its end".into()));
             }
