@@ -267,3 +267,68 @@ fn a_damaged_unit_fails_the_rerun_naming_it_and_the_next_rerun_reads_its_file() 
     succeeds(&dedup(dir.path(), &input, "clean", None));
     assert_eq!(results(&out), results(&dir.path().join("clean")));
 }
+
+/// `dedup` of the bundled web pages (a templated site, a crawl's WET file, web archives:
+/// nine files, so each of two workers reads whole files) into `out`, `failpoint` armed.
+fn web_dedup(dir: &Path, out: &str, failpoint: Option<&str>) -> Output {
+    wait(web_dedup_command(dir, out, failpoint), Duration::from_secs(300))
+}
+
+fn web_dedup_command(dir: &Path, out: &str, failpoint: Option<&str>) -> Command {
+    let samples = repo().join("data-samples");
+    let mut cmd = neardup();
+    cmd.current_dir(dir).args(["dedup", "-o", out, "-q", "-w", "2", "--spill-dir", "."]);
+    for folder in ["web-templated", "crawlset", "warc"] {
+        cmd.arg("-i").arg(samples.join(folder));
+    }
+    cmd.stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .env_remove(neardup_io::failpoint::FAILPOINTS_ENV);
+    if let Some(spec) = failpoint {
+        cmd.env(neardup_io::failpoint::FAILPOINTS_ENV, spec);
+    }
+    cmd
+}
+
+#[test]
+fn a_web_run_resumes_without_learning_its_templates_again() {
+    let dir = tempfile::tempdir().unwrap();
+    succeeds(&web_dedup(dir.path(), "clean", None));
+    let clean = dir.path().join("clean");
+    assert_eq!(summary(&clean)["work_area"]["corpus_statistics_reused"], 0);
+    // While reading (the rest is read again, its pages stripped of the kept templates),
+    // and after reading (nothing is read again).
+    for (i, failpoint) in
+        ["work.unit_committed.2=abort", "after-reading-and-signing=abort"].into_iter().enumerate()
+    {
+        let out = format!("out-{i}");
+        assert!(!web_dedup(dir.path(), &out, Some(failpoint)).status.success(), "{failpoint}");
+        succeeds(&web_dedup(dir.path(), &out, None));
+        let out = dir.path().join(out);
+        let (rerun, first) = (summary(&out), summary(&clean));
+        assert_eq!(rerun["work_area"]["corpus_statistics_reused"], 1, "{failpoint}");
+        assert!(rerun["work_area"]["units_reused"].as_u64().unwrap() >= 2, "{failpoint}");
+        assert_eq!(results(&out), results(&clean), "{failpoint}: outputs differ");
+        for key in ["counts", "boilerplate", "input_bytes"] {
+            assert_eq!(rerun[key], first[key], "{failpoint}: {key} differs");
+        }
+        assert_eq!(
+            std::fs::read(out.join("boilerplate.bin")).unwrap(),
+            std::fs::read(clean.join("boilerplate.bin")).unwrap(),
+            "{failpoint}: the templates written are the ones learned"
+        );
+    }
+    // SimHash weighs pages by the corpus's document frequencies: kept and replayed too.
+    let simhash = |out: &str, failpoint| {
+        let mut cmd = web_dedup_command(dir.path(), out, failpoint);
+        cmd.args(["--method", "simhash"]);
+        wait(cmd, Duration::from_secs(300))
+    };
+    succeeds(&simhash("clean-simhash", None));
+    assert!(!simhash("out-simhash", Some("work.unit_committed.3=abort")).status.success());
+    succeeds(&simhash("out-simhash", None));
+    let (out, clean) = (dir.path().join("out-simhash"), dir.path().join("clean-simhash"));
+    assert_eq!(summary(&out)["work_area"]["corpus_statistics_reused"], 1);
+    assert_eq!(results(&out), results(&clean), "SimHash outputs differ");
+    assert_eq!(counts(&out), counts(&clean));
+}

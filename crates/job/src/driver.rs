@@ -23,7 +23,7 @@ use crate::source::KeptShares;
 use crate::spec::JobSpec;
 use crate::summary::Summary;
 use crate::traffic::{Exchanged, Traffic};
-use crate::work_area;
+use crate::work_area::{self, LearnedState};
 use crate::worker::{LearnedPass, RunContext, run_worker};
 use crate::worker_report::WorkerReport;
 
@@ -72,6 +72,9 @@ pub fn run_interruptible(
     interrupt: &Interrupt,
 ) -> Result<Summary, JobError> {
     let start = Instant::now();
+    // What the corpus passes of a failed run into the same output learned: read once, so
+    // every process of a cluster agrees on whether the passes run.
+    let kept = LearnedState::load(config);
     // A cluster's processes agree on their settings before any folder is changed, and stay
     // connected, so that each learns when another ends.
     let mesh = match topology.processes {
@@ -79,13 +82,13 @@ pub fn run_interruptible(
         _ => Some(Arc::new(Mesh::join(
             &topology.addresses,
             topology.process,
-            &agreed_settings(config, topology),
+            &agreed_settings(config, topology, kept.is_some()),
             topology.connect_timeout,
             interrupt,
         )?)),
     };
     let control = Control { mesh, interrupt: interrupt.clone() };
-    let result = prepare_and_execute(config, topology, &control, start, progress);
+    let result = prepare_and_execute(config, topology, &control, start, progress, kept);
     if let Some(mesh) = &control.mesh {
         mesh.end(result.as_ref().err().map(|e| error_chain(e)).as_deref());
     }
@@ -99,12 +102,13 @@ fn prepare_and_execute(
     control: &Control,
     start: Instant,
     progress: Arc<Progress>,
+    kept: Option<LearnedState>,
 ) -> Result<Summary, JobError> {
     // Locks, the file lists and the spill folder, held until the run ends.
     let mut held = commit::prepare(config, topology)?;
     let topology = commit::with_spill_dir(topology, &held);
     let mut learned = commit::ToCommit::default();
-    let mut outcome = execute(config, &topology, control, start, progress, &mut learned);
+    let mut outcome = execute(config, &topology, control, start, progress, kept, &mut learned);
     // A signal once the workers are done still stops the run before it commits.
     if let (Ok(_), Some(interrupted)) = (&outcome, control.interrupt.error()) {
         outcome = Err(interrupted);
@@ -116,8 +120,13 @@ fn prepare_and_execute(
 
 /// Every setting the processes of a cluster must share, flattened to `key = value`: the
 /// job file's settings as resolved (with the record limit the memory budget gives), the
-/// versions, the topology, the inputs and the folders written.
-fn agreed_settings(config: &JobConfig, topology: &Topology) -> BTreeMap<String, String> {
+/// versions, the topology, the inputs and the folders written, and whether the corpus
+/// statistics are replayed from the work area (`statistics_kept`).
+fn agreed_settings(
+    config: &JobConfig,
+    topology: &Topology,
+    statistics_kept: bool,
+) -> BTreeMap<String, String> {
     let mut settings = BTreeMap::new();
     let spec = config.effective_spec(Some(config.max_record_bytes(topology.memory_budget)));
     flatten("", &serde_json::to_value(&spec).expect("the spec serialises"), &mut settings);
@@ -137,6 +146,7 @@ fn agreed_settings(config: &JobConfig, topology: &Topology) -> BTreeMap<String, 
         ("output", folder(&config.output)),
         ("write_kept", kept.unwrap_or_else(|| "none".into())),
         ("index.generation", index.unwrap_or_else(|| "none".into())),
+        ("work_area.corpus_statistics", if statistics_kept { "kept" } else { "none" }.into()),
     ] {
         settings.insert(key.to_string(), value);
     }
@@ -250,6 +260,46 @@ impl CorpusPass<'_> {
     }
 }
 
+/// What signing needs of the whole corpus: the web pages' boilerplate and the document
+/// frequencies, as the job needs them. Replayed from the work area when a failed run into
+/// the same output kept them (`kept`), learned by the corpus passes otherwise (process 0
+/// then keeps them there for a rerun).
+fn corpus_statistics(
+    topology: &Topology,
+    kept: Option<LearnedState>,
+    passes: [CorpusPass<'_>; 2],
+    segmenter: Option<Segmenter>,
+    learned: &mut LearnedPass,
+    learned_out: &mut commit::ToCommit,
+) -> Result<(Option<Arc<Boilerplate>>, Option<IdfWeights>), JobError> {
+    let config = passes[0].job;
+    if let Some(state) = kept {
+        let (boilerplate, pages, idf) = state.restore(config);
+        learned.stats.learned_from_pages = pages;
+        learned.stats.learned_lines = boilerplate.as_ref().map_or(0, |b| b.len() as u64);
+        learned.corpus_statistics_reused = true;
+        return Ok((boilerplate.map(Arc::new), idf));
+    }
+    let [templates, frequencies] = passes;
+    let boilerplate = match config.needs_boilerplate() {
+        true => Some(templates.learn_boilerplate(learned)?),
+        false => None,
+    };
+    // Document frequencies are counted in what is analysed: pages without boilerplate.
+    let corpus_idf = match config.needs_corpus_idf() {
+        true => {
+            let analyzer = Signer::analyzer_for(config, segmenter);
+            Some(frequencies.document_frequencies(&analyzer, boilerplate.clone(), learned_out)?)
+        }
+        false => None,
+    };
+    if topology.process == 0 {
+        let pages = learned.stats.learned_from_pages;
+        LearnedState::of(boilerplate.as_deref(), pages, corpus_idf.as_ref()).keep(config);
+    }
+    Ok((boilerplate, corpus_idf))
+}
+
 /// that the commit writes is left in `learned_out`.
 fn execute(
     config: &JobConfig,
@@ -257,6 +307,7 @@ fn execute(
     control: &Control,
     start: Instant,
     progress: Arc<Progress>,
+    kept: Option<LearnedState>,
     learned_out: &mut commit::ToCommit,
 ) -> Result<WorkerReport, JobError> {
     let segmenter =
@@ -272,7 +323,7 @@ fn execute(
     );
     let fingerprint = config.input_fingerprint();
     let memory = MemoryPlan::of(topology, config.max_record_bytes(topology.memory_budget));
-    let kept = KeptShares::default();
+    let records = KeptShares::default();
     let mut learned = LearnedPass { local_workers: topology.workers, ..LearnedPass::default() };
     // Bytes exchanged with the other processes, in a cluster: each pass counts its own (its
     // channels are numbered afresh), the corpus passes together as `corpus_statistics`.
@@ -281,7 +332,7 @@ fn execute(
     let corpus_traffic = [count_traffic(false), count_traffic(false)];
     // The first corpus pass reads the files; later passes replay what it read.
     let reading = |traffic: &Option<Arc<Traffic>>| corpus::Reading {
-        kept: kept.clone(),
+        kept: records.clone(),
         local_workers: topology.workers,
         spill_root: memory.dir.clone(),
         limit_bytes: memory.limit_bytes,
@@ -292,20 +343,10 @@ fn execute(
     };
     let pass =
         |traffic| CorpusPass { job: &job, topology, fingerprint, reading: reading(traffic), start };
-    let boilerplate = match config.needs_boilerplate() {
-        true => Some(pass(&corpus_traffic[0]).learn_boilerplate(&mut learned)?),
-        false => None,
-    };
-    // Document frequencies are counted in what is analysed: pages without boilerplate.
-    let corpus_idf = match config.needs_corpus_idf() {
-        true => {
-            let analyzer = Signer::analyzer_for(config, segmenter.clone());
-            let pass = pass(&corpus_traffic[1]);
-            Some(pass.document_frequencies(&analyzer, boilerplate.clone(), learned_out)?)
-        }
-        false => None,
-    };
-    learned.kept_spilled_bytes = kept.spilled_bytes();
+    let passes = [pass(&corpus_traffic[0]), pass(&corpus_traffic[1])];
+    let (boilerplate, corpus_idf) =
+        corpus_statistics(topology, kept, passes, segmenter.clone(), &mut learned, learned_out)?;
+    learned.kept_spilled_bytes = records.spilled_bytes();
     let corpus_passes = config.needs_corpus_idf() || config.needs_boilerplate();
     if corpus_passes {
         // The records the passes kept are in memory or in the spill folder now.
@@ -336,7 +377,7 @@ fn execute(
         start,
         learned,
         memory,
-        kept,
+        kept: records,
         boilerplate,
         learned_digest,
     };

@@ -3,13 +3,13 @@
 //! (`crate::work_area`), and each unit read ended, so that it is kept in turn.
 
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use neardup_io::{Item, Record, RejectedRecord};
-use neardup_text::{Boilerplate, LineKey};
+use neardup_text::{Boilerplate, LineKey, LineScratch};
 use timely::dataflow::InputHandleVec;
 use timely::dataflow::operators::probe::Handle as ProbeHandle;
 use timely::worker::Worker;
@@ -19,10 +19,10 @@ use crate::pass::PassWorker;
 use crate::processes::Heartbeat;
 use crate::progress::Progress;
 use crate::records::SignedDoc;
-use crate::sign::kept_page_text;
+use crate::sign::{kept_page_text, page_text};
 use crate::source::{KeptShares, ReadTotals, Share, ShareError, read_files, read_once};
 use crate::spill::MemSize;
-use crate::stats::WorkerStats;
+use crate::stats::{BoilerplateStats, WorkerStats};
 use crate::work_area::{UnitEnd, WorkArea};
 
 /// What one worker's source uses.
@@ -124,8 +124,13 @@ pub(crate) fn feed(
     let (read, error) = match share {
         // The corpus passes read the files: their records are replayed.
         Some(share) => {
-            let kept =
-                KeptFeed { done: &done, unit: RefCell::default(), content: RefCell::default() };
+            let files = share.files.clone();
+            let kept = KeptFeed {
+                done: &done,
+                files: &files,
+                unit: RefCell::default(),
+                content: RefCell::default(),
+            };
             let on_record = |record: Record, lines: &[Option<LineKey>]| {
                 let text = record_text(&record);
                 match kept.page(record, lines, &end_unit, source) {
@@ -143,31 +148,22 @@ pub(crate) fn feed(
             }
             (read, error)
         }
-        // With records spread over workers, JSONL lines are parsed where they are signed.
+        // With records spread over workers, JSONL lines are parsed where they are signed
+        // (unless pages lose their boilerplate here).
         None => {
-            let unit_text = Cell::new(0u64);
+            let direct = DirectFeed::default();
             let on_item = |item: Item| {
                 let text = item_text(&item);
-                unit_text.set(unit_text.get() + text as u64);
-                send(item, text)
+                send(direct.item(item, source), text)
             };
-            let on_file_end = |file, read: &ReadTotals| {
-                let text_bytes = unit_text.replace(0);
-                let totals = read.clone();
-                end_unit(UnitEnd {
-                    file,
-                    records: read.records,
-                    totals,
-                    text_bytes,
-                    ..Default::default()
-                });
-            };
+            let on_file_end = |file, read: &ReadTotals| end_unit(direct.end(file, read));
+            let lines = spread && source.boilerplate.is_none();
             let progress = Some(progress);
             let (read, error) = read_files(
                 job,
                 plan,
                 &done,
-                spread,
+                lines,
                 abort,
                 progress,
                 on_item,
@@ -181,10 +177,51 @@ pub(crate) fn feed(
     (totals, round + 1, error)
 }
 
+/// The records a worker reads itself, and what it counts of the unit being read.
+#[derive(Default)]
+struct DirectFeed {
+    /// Bytes of text of the unit so far.
+    text: Cell<u64>,
+    /// Boilerplate left out of the unit's pages so far.
+    boilerplate: RefCell<BoilerplateStats>,
+    /// Scratch for hashing a page's lines, and its text without boilerplate.
+    page: RefCell<(LineScratch, String)>,
+}
+
+impl DirectFeed {
+    /// `item` as the main pass takes it: a page without the boilerplate the corpus passes
+    /// learned, when a failed run kept it in the work area and no pass read the pages.
+    fn item(&self, mut item: Item, source: &Source<'_>) -> Item {
+        self.text.set(self.text.get() + item_text(&item) as u64);
+        if let (Some(learned), Item::Record(Record::Doc(doc))) = (source.boilerplate, &mut item) {
+            let (lines, content) = &mut *self.page.borrow_mut();
+            if let Some(stripped) = page_text(Some(learned), doc, lines, content).1 {
+                source.stats.borrow_mut().boilerplate.count(&stripped);
+                self.boilerplate.borrow_mut().count(&stripped);
+                std::mem::swap(&mut doc.text, content);
+            }
+        }
+        item
+    }
+
+    /// The end of the unit of `file`, which reading counted `read` for.
+    fn end(&self, file: u32, read: &ReadTotals) -> UnitEnd {
+        UnitEnd {
+            file,
+            records: read.records,
+            totals: read.clone(),
+            boilerplate: self.boilerplate.take(),
+            text_bytes: self.text.replace(0),
+        }
+    }
+}
+
 /// The records of a share the corpus passes kept, handed on as the main pass reads them.
 struct KeptFeed<'a> {
     /// Files whose units were replayed: their records are left out.
     done: &'a BTreeSet<u32>,
+    /// What the first pass's reading counted for each file.
+    files: &'a BTreeMap<u32, ReadTotals>,
     /// The unit being read.
     unit: RefCell<Option<UnitEnd>>,
     /// A page's text without its boilerplate, reused from record to record.
@@ -217,9 +254,12 @@ impl KeptFeed<'_> {
         {
             end_unit(ended);
         }
-        let current = unit.get_or_insert_with(|| UnitEnd { file, ..UnitEnd::default() });
+        let current = unit.get_or_insert_with(|| UnitEnd {
+            file,
+            totals: self.files.get(&file).cloned().unwrap_or_default(),
+            ..UnitEnd::default()
+        });
         current.records += 1;
-        current.totals.records += 1;
         current.text_bytes += text;
         let content = &mut *self.content.borrow_mut();
         if let Record::Doc(doc) = &mut record

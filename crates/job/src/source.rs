@@ -195,42 +195,12 @@ impl ReadTotals {
 /// Records between calls of `between_batches`, which lets the worker step its dataflow.
 const BATCH: u64 = 1024;
 
-/// Reads this worker's share of the input as `plan` says, in file order, handing every
-/// record to `on_record` and calling `between_batches` every [`BATCH`] records and whenever
-/// `on_record` returns true (a round is complete). Stops early when `abort` is set or a
-/// file cannot be read, and returns that error with what was read.
-pub(crate) fn read_share(
-    job: &JobConfig,
-    plan: &ReadPlan,
-    abort: &AtomicBool,
-    progress: Option<&Progress>,
-    mut on_record: impl FnMut(Record) -> bool,
-    between_batches: impl FnMut(),
-) -> (ReadTotals, Option<neardup_io::Error>) {
-    let on_item = |item| match item {
-        Item::Record(record) => on_record(record),
-        Item::Line(_) => unreachable!("lines come only when asked for"),
-    };
-    read_items(job, plan, false, abort, progress, on_item, between_batches)
-}
-
-/// As [`read_files`], reading every file of the plan.
-pub(crate) fn read_items(
-    job: &JobConfig,
-    plan: &ReadPlan,
-    lines: bool,
-    abort: &AtomicBool,
-    progress: Option<&Progress>,
-    on_record: impl FnMut(Item) -> bool,
-    between_batches: impl FnMut(),
-) -> (ReadTotals, Option<neardup_io::Error>) {
-    let every = BTreeSet::new();
-    read_files(job, plan, &every, lines, abort, progress, on_record, between_batches, |_, _| {})
-}
-
-/// As [`read_share`], handing over [`Item`]s (with `lines`, JSONL lines come unparsed),
-/// leaving out the files in `skip` (by index) and calling `on_file_end` with what each file
-/// gave once it was read whole and unchanged.
+/// Reads this worker's share of the input as `plan` says, in file order, leaving out the
+/// files in `skip` (by index): hands every record (with `lines`, JSONL lines come unparsed)
+/// to `on_record`, calls `between_batches` every [`BATCH`] records and whenever
+/// `on_record` returns true (a round is complete), and `on_file_end` with what each file
+/// gave once it was read whole and unchanged. Stops early when `abort` is set or a file
+/// cannot be read, and returns that error with what was read.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn read_files(
     job: &JobConfig,
@@ -322,6 +292,8 @@ pub(crate) fn read_files(
 pub(crate) struct KeptShare {
     log: RecordLog,
     totals: ReadTotals,
+    /// What reading counted for each file (by index) read whole.
+    pub(crate) files: BTreeMap<u32, ReadTotals>,
     /// The plan the records were read by, so later passes agree on no other.
     plan: ReadPlan,
 }
@@ -404,7 +376,7 @@ pub(crate) enum Share<'a> {
     Replay(Box<KeptShare>),
 }
 
-/// As [`read_share`], from `share`: a pass after the first reads what the first kept rather
+/// As [`read_files`], from `share`: a pass after the first reads what the first kept rather
 /// than the files, with the same records in the same order and the same totals. Progress
 /// counts the reading of files only. Each record comes with the keys of its lines
 /// ([`neardup_text::line_keys`]) when the job learns boilerplate and it is a page with a
@@ -425,12 +397,19 @@ pub(crate) fn read_once(
             let mut failed = None;
             let learns = job.needs_boilerplate();
             let (mut scratch, mut lines) = (LineScratch::default(), Vec::new());
-            let (totals, error) = read_share(
+            let mut files = BTreeMap::new();
+            let every = BTreeSet::new();
+            let (totals, error) = read_files(
                 job,
                 plan,
+                &every,
+                false,
                 abort,
                 progress,
-                |record| {
+                |item| {
+                    let Item::Record(record) = item else {
+                        unreachable!("lines come only when asked for")
+                    };
                     lines.clear();
                     if learns
                         && let Record::Doc(doc) = &record
@@ -447,6 +426,9 @@ pub(crate) fn read_once(
                     on_record(record, &lines)
                 },
                 &mut between_batches,
+                |file, read| {
+                    files.insert(file, read.clone());
+                },
             );
             let failed = failed.or_else(|| log.finish().err());
             // Stopped by another worker's failure, the log is not the whole share: the pass
@@ -457,7 +439,7 @@ pub(crate) fn read_once(
                 (None, Some(e)) => (totals, Some(ShareError::Keep(e)), None),
                 (None, None) if whole => {
                     let plan = plan.clone();
-                    (totals.clone(), None, Some(KeptShare { log, totals, plan }))
+                    (totals.clone(), None, Some(KeptShare { log, totals, plan, files }))
                 }
                 (None, None) => (totals, None, None),
             };
@@ -497,11 +479,13 @@ mod tests {
         let abort = AtomicBool::new(false);
         let read = || {
             let mut records = 0;
-            let on_record = |_| {
+            let on_item = |_: Item| {
                 records += 1;
                 false
             };
-            let (_, error) = read_share(&job, &plan, &abort, None, on_record, || {});
+            let every = BTreeSet::new();
+            let (_, error) =
+                read_files(&job, &plan, &every, false, &abort, None, on_item, || {}, |_, _| {});
             (records, error)
         };
         let (records, error) = read();

@@ -41,6 +41,9 @@ pub struct WorkStats {
     pub units_reused: u64,
     /// Units read and signed (kept or not).
     pub units_read: u64,
+    /// 1 when what the corpus passes learn (templates, document frequencies) was replayed
+    /// from the work area instead of learned again, 0 otherwise.
+    pub corpus_statistics_reused: u64,
 }
 
 impl WorkStats {
@@ -49,6 +52,7 @@ impl WorkStats {
         self.bytes_written += other.bytes_written;
         self.units_reused += other.units_reused;
         self.units_read += other.units_read;
+        self.corpus_statistics_reused += other.corpus_statistics_reused;
     }
 }
 

@@ -14,7 +14,9 @@
 //! learned (templates and document frequencies). A rerun with the same inputs and settings
 //! finds the committed units of its plan, replays them in place of reading and signing, and
 //! reads the rest; anything that differs gives another name, which is read. A file with no
-//! version (a stream) is never kept. The work area is removed once `_SUCCESS` is written.
+//! version (a stream) is never kept. What the corpus passes learned is kept beside the
+//! units ([`LearnedState`]), so that a rerun without an index skips them. The work area is
+//! removed once `_SUCCESS` is written.
 //!
 //! Keeping units is best effort: a unit that cannot be written is left out with a warning,
 //! and the run goes on; a committed unit that cannot be read fails the run, naming it, and
@@ -25,13 +27,16 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use neardup_core::CountMinSketch;
 use neardup_io::destination::OutFile;
 use neardup_io::{InputFile, RejectedRecord};
+use neardup_text::Boilerplate;
 use serde::{Deserialize, Serialize};
 
 use crate::config::JobConfig;
 use crate::frames::{FrameReader, write_frame};
 use crate::records::SignedDoc;
+use crate::sign::IdfWeights;
 use crate::source::{ReadPlan, ReadTotals};
 use crate::stats::BoilerplateStats;
 
@@ -300,4 +305,109 @@ pub(crate) fn remove_unfinished(output: &Path) {
     for name in names.iter().filter(|n| n.starts_with('.') && n.ends_with(".inprogress")) {
         let _ = std::fs::remove_file(dir.join(name));
     }
+}
+
+/// What the corpus passes learned (templates and document frequencies), kept in the work
+/// area so that a rerun skips the passes: `_work/learned-NAME.bin`, `NAME` a digest of the
+/// settings and of every input's identity. Runs with an index redo the passes (they also
+/// write the index's template sample).
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct LearnedState {
+    /// The boilerplate entries, when the job learns templates.
+    boilerplate: Option<Vec<u64>>,
+    /// Pages the templates were learned from.
+    pages: u64,
+    /// The document frequencies' sketch, when signing weighs by them.
+    frequencies: Option<KeptSketch>,
+}
+
+/// A count-min sketch as kept.
+#[derive(Debug, Serialize, Deserialize)]
+struct KeptSketch {
+    depth: usize,
+    width_bits: u32,
+    counts: Vec<u32>,
+    documents: u64,
+}
+
+impl LearnedState {
+    /// What the passes learned, to keep.
+    pub(crate) fn of(
+        boilerplate: Option<&Boilerplate>,
+        pages: u64,
+        idf: Option<&IdfWeights>,
+    ) -> Self {
+        let frequencies = match idf {
+            Some(IdfWeights::Corpus { sketch, documents }) => Some(KeptSketch {
+                depth: sketch.depth(),
+                width_bits: sketch.width_bits(),
+                counts: sketch.counts().to_vec(),
+                documents: *documents,
+            }),
+            _ => None,
+        };
+        LearnedState { boilerplate: boilerplate.map(|b| b.entries().to_vec()), pages, frequencies }
+    }
+
+    /// What an earlier run of `job` kept, if it kept it and it reads whole.
+    pub(crate) fn load(job: &JobConfig) -> Option<LearnedState> {
+        let path = learned_path(job)?;
+        match neardup_io::destination::read_optional(&path) {
+            Ok(Some(bytes)) => match bincode::deserialize(&bytes) {
+                Ok(state) => Some(state),
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), error = %e, "the kept corpus statistics are damaged: the passes run again");
+                    None
+                }
+            },
+            Ok(None) => None,
+            Err(e) => {
+                tracing::warn!(path = %path.display(), error = %e, "cannot read the kept corpus statistics: the passes run again");
+                None
+            }
+        }
+    }
+
+    /// Keeps this state for a rerun of `job` (best effort: a failure is a warning).
+    pub(crate) fn keep(&self, job: &JobConfig) {
+        let Some(path) = learned_path(job) else { return };
+        let bytes = bincode::serialize(self).expect("the learned state serialises");
+        if let Err(e) = neardup_io::write_atomically(&path, &bytes) {
+            tracing::warn!(path = %path.display(), error = %e, "cannot keep the corpus statistics in the work area");
+        }
+    }
+
+    /// The boilerplate, the pages it was learned from, and the document frequencies, as
+    /// the passes gave them.
+    pub(crate) fn restore(self, job: &JobConfig) -> (Option<Boilerplate>, u64, Option<IdfWeights>) {
+        let rule = &job.spec.boilerplate;
+        let boilerplate = self.boilerplate.map(|e| Boilerplate::new(e, rule, job.spec.seed));
+        let idf = self.frequencies.map(|k| {
+            let mut sketch = CountMinSketch::new(k.depth, k.width_bits);
+            sketch.merge_counts(0, &k.counts);
+            IdfWeights::Corpus { sketch, documents: k.documents }
+        });
+        (boilerplate, self.pages, idf)
+    }
+}
+
+/// Where the corpus passes' state of `job` is kept: `None` for a job without corpus passes,
+/// with an index, or with an input of no version.
+fn learned_path(job: &JobConfig) -> Option<PathBuf> {
+    let passes = job.needs_boilerplate() || job.needs_corpus_idf();
+    if !passes || job.index.is_some() {
+        return None;
+    }
+    let mut text = format!("format {UNIT_FORMAT}\nneardup {}\n", env!("CARGO_PKG_VERSION"));
+    for (key, value) in job.index_settings() {
+        text.push_str(&format!("{key} = {value}\n"));
+    }
+    text.push_str(&serde_json::to_string(&job.spec.input).expect("the input settings serialise"));
+    for file in &job.inputs {
+        let version = file.version.as_deref()?;
+        let path = neardup_io::resolved_path(&file.path);
+        text.push_str(&format!("\n{} {} {version}", path.display(), file.bytes));
+    }
+    let digest = neardup_core::hash::hash_bytes(text.as_bytes(), 0);
+    Some(job.output.join(WORK_FOLDER).join(format!("learned-{digest:016x}.bin")))
 }

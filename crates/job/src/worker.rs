@@ -79,6 +79,8 @@ pub(crate) struct LearnedPass {
     pub(crate) kept_spilled_bytes: u64,
     /// Workers per process.
     pub(crate) local_workers: usize,
+    /// Whether what the passes learn was replayed from the work area instead.
+    pub(crate) corpus_statistics_reused: bool,
 }
 
 /// A stream of the main dataflow.
@@ -116,6 +118,7 @@ impl WorkerEnv {
         let mut own = WorkerStats::default();
         if me.index == 0 {
             own.boilerplate = learned.stats.clone();
+            own.work.corpus_statistics_reused = u64::from(learned.corpus_statistics_reused);
         }
         if me.first_of_process {
             own.resources.spilled_bytes = learned.spilled_bytes + learned.kept_spilled_bytes;
