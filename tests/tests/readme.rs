@@ -1,15 +1,29 @@
 //! The README and the pages of `docs/` as a newcomer meets them: the README is at most
 //! 400 lines; every relative link in `README.md` and `docs/*.md` names a file that exists,
-//! and a heading with that GitHub slug where it names an anchor of a Markdown file; and
-//! every `neardup` subcommand and flag written in their shell and text code blocks is one
-//! the CLI accepts (checked against its clap definition, so no binary is run).
+//! and a heading with that GitHub slug where it names an anchor of a Markdown file; every
+//! `neardup` subcommand and flag written in their shell and text code blocks is one the
+//! CLI accepts (checked against its clap definition); and the `neardup` commands of their
+//! shell code blocks run.
+//!
+//! The commands run in-process (the quick start's `cargo run ... --` as the `neardup`
+//! command it runs), those of one code block in order in one temporary working
+//! directory, so a command reads what the ones before it wrote; each must succeed. Paths
+//! under `data-samples/` are the repository's samples; the example inputs
+//! `crawl/2026-47/` and `crawl/2026-48/` are made from them (`EXAMPLE_INPUTS`), and `ID_A`
+//! and `ID_B` become the ids of a near pair of the `--run` folder. Commands needing what
+//! the test machine lacks are not run, by the rules of `NOT_RUN`: object storage and HTTP
+//! inputs (`s3://`, `gs://`, `az://`, `http(s)://`), cluster runs (`--hostfile`,
+//! `--processes`) and the command of a line that installs the wheel (`pip`). Other
+//! programs in the blocks (cargo, pip, maturin, docker, `bash` scripts, curl) are not run
+//! either: CI runs the quick start's and the tests' (`.ci/run`), and the rest build,
+//! install or measure. At least `MIN_COMMANDS_RUN` commands must run.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use clap::CommandFactory;
 use neardup_cli::Cli;
-use neardup_e2e::repo;
+use neardup_e2e::{neardup, repo};
 
 const MAX_README_LINES: usize = 400;
 
@@ -33,17 +47,20 @@ fn read(page: &Path) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// A line of a page: its number (from 1), its text, and the info string of the fenced
-/// code block it is in (`None` outside code blocks; fence lines themselves are skipped).
+/// A line of a page: its number (from 1), its text, the info string of the fenced code
+/// block it is in (`None` outside code blocks; fence lines themselves are skipped) and the
+/// number of that block's opening fence line (0 outside code blocks).
 struct Line<'a> {
     number: usize,
     text: &'a str,
     block: Option<&'a str>,
+    fence: usize,
 }
 
 fn lines(text: &str) -> Vec<Line<'_>> {
     let mut out = Vec::new();
     let mut block: Option<&str> = None;
+    let mut fence = 0;
     for (i, text) in text.lines().enumerate() {
         let trimmed = text.trim_start();
         if trimmed.starts_with("```") {
@@ -51,9 +68,10 @@ fn lines(text: &str) -> Vec<Line<'_>> {
                 Some(_) => None,
                 None => Some(trimmed.trim_start_matches('`').trim()),
             };
+            fence = if block.is_some() { i + 1 } else { 0 };
             continue;
         }
-        out.push(Line { number: i + 1, text, block });
+        out.push(Line { number: i + 1, text, block, fence });
     }
     out
 }
@@ -164,9 +182,24 @@ fn relative_links_hold() {
     assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
 }
 
-/// The `neardup` command lines of a page's shell and text code blocks, with the number of
-/// the line each starts on, as the words after `neardup` (or after `cargo run ... --`).
-fn command_lines(text: &str) -> Vec<(usize, Vec<String>)> {
+/// A `neardup` command in a code block of a page.
+struct CommandLine {
+    /// The number of the opening fence line of its code block: the commands of a block
+    /// share it.
+    fence: usize,
+    /// Whether the block is a shell block (`sh`, `bash`, ...), rather than text.
+    shell: bool,
+    /// The number of the line it starts on.
+    number: usize,
+    /// Every word of that line, continuation lines joined, other commands of it included
+    /// and its comment left out.
+    line: Vec<String>,
+    /// The words after `neardup` (or after `cargo run ... --`).
+    words: Vec<String>,
+}
+
+/// The `neardup` command lines of a page's shell and text code blocks.
+fn command_lines(text: &str) -> Vec<CommandLine> {
     let mut out = Vec::new();
     let all = lines(text);
     let mut i = 0;
@@ -204,11 +237,12 @@ fn command_lines(text: &str) -> Vec<(usize, Vec<String>)> {
             &words[..]
         };
         // Shell: each command of a pipeline or a list, without comments.
+        let words = match words.iter().position(|w| shell && w.starts_with('#')) {
+            Some(comment) => &words[..comment],
+            None => words,
+        };
         let mut segments: Vec<Vec<&str>> = vec![Vec::new()];
         for &word in words {
-            if shell && word.starts_with('#') {
-                break;
-            }
             if shell && matches!(word, "|" | "||" | "&&" | ";") {
                 segments.push(Vec::new());
             } else {
@@ -224,7 +258,13 @@ fn command_lines(text: &str) -> Vec<(usize, Vec<String>)> {
                 None
             };
             if let Some(start) = start {
-                out.push((line.number, segment[start..].iter().map(|w| w.to_string()).collect()));
+                out.push(CommandLine {
+                    fence: line.fence,
+                    shell,
+                    number: line.number,
+                    line: words.iter().map(|w| w.to_string()).collect(),
+                    words: segment[start..].iter().map(|w| w.to_string()).collect(),
+                });
             }
         }
     }
@@ -263,7 +303,7 @@ fn commands_and_flags_are_accepted_by_the_cli() {
     cli.build();
     let mut wrong = Vec::new();
     for page in pages() {
-        for (number, words) in command_lines(&read(&page)) {
+        for CommandLine { number, words, .. } in command_lines(&read(&page)) {
             let where_ = format!("{}:{number}: neardup {}", page.display(), words.join(" "));
             // Subcommands, as deep as the words name them.
             let mut command = &cli;
@@ -294,6 +334,156 @@ fn commands_and_flags_are_accepted_by_the_cli() {
     assert!(wrong.is_empty(), "commands the CLI does not accept:\n{}", wrong.join("\n"));
 }
 
+/// Rules for the shell commands that are not run, each a word (or the value after a
+/// word's `=`) that starts with the needle, and why: they need what the test does not have.
+const NOT_RUN: [(&str, &str); 8] = [
+    ("s3://", "object storage"),
+    ("gs://", "object storage"),
+    ("az://", "object storage"),
+    ("http://", "an HTTP server"),
+    ("https://", "an HTTP server"),
+    ("--hostfile", "a cluster of processes"),
+    ("--processes", "a cluster of processes"),
+    ("pip", "the command a wheel installs"),
+];
+
+/// Inputs the pages name as examples, which the test makes in the working directory from
+/// the samples, so the commands reading them run: the incremental example's two weeks of
+/// WET files are a crawl, then a recrawl of it with one page more.
+const EXAMPLE_INPUTS: [(&str, &[&str]); 2] = [
+    ("crawl/2026-47/", &["data-samples/crawlset/pages.wet.gz"]),
+    (
+        "crawl/2026-48/",
+        &["data-samples/crawlset/pages.wet.gz", "data-samples/warc/cc_whirlwind.warc.wet.gz"],
+    ),
+];
+
+/// The fewest commands the pages' shell blocks must run (the 15 they hold today), so the
+/// test cannot pass by running none.
+const MIN_COMMANDS_RUN: usize = 15;
+
+/// Why a command of the pages is not run, or `None` when it is.
+fn not_run(command: &CommandLine) -> Option<&'static str> {
+    NOT_RUN.iter().find_map(|(needle, why)| {
+        let hit = command.line.iter().any(|word| {
+            let value = word.split_once('=').map_or(word.as_str(), |(_, value)| value);
+            word.starts_with(needle) || value.starts_with(needle)
+        });
+        hit.then_some(*why)
+    })
+}
+
+/// The arguments to run a command with in the working directory `dir`: `data-samples/`
+/// paths resolved against the repository, and the placeholders `ID_A` and `ID_B` replaced
+/// by the ids of the first near pair of the `--run` folder, in id order.
+fn arguments(words: &[String], dir: &Path) -> Result<Vec<String>, String> {
+    let mut args = Vec::new();
+    for word in words {
+        if word == "data-samples" || word.starts_with("data-samples/") {
+            args.push(repo().join(word).to_str().expect("UTF-8 path").to_string());
+        } else if word == "ID_A" || word == "ID_B" {
+            let run = words.iter().position(|w| w == "--run").and_then(|at| words.get(at + 1));
+            let run = run.ok_or(format!("{word} without a --run folder to take it from"))?;
+            let mut near: Vec<_> = neardup_io::read_pairs(&dir.join(run).join("pairs"))
+                .map_err(|e| format!("{word}: cannot read the pairs of {run}: {e}"))?
+                .into_iter()
+                .filter(|p| p.kind.as_str() == "near")
+                .map(|p| (p.id_a, p.id_b))
+                .collect();
+            near.sort();
+            let (a, b) =
+                near.into_iter().next().ok_or(format!("{word}: {run} has no near pair"))?;
+            args.push(if word == "ID_A" { a } else { b });
+        } else {
+            args.push(word.clone());
+        }
+    }
+    Ok(args)
+}
+
+/// Makes the example inputs that `words` name in `dir`, unless there already.
+fn make_example_inputs(words: &[String], dir: &Path) {
+    for (folder, samples) in EXAMPLE_INPUTS {
+        let folder = dir.join(folder);
+        if !words.iter().any(|w| dir.join(w) == folder) || folder.exists() {
+            continue;
+        }
+        std::fs::create_dir_all(&folder).unwrap();
+        for sample in samples {
+            let name = Path::new(sample).file_name().unwrap();
+            std::fs::copy(repo().join(sample), folder.join(name)).unwrap();
+        }
+    }
+}
+
+/// Enters a working directory for the commands and restores the process's when dropped.
+/// The working directory is the process's: the other tests of this file name every path
+/// from the repository's, so none of them reads it.
+struct WorkingDirectory(PathBuf);
+
+impl WorkingDirectory {
+    fn enter(dir: &Path) -> Self {
+        let before = std::env::current_dir().unwrap();
+        std::env::set_current_dir(dir).unwrap();
+        WorkingDirectory(before)
+    }
+}
+
+impl Drop for WorkingDirectory {
+    fn drop(&mut self) {
+        std::env::set_current_dir(&self.0).unwrap();
+    }
+}
+
+#[test]
+fn shell_commands_run() {
+    let mut ran = Vec::new();
+    let mut skipped = Vec::new();
+    let mut failed = Vec::new();
+    for page in pages() {
+        let commands: Vec<_> =
+            command_lines(&read(&page)).into_iter().filter(|c| c.shell).collect();
+        for block in commands.chunk_by(|a, b| a.fence == b.fence) {
+            // The commands of a block run in order in one working directory: later ones
+            // read what earlier ones wrote.
+            let dir = tempfile::tempdir().unwrap();
+            let _in_dir = WorkingDirectory::enter(dir.path());
+            for command in block {
+                let where_ = format!(
+                    "{}:{}: neardup {}",
+                    page.display(),
+                    command.number,
+                    command.words.join(" ")
+                );
+                if let Some(why) = not_run(command) {
+                    skipped.push(format!("{where_}  ({why})"));
+                    continue;
+                }
+                make_example_inputs(&command.words, dir.path());
+                let result = arguments(&command.words, dir.path()).and_then(|args| {
+                    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                    neardup(&args).map_err(|e| format!("{e:#}"))
+                });
+                match result {
+                    Ok(_) => ran.push(where_),
+                    Err(e) => {
+                        failed.push(format!("{where_}\n    {e}"));
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    assert!(failed.is_empty(), "commands of the pages that fail:\n{}", failed.join("\n"));
+    println!("ran:\n  {}\nnot run:\n  {}", ran.join("\n  "), skipped.join("\n  "));
+    assert!(
+        ran.len() >= MIN_COMMANDS_RUN,
+        "ran {} commands, fewer than {MIN_COMMANDS_RUN}:\n{}",
+        ran.len(),
+        ran.join("\n")
+    );
+}
+
 #[test]
 fn the_checks_find_what_they_look_for() {
     assert_eq!(slug("Incremental runs: `--index`"), "incremental-runs---index");
@@ -302,8 +492,8 @@ fn the_checks_find_what_they_look_for() {
     let text = "```sh\nneardup dedup -i a \\\n  --write-kept k # --not-this\n```\n";
     let found = command_lines(text);
     assert_eq!(found.len(), 1);
-    assert_eq!(found[0].0, 2);
-    assert_eq!(found[0].1, ["dedup", "-i", "a", "--write-kept", "k"]);
+    assert_eq!((found[0].fence, found[0].number, found[0].shell), (1, 2, true));
+    assert_eq!(found[0].words, ["dedup", "-i", "a", "--write-kept", "k"]);
     assert_eq!(flag("[--method"), Some("--method"));
     assert_eq!(flag("--threshold=0.8"), Some("--threshold"));
     assert_eq!(flag("-"), None);
