@@ -177,6 +177,10 @@ fn unit_name(settings: u64, file: &InputFile, range: Option<(u64, u64, u64)>) ->
 /// Units committed by this process, for the failpoints that stop a run after the n-th.
 static COMMITTED: AtomicU64 = AtomicU64::new(0);
 
+/// Units written whole by this process, committed or about to be: each has its own number
+/// for the failpoints that stop a run before the n-th is in place.
+static FINISHED: AtomicU64 = AtomicU64::new(0);
+
 /// A unit being written.
 pub(crate) struct UnitWriter {
     path: PathBuf,
@@ -221,8 +225,8 @@ impl UnitWriter {
         self.bytes += write_frame(&mut self.out, &mut self.scratch, &FrameRef::End(end))?;
         let out = self.out.into_inner().map_err(|e| e.into_error())?;
         // Written whole, not yet in place: a process stopped here leaves it half written.
-        let next = COMMITTED.load(Ordering::Relaxed) + 1;
-        neardup_io::failpoint::crash(&format!("work.unit_unfinished.{next}"));
+        let n = FINISHED.fetch_add(1, Ordering::Relaxed) + 1;
+        neardup_io::failpoint::crash(&format!("work.unit_unfinished.{n}"));
         out.commit()?;
         let n = COMMITTED.fetch_add(1, Ordering::Relaxed) + 1;
         tracing::debug!(unit = %self.path.display(), records = end.records, "unit kept");
