@@ -44,7 +44,8 @@ pub(crate) struct Source<'a> {
     pub(crate) round_bytes: u64,
     /// The records the corpus passes kept, replayed instead of reading the files again.
     pub(crate) kept: &'a KeptShares,
-    /// The boilerplate learned, left out of the pages the corpus passes kept.
+    /// The boilerplate learned, left out of the pages fed: those the corpus passes kept, or
+    /// (when the work area held what they learned) those read here.
     pub(crate) boilerplate: Option<&'a Boilerplate>,
 }
 

@@ -4,8 +4,10 @@
 //! Partitioning: signed records and unit ends go to the worker that read their file (by
 //! file index when records were spread over workers to be signed; where they are
 //! otherwise). Writes: one unit file per unit, committed once its end and every record it
-//! counts have arrived. Holds: a write buffer (64 KiB) per unit being written; a worker
-//! writes as many units at once as it has files in flight.
+//! counts have arrived. Holds: a write buffer (64 KiB) per unit being written, and for an
+//! output in object storage the upload's part buffer (`NEARDUP_UPLOAD_PART_SIZE`, 8 MiB by
+//! default) as well; a worker writes as many units at once as it has files in flight
+//! (usually one or two, as a unit is committed once its last record is signed).
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
