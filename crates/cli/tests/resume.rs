@@ -38,19 +38,26 @@ fn inputs(dir: &Path) -> PathBuf {
     folder
 }
 
-/// `neardup dedup` of `input` into `out` with two workers, `failpoint` armed.
-fn dedup(dir: &Path, input: &Path, out: &str, failpoint: Option<&str>) -> Output {
+/// `neardup dedup ARGS` run in `dir` (spilling there), with `failpoint` armed.
+fn command(dir: &Path, args: &[&str], failpoint: Option<&str>) -> Command {
     let mut cmd = neardup();
     cmd.current_dir(dir)
-        .args(["dedup", "-i", input.to_str().unwrap(), "-o", out, "-q", "-w", "2"])
-        .args(["--spill-dir", "."])
+        .arg("dedup")
+        .args(args)
+        .args(["-q", "--spill-dir", dir.to_str().unwrap()])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .env_remove(neardup_io::failpoint::FAILPOINTS_ENV);
     if let Some(spec) = failpoint {
         cmd.env(neardup_io::failpoint::FAILPOINTS_ENV, spec);
     }
-    wait(cmd, Duration::from_secs(300))
+    cmd
+}
+
+/// `neardup dedup` of `input` into `out` with two workers, `failpoint` armed.
+fn dedup(dir: &Path, input: &Path, out: &str, failpoint: Option<&str>) -> Output {
+    let args = ["-i", input.to_str().unwrap(), "-o", out, "-w", "2"];
+    wait(command(dir, &args, failpoint), Duration::from_secs(300))
 }
 
 fn wait(mut cmd: Command, limit: Duration) -> Output {
@@ -174,17 +181,10 @@ fn hostfile(dir: &Path) -> PathBuf {
 fn two_processes(dir: &Path, input: &Path, out: &Path, failpoint: Option<&str>) -> [bool; 2] {
     let hosts = hostfile(dir);
     let process = |p: usize| {
-        let mut cmd = neardup();
-        cmd.args(["dedup", "-i", input.to_str().unwrap(), "-o", out.to_str().unwrap(), "-q"])
-            .args(["-w", "1", "-n", "2", "-p", &p.to_string(), "--hostfile"])
-            .arg(&hosts)
-            .args(["--spill-dir", dir.to_str().unwrap(), "--connect-timeout", "60"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .env_remove(neardup_io::failpoint::FAILPOINTS_ENV);
-        if let (1, Some(spec)) = (p, failpoint) {
-            cmd.env(neardup_io::failpoint::FAILPOINTS_ENV, spec);
-        }
+        let (input, out, p_text) = (input.to_str().unwrap(), out.to_str().unwrap(), p.to_string());
+        let args = ["-i", input, "-o", out, "-w", "1", "-n", "2", "-p", &p_text];
+        let mut cmd = command(dir, &args, if p == 1 { failpoint } else { None });
+        cmd.arg("--hostfile").arg(&hosts).args(["--connect-timeout", "60"]);
         std::thread::spawn(move || wait(cmd, Duration::from_secs(300)).status.success())
     };
     let (p1, p0) = (process(1), process(0));
@@ -218,17 +218,9 @@ fn an_index_run_resumes_as_a_plain_run_does() {
     let dir = tempfile::tempdir().unwrap();
     let input = inputs(dir.path());
     let run = |out: &str, index: &str, failpoint: Option<&str>| {
-        let mut cmd = neardup();
-        cmd.current_dir(dir.path())
-            .args(["dedup", "-i", input.to_str().unwrap(), "-o", out, "-q", "-w", "2"])
-            .args(["--index", index, "--run-name", "week", "--spill-dir", "."])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .env_remove(neardup_io::failpoint::FAILPOINTS_ENV);
-        if let Some(spec) = failpoint {
-            cmd.env(neardup_io::failpoint::FAILPOINTS_ENV, spec);
-        }
-        wait(cmd, Duration::from_secs(300))
+        let input = input.to_str().unwrap();
+        let args = ["-i", input, "-o", out, "-w", "2", "--index", index, "--run-name", "week"];
+        wait(command(dir.path(), &args, failpoint), Duration::from_secs(300))
     };
     succeeds(&run("clean", "index-clean", None));
     assert!(!run("out", "index", Some("after-reading-and-signing=abort")).status.success());
@@ -276,17 +268,9 @@ fn web_dedup(dir: &Path, out: &str, failpoint: Option<&str>) -> Output {
 }
 
 fn web_dedup_command(dir: &Path, out: &str, failpoint: Option<&str>) -> Command {
-    let samples = repo().join("data-samples");
-    let mut cmd = neardup();
-    cmd.current_dir(dir).args(["dedup", "-o", out, "-q", "-w", "2", "--spill-dir", "."]);
+    let mut cmd = command(dir, &["-o", out, "-w", "2"], failpoint);
     for folder in ["web-templated", "crawlset", "warc"] {
-        cmd.arg("-i").arg(samples.join(folder));
-    }
-    cmd.stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .env_remove(neardup_io::failpoint::FAILPOINTS_ENV);
-    if let Some(spec) = failpoint {
-        cmd.env(neardup_io::failpoint::FAILPOINTS_ENV, spec);
+        cmd.arg("-i").arg(repo().join("data-samples").join(folder));
     }
     cmd
 }

@@ -74,7 +74,7 @@ pub fn run_interruptible(
     let start = Instant::now();
     // What the corpus passes of a failed run into the same output learned: read once, so
     // every process of a cluster agrees on whether the passes run.
-    let kept = LearnedState::load(config);
+    let kept = LearnedState::load(config, config.max_record_bytes(topology.memory_budget));
     // A cluster's processes agree on their settings before any folder is changed, and stay
     // connected, so that each learns when another ends.
     let mesh = match topology.processes {
@@ -295,7 +295,8 @@ fn corpus_statistics(
     };
     if topology.process == 0 {
         let pages = learned.stats.learned_from_pages;
-        LearnedState::of(boilerplate.as_deref(), pages, corpus_idf.as_ref()).keep(config);
+        let limit = config.max_record_bytes(topology.memory_budget);
+        LearnedState::of(boilerplate.as_deref(), pages, corpus_idf.as_ref()).keep(config, limit);
     }
     Ok((boilerplate, corpus_idf))
 }
@@ -352,10 +353,8 @@ fn execute(
         // The records the passes kept are in memory or in the spill folder now.
         neardup_io::failpoint::crash(CORPUS_FAILPOINT);
     }
-    let frequencies = match &corpus_idf {
-        Some(IdfWeights::Corpus { sketch, documents }) => Some((sketch.counts(), *documents)),
-        _ => None,
-    };
+    let frequencies = corpus_idf.as_ref().and_then(IdfWeights::corpus);
+    let frequencies = frequencies.map(|(sketch, documents)| (sketch.counts(), documents));
     let learned_digest =
         work_area::learned_digest(boilerplate.as_deref().map(Boilerplate::entries), frequencies);
     let signer = Signer::new(config, segmenter, corpus_idf);

@@ -155,7 +155,7 @@ pub(crate) fn feed(
             let direct = DirectFeed::default();
             let on_item = |item: Item| {
                 let text = item_text(&item);
-                send(direct.item(item, source), text)
+                send(direct.item(item, text, source), text)
             };
             let on_file_end = |file, read: &ReadTotals| end_unit(direct.end(file, read));
             let lines = spread && source.boilerplate.is_none();
@@ -192,8 +192,9 @@ struct DirectFeed {
 impl DirectFeed {
     /// `item` as the main pass takes it: a page without the boilerplate the corpus passes
     /// learned, when a failed run kept it in the work area and no pass read the pages.
-    fn item(&self, mut item: Item, source: &Source<'_>) -> Item {
-        self.text.set(self.text.get() + item_text(&item) as u64);
+    /// `text` is the item's size as read ([`item_text`]).
+    fn item(&self, mut item: Item, text: usize, source: &Source<'_>) -> Item {
+        self.text.set(self.text.get() + text as u64);
         if let (Some(learned), Item::Record(Record::Doc(doc))) = (source.boilerplate, &mut item) {
             let (lines, content) = &mut *self.page.borrow_mut();
             if let Some(stripped) = page_text(Some(learned), doc, lines, content).1 {

@@ -39,6 +39,14 @@ impl IdfWeights {
             IdfWeights::Words(table) => table.idf(feature),
         }
     }
+
+    /// The corpus's sketch and document count, for corpus counts.
+    pub(crate) fn corpus(&self) -> Option<(&CountMinSketch, u64)> {
+        match self {
+            IdfWeights::Corpus { sketch, documents } => Some((sketch, *documents)),
+            IdfWeights::Words(_) => None,
+        }
+    }
 }
 
 /// The text of `doc` that a job analyses: for a web page (a document with a URL) when

@@ -145,17 +145,21 @@ pub(crate) fn learned_digest(
 
 /// A digest of the settings and the learned state every unit of a run shares.
 fn settings_digest(job: &JobConfig, plan: &ReadPlan, learned: u64) -> u64 {
+    let text = settings_text(job, plan.options.max_record_bytes);
+    neardup_core::hash::hash_bytes(format!("{text}\nlearned {learned:016x}").as_bytes(), 0)
+}
+
+/// What the records read, and their signatures, depend on besides the inputs: the unit
+/// format, the version, the settings an index compares, the input's, and the record limit.
+fn settings_text(job: &JobConfig, max_record_bytes: u64) -> String {
     let mut text = format!(
-        "format {UNIT_FORMAT}\nneardup {}\nlearned {learned:016x}\nrecord limit {}\n",
-        env!("CARGO_PKG_VERSION"),
-        plan.options.max_record_bytes
+        "format {UNIT_FORMAT}\nneardup {}\nrecord limit {max_record_bytes}\n",
+        env!("CARGO_PKG_VERSION")
     );
     for (key, value) in job.index_settings() {
         text.push_str(&format!("{key} = {value}\n"));
     }
-    let input = serde_json::to_string(&job.spec.input).expect("the input settings serialise");
-    text.push_str(&input);
-    neardup_core::hash::hash_bytes(text.as_bytes(), 0)
+    text + &serde_json::to_string(&job.spec.input).expect("the input settings serialise")
 }
 
 /// The name of the unit of `file` (of `range`, when the worker reads a byte range of it),
@@ -341,21 +345,19 @@ impl LearnedState {
         pages: u64,
         idf: Option<&IdfWeights>,
     ) -> Self {
-        let frequencies = match idf {
-            Some(IdfWeights::Corpus { sketch, documents }) => Some(KeptSketch {
-                depth: sketch.depth(),
-                width_bits: sketch.width_bits(),
-                counts: sketch.counts().to_vec(),
-                documents: *documents,
-            }),
-            _ => None,
-        };
+        let frequencies = idf.and_then(IdfWeights::corpus).map(|(sketch, documents)| KeptSketch {
+            depth: sketch.depth(),
+            width_bits: sketch.width_bits(),
+            counts: sketch.counts().to_vec(),
+            documents,
+        });
         LearnedState { boilerplate: boilerplate.map(|b| b.entries().to_vec()), pages, frequencies }
     }
 
-    /// What an earlier run of `job` kept, if it kept it and it reads whole.
-    pub(crate) fn load(job: &JobConfig) -> Option<LearnedState> {
-        let path = learned_path(job)?;
+    /// What an earlier run of `job` reading records of at most `max_record_bytes` kept, if
+    /// it kept it and it reads whole.
+    pub(crate) fn load(job: &JobConfig, max_record_bytes: u64) -> Option<LearnedState> {
+        let path = learned_path(job, max_record_bytes)?;
         match neardup_io::destination::read_optional(&path) {
             Ok(Some(bytes)) => match bincode::deserialize(&bytes) {
                 Ok(state) => Some(state),
@@ -372,9 +374,10 @@ impl LearnedState {
         }
     }
 
-    /// Keeps this state for a rerun of `job` (best effort: a failure is a warning).
-    pub(crate) fn keep(&self, job: &JobConfig) {
-        let Some(path) = learned_path(job) else { return };
+    /// Keeps this state for a rerun of `job` reading records of at most `max_record_bytes`
+    /// (best effort: a failure is a warning).
+    pub(crate) fn keep(&self, job: &JobConfig, max_record_bytes: u64) {
+        let Some(path) = learned_path(job, max_record_bytes) else { return };
         let bytes = bincode::serialize(self).expect("the learned state serialises");
         if let Err(e) = neardup_io::write_atomically(&path, &bytes) {
             tracing::warn!(path = %path.display(), error = %e, "cannot keep the corpus statistics in the work area");
@@ -397,16 +400,12 @@ impl LearnedState {
 
 /// Where the corpus passes' state of `job` is kept: `None` for a job without corpus passes,
 /// with an index, or with an input of no version.
-fn learned_path(job: &JobConfig) -> Option<PathBuf> {
+fn learned_path(job: &JobConfig, max_record_bytes: u64) -> Option<PathBuf> {
     let passes = job.needs_boilerplate() || job.needs_corpus_idf();
     if !passes || job.index.is_some() {
         return None;
     }
-    let mut text = format!("format {UNIT_FORMAT}\nneardup {}\n", env!("CARGO_PKG_VERSION"));
-    for (key, value) in job.index_settings() {
-        text.push_str(&format!("{key} = {value}\n"));
-    }
-    text.push_str(&serde_json::to_string(&job.spec.input).expect("the input settings serialise"));
+    let mut text = settings_text(job, max_record_bytes);
     for file in &job.inputs {
         let version = file.version.as_deref()?;
         let path = neardup_io::resolved_path(&file.path);

@@ -147,8 +147,9 @@ impl Units {
         if self.failed || self.abort.load(Ordering::Relaxed) {
             return None;
         }
-        let path = self.area.path(file)?;
         if !self.open.contains_key(&file) {
+            // Once per unit: a record of an open unit only finds it.
+            let path = self.area.path(file)?;
             let writer = match UnitWriter::create(path) {
                 Ok(writer) => Some(writer),
                 Err(e) => {
