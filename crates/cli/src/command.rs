@@ -12,6 +12,7 @@ use crate::error::{UsageError, hint};
 use crate::eval::{self, EvalArgs};
 use crate::explain::{self, ExplainArgs};
 use crate::index::{self, IndexCommand};
+use crate::sign::{self, SignArgs};
 use crate::tune::{self, TuneArgs};
 
 /// Finds near-duplicate documents with MinHash-LSH or SimHash and decides which to keep.
@@ -44,6 +45,10 @@ pub enum LogLevel {
 pub enum Command {
     /// Find duplicates: write verified pairs, clusters and a keep/remove decision per document.
     Dedup(DedupArgs),
+    /// Sign a share of the inputs as one of many independent tasks (a Kubernetes Indexed
+    /// Job, a Slurm array), into the output's work area, for a `dedup` with the same flags
+    /// to replay: it then reads only what no task signed.
+    Sign(SignArgs),
     /// Score a run against labelled truth: pair precision, recall, F1, adjusted Rand index,
     /// recall by similarity, and the false positives.
     Eval(EvalArgs),
@@ -64,6 +69,8 @@ pub enum Command {
 pub enum Outcome {
     /// The job succeeded.
     Success(Box<Summary>),
+    /// A signing task succeeded.
+    Signed(Box<neardup_job::TaskReport>),
     /// An evaluation was printed.
     Evaluated(Box<eval::Report>),
     /// Parameters were shown or tried.
@@ -81,6 +88,7 @@ pub enum Outcome {
 pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
     Ok(match cli.command {
         Command::Dedup(args) => Outcome::Success(Box::new(dedup::run(&args)?)),
+        Command::Sign(args) => Outcome::Signed(Box::new(sign::run(&args)?)),
         Command::Eval(args) => Outcome::Evaluated(Box::new(eval::run(&args)?)),
         Command::Tune(args) => Outcome::Tuned(tune::run(&args)?),
         Command::Explain(args) => Outcome::Explained(Box::new(explain::run(&args)?)),

@@ -13,9 +13,11 @@ use neardup_job::{Interrupt, JobConfig, JobError, Progress, Summary, Topology};
 use crate::error::UsageError;
 use crate::settings::{KeepArg, MethodArg, Overrides, RemovalArg, job_spec, parse_bytes};
 
-/// Arguments of `neardup dedup`.
+/// The flags that say what a job is: its inputs, output, job file and the settings that
+/// override it. `neardup sign` takes the same, so that a task and the dedup run after it
+/// are given one argument list.
 #[derive(Debug, Args)]
-pub struct DedupArgs {
+pub struct JobArgs {
     /// Input files (.jsonl, .ndjson or .json, .warc or .wet, each also .gz or .zst; .parquet) or
     /// folders of them (where .json files are not taken).
     #[arg(long, short = 'i', num_args = 1.., required_unless_present = "input_list")]
@@ -76,6 +78,14 @@ pub struct DedupArgs {
     /// Seed of all hashing [job file: seed; default: 42].
     #[arg(long)]
     pub seed: Option<u64>,
+}
+
+/// Arguments of `neardup dedup`.
+#[derive(Debug, Args)]
+pub struct DedupArgs {
+    /// What the job is.
+    #[command(flatten)]
+    pub job_args: JobArgs,
     /// Worker threads per process; results do not depend on it [default: the number of CPUs].
     #[arg(long, short = 'w', value_parser = crate::settings::at_least_one)]
     pub workers: Option<usize>,
@@ -115,7 +125,7 @@ pub struct DedupArgs {
 ///
 /// # Errors
 /// [`UsageError`] when the job file cannot be read or parsed, or a setting is invalid.
-pub fn job_config(args: &DedupArgs) -> anyhow::Result<JobConfig> {
+pub fn job_config(args: &JobArgs) -> anyhow::Result<JobConfig> {
     let overrides = Overrides {
         method: args.method,
         threshold: args.threshold,
@@ -239,7 +249,7 @@ pub fn topology(args: &DedupArgs) -> anyhow::Result<Topology> {
 /// # Errors
 /// [`UsageError`] for bad flags or job files; the job's error, with context, when it fails.
 pub fn run(args: &DedupArgs) -> anyhow::Result<Summary> {
-    let config = job_config(args)?;
+    let config = job_config(&args.job_args)?;
     let topology = topology(args)?;
     let workers = topology.workers;
     if !args.quiet {
@@ -289,7 +299,7 @@ pub fn run(args: &DedupArgs) -> anyhow::Result<Summary> {
 /// SIGINT and SIGTERM handlers for the length of a run: the first signal asks the run to
 /// stop (it cleans up as a failed run and exits with 128 + the signal's number); a second
 /// one while it stops exits at once, leaving what the run holds for the next run to clear.
-struct SignalHandlers(Vec<signal_hook::SigId>);
+pub(crate) struct SignalHandlers(Vec<signal_hook::SigId>);
 
 /// Runs going on in this process (tests run several in one).
 static RUNS: std::sync::Mutex<usize> = std::sync::Mutex::new(0);
@@ -311,7 +321,7 @@ fn default_action() -> &'static Arc<AtomicBool> {
 }
 
 impl SignalHandlers {
-    fn install(interrupt: &Interrupt) -> std::io::Result<SignalHandlers> {
+    pub(crate) fn install(interrupt: &Interrupt) -> std::io::Result<SignalHandlers> {
         use signal_hook::consts::{SIGINT, SIGTERM};
         let idle = default_action();
         {
@@ -498,7 +508,7 @@ fn print_report(s: &Summary, config: &JobConfig) -> std::io::Result<()> {
 
 /// `bytes` as file sizes are given: B, then KB, MB, GB, TB (powers of 1000), in the
 /// largest unit that leaves at least one.
-fn decimal_size(bytes: u64) -> String {
+pub(crate) fn decimal_size(bytes: u64) -> String {
     scaled(bytes, 1000.0, ["KB", "MB", "GB", "TB"])
 }
 

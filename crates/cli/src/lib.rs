@@ -4,8 +4,8 @@
 //! 0 success, 1 the job failed, 2 a usage or job-file error (or processes of a cluster
 //! started with different settings), 130 and 143 a run stopped by SIGINT or SIGTERM.
 //!
-//! One module per subcommand, each with its flags and `run(args)`: [`dedup`], [`eval`],
-//! [`explain`], [`tune`] and [`index`]. `command` parses and dispatches; `settings`
+//! One module per subcommand, each with its flags and `run(args)`: [`dedup`], [`sign`],
+//! [`eval`], [`explain`], [`tune`] and [`index`]. `command` parses and dispatches; `settings`
 //! merges a job file with the flags that override it, for every subcommand; `error` holds
 //! usage errors and the hints chosen from typed errors.
 
@@ -16,14 +16,16 @@ pub mod eval;
 pub mod explain;
 pub mod index;
 mod settings;
+pub mod sign;
 mod stdout;
 pub mod tune;
 
 pub use command::{Cli, Command, LogLevel, Outcome, main_with_args, run};
-pub use dedup::{DedupArgs, job_config, topology};
+pub use dedup::{DedupArgs, JobArgs, job_config, topology};
 pub use error::UsageError;
 pub use eval::EvalArgs;
 pub use explain::ExplainArgs;
 pub use index::IndexCommand;
 pub use settings::{KeepArg, MethodArg, Overrides, RemovalArg, job_spec, parse_bytes};
+pub use sign::SignArgs;
 pub use tune::TuneArgs;

@@ -1,7 +1,8 @@
 //! Outputs in object storage, written to moto's S3-compatible server on 127.0.0.1: a run
 //! from objects to objects equals the same run on local files; a run killed mid-upload
 //! leaves nothing that looks finished and its rerun completes; a run killed after reading
-//! resumes from the units it kept under the output prefix; a prefix is locked like a
+//! resumes from the units it kept under the output prefix, as a dedup run after `neardup
+//! sign` tasks replays the units they signed there; a prefix is locked like a
 //! folder; a prefix of thousands of objects is listed whole; a missing bucket is named.
 //! Uploads use small parts here (`support::PART_SIZE`), so kept files and parts are
 //! multipart uploads.
@@ -194,6 +195,54 @@ fn a_run_killed_after_reading_into_a_prefix_resumes_from_the_units_kept_there() 
     // The work area went with _SUCCESS.
     assert_eq!(output_keys(&s3), COMPLETE);
     check_same_as_local(&s3, dir.path(), &local);
+}
+
+#[test]
+fn tasks_signing_into_a_prefix_leave_a_dedup_run_nothing_to_read() {
+    let Some(s3) = S3::start() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // Six files of Tang poems: templates are learned only from web pages, which tasks
+    // cannot sign.
+    let poems = support::repo().join("data-samples/zh-tang-poems/poems.jsonl.gz");
+    let text =
+        std::io::read_to_string(flate2::read::GzDecoder::new(std::fs::File::open(poems).unwrap()))
+            .unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let local = dir.path().join("poems");
+    std::fs::create_dir_all(&local).unwrap();
+    s3.put("/crawl", b"");
+    for f in 0..6 {
+        let part: String = lines.iter().skip(f).step_by(6).map(|l| format!("{l}\n")).collect();
+        std::fs::write(local.join(format!("part-{f}.jsonl")), &part).unwrap();
+        s3.put(&format!("/crawl/poems/part-{f}.jsonl"), part.as_bytes());
+    }
+    let mut cmd = neardup();
+    cmd.args(["dedup", "-q", "-w", "2", "-i"]).arg(&local).arg("-o").arg(dir.path().join("local"));
+    assert!(run(cmd, Duration::from_secs(120)).status.success());
+    for task in ["0", "1"] {
+        let mut cmd = s3.neardup();
+        cmd.args(["sign", "-q", "-w", "2", "-i", "s3://crawl/poems", "-o", "s3://crawl/out"]);
+        cmd.args(["--task", task, "--tasks", "2"]);
+        let done = run(cmd, Duration::from_secs(120));
+        assert!(done.status.success(), "{done:?}");
+    }
+    assert_eq!(s3.list("crawl", "out/_work/units/").len(), 6);
+    assert_eq!(s3.list("crawl", "out/_work/tasks/").len(), 2);
+    let mut cmd = s3.neardup();
+    cmd.args(["dedup", "-q", "-w", "2", "-i", "s3://crawl/poems", "-o", "s3://crawl/out"]);
+    let done = run(cmd, Duration::from_secs(120));
+    assert!(done.status.success(), "{done:?}");
+    let fetched = dir.path().join("fetched");
+    s3.download("crawl", "out", &fetched);
+    let work = &summary(&fetched)["work_area"];
+    assert_eq!(
+        (work["units_reused"].as_u64(), work["units_read"].as_u64()),
+        (Some(6), Some(0)),
+        "{work}"
+    );
+    assert_eq!(work["signed_tasks"], 2);
+    assert_eq!(results(&fetched), results(&dir.path().join("local")));
+    assert!(s3.list("crawl", "out/_work/").is_empty(), "the work area went with _SUCCESS");
 }
 
 #[test]

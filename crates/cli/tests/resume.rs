@@ -9,6 +9,11 @@
 //! `work.unit_unfinished.N` while its N-th unit is written but not yet in place, and the
 //! stage failpoints after reading and signing, after buckets (verification next) and after
 //! clustering (writing next).
+//!
+//! `neardup sign` tasks sign shares of the inputs into the work area with no connection
+//! between them; a dedup with the same flags then replays their units. A task killed part
+//! way resumes from its own committed units; a dedup after tasks that did not all finish,
+//! or signed with other settings, reads what they did not sign, and says so.
 
 mod support;
 
@@ -40,11 +45,18 @@ fn inputs(dir: &Path) -> PathBuf {
 
 /// `neardup dedup ARGS` run in `dir` (spilling there), with `failpoint` armed.
 fn command(dir: &Path, args: &[&str], failpoint: Option<&str>) -> Command {
+    let mut cmd = subcommand(dir, "dedup", args, failpoint);
+    cmd.args(["--spill-dir", dir.to_str().unwrap()]);
+    cmd
+}
+
+/// `neardup SUBCOMMAND ARGS -q` run in `dir`, with `failpoint` armed.
+fn subcommand(dir: &Path, name: &str, args: &[&str], failpoint: Option<&str>) -> Command {
     let mut cmd = neardup();
     cmd.current_dir(dir)
-        .arg("dedup")
+        .arg(name)
         .args(args)
-        .args(["-q", "--spill-dir", dir.to_str().unwrap()])
+        .arg("-q")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .env_remove(neardup_io::failpoint::FAILPOINTS_ENV);
@@ -316,4 +328,160 @@ fn a_web_run_resumes_without_learning_its_templates_again() {
     assert_eq!(summary(&out)["work_area"]["corpus_statistics_reused"], 1);
     assert_eq!(results(&out), results(&clean), "SimHash outputs differ");
     assert_eq!(counts(&out), counts(&clean));
+}
+
+/// `neardup sign` of `input` into `out` (two threads) with `args` saying which task it is,
+/// `failpoint` armed.
+fn sign(dir: &Path, input: &Path, out: &str, args: &[&str], failpoint: Option<&str>) -> Command {
+    let mut cmd =
+        subcommand(dir, "sign", &["-i", input.to_str().unwrap(), "-o", out, "-w", "2"], failpoint);
+    cmd.args(args)
+        .env_remove("JOB_COMPLETION_INDEX")
+        .env_remove("SLURM_ARRAY_TASK_ID")
+        .env_remove("SLURM_ARRAY_TASK_MIN")
+        .env_remove("SLURM_ARRAY_TASK_COUNT");
+    cmd
+}
+
+/// The report task `task` of `tasks` wrote into `out`'s work area.
+fn task_report(out: &Path, task: usize, tasks: usize) -> serde_json::Value {
+    let path = out.join(format!("_work/tasks/task-{task:05}-of-{tasks:05}.json"));
+    serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
+}
+
+#[test]
+fn signing_tasks_then_one_dedup_give_the_outputs_of_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = inputs(dir.path());
+    succeeds(&dedup(dir.path(), &input, "clean", None));
+    let clean = dir.path().join("clean");
+    let out = dir.path().join("out");
+    // Task 0 of 3, by flag: files 0, 3, 6, 9.
+    succeeds(&wait(
+        sign(dir.path(), &input, "out", &["--task", "0", "--tasks", "3"], None),
+        Duration::from_secs(300),
+    ));
+    // Task 1, as a Kubernetes Indexed Job names it, killed after its first unit; rerun, it
+    // signs only its other two files.
+    let k8s = |failpoint| {
+        let mut cmd = sign(dir.path(), &input, "out", &["--tasks", "3"], failpoint);
+        cmd.env("JOB_COMPLETION_INDEX", "1");
+        wait(cmd, Duration::from_secs(300))
+    };
+    assert!(!k8s(Some("work.unit_committed.1=abort")).status.success());
+    assert!(!out.join("_work/tasks/task-00001-of-00003.json").exists(), "no report before the end");
+    // Task 0's four units, and what task 1 committed before it stopped (its other thread
+    // may commit a second unit meanwhile).
+    let committed = units(&out).0 as u64 - 4;
+    assert!((1..=2).contains(&committed), "{committed} units");
+    succeeds(&k8s(None));
+    let report = task_report(&out, 1, 3);
+    let n = |k: &str| report[k].as_u64().unwrap();
+    assert_eq!((n("files"), n("units_reused"), n("units_written")), (3, committed, 3 - committed));
+    // Task 2, as the third task of a Slurm array numbered from 1.
+    let mut slurm = sign(dir.path(), &input, "out", &[], None);
+    slurm
+        .env("SLURM_ARRAY_TASK_ID", "3")
+        .env("SLURM_ARRAY_TASK_MIN", "1")
+        .env("SLURM_ARRAY_TASK_COUNT", "3");
+    succeeds(&wait(slurm, Duration::from_secs(300)));
+    assert_eq!(task_report(&out, 2, 3)["units_written"], 3);
+    assert_eq!(units(&out), (FILES, 0));
+    // The dedup run reads nothing: every file was signed by a task.
+    succeeds(&dedup(dir.path(), &input, "out", None));
+    assert_eq!(work(&out), (0, FILES as u64, 0), "every unit replayed");
+    assert_eq!(summary(&out)["work_area"]["signed_tasks"], 3);
+    assert_eq!(results(&out), results(&clean), "outputs differ");
+    assert_eq!(counts(&out), counts(&clean), "counts differ");
+    assert!(!out.join("_work").exists(), "the work area goes with _SUCCESS");
+}
+
+#[test]
+fn a_dedup_after_tasks_that_did_not_all_finish_or_signed_otherwise_reads_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = inputs(dir.path());
+    succeeds(&dedup(dir.path(), &input, "clean", None));
+    let clean = dir.path().join("clean");
+    let dedup_said = |out: &str| {
+        let cmd = command(
+            dir.path(),
+            &["-i", input.to_str().unwrap(), "-o", out, "-w", "2", "--memory-budget", "2G"],
+            None,
+        );
+        let done = wait(cmd, Duration::from_secs(300));
+        succeeds(&done);
+        String::from_utf8_lossy(&done.stderr).into_owned()
+    };
+    // Tasks 0 and 2 of 3 finished; task 1's three files are read by the dedup run.
+    for task in ["0", "2"] {
+        succeeds(&wait(
+            sign(dir.path(), &input, "part", &["--task", task, "--tasks", "3"], None),
+            Duration::from_secs(300),
+        ));
+    }
+    let said = dedup_said("part");
+    assert!(said.contains("task(s) 1 of 3 did not finish"), "{said}");
+    let part = dir.path().join("part");
+    assert_eq!(work(&part), (3, 7, 3));
+    assert_eq!(results(&part), results(&clean));
+    // Signed with a smaller record size limit (a 256 MiB budget): none is used, and the
+    // warning says why.
+    let small = ["--task", "0", "--tasks", "1", "--memory-budget", "256M"];
+    succeeds(&wait(sign(dir.path(), &input, "other", &small, None), Duration::from_secs(300)));
+    let said = dedup_said("other");
+    assert!(said.contains("record size limit of 4194304 bytes"), "{said}");
+    let other = dir.path().join("other");
+    assert_eq!(work(&other), (FILES as u64, 0, FILES as u64));
+    assert_eq!(results(&other), results(&clean));
+}
+
+#[test]
+fn signing_in_tasks_refuses_jobs_that_learn_from_the_whole_corpus() {
+    let dir = tempfile::tempdir().unwrap();
+    let pages = repo().join("data-samples/web-templated");
+    let refused = wait(
+        sign(dir.path(), &pages, "out", &["--task", "0", "--tasks", "2"], None),
+        Duration::from_secs(60),
+    );
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{said}");
+    assert!(said.contains("boilerplate.enabled"), "{said}");
+    assert!(!dir.path().join("out/_work").exists(), "nothing is written");
+    let beyond = wait(
+        sign(dir.path(), &inputs(dir.path()), "out", &["--task", "3", "--tasks", "3"], None),
+        Duration::from_secs(60),
+    );
+    assert_eq!(beyond.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&beyond.stderr).contains("task 3 is not below the 3 tasks"));
+}
+
+#[test]
+fn of_two_reruns_at_once_one_is_refused_and_the_other_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = inputs(dir.path());
+    succeeds(&dedup(dir.path(), &input, "clean", None));
+    let killed = dedup(dir.path(), &input, "out", Some("work.unit_committed.4=abort"));
+    assert!(!killed.status.success());
+    let out = dir.path().join("out");
+    let (committed, _) = units(&out);
+    // The first rerun holds the output, stopped once it has read and signed.
+    let go = dir.path().join("go");
+    let args = ["-i", input.to_str().unwrap(), "-o", "out", "-w", "2"];
+    let mut first = command(
+        dir.path(),
+        &args,
+        Some(&format!("after-reading-and-signing=wait:{}", go.display())),
+    );
+    let mut first = first.spawn().unwrap();
+    let (said, rest) = support::read_until(&mut first, "waiting for");
+    let second = dedup(dir.path(), &input, "out", None);
+    let refused = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(1), "{refused}");
+    assert!(refused.contains("the run did not start"), "{refused}");
+    std::fs::write(&go, b"").unwrap();
+    let status = first.wait().unwrap();
+    assert!(status.success(), "{said}{}", rest.join().unwrap());
+    let (read, reused, _) = work(&out);
+    assert_eq!((read, reused), ((FILES - committed) as u64, committed as u64));
+    assert_eq!(results(&out), results(&dir.path().join("clean")));
 }

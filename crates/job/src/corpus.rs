@@ -506,7 +506,7 @@ impl Reading {
         job: &JobConfig,
     ) -> Result<PassWorker, JobError> {
         let (kept, workers, limit) = (&self.kept, self.local_workers, self.max_record_bytes);
-        PassWorker::start(worker, heartbeat, job, kept, workers, limit)
+        PassWorker::start(worker, heartbeat, job, kept, workers, limit, false)
     }
 
     /// Reads worker `index`'s share: what an earlier pass kept, or the files (kept then).

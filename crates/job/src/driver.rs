@@ -19,6 +19,7 @@ use crate::mesh::{Control, Mesh};
 use crate::processes::{self, Pass, Topology};
 use crate::progress::Progress;
 use crate::sign::{IdfWeights, Signer};
+use crate::sign_task::{self, TaskReport};
 use crate::source::KeptShares;
 use crate::spec::JobSpec;
 use crate::summary::Summary;
@@ -75,6 +76,8 @@ pub fn run_interruptible(
     // What the corpus passes of a failed run into the same output learned: read once, so
     // every process of a cluster agrees on whether the passes run.
     let kept = LearnedState::load(config, config.max_record_bytes(topology.memory_budget));
+    // What `neardup sign` tasks signed into the work area: its units are whole files.
+    let tasks = sign_task::task_reports(&config.output);
     // A cluster's processes agree on their settings before any folder is changed, and stay
     // connected, so that each learns when another ends.
     let mesh = match topology.processes {
@@ -82,17 +85,26 @@ pub fn run_interruptible(
         _ => Some(Arc::new(Mesh::join(
             &topology.addresses,
             topology.process,
-            &agreed_settings(config, topology, kept.is_some()),
+            &agreed_settings(config, topology, kept.is_some(), tasks.len()),
             topology.connect_timeout,
             interrupt,
         )?)),
     };
     let control = Control { mesh, interrupt: interrupt.clone() };
-    let result = prepare_and_execute(config, topology, &control, start, progress, kept);
+    let work = Kept { learned: kept, tasks };
+    let result = prepare_and_execute(config, topology, &control, start, progress, work);
     if let Some(mesh) = &control.mesh {
         mesh.end(result.as_ref().err().map(|e| error_chain(e)).as_deref());
     }
     result
+}
+
+/// What an earlier run, or `neardup sign` tasks, left in the work area besides units.
+struct Kept {
+    /// What the corpus passes of a failed run learned.
+    learned: Option<LearnedState>,
+    /// The reports of the tasks that signed into it.
+    tasks: Vec<TaskReport>,
 }
 
 /// The run once the processes agree: prepares the folders, runs, and commits or cleans up.
@@ -102,7 +114,7 @@ fn prepare_and_execute(
     control: &Control,
     start: Instant,
     progress: Arc<Progress>,
-    kept: Option<LearnedState>,
+    kept: Kept,
 ) -> Result<Summary, JobError> {
     // Locks, the file lists and the spill folder, held until the run ends.
     let mut held = commit::prepare(config, topology)?;
@@ -120,12 +132,14 @@ fn prepare_and_execute(
 
 /// Every setting the processes of a cluster must share, flattened to `key = value`: the
 /// job file's settings as resolved (with the record limit the memory budget gives), the
-/// versions, the topology, the inputs and the folders written, and whether the corpus
-/// statistics are replayed from the work area (`statistics_kept`).
+/// versions, the topology, the inputs and the folders written, whether the corpus
+/// statistics are replayed from the work area (`statistics_kept`), and how many
+/// `neardup sign` tasks signed into it (`signed_tasks`).
 fn agreed_settings(
     config: &JobConfig,
     topology: &Topology,
     statistics_kept: bool,
+    signed_tasks: usize,
 ) -> BTreeMap<String, String> {
     let mut settings = BTreeMap::new();
     let spec = config.effective_spec(Some(config.max_record_bytes(topology.memory_budget)));
@@ -147,6 +161,7 @@ fn agreed_settings(
         ("write_kept", kept.unwrap_or_else(|| "none".into())),
         ("index.generation", index.unwrap_or_else(|| "none".into())),
         ("work_area.corpus_statistics", if statistics_kept { "kept" } else { "none" }.into()),
+        ("work_area.signed_tasks", signed_tasks.to_string()),
     ] {
         settings.insert(key.to_string(), value);
     }
@@ -308,7 +323,7 @@ fn execute(
     control: &Control,
     start: Instant,
     progress: Arc<Progress>,
-    kept: Option<LearnedState>,
+    kept: Kept,
     learned_out: &mut commit::ToCommit,
 ) -> Result<WorkerReport, JobError> {
     let segmenter =
@@ -345,8 +360,14 @@ fn execute(
     let pass =
         |traffic| CorpusPass { job: &job, topology, fingerprint, reading: reading(traffic), start };
     let passes = [pass(&corpus_traffic[0]), pass(&corpus_traffic[1])];
-    let (boilerplate, corpus_idf) =
-        corpus_statistics(topology, kept, passes, segmenter.clone(), &mut learned, learned_out)?;
+    let (boilerplate, corpus_idf) = corpus_statistics(
+        topology,
+        kept.learned,
+        passes,
+        segmenter.clone(),
+        &mut learned,
+        learned_out,
+    )?;
     learned.kept_spilled_bytes = records.spilled_bytes();
     let corpus_passes = config.needs_corpus_idf() || config.needs_boilerplate();
     if corpus_passes {
@@ -357,6 +378,11 @@ fn execute(
     let frequencies = frequencies.map(|(sketch, documents)| (sketch.counts(), documents));
     let learned_digest =
         work_area::learned_digest(boilerplate.as_deref().map(Boilerplate::entries), frequencies);
+    let limit = config.max_record_bytes(topology.memory_budget);
+    if topology.process == 0 {
+        let settings = work_area::settings_digest(config, limit, learned_digest);
+        sign_task::warn_unused(&kept.tasks, settings, limit);
+    }
     let signer = Signer::new(config, segmenter, corpus_idf);
     learned_out.boilerplate.clone_from(&boilerplate);
     let corpus_seconds = if corpus_passes { start.elapsed().as_secs_f64() } else { 0.0 };
@@ -379,6 +405,7 @@ fn execute(
         kept: records,
         boilerplate,
         learned_digest,
+        signed_tasks: kept.tasks.len(),
     };
     let traffic = count_traffic(true);
     let pass = Pass { control: control.clone(), traffic: traffic.clone(), abort };

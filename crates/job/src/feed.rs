@@ -332,7 +332,7 @@ fn item_text(item: &Item) -> usize {
 }
 
 /// The bytes of text a record carries.
-fn record_text(record: &Record) -> usize {
+pub(crate) fn record_text(record: &Record) -> usize {
     match record {
         Record::Doc(d) => d.text.len() + d.id.len(),
         Record::Reject(_) => 0,

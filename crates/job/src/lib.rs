@@ -54,6 +54,7 @@ mod report;
 mod routing;
 mod sig_log;
 mod sign;
+mod sign_task;
 mod source;
 mod spec;
 mod spill;
@@ -78,6 +79,7 @@ pub use progress::Progress;
 pub use records::{Assignment, BucketRecord, Candidate, ClusterInfo, Membership, SignedDoc};
 pub use report::REPORT_FILE;
 pub use sign::{IdfWeights, SignScratch, Signer, page_text};
+pub use sign_task::{SignTask, TaskReport, check_signable, sign_share};
 pub use spec::{
     BucketSpec, CONTAINMENT_BANDS_JACCARD, DecisionSpec, INDEX_LAYOUT_DOCUMENTS, IdfSource,
     IndexSpec, InputSpec, JobSpec, KeepRule, MAX_DISTANCE, Method, MinHashSpec, Removal,

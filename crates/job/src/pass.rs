@@ -37,7 +37,7 @@ pub(crate) struct PassWorker {
 
 impl PassWorker {
     /// The worker's place: its read plan is the one an earlier pass kept in `kept`, or is
-    /// agreed with the other workers now.
+    /// agreed with the other workers now (whole files only with `whole_files`).
     ///
     /// # Errors
     /// When the workers cannot agree on the plan (see [`ReadPlan::agree`]).
@@ -48,11 +48,12 @@ impl PassWorker {
         kept: &KeptShares,
         local_workers: usize,
         max_record_bytes: u64,
+        whole_files: bool,
     ) -> Result<PassWorker, JobError> {
         let index = worker.index();
         let slot = index % local_workers.max(1);
         let options = job.read_options(max_record_bytes);
-        let plan = kept.plan(slot, worker, heartbeat, job, options)?;
+        let plan = kept.plan(slot, worker, heartbeat, job, options, whole_files)?;
         Ok(PassWorker {
             index,
             peers: worker.peers(),

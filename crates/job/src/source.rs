@@ -326,8 +326,9 @@ impl KeptShares {
     }
 
     /// The plan the first pass read by (for the worker at `slot`), when it kept its share;
-    /// otherwise the plan every worker agrees on now (see [`ReadPlan::agree`]). Either every
-    /// worker of the job kept its share or none did, so all take the same branch.
+    /// otherwise the plan every worker agrees on now (see [`ReadPlan::agree`]; whole files
+    /// only with `whole_files`). Either every worker of the job kept its share or none did,
+    /// so all take the same branch.
     ///
     /// # Errors
     /// As [`ReadPlan::agree`].
@@ -338,6 +339,7 @@ impl KeptShares {
         heartbeat: &mut Heartbeat,
         job: &JobConfig,
         options: ReadOptions,
+        whole_files: bool,
     ) -> Result<ReadPlan, JobError> {
         let kept = {
             let shares = self.0.lock().expect("not poisoned");
@@ -345,6 +347,9 @@ impl KeptShares {
         };
         match kept {
             Some(plan) => Ok(plan),
+            None if whole_files => {
+                Ok(ReadPlan::whole_files(worker.index(), worker.peers(), options))
+            }
             None => ReadPlan::agree(worker, heartbeat, job, options),
         }
     }

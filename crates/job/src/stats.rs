@@ -44,6 +44,8 @@ pub struct WorkStats {
     /// 1 when what the corpus passes learn (templates, document frequencies) was replayed
     /// from the work area instead of learned again, 0 otherwise.
     pub corpus_statistics_reused: u64,
+    /// `neardup sign` tasks whose report was in the work area.
+    pub signed_tasks: u64,
 }
 
 impl WorkStats {
@@ -53,6 +55,7 @@ impl WorkStats {
         self.units_reused += other.units_reused;
         self.units_read += other.units_read;
         self.corpus_statistics_reused += other.corpus_statistics_reused;
+        self.signed_tasks += other.signed_tasks;
     }
 }
 

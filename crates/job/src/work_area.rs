@@ -90,7 +90,7 @@ impl WorkArea {
     /// taken as empty (with a warning): its units are read again.
     pub(crate) fn open(job: &JobConfig, plan: &ReadPlan, learned: u64) -> WorkArea {
         let dir = units_dir(&job.output);
-        let settings = settings_digest(job, plan, learned);
+        let settings = settings_digest(job, plan.options.max_record_bytes, learned);
         let names: BTreeMap<u32, String> = plan
             .files(job)
             .filter_map(|(f, file, range)| unit_name(settings, file, range).map(|n| (f, n)))
@@ -143,9 +143,10 @@ pub(crate) fn learned_digest(
     neardup_core::hash::hash_bytes(&bytes, 0)
 }
 
-/// A digest of the settings and the learned state every unit of a run shares.
-fn settings_digest(job: &JobConfig, plan: &ReadPlan, learned: u64) -> u64 {
-    let text = settings_text(job, plan.options.max_record_bytes);
+/// A digest of the settings and the learned state every unit of a run reading records of
+/// at most `max_record_bytes` shares.
+pub(crate) fn settings_digest(job: &JobConfig, max_record_bytes: u64, learned: u64) -> u64 {
+    let text = settings_text(job, max_record_bytes);
     neardup_core::hash::hash_bytes(format!("{text}\nlearned {learned:016x}").as_bytes(), 0)
 }
 

@@ -66,6 +66,8 @@ pub(crate) struct RunContext {
     /// A digest of what the corpus passes learned, part of every unit's name in the work
     /// area (`crate::work_area::learned_digest`).
     pub(crate) learned_digest: u64,
+    /// How many `neardup sign` tasks signed into the work area (`crate::sign_task`).
+    pub(crate) signed_tasks: usize,
 }
 
 /// What the boilerplate pass learned, counted once in the run's statistics.
@@ -119,6 +121,7 @@ impl WorkerEnv {
         if me.index == 0 {
             own.boilerplate = learned.stats.clone();
             own.work.corpus_statistics_reused = u64::from(learned.corpus_statistics_reused);
+            own.work.signed_tasks = context.signed_tasks as u64;
         }
         if me.first_of_process {
             own.resources.spilled_bytes = learned.spilled_bytes + learned.kept_spilled_bytes;
@@ -227,7 +230,9 @@ pub(crate) fn run_worker(
 ) -> Result<WorkerReport, JobError> {
     let (job, local_workers) = (&context.job, context.learned.local_workers);
     let limit = context.memory.max_record_bytes;
-    let me = PassWorker::start(worker, heartbeat, job, &context.kept, local_workers, limit)?;
+    // Units signed by `neardup sign` tasks are whole files: a run over them reads so.
+    let whole = context.signed_tasks > 0;
+    let me = PassWorker::start(worker, heartbeat, job, &context.kept, local_workers, limit, whole)?;
     // With fewer files than four per worker, every worker reads a byte range of each plain
     // JSONL file; other few files are read whole and their records spread, so that every
     // worker signs.
