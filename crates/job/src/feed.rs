@@ -4,7 +4,6 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -34,8 +33,6 @@ pub(crate) struct Source<'a> {
     pub(crate) area: &'a WorkArea,
     /// The worker's statistics.
     pub(crate) stats: &'a RefCell<WorkerStats>,
-    /// Where a unit kept in object storage is copied to be replayed.
-    pub(crate) unit_copy: &'a PathBuf,
     /// The frontier of everything the rounds feed.
     pub(crate) paced: &'a ProbeHandle<u64>,
     pub(crate) abort: &'a AtomicBool,
@@ -294,7 +291,7 @@ fn replay_units(
             break;
         }
         let mut sent = 0u64;
-        let end = crate::work_area::replay(&path, source.unit_copy, |signed| {
+        let end = crate::work_area::replay(&path, |signed| {
             let size = replayed_size(&signed);
             inputs.borrow_mut().replayed.send(signed);
             sent += 1;

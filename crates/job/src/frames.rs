@@ -134,10 +134,15 @@ fn leb128(mut n: u64, out: &mut [u8; 10]) -> &[u8] {
     }
 }
 
+/// What a [`FrameReader`] reads from: a file, or an object streamed from a store.
+pub(crate) trait FrameSource: std::io::Read + std::io::Seek + Send {}
+
+impl<T: std::io::Read + std::io::Seek + Send> FrameSource for T {}
+
 /// Reads the records of a spill file written by [`FrameWriter`], in order.
 pub(crate) struct FrameReader {
     path: PathBuf,
-    file: File,
+    file: Box<dyn FrameSource>,
     buffer: Vec<u8>,
     /// Where in the file `buffer` starts.
     origin: u64,
@@ -158,9 +163,14 @@ impl FrameReader {
     /// When the file cannot be opened.
     pub(crate) fn open(path: &Path) -> Result<Self, SpillError> {
         let file = File::open(path).map_err(|e| SpillError::at(path, e))?;
-        Ok(FrameReader {
+        Ok(Self::over(path, file))
+    }
+
+    /// Reads the frames `file` gives, which errors name as `path`: an object's stream, say.
+    pub(crate) fn over(path: &Path, file: impl FrameSource + 'static) -> Self {
+        FrameReader {
             path: path.to_path_buf(),
-            file,
+            file: Box::new(file),
             buffer: Vec::new(),
             origin: 0,
             start: 0,
@@ -168,7 +178,7 @@ impl FrameReader {
             at_end: false,
             failed: false,
             read_size: READ_CHUNK,
-        })
+        }
     }
 
     /// Asks the file for `bytes` at a time (a frame longer than that is still read

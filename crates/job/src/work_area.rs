@@ -247,14 +247,14 @@ enum FrameRef<'a> {
     End(&'a UnitEnd),
 }
 
-/// Reads a committed unit: every signed record in order, then its end.
+/// Reads a committed unit: every signed record in order, then its end. A unit in object
+/// storage is streamed, with the store's retries, and never held whole.
 ///
 /// # Errors
 /// [`neardup_io::Error::Damaged`] naming the unit when it cannot be read whole; the unit
 /// is removed then, so that a rerun reads its file.
 pub(crate) fn replay(
     path: &Path,
-    local_copy: &Path,
     mut on_signed: impl FnMut(Result<SignedDoc, RejectedRecord>),
 ) -> Result<UnitEnd, neardup_io::Error> {
     let damaged = |detail: String| {
@@ -264,20 +264,13 @@ pub(crate) fn replay(
         );
         neardup_io::Error::Damaged { path: path.to_path_buf(), detail }
     };
-    // An object is fetched to a local file first (one request), then read as a local one.
-    let local = if neardup_io::remote::is_remote(path) {
-        let bytes = neardup_io::destination::read_optional(path)
-            .map_err(|e| damaged(format!("cannot be read: {e}")))?
-            .ok_or_else(|| damaged("is gone".into()))?;
-        let copied = local_copy.parent().map_or(Ok(()), std::fs::create_dir_all);
-        copied
-            .and_then(|()| std::fs::write(local_copy, bytes))
-            .map_err(|e| damaged(format!("cannot be copied: {e}")))?;
-        local_copy.to_path_buf()
+    let mut reader = if neardup_io::remote::is_remote(path) {
+        let stream = neardup_io::remote::RemoteReader::open(path)
+            .map_err(|e| damaged(format!("cannot be read: {e}")))?;
+        FrameReader::over(path, stream)
     } else {
-        path.to_path_buf()
+        FrameReader::open(path).map_err(|e| damaged(e.source.to_string()))?
     };
-    let mut reader = FrameReader::open(&local).map_err(|e| damaged(e.source.to_string()))?;
     let mut end = None;
     while let Some(frame) = reader.next::<UnitFrame>() {
         match frame.map_err(|e| damaged(e.source.to_string()))? {
@@ -287,9 +280,6 @@ pub(crate) fn replay(
             UnitFrame::Signed(signed) => on_signed(signed),
             UnitFrame::End(e) => end = Some(e),
         }
-    }
-    if local != path {
-        let _ = std::fs::remove_file(&local);
     }
     end.ok_or_else(|| damaged("ends before its last frame".into()))
 }

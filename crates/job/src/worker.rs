@@ -247,13 +247,11 @@ pub(crate) fn run_worker(
         main_dataflow(Fed { items, replayed, ends, spread }, &env, context);
         Inputs { items: items_in, replayed: replayed_in, ends: ends_in }
     });
-    let unit_copy = env.spill.dir.join("unit-copy.bin");
     let source = Source {
         job,
         me: &env.me,
         area: &env.area,
         stats: &env.stats,
-        unit_copy: &unit_copy,
         paced: &env.paced,
         abort: &context.abort,
         progress: &context.progress,
