@@ -30,9 +30,9 @@ pub struct SignArgs {
     #[arg(long, short = 'w', value_parser = crate::settings::at_least_one)]
     pub workers: Option<usize>,
     /// The --memory-budget the dedup run will be given: it sets the record size limit,
-    /// which signatures depend on, unless the job file sets input.max_record_bytes
-    /// [default: as dedup's, half the machine's or container's limit; budgets of 1 GiB and
-    /// more all give the same limit].
+    /// which signatures depend on, unless the job file sets input.max_record_bytes; any
+    /// budget of 1 GiB or more gives the same limit [default: half the machine's or
+    /// container's limit, as dedup's, but at least 1 GiB, whatever this task's machine].
     #[arg(long, value_parser = parse_bytes)]
     pub memory_budget: Option<u64>,
     /// Print nothing but errors.
@@ -53,21 +53,22 @@ fn task_place(args: &SignArgs) -> anyhow::Result<(usize, usize)> {
             Err(_) => Ok(None),
         }
     };
-    let slurm = match env("SLURM_ARRAY_TASK_ID")? {
-        Some(id) => {
-            Some(id.checked_sub(env("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0)).ok_or_else(|| {
-                UsageError::new("$SLURM_ARRAY_TASK_ID is below $SLURM_ARRAY_TASK_MIN")
-            })?)
-        }
-        None => None,
-    };
     let index = match args.task {
         Some(index) => index,
-        None => env("JOB_COMPLETION_INDEX")?.or(slurm).ok_or_else(|| {
-            UsageError::new(
-                "which task is this? give --task, or run as a Kubernetes Indexed Job or a Slurm array",
-            )
-        })?,
+        None => match (env("JOB_COMPLETION_INDEX")?, env("SLURM_ARRAY_TASK_ID")?) {
+            (Some(index), _) => index,
+            (None, Some(id)) => {
+                id.checked_sub(env("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0)).ok_or_else(|| {
+                    UsageError::new("$SLURM_ARRAY_TASK_ID is below $SLURM_ARRAY_TASK_MIN")
+                })?
+            }
+            (None, None) => {
+                return Err(UsageError::new(
+                    "which task is this? give --task, or run as a Kubernetes Indexed Job or a Slurm array",
+                )
+                .into());
+            }
+        },
     };
     let count = match args.tasks {
         Some(count) => count,
@@ -94,7 +95,11 @@ pub fn run(args: &SignArgs) -> anyhow::Result<TaskReport> {
     let (index, count) = task_place(args)?;
     let workers =
         args.workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
-    let memory_budget = args.memory_budget.unwrap_or_else(neardup_job::default_memory_budget);
+    // Only the record size limit comes of it: a task on a small machine signs as a dedup run
+    // on a larger one does.
+    let memory_budget = args.memory_budget.unwrap_or_else(|| {
+        neardup_job::default_memory_budget().max(neardup_job::FULL_RECORD_LIMIT_BUDGET)
+    });
     let task = SignTask { index, count, workers, memory_budget };
     if !args.quiet {
         let share: Vec<_> =

@@ -436,6 +436,53 @@ fn a_dedup_after_tasks_that_did_not_all_finish_or_signed_otherwise_reads_the_res
 }
 
 #[test]
+fn units_of_a_task_that_never_reported_are_replayed_and_a_path_spelled_otherwise_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = inputs(dir.path());
+    // Four workers for ten files would read byte ranges of each; the units of a task that
+    // started are whole files, so the run reads whole files, even with no report.
+    let run = |out: &str, workers: &str| {
+        let args = ["-i", input.to_str().unwrap(), "-o", out, "-w", workers];
+        let done = wait(command(dir.path(), &args, None), Duration::from_secs(300));
+        succeeds(&done);
+        String::from_utf8_lossy(&done.stderr).into_owned()
+    };
+    run("clean", "4");
+    let task = ["--task", "0", "--tasks", "1"];
+    assert!(
+        !wait(
+            sign(dir.path(), &input, "out", &task, Some("work.unit_committed.2=abort")),
+            Duration::from_secs(300)
+        )
+        .status
+        .success()
+    );
+    let committed = units(&dir.path().join("out")).0 as u64;
+    assert!(committed >= 2, "{committed}");
+    let said = run("out", "4");
+    assert!(said.contains("task(s) 0 of 1 did not finish"), "{said}");
+    let out = dir.path().join("out");
+    assert_eq!(work(&out).1, committed, "the units committed are replayed");
+    assert_eq!(results(&out), results(&dir.path().join("clean")));
+    // Ids made from paths spell the input as given: units signed from `./in` are not
+    // replayed by a run given `in`, which writes its own spelling.
+    let ids = |input: &str, out: &str, name: &str| {
+        let args = ["-i", input, "-o", out, "-w", "2", "--id-field", ""];
+        let mut cmd = subcommand(dir.path(), name, &args, None);
+        if name == "sign" {
+            cmd.args(["--task", "0", "--tasks", "1"]);
+        }
+        succeeds(&wait(cmd, Duration::from_secs(300)));
+    };
+    ids("./in", "spelled", "sign");
+    ids("in", "spelled", "dedup");
+    ids("in", "spelled-clean", "dedup");
+    let spelled = dir.path().join("spelled");
+    assert_eq!(work(&spelled), (FILES as u64, 0, FILES as u64), "nothing replayed");
+    assert_eq!(results(&spelled), results(&dir.path().join("spelled-clean")));
+}
+
+#[test]
 fn signing_in_tasks_refuses_jobs_that_learn_from_the_whole_corpus() {
     let dir = tempfile::tempdir().unwrap();
     let pages = repo().join("data-samples/web-templated");

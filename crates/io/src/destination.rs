@@ -50,6 +50,28 @@ impl OutFile {
         Ok(OutFile::Local { file, tmp, path: path.to_path_buf(), committed: false })
     }
 
+    /// As [`OutFile::create`], a local file written under a hidden name of this writer's
+    /// own (`.NAME.PROCESS-N.inprogress`), for a file that two processes may write at once
+    /// (with the same bytes): neither truncates the other's, and the last rename wins. A
+    /// process killed meanwhile leaves its hidden file behind, for its caller to clear.
+    ///
+    /// # Errors
+    /// As [`OutFile::create`].
+    pub fn create_private(path: &Path) -> io::Result<Self> {
+        if is_remote(path) {
+            return Self::create(path);
+        }
+        static WRITERS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = WRITERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let own = path.with_file_name(format!("{name}.{}-{n}", std::process::id()));
+        let mut file = Self::create(&own)?;
+        if let OutFile::Local { path: target, .. } = &mut file {
+            *target = path.to_path_buf();
+        }
+        Ok(file)
+    }
+
     /// Makes the file appear under its name: a local one is synced and renamed (durably), an
     /// upload is completed.
     ///

@@ -19,7 +19,7 @@ use crate::mesh::{Control, Mesh};
 use crate::processes::{self, Pass, Topology};
 use crate::progress::Progress;
 use crate::sign::{IdfWeights, Signer};
-use crate::sign_task::{self, TaskReport};
+use crate::sign_task::{self, Tasks};
 use crate::source::KeptShares;
 use crate::spec::JobSpec;
 use crate::summary::Summary;
@@ -77,7 +77,7 @@ pub fn run_interruptible(
     // every process of a cluster agrees on whether the passes run.
     let kept = LearnedState::load(config, config.max_record_bytes(topology.memory_budget));
     // What `neardup sign` tasks signed into the work area: its units are whole files.
-    let tasks = sign_task::task_reports(&config.output);
+    let tasks = sign_task::tasks_in(&config.output);
     // A cluster's processes agree on their settings before any folder is changed, and stay
     // connected, so that each learns when another ends.
     let mesh = match topology.processes {
@@ -85,7 +85,7 @@ pub fn run_interruptible(
         _ => Some(Arc::new(Mesh::join(
             &topology.addresses,
             topology.process,
-            &agreed_settings(config, topology, kept.is_some(), tasks.len()),
+            &agreed_settings(config, topology, kept.is_some(), &tasks),
             topology.connect_timeout,
             interrupt,
         )?)),
@@ -103,8 +103,8 @@ pub fn run_interruptible(
 struct Kept {
     /// What the corpus passes of a failed run learned.
     learned: Option<LearnedState>,
-    /// The reports of the tasks that signed into it.
-    tasks: Vec<TaskReport>,
+    /// What the tasks that signed into it left.
+    tasks: Tasks,
 }
 
 /// The run once the processes agree: prepares the folders, runs, and commits or cleans up.
@@ -134,12 +134,12 @@ fn prepare_and_execute(
 /// job file's settings as resolved (with the record limit the memory budget gives), the
 /// versions, the topology, the inputs and the folders written, whether the corpus
 /// statistics are replayed from the work area (`statistics_kept`), and how many
-/// `neardup sign` tasks signed into it (`signed_tasks`).
+/// `neardup sign` tasks started and finished in it (`tasks`).
 fn agreed_settings(
     config: &JobConfig,
     topology: &Topology,
     statistics_kept: bool,
-    signed_tasks: usize,
+    tasks: &Tasks,
 ) -> BTreeMap<String, String> {
     let mut settings = BTreeMap::new();
     let spec = config.effective_spec(Some(config.max_record_bytes(topology.memory_budget)));
@@ -161,7 +161,10 @@ fn agreed_settings(
         ("write_kept", kept.unwrap_or_else(|| "none".into())),
         ("index.generation", index.unwrap_or_else(|| "none".into())),
         ("work_area.corpus_statistics", if statistics_kept { "kept" } else { "none" }.into()),
-        ("work_area.signed_tasks", signed_tasks.to_string()),
+        (
+            "work_area.signed_tasks",
+            format!("{} started, {} finished", tasks.started.len(), tasks.reports.len()),
+        ),
     ] {
         settings.insert(key.to_string(), value);
     }
@@ -405,7 +408,8 @@ fn execute(
         kept: records,
         boilerplate,
         learned_digest,
-        signed_tasks: kept.tasks.len(),
+        signed_tasks: kept.tasks.reports.len(),
+        whole_files: kept.tasks.any(),
     };
     let traffic = count_traffic(true);
     let pass = Pass { control: control.clone(), traffic: traffic.clone(), abort };

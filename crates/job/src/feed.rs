@@ -152,7 +152,7 @@ pub(crate) fn feed(
             let direct = DirectFeed::default();
             let on_item = |item: Item| {
                 let text = item_text(&item);
-                send(direct.item(item, text, source), text)
+                send(direct.item(item, source), text)
             };
             let on_file_end = |file, read: &ReadTotals| end_unit(direct.end(file, read));
             let lines = spread && source.boilerplate.is_none();
@@ -178,8 +178,6 @@ pub(crate) fn feed(
 /// The records a worker reads itself, and what it counts of the unit being read.
 #[derive(Default)]
 struct DirectFeed {
-    /// Bytes of text of the unit so far.
-    text: Cell<u64>,
     /// Boilerplate left out of the unit's pages so far.
     boilerplate: RefCell<BoilerplateStats>,
     /// Scratch for hashing a page's lines, and its text without boilerplate.
@@ -189,9 +187,7 @@ struct DirectFeed {
 impl DirectFeed {
     /// `item` as the main pass takes it: a page without the boilerplate the corpus passes
     /// learned, when a failed run kept it in the work area and no pass read the pages.
-    /// `text` is the item's size as read ([`item_text`]).
-    fn item(&self, mut item: Item, text: usize, source: &Source<'_>) -> Item {
-        self.text.set(self.text.get() + text as u64);
+    fn item(&self, mut item: Item, source: &Source<'_>) -> Item {
         if let (Some(learned), Item::Record(Record::Doc(doc))) = (source.boilerplate, &mut item) {
             let (lines, content) = &mut *self.page.borrow_mut();
             if let Some(stripped) = page_text(Some(learned), doc, lines, content).1 {
@@ -205,13 +201,7 @@ impl DirectFeed {
 
     /// The end of the unit of `file`, which reading counted `read` for.
     fn end(&self, file: u32, read: &ReadTotals) -> UnitEnd {
-        UnitEnd {
-            file,
-            records: read.records,
-            totals: read.clone(),
-            boilerplate: self.boilerplate.take(),
-            text_bytes: self.text.replace(0),
-        }
+        UnitEnd::read(file, read, self.boilerplate.take())
     }
 }
 
@@ -246,7 +236,6 @@ impl KeptFeed<'_> {
         if self.done.contains(&file) {
             return None;
         }
-        let text = record_text(&record) as u64;
         let mut unit = self.unit.borrow_mut();
         if unit.as_ref().is_some_and(|u| u.file != file)
             && let Some(ended) = unit.take()
@@ -259,7 +248,6 @@ impl KeptFeed<'_> {
             ..UnitEnd::default()
         });
         current.records += 1;
-        current.text_bytes += text;
         let content = &mut *self.content.borrow_mut();
         if let Record::Doc(doc) = &mut record
             && let (_, Some(stripped)) = kept_page_text(source.boilerplate, doc, lines, content)
@@ -329,7 +317,7 @@ fn item_text(item: &Item) -> usize {
 }
 
 /// The bytes of text a record carries.
-pub(crate) fn record_text(record: &Record) -> usize {
+fn record_text(record: &Record) -> usize {
     match record {
         Record::Doc(d) => d.text.len() + d.id.len(),
         Record::Reject(_) => 0,

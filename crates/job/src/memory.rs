@@ -54,6 +54,10 @@ impl MemoryPlan {
     }
 }
 
+/// The smallest memory budget whose default record size limit is the largest,
+/// [`neardup_io::DEFAULT_MAX_RECORD_BYTES`]: every budget from it on signs alike.
+pub const FULL_RECORD_LIMIT_BUDGET: u64 = neardup_io::DEFAULT_MAX_RECORD_BYTES * RECORD_SHARE;
+
 /// The record size limit of a run whose job file sets none: 16 MiB, or a sixty-fourth of
 /// the memory budget when that is less, so that one record never takes more than the
 /// budget. Worker and process counts play no part, and budgets of 1 GiB and more all give
@@ -67,6 +71,14 @@ pub fn default_max_record_bytes(memory_budget_bytes: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn budgets_from_the_full_limit_budget_on_give_the_default_limit() {
+        let full = FULL_RECORD_LIMIT_BUDGET;
+        assert_eq!(default_max_record_bytes(full), neardup_io::DEFAULT_MAX_RECORD_BYTES);
+        assert_eq!(default_max_record_bytes(full * 8), neardup_io::DEFAULT_MAX_RECORD_BYTES);
+        assert!(default_max_record_bytes(full - (1 << 20)) < neardup_io::DEFAULT_MAX_RECORD_BYTES);
+    }
 
     #[test]
     fn shares_of_the_budget() {

@@ -7,10 +7,12 @@
 //!
 //! A task rerun after a failure skips the units it committed before. A unit that cannot be
 //! written fails the task (keeping units is what it is for), as does an input that cannot
-//! be read (unless `input.on_read_error` rejects it). Once every unit of its share is
-//! committed, a task writes its report to `_work/tasks/task-INDEX-of-COUNT.json`, by which
-//! a dedup run knows the tasks' units are whole files, says which tasks did not finish,
-//! and warns when they signed with other settings.
+//! be read (unless `input.on_read_error` rejects it). A task marks its start in
+//! `_work/tasks/task-INDEX-of-COUNT.started` (five-digit numbers) before it writes a unit,
+//! and once every unit of its share is committed writes its report beside it
+//! (`task-INDEX-of-COUNT.json`). By these a dedup run knows the units are whole files (so
+//! it reads whole files too, and their names match), says which tasks did not finish, and
+//! warns, naming them, about tasks that signed with other settings.
 //!
 //! Jobs that learn from the whole corpus before signing (web-page templates, corpus
 //! document frequencies for SimHash TF-IDF) cannot sign in independent tasks: no task sees
@@ -27,11 +29,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::JobConfig;
 use crate::error::{ConfigError, JobError, ReadFailure, error_chain};
-use crate::feed::record_text;
 use crate::interrupt::Interrupt;
 use crate::progress::Progress;
 use crate::sign::{SignScratch, Signer};
-use crate::source::{ReadPlan, read_files};
+use crate::source::{ReadPlan, ReadTotals, read_files};
+use crate::stats::BoilerplateStats;
 use crate::work_area::{self, UnitEnd, UnitWriter, WorkArea};
 
 /// The tasks' reports in the work area.
@@ -140,6 +142,9 @@ pub fn sign_share(
     let learned = work_area::learned_digest(None, None);
     let area = WorkArea::open(config, &plan, learned);
     let share: Vec<u32> = plan.files(config).map(|(f, _, _)| f).collect();
+    // Before any unit: a dedup run knows from it that the units are whole files.
+    let started = tasks_dir(&config.output).join(task_name(task.index, task.count, "started"));
+    neardup_io::write_atomically(&started, b"").map_err(JobError::Write)?;
     let reused: BTreeSet<u32> =
         share.iter().copied().filter(|f| area.committed(*f).is_some()).collect();
     let todo: Vec<u32> = share.iter().copied().filter(|f| !reused.contains(f)).collect();
@@ -168,7 +173,17 @@ pub fn sign_share(
                 scope.spawn(move || thread.sign(&skip))
             })
             .collect();
-        handles.into_iter().map(|h| h.join().expect("a signing thread does not panic")).collect()
+        let joined = handles.into_iter().enumerate().map(|(worker, handle)| {
+            handle.join().unwrap_or_else(|panic| {
+                let message = panic
+                    .downcast_ref::<&str>()
+                    .map(ToString::to_string)
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic".into());
+                Err(JobError::WorkerFailed { worker, message })
+            })
+        });
+        joined.collect()
     });
     if let Some(e) = interrupt.error() {
         return Err(e);
@@ -190,15 +205,22 @@ pub fn sign_share(
         report.rejected += thread.rejected;
     }
     report.seconds = start.elapsed().as_secs_f64();
-    let path = report_path(&config.output, task.index, task.count);
+    let path = tasks_dir(&config.output).join(task_name(task.index, task.count, "json"));
     let text = serde_json::to_vec_pretty(&report).expect("the report serialises");
     neardup_io::write_atomically(&path, &text).map_err(JobError::Write)?;
     Ok(report)
 }
 
-/// Where task `index` of `count` reports: `_work/tasks/task-INDEX-of-COUNT.json`.
-fn report_path(output: &Path, index: usize, count: usize) -> PathBuf {
-    tasks_dir(output).join(format!("task-{index:05}-of-{count:05}.json"))
+/// The name of task `index` of `count`'s marker (`started`) or report (`json`).
+fn task_name(index: usize, count: usize, kind: &str) -> String {
+    format!("task-{index:05}-of-{count:05}.{kind}")
+}
+
+/// Task index and count of a marker's or report's name.
+fn task_of(name: &str) -> Option<(usize, usize)> {
+    let stem = name.strip_prefix("task-")?.split('.').next()?;
+    let (index, count) = stem.split_once("-of-")?;
+    Some((index.parse().ok()?, count.parse().ok()?))
 }
 
 /// `OUTPUT/_work/tasks`.
@@ -233,8 +255,6 @@ struct Thread<'a> {
 #[derive(Default)]
 struct Writing {
     unit: Option<UnitWriter>,
-    /// Bytes of text of the unit so far.
-    text: u64,
     rejected: u64,
     failure: Option<JobError>,
     signed: Signed,
@@ -245,8 +265,11 @@ impl Thread<'_> {
     fn sign(self, skip: &BTreeSet<u32>) -> Result<Signed, JobError> {
         let writing = RefCell::new(Writing::default());
         let mut scratch = SignScratch::default();
-        let fail = |writing: &mut Writing, path: &Path, e: &std::io::Error| {
-            let message = format!("cannot keep the unit {}: {}", path.display(), error_chain(e));
+        let fail = |writing: &mut Writing, file: u32, unit: &Path, e: &std::io::Error| {
+            let input = self.job.inputs[file as usize].path.display();
+            let unit = unit.display();
+            let message =
+                format!("cannot keep the unit of \"{input}\" (\"{unit}\"): {}", error_chain(e));
             writing.failure = Some(JobError::Output { worker: self.worker, message });
             writing.unit = None;
             self.abort.store(true, Ordering::Relaxed);
@@ -266,24 +289,25 @@ impl Thread<'_> {
                 Record::Reject(reject) => reject.doc,
             }
             .file_index();
-            w.text += record_text(&record) as u64;
             let signed = match record {
                 Record::Doc(doc) => self.signer.sign(doc, &mut scratch),
                 Record::Reject(reject) => Err(reject),
             };
             w.rejected += u64::from(signed.is_err());
-            let path = self.area.path(file).expect("the share's files can be kept");
             if w.unit.is_none() {
+                let path = self.area.path(file).expect("the share's files can be kept");
                 match UnitWriter::create(path.clone()) {
                     Ok(unit) => w.unit = Some(unit),
                     Err(e) => {
-                        fail(w, &path, &e);
+                        fail(w, file, &path, &e);
                         return false;
                     }
                 }
             }
-            if let Err(e) = w.unit.as_mut().expect("started").write(&signed) {
-                fail(w, &path, &e);
+            let unit = w.unit.as_mut().expect("started");
+            if let Err(e) = unit.write(&signed) {
+                let path = unit.path().to_path_buf();
+                fail(w, file, &path, &e);
             }
             false
         };
@@ -292,7 +316,7 @@ impl Thread<'_> {
                 self.abort.store(true, Ordering::Relaxed);
             }
         };
-        let on_file_end = |file: u32, read: &crate::source::ReadTotals| {
+        let on_file_end = |file: u32, read: &ReadTotals| {
             let mut guard = writing.borrow_mut();
             let w = &mut *guard;
             if w.failure.is_some() || self.abort.load(Ordering::Relaxed) {
@@ -304,13 +328,7 @@ impl Thread<'_> {
                 // A file with no records is a unit too.
                 None => UnitWriter::create(path.clone()),
             };
-            let end = UnitEnd {
-                file,
-                records: read.records,
-                totals: read.clone(),
-                boilerplate: crate::stats::BoilerplateStats::default(),
-                text_bytes: std::mem::take(&mut w.text),
-            };
+            let end = UnitEnd::read(file, read, BoilerplateStats::default());
             match unit.and_then(|unit| unit.commit(&end)) {
                 Ok(bytes) => {
                     w.signed.units += 1;
@@ -318,7 +336,7 @@ impl Thread<'_> {
                     w.signed.records += read.records;
                     w.signed.rejected += std::mem::take(&mut w.rejected);
                 }
-                Err(e) => fail(w, &path, &e),
+                Err(e) => fail(w, file, &path, &e),
             }
         };
         let (_, error) = read_files(
@@ -344,16 +362,39 @@ impl Thread<'_> {
     }
 }
 
-/// The reports of the `neardup sign` tasks that signed into `output`'s work area.
-pub(crate) fn task_reports(output: &Path) -> Vec<TaskReport> {
+/// What `neardup sign` tasks left in a work area: the tasks that started (index and
+/// count), and the reports of those that finished.
+#[derive(Debug, Default)]
+pub(crate) struct Tasks {
+    pub(crate) started: BTreeSet<(usize, usize)>,
+    pub(crate) reports: Vec<TaskReport>,
+}
+
+impl Tasks {
+    /// Whether any task started: its units are whole files.
+    pub(crate) fn any(&self) -> bool {
+        !self.started.is_empty() || !self.reports.is_empty()
+    }
+}
+
+/// What `neardup sign` tasks left in `output`'s work area.
+pub(crate) fn tasks_in(output: &Path) -> Tasks {
     let dir = tasks_dir(output);
-    let Ok(names) = neardup_io::destination::names_in(&dir) else { return Vec::new() };
-    let mut reports = Vec::new();
-    for name in names.iter().filter(|n| n.starts_with("task-") && n.ends_with(".json")) {
+    let Ok(names) = neardup_io::destination::names_in(&dir) else { return Tasks::default() };
+    let mut tasks = Tasks::default();
+    for name in &names {
+        let Some(task) = task_of(name) else { continue };
+        if name.ends_with(".started") {
+            tasks.started.insert(task);
+            continue;
+        }
+        if !name.ends_with(".json") {
+            continue;
+        }
         let path = dir.join(name);
         match neardup_io::destination::read_optional(&path) {
             Ok(Some(bytes)) => match serde_json::from_slice(&bytes) {
-                Ok(report) => reports.push(report),
+                Ok(report) => tasks.reports.push(report),
                 Err(e) => {
                     tracing::warn!(path = %path.display(), error = %e, "a task's report is damaged: ignored")
                 }
@@ -364,16 +405,16 @@ pub(crate) fn task_reports(output: &Path) -> Vec<TaskReport> {
             }
         }
     }
-    reports.sort_by_key(|r: &TaskReport| (r.tasks, r.task));
-    reports
+    tasks.reports.sort_by_key(|r: &TaskReport| (r.tasks, r.task));
+    tasks
 }
 
 /// Warns about what a dedup run over the tasks' work area will read again: the files of
 /// tasks that did not finish, and everything signed with settings other than the run's
 /// (`settings`, `max_record_bytes`).
-pub(crate) fn warn_unused(reports: &[TaskReport], settings: u64, max_record_bytes: u64) {
+pub(crate) fn warn_unused(tasks: &Tasks, settings: u64, max_record_bytes: u64) {
     let ours = format!("{settings:016x}");
-    let other: Vec<&TaskReport> = reports.iter().filter(|r| r.settings != ours).collect();
+    let other: Vec<&TaskReport> = tasks.reports.iter().filter(|r| r.settings != ours).collect();
     if let Some(first) = other.first() {
         let why = if first.max_record_bytes == max_record_bytes {
             "other settings or another neardup version".to_string()
@@ -384,23 +425,57 @@ pub(crate) fn warn_unused(reports: &[TaskReport], settings: u64, max_record_byte
                 first.max_record_bytes
             )
         };
+        let named: Vec<String> =
+            other.iter().map(|r| format!("{} of {}", r.task, r.tasks)).collect();
         tracing::warn!(
-            tasks = other.len(),
-            "{} `neardup sign` task(s) signed with {why}: their units are not used, and their files are read again",
-            other.len()
+            "`neardup sign` task(s) {} signed with {why}: their units are not used, and their files are read again",
+            named.join(", ")
         );
     }
-    let counts: BTreeSet<usize> = reports.iter().map(|r| r.tasks).collect();
+    let finished: BTreeSet<(usize, usize)> =
+        tasks.reports.iter().map(|r| (r.task, r.tasks)).collect();
+    let counts: BTreeSet<usize> = tasks.started.iter().chain(&finished).map(|(_, n)| *n).collect();
     for count in counts {
-        let done: BTreeSet<usize> =
-            reports.iter().filter(|r| r.tasks == count).map(|r| r.task).collect();
-        let missing: Vec<String> =
-            (0..count).filter(|t| !done.contains(t)).map(|t| t.to_string()).collect();
+        let missing: Vec<String> = (0..count)
+            .filter(|t| !finished.contains(&(*t, count)))
+            .map(|t| t.to_string())
+            .collect();
         if !missing.is_empty() {
             tracing::warn!(
                 "`neardup sign` task(s) {} of {count} did not finish: the files they did not commit are read by this run",
                 missing.join(", ")
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_and_reports_name_their_task() {
+        assert_eq!(task_name(3, 64, "json"), "task-00003-of-00064.json");
+        assert_eq!(task_of(&task_name(3, 64, "started")), Some((3, 64)));
+        assert_eq!(task_of(&task_name(123_456, 200_000, "json")), Some((123_456, 200_000)));
+        assert_eq!(task_of("task-x-of-2.json"), None);
+        assert_eq!(task_of(".task-00001-of-00002.json.123-0.inprogress"), None);
+    }
+
+    #[test]
+    fn a_work_area_with_a_started_task_holds_whole_files() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(!tasks_in(dir.path()).any());
+        let tasks = tasks_dir(dir.path());
+        std::fs::create_dir_all(&tasks).unwrap();
+        std::fs::write(tasks.join(task_name(1, 2, "started")), b"").unwrap();
+        let report = TaskReport { task: 0, tasks: 2, ..TaskReport::default() };
+        std::fs::write(tasks.join(task_name(0, 2, "json")), serde_json::to_vec(&report).unwrap())
+            .unwrap();
+        std::fs::write(tasks.join("notes.txt"), b"not a task").unwrap();
+        let seen = tasks_in(dir.path());
+        assert!(seen.any());
+        assert_eq!(seen.started, BTreeSet::from([(1, 2)]));
+        assert_eq!(seen.reports, [report]);
     }
 }

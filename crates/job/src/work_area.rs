@@ -4,14 +4,15 @@
 //! A *unit* is one worker's share of one input file: the whole file, or the worker's byte
 //! range of it. As a run signs a unit's records, the signed documents and rejects go, in
 //! order, to `_work/units/NAME.unit`, which appears only once complete (a local file is
-//! written under a hidden name, synced and renamed; an object appears when its upload
-//! completes). A unit is complete when every record the reader gave for it has arrived and
+//! written under a hidden name of its writer's own, synced and renamed, so two writers of
+//! one unit never mix their bytes; an object appears when its upload completes). A unit is complete when every record the reader gave for it has arrived and
 //! the file was read whole and unchanged; its last frame holds what reading counted.
 //!
-//! `NAME` is a digest of everything a unit's signatures depend on: the file's identity
-//! (path, size, and its modification time or ETag), the worker's byte range, the settings
-//! (those an index compares, and the input's), the version, and what the corpus passes
-//! learned (templates and document frequencies). A rerun with the same inputs and settings
+//! `NAME` is a digest of everything a unit's records depend on: the file's identity
+//! (path, as resolved and as given, size, and its modification time or ETag), the
+//! worker's byte range, the settings (those an index compares, and the input's), the
+//! version, and what the corpus passes learned (templates and document frequencies). A
+//! rerun with the same inputs and settings
 //! finds the committed units of its plan, replays them in place of reading and signing, and
 //! reads the rest; anything that differs gives another name, which is read. A file with no
 //! version (a stream) is never kept. What the corpus passes learned is kept beside the
@@ -47,7 +48,7 @@ pub const WORK_FOLDER: &str = "_work";
 const UNITS: &str = "units";
 
 /// The unit files' format: part of every unit's name, so a changed format is never read.
-const UNIT_FORMAT: u32 = 1;
+const UNIT_FORMAT: u32 = 2;
 
 /// What one signed record of a unit, or its end, is in a unit file.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -69,8 +70,14 @@ pub(crate) struct UnitEnd {
     pub(crate) totals: ReadTotals,
     /// Boilerplate left out of the unit's pages.
     pub(crate) boilerplate: BoilerplateStats,
-    /// Bytes of text read, which replays are paced by.
-    pub(crate) text_bytes: u64,
+}
+
+impl UnitEnd {
+    /// The end of the unit of `file`, read whole: reading counted `read` for it, and left
+    /// `boilerplate` out of its pages.
+    pub(crate) fn read(file: u32, read: &ReadTotals, boilerplate: BoilerplateStats) -> UnitEnd {
+        UnitEnd { file, records: read.records, totals: read.clone(), boilerplate }
+    }
 }
 
 /// The units of one worker: their names, and which of them an earlier run committed.
@@ -169,9 +176,11 @@ fn unit_name(settings: u64, file: &InputFile, range: Option<(u64, u64, u64)>) ->
     let version = file.version.as_deref()?;
     let path = neardup_io::resolved_path(&file.path);
     let (start, end, lines_before) = range.unwrap_or((0, file.bytes, 0));
+    // The path as given too: generated ids (`path:record`) and reject details spell it so.
     let identity = format!(
-        "{settings:016x}\n{}\n{}\n{version}\n{}\n{start} {end} {lines_before}",
+        "{settings:016x}\n{}\n{}\n{}\n{version}\n{}\n{start} {end} {lines_before}",
         path.display(),
+        file.path.display(),
         file.bytes,
         file.index
     );
@@ -203,8 +212,13 @@ impl UnitWriter {
     /// # Errors
     /// When the file or object cannot be made.
     pub(crate) fn create(path: PathBuf) -> std::io::Result<UnitWriter> {
-        let out = BufWriter::with_capacity(1 << 16, OutFile::create(&path)?);
+        let out = BufWriter::with_capacity(1 << 16, OutFile::create_private(&path)?);
         Ok(UnitWriter { path, out, scratch: Vec::new(), records: 0, bytes: 0 })
+    }
+
+    /// Where the unit goes.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
     }
 
     /// Appends one signed record.
@@ -272,14 +286,23 @@ pub(crate) fn replay(
         FrameReader::open(path).map_err(|e| damaged(e.source.to_string()))?
     };
     let mut end = None;
+    let mut records = 0u64;
     while let Some(frame) = reader.next::<UnitFrame>() {
         match frame.map_err(|e| damaged(e.source.to_string()))? {
             UnitFrame::Signed(_) if end.is_some() => {
                 return Err(damaged("records after its end".into()));
             }
-            UnitFrame::Signed(signed) => on_signed(signed),
+            UnitFrame::Signed(signed) => {
+                records += 1;
+                on_signed(signed);
+            }
             UnitFrame::End(e) => end = Some(e),
         }
+    }
+    // A count that disagrees with the end (a unit a lost machine left torn) fails the run
+    // as any damage does: what was replayed of it is never committed.
+    if let Some(e) = end.as_ref().filter(|e| e.records != records) {
+        return Err(damaged(format!("{records} records where its end counts {}", e.records)));
     }
     end.ok_or_else(|| damaged("ends before its last frame".into()))
 }

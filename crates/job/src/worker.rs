@@ -68,6 +68,9 @@ pub(crate) struct RunContext {
     pub(crate) learned_digest: u64,
     /// How many `neardup sign` tasks signed into the work area (`crate::sign_task`).
     pub(crate) signed_tasks: usize,
+    /// Whether the workers read whole files: `neardup sign` tasks started in the work
+    /// area, and their units are whole files.
+    pub(crate) whole_files: bool,
 }
 
 /// What the boilerplate pass learned, counted once in the run's statistics.
@@ -231,7 +234,7 @@ pub(crate) fn run_worker(
     let (job, local_workers) = (&context.job, context.learned.local_workers);
     let limit = context.memory.max_record_bytes;
     // Units signed by `neardup sign` tasks are whole files: a run over them reads so.
-    let whole = context.signed_tasks > 0;
+    let whole = context.whole_files;
     let me = PassWorker::start(worker, heartbeat, job, &context.kept, local_workers, limit, whole)?;
     // With fewer files than four per worker, every worker reads a byte range of each plain
     // JSONL file; other few files are read whole and their records spread, so that every
