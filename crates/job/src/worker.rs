@@ -319,11 +319,13 @@ fn main_dataflow<'s>(fed: Fed<'s>, env: &WorkerEnv, context: &RunContext) {
         env,
         context,
     );
-    pairs_written
-        .concat(documents_written)
-        .concat(signed.kept)
-        .gather_reports(env.report(context.start), env.reports.clone())
-        .probe_with(&env.finished);
+    let written = pairs_written.concat(documents_written);
+    match signed.kept {
+        Some(kept) => written.concat(kept),
+        None => written,
+    }
+    .gather_reports(env.report(context.start), env.reports.clone())
+    .probe_with(&env.finished);
 }
 
 /// What reading and signing give the stages after them.
@@ -334,8 +336,9 @@ struct Signed<'s> {
     docs: Stream<'s, StoreKey>,
     /// Rejected records' decisions, exchanged by document.
     rejects: Stream<'s, Keyed<DocId, Verdict>>,
-    /// Passes once every unit read is kept in the work area (or left out).
-    kept: Stream<'s, ()>,
+    /// Passes once every unit read is kept in the work area (or left out), where the units
+    /// are kept beside the records (`None`: on their way).
+    kept: Option<Stream<'s, ()>>,
 }
 
 /// What the source feeds the main dataflow.
@@ -365,7 +368,12 @@ fn read_and_sign<'s>(fed: Fed<'s>, env: &WorkerEnv, context: &RunContext) -> Sig
     });
     let signed = records.sign_docs(context.signer.clone(), env.stats.clone());
     let (area, stats, abort) = (env.area.clone(), env.stats.clone(), context.abort.clone());
-    let kept = signed.clone().keep_units(ends, area, spread, stats, abort);
+    // Where records stay with their reader, they are kept on their way (not copied), and
+    // the stages after them see their units committed.
+    let (signed, kept) = match spread {
+        true => (signed.clone(), Some(signed.keep_units(ends, area, stats, abort))),
+        false => (signed.keep_units_passing(ends, area, stats, abort), None),
+    };
     let (docs, rejects): (Stream<_>, Stream<_>) = signed
         .concat(replayed)
         .probe_with(env.probes.get(Stage::ReadAndSign))
