@@ -18,15 +18,7 @@ docs=${1:-1000000}
 files=${2:-20}
 tasks=${3:-4}
 workers=${4:-2}
-bin=${NEARDUP:-target/release/neardup}
-[ -n "${NEARDUP:-}" ] || cargo build --release -q -p neardup-cli
-corpus=target/bench/real-$docs.jsonl
-[ -f "$corpus" ] || python3 bench/make_real_corpus.py --docs "$docs" --out "$corpus" > /dev/null
-work=target/bench/resume-$docs-$files
-if [ ! -d "$work/in" ]; then
-  mkdir -p "$work/in"
-  split -n "l/$files" -d -a 3 --additional-suffix=.jsonl "$corpus" "$work/in/part-"
-fi
+source bench/resume_corpus.sh
 rm -rf "$work/clean" "$work/tasks"
 now() { python3 -c 'import time; print(time.monotonic())'; }
 since() { python3 -c "print(round($(now) - $1, 2))"; }
@@ -44,29 +36,14 @@ start=$(now)
 "$bin" dedup -i "$work/in" -o "$work/tasks" -w "$workers" -q --spill-dir "$work"
 after=$(since "$start")
 
-"${PYTHON:-python3}" - "$work" "$docs" "$files" "$tasks" "$workers" "$clean" "$after" "${task_walls[@]}" <<'PY'
-import glob, hashlib, json, os, sys
-work, docs, files, tasks, workers, clean, after, *walls = sys.argv[1:]
+rows=$("${PYTHON:-python3}" bench/same_rows.py "$work/clean" "$work/tasks")
+python3 - "$work" "$docs" "$files" "$tasks" "$workers" "$clean" "$after" "$rows" "${task_walls[@]}" <<'PY'
+import json, sys
+work, docs, files, tasks, workers, clean, after, rows, *walls = sys.argv[1:]
 clean, after, walls = float(clean), float(after), [float(w) for w in walls]
 a = json.load(open(f"{work}/clean/summary.json"))
 b = json.load(open(f"{work}/tasks/summary.json"))
-same = "counts " + ("yes" if a["counts"] == b["counts"] else "NO")
-def digest(folder):
-    import pyarrow.parquet as pq
-    h = hashlib.sha256()
-    for sub in ("documents", "pairs"):
-        rows = []
-        for part in sorted(glob.glob(os.path.join(folder, sub, "*.parquet"))):
-            t = pq.read_table(part)
-            cols = [c for c in t.column_names if c != "source"]
-            rows += [tuple(str(r[c]) for c in cols) for r in t.select(cols).to_pylist()]
-        for r in sorted(rows):
-            h.update(repr(r).encode())
-    return h.hexdigest()
-try:
-    same += ", rows " + ("yes" if digest(f"{work}/clean") == digest(f"{work}/tasks") else "NO")
-except ImportError:
-    same += " (rows not checked: no pyarrow)"
+same = "counts " + ("yes" if a["counts"] == b["counts"] else "NO") + ", " + rows
 w = b["work_area"]
 print(f"docs {docs} in {files} files, {workers} workers a process, {tasks} tasks")
 print(f"clean run        {clean:8.2f} s")
