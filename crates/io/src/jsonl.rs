@@ -518,8 +518,7 @@ impl Item {
     /// The record's position.
     pub fn doc(&self) -> DocId {
         match self {
-            Item::Record(Record::Doc(d)) => d.doc,
-            Item::Record(Record::Reject(r)) => r.doc,
+            Item::Record(record) => record.doc(),
             Item::Line(line) => line.doc,
         }
     }

@@ -50,6 +50,16 @@ pub enum Record {
     Reject(RejectedRecord),
 }
 
+impl Record {
+    /// The record's position.
+    pub fn doc(&self) -> DocId {
+        match self {
+            Record::Doc(d) => d.doc,
+            Record::Reject(r) => r.doc,
+        }
+    }
+}
+
 /// The decision for a document, as written to the `decision` column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

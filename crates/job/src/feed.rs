@@ -228,11 +228,7 @@ impl KeptFeed<'_> {
         end_unit: &impl Fn(UnitEnd),
         source: &Source<'_>,
     ) -> Option<Item> {
-        let file = match &record {
-            Record::Doc(doc) => doc.doc,
-            Record::Reject(reject) => reject.doc,
-        }
-        .file_index();
+        let file = record.doc().file_index();
         if self.done.contains(&file) {
             return None;
         }

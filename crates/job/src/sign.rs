@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use neardup_core::{CountMinSketch, MinHasher, Signature, SimHash};
-use neardup_io::{InputDoc, Reason, RejectedRecord};
+use neardup_io::{InputDoc, Reason, Record, RejectedRecord};
 use neardup_text::{
     Analysis, AnalyzeScratch, Analyzer, Boilerplate, FeatureExtractor, LineKey, LineScratch,
     Segmenter, Stripped, WordIdf,
@@ -176,6 +176,19 @@ impl Signer {
     /// Whether the job's features need a word segmenter.
     pub fn needs_segmenter(config: &JobConfig) -> bool {
         FeatureExtractor::needs_segmenter(&config.spec.features)
+    }
+
+    /// Signs a record as read: a document as [`Signer::sign`] does, a reader's reject as
+    /// it is.
+    pub(crate) fn sign_record(
+        &self,
+        record: Record,
+        scratch: &mut SignScratch,
+    ) -> Result<SignedDoc, RejectedRecord> {
+        match record {
+            Record::Doc(doc) => self.sign(doc, scratch),
+            Record::Reject(reject) => Err(reject),
+        }
     }
 
     /// Analyses and signs `doc`, whose text is what the job analyses (for a web page, its

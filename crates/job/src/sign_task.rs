@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use neardup_io::{Item, Record};
+use neardup_io::Item;
 use serde::{Deserialize, Serialize};
 
 use crate::config::JobConfig;
@@ -284,15 +284,8 @@ impl Thread<'_> {
             if w.failure.is_some() {
                 return false;
             }
-            let file = match &record {
-                Record::Doc(doc) => doc.doc,
-                Record::Reject(reject) => reject.doc,
-            }
-            .file_index();
-            let signed = match record {
-                Record::Doc(doc) => self.signer.sign(doc, &mut scratch),
-                Record::Reject(reject) => Err(reject),
-            };
+            let file = record.doc().file_index();
+            let signed = self.signer.sign_record(record, &mut scratch);
             w.rejected += u64::from(signed.is_err());
             if w.unit.is_none() {
                 let path = self.area.path(file).expect("the share's files can be kept");

@@ -164,23 +164,6 @@ pub(crate) struct ReadTotals {
 }
 
 impl ReadTotals {
-    /// What was counted since `before` (a copy of these totals taken earlier).
-    pub(crate) fn since(&self, before: &ReadTotals) -> ReadTotals {
-        let mut skipped = self.skipped.clone();
-        for (kind, n) in &before.skipped {
-            if let Some(now) = skipped.get_mut(kind) {
-                *now -= n;
-            }
-        }
-        skipped.retain(|_, n| *n > 0);
-        ReadTotals {
-            records: self.records - before.records,
-            bytes: self.bytes - before.bytes,
-            skipped,
-            trailing_zero_bytes: self.trailing_zero_bytes - before.trailing_zero_bytes,
-        }
-    }
-
     /// Adds `other`'s counts.
     pub(crate) fn add(&mut self, other: &ReadTotals) {
         self.records += other.records;
@@ -219,23 +202,27 @@ pub(crate) fn read_files(
         if abort.load(Ordering::Relaxed) {
             break;
         }
-        let before = totals.clone();
+        // What this file gave, added to the totals however reading it ends.
+        let mut this = ReadTotals::default();
         let counter = progress.map(Progress::byte_counter);
         let on_error = job.spec.input.on_read_error;
         let opened = match range {
             None => {
-                totals.bytes += file.bytes;
+                this.bytes = file.bytes;
                 RecordReader::open_counting(file, fields, on_error, counter)
             }
             Some((start, end, lines_before)) => {
-                totals.bytes += end - start;
+                this.bytes = end - start;
                 let range = LineRange { start, end, lines_before };
                 RecordReader::open_range(file, fields, on_error, counter, range)
             }
         };
         let mut reader = match opened {
             Ok(reader) => reader,
-            Err(e) => return (totals, Some(e)),
+            Err(e) => {
+                totals.add(&this);
+                return (totals, Some(e));
+            }
         };
         let mut outcome = None;
         let mut unreported = 0;
@@ -247,9 +234,9 @@ pub(crate) fn read_files(
                     break;
                 }
             };
-            totals.records += 1;
+            this.records += 1;
             unreported += 1;
-            if pause || totals.records.is_multiple_of(BATCH) {
+            if pause || (totals.records + this.records).is_multiple_of(BATCH) {
                 if let Some(p) = progress {
                     p.add_records(std::mem::take(&mut unreported));
                 }
@@ -267,14 +254,15 @@ pub(crate) fn read_files(
             p.add_bytes(file.bytes); // Parquet is read by random access: count it whole
         }
         for (kind, n) in reader.skipped().into_iter().flatten() {
-            *totals.skipped.entry(kind.clone()).or_default() += n;
+            *this.skipped.entry(kind.clone()).or_default() += n;
         }
         let zeros = reader.trailing_zero_bytes();
         if zeros > 0 {
             let file = file.path.display();
             tracing::warn!(%file, bytes = zeros, "zero bytes after the last gzip member ignored");
-            totals.trailing_zero_bytes += zeros;
+            this.trailing_zero_bytes = zeros;
         }
+        totals.add(&this);
         if let Some(error) = outcome {
             return (totals, error);
         }
@@ -282,7 +270,7 @@ pub(crate) fn read_files(
         if let Err(changed) = neardup_io::check_unchanged(file) {
             return (totals, Some(changed));
         }
-        on_file_end(file.index, &totals.since(&before));
+        on_file_end(file.index, &this);
     }
     (totals, None)
 }

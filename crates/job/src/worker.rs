@@ -319,13 +319,10 @@ fn main_dataflow<'s>(fed: Fed<'s>, env: &WorkerEnv, context: &RunContext) {
         env,
         context,
     );
-    let written = pairs_written.concat(documents_written);
-    match signed.kept {
-        Some(kept) => written.concat(kept),
-        None => written,
-    }
-    .gather_reports(env.report(context.start), env.reports.clone())
-    .probe_with(&env.finished);
+    pairs_written
+        .concat(documents_written)
+        .gather_reports(env.report(context.start), env.reports.clone())
+        .probe_with(&env.finished);
 }
 
 /// What reading and signing give the stages after them.
@@ -336,9 +333,6 @@ struct Signed<'s> {
     docs: Stream<'s, StoreKey>,
     /// Rejected records' decisions, exchanged by document.
     rejects: Stream<'s, Keyed<DocId, Verdict>>,
-    /// Passes once every unit read is kept in the work area (or left out), where the units
-    /// are kept beside the records (`None`: on their way).
-    kept: Option<Stream<'s, ()>>,
 }
 
 /// What the source feeds the main dataflow.
@@ -368,12 +362,8 @@ fn read_and_sign<'s>(fed: Fed<'s>, env: &WorkerEnv, context: &RunContext) -> Sig
     });
     let signed = records.sign_docs(context.signer.clone(), env.stats.clone());
     let (area, stats, abort) = (env.area.clone(), env.stats.clone(), context.abort.clone());
-    // Where records stay with their reader, they are kept on their way (not copied), and
-    // the stages after them see their units committed.
-    let (signed, kept) = match spread {
-        true => (signed.clone(), Some(signed.keep_units(ends, area, stats, abort))),
-        false => (signed.keep_units_passing(ends, area, stats, abort), None),
-    };
+    // Records are kept on their way, so the stages after them see their units committed.
+    let signed = signed.keep_units(ends, area, spread, stats, abort);
     let (docs, rejects): (Stream<_>, Stream<_>) = signed
         .concat(replayed)
         .probe_with(env.probes.get(Stage::ReadAndSign))
@@ -388,7 +378,6 @@ fn read_and_sign<'s>(fed: Fed<'s>, env: &WorkerEnv, context: &RunContext) -> Sig
         claims: claims.exchange(|c: &IdClaim| route_id(c.id_hash)).probe_with(&env.paced),
         docs: docs.exchange(|k| route_doc(DocId::from_raw(k.key.0))).probe_with(&env.paced),
         rejects: rejects.exchange(|v| route_doc(v.key)).probe_with(&env.paced),
-        kept,
     }
 }
 

@@ -3,11 +3,14 @@
 //!
 //! Partitioning: signed records and unit ends go to the worker that read their file (by
 //! file index when records were spread over workers to be signed; where they are
-//! otherwise, where the records also pass through on their way: `keep_units_passing`). Writes: one unit file per unit, committed once its end and every record it
-//! counts have arrived. Holds: a write buffer (64 KiB) per unit being written, and for an
-//! output in object storage the upload's part buffer (`NEARDUP_UPLOAD_PART_SIZE`, 8 MiB by
-//! default) as well; a worker writes as many units at once as it has files in flight
-//! (usually one or two, as a unit is committed once its last record is signed).
+//! otherwise). Emits: every record, as it came, once it is written (the stages after it
+//! exchange records by id and by document, so where a record goes on from does not matter;
+//! nothing is copied for the unit writer). Writes: one unit file per unit, committed once
+//! its end and every record it counts have arrived. Holds: a write buffer (64 KiB) per unit
+//! being written, and for an output in object storage the upload's part buffer
+//! (`NEARDUP_UPLOAD_PART_SIZE`, 8 MiB by default) as well; a worker writes as many units at
+//! once as it has files in flight (usually one or two, as a unit is committed once its last
+//! record is signed).
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -18,7 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use neardup_io::RejectedRecord;
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::StreamVec;
-use timely::dataflow::channels::pact::{Exchange, Pipeline};
+use timely::dataflow::channels::pact::{Exchange, ParallelizationContract, Pipeline};
 use timely::dataflow::operators::generic::Operator;
 use timely::progress::Timestamp;
 
@@ -37,28 +40,17 @@ fn file_of(signed: &Signed) -> u32 {
 }
 
 /// Writes the units of the worker that read them.
-pub trait KeepUnits<'s, T: Timestamp>: Sized {
+pub trait KeepUnits<'s, T: Timestamp> {
     /// Writes each unit's signed records into `area`, committing a unit once `ends` says it
-    /// is whole and all its records are in, where records were spread over workers to be
-    /// signed: they go back to their file's reader, as copies. Emits nothing; its frontier
-    /// passes once every unit this worker wrote is committed or left out. Counts into
-    /// `stats`; nothing is committed once `abort` is set.
+    /// is whole and all its records are in, and hands every record on; `spread` when
+    /// records were spread over workers to be signed (they go back to their file's reader
+    /// first). The output's frontier passes once every unit this worker wrote is committed
+    /// or left out. Counts into `stats`; nothing is committed once `abort` is set.
     fn keep_units(
         self,
         ends: StreamVec<'s, T, UnitEnd>,
         area: Rc<WorkArea>,
-        stats: Rc<RefCell<WorkerStats>>,
-        abort: Arc<AtomicBool>,
-    ) -> StreamVec<'s, T, ()>;
-
-    /// As [`KeepUnits::keep_units`] where the records are with their file's reader (not
-    /// spread over workers): keeps each record and hands it on, so that nothing is copied
-    /// for the unit writer. The output's frontier passes once every unit this worker wrote
-    /// is committed or left out.
-    fn keep_units_passing(
-        self,
-        ends: StreamVec<'s, T, UnitEnd>,
-        area: Rc<WorkArea>,
+        spread: bool,
         stats: Rc<RefCell<WorkerStats>>,
         abort: Arc<AtomicBool>,
     ) -> StreamVec<'s, T, Signed>;
@@ -69,55 +61,45 @@ impl<'s, T: Timestamp> KeepUnits<'s, T> for StreamVec<'s, T, Signed> {
         self,
         ends: StreamVec<'s, T, UnitEnd>,
         area: Rc<WorkArea>,
-        stats: Rc<RefCell<WorkerStats>>,
-        abort: Arc<AtomicBool>,
-    ) -> StreamVec<'s, T, ()> {
-        let mut units = Units { area, open: BTreeMap::new(), failed: false, stats, abort };
-        let peers = self.scope().peers() as u64;
-        let signed_by = Exchange::new(move |s: &Signed| u64::from(file_of(s)) % peers);
-        let ends_by = Exchange::new(move |e: &UnitEnd| u64::from(e.file) % peers);
-        type Builder = CapacityContainerBuilder<Vec<()>>;
-        self.binary::<_, Builder, _, _, _, _>(
-            ends,
-            signed_by,
-            ends_by,
-            "KeepUnits",
-            move |_cap, _info| {
-                move |signed, ends, _output| {
-                    signed.for_each(|_cap, batch| {
-                        batch.iter().for_each(|record| units.record(record));
-                    });
-                    ends.for_each(|_cap, batch| batch.drain(..).for_each(|end| units.end(end)));
-                }
-            },
-        )
-    }
-
-    fn keep_units_passing(
-        self,
-        ends: StreamVec<'s, T, UnitEnd>,
-        area: Rc<WorkArea>,
+        spread: bool,
         stats: Rc<RefCell<WorkerStats>>,
         abort: Arc<AtomicBool>,
     ) -> StreamVec<'s, T, Signed> {
-        let mut units = Units { area, open: BTreeMap::new(), failed: false, stats, abort };
-        type Builder = CapacityContainerBuilder<Vec<Signed>>;
-        self.binary::<_, Builder, _, _, _, _>(
-            ends,
-            Pipeline,
-            Pipeline,
-            "KeepUnits",
-            move |_cap, _info| {
-                move |signed, ends, output| {
-                    signed.for_each(|cap, batch| {
-                        batch.iter().for_each(|record| units.record(record));
-                        output.session(&cap).give_container(batch);
-                    });
-                    ends.for_each(|_cap, batch| batch.drain(..).for_each(|end| units.end(end)));
-                }
-            },
-        )
+        let units = Units { area, open: BTreeMap::new(), failed: false, stats, abort };
+        if spread {
+            let peers = self.scope().peers() as u64;
+            let signed = Exchange::new(move |s: &Signed| u64::from(file_of(s)) % peers);
+            let ends_by = Exchange::new(move |e: &UnitEnd| u64::from(e.file) % peers);
+            keep(self, ends, signed, ends_by, units)
+        } else {
+            keep(self, ends, Pipeline, Pipeline, units)
+        }
     }
+}
+
+fn keep<'s, T: Timestamp>(
+    signed: StreamVec<'s, T, Signed>,
+    ends: StreamVec<'s, T, UnitEnd>,
+    signed_by: impl ParallelizationContract<T, Vec<Signed>>,
+    ends_by: impl ParallelizationContract<T, Vec<UnitEnd>>,
+    mut units: Units,
+) -> StreamVec<'s, T, Signed> {
+    type Builder = CapacityContainerBuilder<Vec<Signed>>;
+    signed.binary::<_, Builder, _, _, _, _>(
+        ends,
+        signed_by,
+        ends_by,
+        "KeepUnits",
+        move |_cap, _info| {
+            move |signed, ends, output| {
+                signed.for_each(|cap, batch| {
+                    batch.iter().for_each(|record| units.record(record));
+                    output.session(&cap).give_container(batch);
+                });
+                ends.for_each(|_cap, batch| batch.drain(..).for_each(|end| units.end(end)));
+            }
+        },
+    )
 }
 
 /// A unit being written, and its end once the reader sent it.
