@@ -99,6 +99,15 @@ fn units(out: &Path) -> (usize, usize) {
     (committed, unfinished)
 }
 
+/// The names of the committed units in `out`'s work area.
+fn unit_names(out: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(out.join("_work/units")) else { return Vec::new() };
+    entries
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".unit"))
+        .collect()
+}
+
 /// What a summary says the run read, kept and replayed.
 fn work(out: &Path) -> (u64, u64, u64) {
     let w = &summary(out)["work_area"];
@@ -368,13 +377,20 @@ fn signing_tasks_then_one_dedup_give_the_outputs_of_one_run() {
         cmd.env("JOB_COMPLETION_INDEX", "1");
         wait(cmd, Duration::from_secs(300))
     };
+    let of_task_0 = unit_names(&out);
     assert!(!k8s(Some("work.unit_committed.1=abort")).status.success());
     assert!(!out.join("_work/tasks/task-00001-of-00003.json").exists(), "no report before the end");
     // Task 0's four units, and what task 1 committed before it stopped (its other thread
     // may commit a second unit meanwhile).
     let committed = units(&out).0 as u64 - 4;
     assert!((1..=2).contains(&committed), "{committed} units");
+    // What a process killed while writing a unit leaves (the other thread may have left one
+    // too): the task's rerun clears it.
+    let of_task_1 = unit_names(&out).into_iter().find(|n| !of_task_0.contains(n)).unwrap();
+    std::fs::write(out.join(format!("_work/units/.{of_task_1}.99999-0.inprogress")), b"torn")
+        .unwrap();
     succeeds(&k8s(None));
+    assert_eq!(units(&out), (7, 0), "the killed runs' half-written units are cleared");
     let report = task_report(&out, 1, 3);
     let n = |k: &str| report[k].as_u64().unwrap();
     assert_eq!((n("files"), n("units_reused"), n("units_written")), (3, committed, 3 - committed));

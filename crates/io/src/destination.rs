@@ -27,6 +27,8 @@ pub enum OutFile {
         path: PathBuf,
         /// Whether it was renamed into place.
         committed: bool,
+        /// Whether `tmp` is this writer's own (see [`OutFile::create_private`]).
+        private: bool,
     },
     /// An object being uploaded.
     Remote(Option<Upload>),
@@ -47,13 +49,15 @@ impl OutFile {
         }
         let tmp = temporary_name(path);
         let file = File::create(&tmp)?;
-        Ok(OutFile::Local { file, tmp, path: path.to_path_buf(), committed: false })
+        Ok(OutFile::Local { file, tmp, path: path.to_path_buf(), committed: false, private: false })
     }
 
     /// As [`OutFile::create`], a local file written under a hidden name of this writer's
     /// own (`.NAME.PROCESS-N.inprogress`), for a file that two processes may write at once
     /// (with the same bytes): neither truncates the other's, and the last rename wins. A
-    /// process killed meanwhile leaves its hidden file behind, for its caller to clear.
+    /// process killed meanwhile leaves its hidden file behind: [`remove_private_leftovers`]
+    /// clears them once the file is in place. A writer whose hidden file was cleared so
+    /// commits when the file is already in place (another wrote the same bytes).
     ///
     /// # Errors
     /// As [`OutFile::create`].
@@ -66,8 +70,9 @@ impl OutFile {
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let own = path.with_file_name(format!("{name}.{}-{n}", std::process::id()));
         let mut file = Self::create(&own)?;
-        if let OutFile::Local { path: target, .. } = &mut file {
+        if let OutFile::Local { path: target, private, .. } = &mut file {
             *target = path.to_path_buf();
+            *private = true;
         }
         Ok(file)
     }
@@ -79,9 +84,13 @@ impl OutFile {
     /// What the system or the store reports.
     pub fn commit(mut self) -> io::Result<()> {
         match &mut self {
-            OutFile::Local { file, tmp, path, committed } => {
+            OutFile::Local { file, tmp, path, committed, private } => {
                 file.sync_all()?;
-                rename_durably(tmp, path)?;
+                match rename_durably(tmp, path) {
+                    // Another writer of the same bytes committed and cleared this one's file.
+                    Err(e) if *private && e.kind() == io::ErrorKind::NotFound && path.exists() => {}
+                    done => done?,
+                }
                 *committed = true;
                 Ok(())
             }
@@ -112,6 +121,34 @@ impl Drop for OutFile {
             // Not committed: leave no partial file behind (an upload aborts itself).
             let _ = std::fs::remove_file(tmp);
         }
+    }
+}
+
+/// Removes the hidden files that writers of `path` by [`OutFile::create_private`] left
+/// behind (a process killed while writing it), once `path` is in place; nothing for an
+/// address (an upload that never completed leaves no object). A writer still writing
+/// commits all the same (see [`OutFile::create_private`]).
+pub fn remove_private_leftovers(path: &Path) {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else { return };
+    if is_remote(path) || !path.exists() {
+        return;
+    }
+    let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+    let prefix = format!(".{}.", name.to_string_lossy());
+    let Ok(names) = names_in(dir) else { return };
+    for leftover in names.iter().filter(|n| {
+        // `.NAME.PROCESS-N.inprogress`
+        n.strip_prefix(&prefix).and_then(|rest| rest.strip_suffix(".inprogress")).is_some_and(
+            |writer| {
+                writer.split_once('-').is_some_and(|(p, n)| {
+                    !p.is_empty()
+                        && !n.is_empty()
+                        && p.bytes().chain(n.bytes()).all(|b| b.is_ascii_digit())
+                })
+            },
+        )
+    }) {
+        let _ = std::fs::remove_file(dir.join(leftover));
     }
 }
 
@@ -232,5 +269,58 @@ pub fn rename_durably(from: &Path, to: &Path) -> std::io::Result<()> {
             std::fs::File::open(folder)?.sync_all()
         }
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names = names_in(dir).unwrap();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_killed_writers_file_is_cleared_once_the_file_is_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.unit");
+        // What a process killed while writing left, and files that are not its leftovers.
+        let others = [".a.unit.inprogress", ".a.unit.x-1.inprogress", ".ab.unit.7-0.inprogress"];
+        for name in [".a.unit.4242-0.inprogress"].iter().chain(&others) {
+            std::fs::write(dir.path().join(name), b"torn").unwrap();
+        }
+        remove_private_leftovers(&path);
+        assert_eq!(names(dir.path()).len(), 4, "nothing goes before the file is in place");
+        let mut out = OutFile::create_private(&path).unwrap();
+        out.write_all(b"whole").unwrap();
+        out.commit().unwrap();
+        remove_private_leftovers(&path);
+        let mut left: Vec<String> = others.iter().map(ToString::to_string).collect();
+        left.push("a.unit".into());
+        left.sort();
+        assert_eq!(names(dir.path()), left);
+        assert_eq!(std::fs::read(&path).unwrap(), b"whole");
+    }
+
+    #[test]
+    fn a_writer_whose_file_was_cleared_commits_when_another_put_the_file_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.unit");
+        let (mut first, mut second) =
+            (OutFile::create_private(&path).unwrap(), OutFile::create_private(&path).unwrap());
+        first.write_all(b"same").unwrap();
+        second.write_all(b"sa").unwrap();
+        first.commit().unwrap();
+        remove_private_leftovers(&path);
+        second.write_all(b"me").unwrap();
+        second.commit().unwrap();
+        assert_eq!(names(dir.path()), ["a.unit"]);
+        assert_eq!(std::fs::read(&path).unwrap(), b"same");
+        // A plain writer whose file went is an error, as before.
+        let plain = OutFile::create(&path).unwrap();
+        std::fs::remove_file(temporary_name(&path)).unwrap();
+        assert!(plain.commit().is_err());
     }
 }

@@ -9,8 +9,8 @@
 //! written fails the task (keeping units is what it is for), as does an input that cannot
 //! be read (unless `input.on_read_error` rejects it). A task marks its start in
 //! `_work/tasks/task-INDEX-of-COUNT.started` (five-digit numbers) before it writes a unit,
-//! and once every unit of its share is committed writes its report beside it
-//! (`task-INDEX-of-COUNT.json`). By these a dedup run knows the units are whole files (so
+//! and once every unit of its share is committed clears the hidden files its killed runs
+//! left half written and writes its report beside the marker (`task-INDEX-of-COUNT.json`). By these a dedup run knows the units are whole files (so
 //! it reads whole files too, and their names match), says which tasks did not finish, and
 //! warns, naming them, about tasks that signed with other settings.
 //!
@@ -203,6 +203,10 @@ pub fn sign_share(
         report.bytes_written += thread.bytes;
         report.records += thread.records;
         report.rejected += thread.rejected;
+    }
+    // Every unit of the share is in place: clear what writers of them killed before left.
+    for path in share.iter().filter_map(|f| area.path(*f)) {
+        neardup_io::destination::remove_private_leftovers(&path);
     }
     report.seconds = start.elapsed().as_secs_f64();
     let path = tasks_dir(&config.output).join(task_name(task.index, task.count, "json"));
