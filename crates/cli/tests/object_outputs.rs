@@ -524,10 +524,28 @@ fn an_index_in_object_storage_keeps_what_web_page_runs_learn() {
         ("s3://crawl/in/web/crawl.wet.gz", "s3://crawl/web2", "s3://crawl/webidx"),
         (wet.as_str(), &path("web2"), &path("webidx")),
     ] {
-        let mut cmd = index_run(&s3, input, out, index);
-        cmd.args(["--method", "simhash"]);
-        let done = run(cmd, Duration::from_secs(120));
+        let web = |failpoint: Option<&str>| {
+            let mut cmd = index_run(&s3, input, out, index);
+            cmd.args(["--method", "simhash"]);
+            if let Some(failpoint) = failpoint {
+                cmd.env("NEARDUP_FAILPOINTS", failpoint);
+            }
+            run(cmd, Duration::from_secs(120))
+        };
+        // The second batch into the bucket is killed after reading: its rerun replays what
+        // its corpus passes learned, with the template sample they wrote into the bucket.
+        let killed = out == "s3://crawl/web2";
+        if killed {
+            let done = web(Some("after-reading-and-signing=abort"));
+            assert!(!done.status.success(), "{done:?}");
+        }
+        let done = web(None);
         assert!(done.status.success(), "{done:?}");
+        if killed {
+            let summary: serde_json::Value =
+                serde_json::from_slice(&s3.get("/crawl/web2/summary.json").unwrap()).unwrap();
+            assert_eq!(summary["work_area"]["corpus_statistics_reused"], 1, "{summary}");
+        }
     }
     s3.download("crawl", "web2", &dir.path().join("web2-fetched"));
     assert_eq!(results(&dir.path().join("web2-fetched")), results(&dir.path().join("web2")));

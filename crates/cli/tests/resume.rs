@@ -200,11 +200,18 @@ fn hostfile(dir: &Path) -> PathBuf {
 /// Both processes of a two-process run of `input` into `out` (one worker each), process 1
 /// with `failpoint` armed; whether each succeeded.
 fn two_processes(dir: &Path, input: &Path, out: &Path, failpoint: Option<&str>) -> [bool; 2] {
+    let args = ["-i", input.to_str().unwrap(), "-o", out.to_str().unwrap()];
+    two_processes_with(dir, &args, failpoint)
+}
+
+/// Both processes of a two-process run with `args` (one worker each), process 1 with
+/// `failpoint` armed; whether each succeeded.
+fn two_processes_with(dir: &Path, args: &[&str], failpoint: Option<&str>) -> [bool; 2] {
     let hosts = hostfile(dir);
     let process = |p: usize| {
-        let (input, out, p_text) = (input.to_str().unwrap(), out.to_str().unwrap(), p.to_string());
-        let args = ["-i", input, "-o", out, "-w", "1", "-n", "2", "-p", &p_text];
-        let mut cmd = command(dir, &args, if p == 1 { failpoint } else { None });
+        let p_text = p.to_string();
+        let mut cmd = command(dir, args, if p == 1 { failpoint } else { None });
+        cmd.args(["-w", "1", "-n", "2", "-p", &p_text]);
         cmd.arg("--hostfile").arg(&hosts).args(["--connect-timeout", "60"]);
         std::thread::spawn(move || wait(cmd, Duration::from_secs(300)).status.success())
     };
@@ -337,6 +344,137 @@ fn a_web_run_resumes_without_learning_its_templates_again() {
     assert_eq!(summary(&out)["work_area"]["corpus_statistics_reused"], 1);
     assert_eq!(results(&out), results(&clean), "SimHash outputs differ");
     assert_eq!(counts(&out), counts(&clean));
+}
+
+#[test]
+fn an_index_web_run_resumes_without_its_corpus_passes_and_commits_the_same_generation() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |out: &str, index: &str, method: &str, failpoint: Option<&str>| {
+        let mut cmd = web_dedup_command(dir.path(), out, failpoint);
+        cmd.args(["--index", index, "--run-name", "week", "--method", method]);
+        wait(cmd, Duration::from_secs(300))
+    };
+    // An index whose first generation holds pages of the same site (its template sample
+    // and document frequencies count in what the run learns).
+    let earlier_week = |out: &str, index: &str, method: &str| {
+        let mut cmd = command(dir.path(), &["-o", out, "-w", "2"], None);
+        cmd.arg("-i").arg(repo().join("data-samples/web-templated/pages.warc.gz"));
+        cmd.args(["--index", index, "--run-name", "earlier", "--method", method]);
+        succeeds(&wait(cmd, Duration::from_secs(300)));
+    };
+    // The template sample the learning pass wrote into the second generation's folder.
+    let templates = |index: &str| {
+        let index = dir.path().join(index);
+        let mut folders: Vec<PathBuf> = std::fs::read_dir(&index)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with("gen-000002"))
+            .collect();
+        assert_eq!(folders.len(), 1, "{folders:?}");
+        let folder = folders.pop().unwrap();
+        let mut parts: Vec<(String, Vec<u8>)> = std::fs::read_dir(folder.join("templates"))
+            .unwrap()
+            .map(|e| e.unwrap())
+            .map(|e| (e.file_name().into_string().unwrap(), std::fs::read(e.path()).unwrap()))
+            .collect();
+        parts.sort();
+        assert!(!parts.is_empty());
+        parts
+    };
+    // MinHash learns templates; SimHash learns templates and weighs by the corpus's
+    // document frequencies, which its generation keeps too. Killed after the passes (the
+    // process dies: its generation's folder stays), then failing at the commit (the run
+    // cleans up after itself).
+    for (method, failpoint) in [
+        ("minhash", "after-reading-and-signing=abort"),
+        ("simhash", "work.unit_committed.3=abort"),
+        ("minhash", "parts-written=error"),
+    ] {
+        let case = format!("{method} {failpoint}");
+        let (clean, out) = (format!("clean-{method}"), format!("out-{method}"));
+        let (clean_index, index) = (format!("{clean}-index"), format!("{out}-index"));
+        if !dir.path().join(&clean).exists() {
+            earlier_week(&format!("{clean}-earlier"), &clean_index, method);
+            succeeds(&run(&clean, &clean_index, method, None));
+        }
+        let _ = std::fs::remove_dir_all(dir.path().join(&out));
+        let _ = std::fs::remove_dir_all(dir.path().join(&index));
+        earlier_week(&format!("{out}-earlier"), &index, method);
+        assert!(!run(&out, &index, method, Some(failpoint)).status.success(), "{case}");
+        succeeds(&run(&out, &index, method, None));
+        let (out, clean) = (dir.path().join(out), dir.path().join(clean));
+        let (rerun, first) = (summary(&out), summary(&clean));
+        assert_eq!(rerun["work_area"]["corpus_statistics_reused"], 1, "{case}");
+        assert_eq!(results(&out), results(&clean), "{case}: outputs differ");
+        let mut stats = rerun["index"].clone();
+        stats["dir"] = first["index"]["dir"].clone();
+        assert_eq!(stats, first["index"], "{case}: the index's figures differ");
+        for key in ["counts", "boilerplate"] {
+            assert_eq!(rerun[key], first[key], "{case}: {key} differs");
+        }
+        let manifest = |index: &str| {
+            let path = dir.path().join(index).join("index.json");
+            let mut m: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+            for g in m["generations"].as_array_mut().unwrap() {
+                g.as_object_mut()
+                    .unwrap()
+                    .retain(|k, _| !["created_unix", "output"].contains(&k.as_str()));
+            }
+            m["generations"].clone()
+        };
+        assert_eq!(manifest(&index), manifest(&clean_index), "{case}: generations differ");
+        assert_eq!(templates(&index), templates(&clean_index), "{case}: template samples differ");
+    }
+    // Two processes, one killed after reading (the other fails and cleans up, keeping the
+    // sample): the rerun replays the passes of both.
+    earlier_week("two-earlier", "two-index", "minhash");
+    let web: Vec<String> = ["web-templated", "crawlset", "warc"]
+        .iter()
+        .map(|f| repo().join("data-samples").join(f).to_string_lossy().into_owned())
+        .collect();
+    let two = dir.path().join("two");
+    let index = dir.path().join("two-index");
+    let mut args = vec!["-o", two.to_str().unwrap(), "--index", index.to_str().unwrap()];
+    args.extend(["--run-name", "week"]);
+    for folder in &web {
+        args.extend(["-i", folder.as_str()]);
+    }
+    let killed = two_processes_with(dir.path(), &args, Some("after-reading-and-signing=abort"));
+    assert_eq!(killed, [false, false]);
+    assert_eq!(two_processes_with(dir.path(), &args, None), [true, true]);
+    assert_eq!(summary(&two)["work_area"]["corpus_statistics_reused"], 1);
+    assert_eq!(results(&two), results(&dir.path().join("clean-minhash")));
+    assert_eq!(templates("two-index"), templates("clean-minhash-index"));
+    // A part of the sample gone (as when a process died before writing it): the rerun
+    // learns again, and writes the whole sample anew.
+    earlier_week("gone-earlier", "gone-index", "minhash");
+    assert!(
+        !run("gone", "gone-index", "minhash", Some("after-reading-and-signing=abort"))
+            .status
+            .success()
+    );
+    let part = templates("gone-index").pop().unwrap().0;
+    let generation = std::fs::read_dir(dir.path().join("gone-index"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with("gen-000002"))
+        .unwrap();
+    std::fs::remove_file(generation.join("templates").join(part)).unwrap();
+    succeeds(&run("gone", "gone-index", "minhash", None));
+    let gone = dir.path().join("gone");
+    assert_eq!(summary(&gone)["work_area"]["corpus_statistics_reused"], 0);
+    assert_eq!(results(&gone), results(&dir.path().join("clean-minhash")));
+    assert_eq!(templates("gone-index"), templates("clean-minhash-index"));
+    // The next week's batch decides against either index alike.
+    let next = |out: &str, index: &str| {
+        let mut cmd = command(dir.path(), &["-o", out, "-w", "2"], None);
+        cmd.arg("-i").arg(repo().join("data-samples/web-templated"));
+        cmd.args(["--index", index, "--run-name", "next"]);
+        succeeds(&wait(cmd, Duration::from_secs(300)));
+        results(&dir.path().join(out))
+    };
+    assert_eq!(next("next", "out-minhash-index"), next("next-clean", "clean-minhash-index"));
 }
 
 /// `neardup sign` of `input` into `out` (two threads) with `args` saying which task it is,

@@ -50,6 +50,13 @@ pub(crate) struct ToCommit {
     pub boilerplate: Option<Arc<neardup_text::Boilerplate>>,
     /// The batch's document frequencies, committed with its generation of the index.
     pub frequencies: Option<Frequencies>,
+    /// The parts of the template sample a failed run wrote into the generation's folder,
+    /// when this run replays what its corpus passes learned (else each worker writes one).
+    pub kept_template_parts: Option<u32>,
+    /// Whether what the corpus passes learned is in the work area for a rerun (with an
+    /// index, with the template sample they wrote into the generation's folder, which a
+    /// failed run then leaves there).
+    pub learned_kept: bool,
 }
 
 /// Folders of the output that only neardup writes.
@@ -72,7 +79,11 @@ pub(crate) struct Held {
 /// [`JobError::Write`] when the output folder is locked by a live run, holds files neardup
 /// did not write or cannot be written; [`JobError::Index`] when the index is locked or
 /// changed since the run read it.
-pub(crate) fn prepare(config: &JobConfig, topology: &Topology) -> Result<Held, JobError> {
+pub(crate) fn prepare(
+    config: &JobConfig,
+    topology: &Topology,
+    keeps_templates: bool,
+) -> Result<Held, JobError> {
     let output = &config.output;
     let write_err = |path: &Path, source| {
         JobError::Write(neardup_io::Error::Write { path: path.into(), source })
@@ -104,7 +115,7 @@ pub(crate) fn prepare(config: &JobConfig, topology: &Topology) -> Result<Held, J
         None => None,
     };
     let index_lock = match &config.index {
-        Some(plan) => Some(lock_index(plan)?),
+        Some(plan) => Some(lock_index(plan, keeps_templates)?),
         None => None,
     };
     outputs.replace(output, &OWNED_FOLDERS, &earlier).map_err(JobError::Write)?;
@@ -138,14 +149,16 @@ fn refusal(other: fn(neardup_io::Error) -> JobError) -> impl Fn(neardup_io::Erro
 }
 
 /// Takes the index lock and removes the segment folders no generation lists (failed runs'),
-/// keeping the one a retry replaces until the retry commits.
-fn lock_index(plan: &IndexPlan) -> Result<IndexLock, JobError> {
+/// keeping the one a retry replaces until the retry commits, and the template sample in
+/// the run's own folder when it `keeps_templates` (a rerun that replays its corpus passes).
+fn lock_index(plan: &IndexPlan, keeps_templates: bool) -> Result<IndexLock, JobError> {
     let lock = IndexLock::acquire(&plan.dir, &plan.read).map_err(refusal(JobError::Index))?;
     if let Some(taken) = lock.taken_over() {
         tracing::warn!("{taken}");
     }
     let as_read = Manifest { generations: plan.read.clone(), ..plan.manifest.clone() };
-    let removed = neardup_io::index::remove_orphans(&plan.dir, &as_read.segments())
+    let own = keeps_templates.then_some(plan.folder.as_str());
+    let removed = neardup_io::index::remove_orphans(&plan.dir, &as_read.segments(), own)
         .map_err(JobError::Index)?;
     if !removed.is_empty() {
         tracing::info!(folders = ?removed, "removed index folders of failed runs");
@@ -252,8 +265,12 @@ pub(crate) fn finish(
                     .ok()
                     .flatten()
                     .is_some_and(|m| m.generations.iter().any(|g| g.folder == plan.folder));
-                if !listed {
-                    let _ = neardup_io::destination::remove_all(&plan.new_generation_dir());
+                let dir = plan.new_generation_dir();
+                if !listed && learned.learned_kept {
+                    // A rerun replays the corpus passes with the template sample they wrote.
+                    let _ = neardup_io::index::remove_all_but_templates(&dir);
+                } else if !listed {
+                    let _ = neardup_io::destination::remove_all(&dir);
                 }
             }
             summary.status = RunStatus::Failed;
@@ -312,9 +329,7 @@ fn commit(
     }
     let mut index_committed = false;
     if let (Some(plan), Some(lock)) = (&config.index, held.index.as_mut()) {
-        let frequencies = learned.frequencies.as_ref();
-        let templates = config.needs_boilerplate();
-        commit_generation(plan, topology, &totals.stats.index, frequencies, templates, lock)
+        commit_generation(plan, topology, &totals.stats.index, learned, config, lock)
             .map_err(|e| (e, false))?;
         index_committed = true;
         point("manifest-written", &plan.dir.join(neardup_io::index::MANIFEST), true)?;
@@ -376,15 +391,32 @@ fn commit_generation(
     plan: &IndexPlan,
     topology: &Topology,
     stats: &IndexStats,
-    frequencies: Option<&Frequencies>,
-    keeps_templates: bool,
+    learned: &ToCommit,
+    config: &JobConfig,
     lock: &mut IndexLock,
 ) -> Result<(), JobError> {
-    if let Some(frequencies) = frequencies {
+    if let Some(frequencies) = &learned.frequencies {
         let dir = plan.new_generation_dir();
         neardup_io::index::write_frequencies(&dir, frequencies).map_err(JobError::Write)?;
     }
     let workers = u32::try_from(topology.processes * topology.workers).expect("few workers");
+    // The learning pass of a run with an index writes a templates part per worker; a rerun
+    // that replays it commits the parts the failed run wrote (checked to be all there).
+    let template_parts = match (config.needs_boilerplate(), learned.kept_template_parts) {
+        (false, _) => 0,
+        (true, None) => workers,
+        (true, Some(parts)) => {
+            if !work_area::template_parts_in_place(plan, parts) {
+                let path = plan.new_generation_dir().join("templates");
+                let detail = format!(
+                    "the {parts} parts of the template sample kept for the rerun are not all \
+                     there: run again, and the corpus passes write them anew"
+                );
+                return Err(JobError::Index(neardup_io::Error::Damaged { path, detail }));
+            }
+            parts
+        }
+    };
     let mut manifest = plan.manifest.clone();
     manifest.neardup_version = env!("CARGO_PKG_VERSION").to_string();
     manifest.generations.push(neardup_io::index::Generation {
@@ -398,8 +430,7 @@ fn commit_generation(
         documents: stats.documents_written,
         keys: stats.keys_written,
         doc_parts: workers,
-        // The learning pass of a run with an index writes a templates part per worker.
-        template_parts: if keeps_templates { workers } else { 0 },
+        template_parts,
         forgotten: Vec::new(),
     });
     lock.commit(&manifest).map_err(JobError::Index)?;

@@ -24,7 +24,7 @@ use crate::source::KeptShares;
 use crate::spec::JobSpec;
 use crate::summary::Summary;
 use crate::traffic::{Exchanged, Traffic};
-use crate::work_area::{self, LearnedState};
+use crate::work_area::{self, KeptGeneration, LearnedState};
 use crate::worker::{LearnedPass, RunContext, run_worker};
 use crate::worker_report::WorkerReport;
 
@@ -117,7 +117,10 @@ fn prepare_and_execute(
     kept: Kept,
 ) -> Result<Summary, JobError> {
     // Locks, the file lists and the spill folder, held until the run ends.
-    let mut held = commit::prepare(config, topology)?;
+    // A rerun that replays what its corpus passes learned keeps the template sample they
+    // wrote into the index's new generation.
+    let keeps_templates = kept.learned.as_ref().is_some_and(|l| l.generation().is_some());
+    let mut held = commit::prepare(config, topology, keeps_templates)?;
     let topology = commit::with_spill_dir(topology, &held);
     let mut learned = commit::ToCommit::default();
     let mut outcome = execute(config, &topology, control, start, progress, kept, &mut learned);
@@ -292,11 +295,19 @@ fn corpus_statistics(
 ) -> Result<(Option<Arc<Boilerplate>>, Option<IdfWeights>), JobError> {
     let config = passes[0].job;
     if let Some(state) = kept {
-        let (boilerplate, pages, idf) = state.restore(config);
-        learned.stats.learned_from_pages = pages;
+        let restored = state.restore(config);
+        let boilerplate = restored.boilerplate;
+        learned.stats.learned_from_pages = restored.pages;
         learned.stats.learned_lines = boilerplate.as_ref().map_or(0, |b| b.len() as u64);
         learned.corpus_statistics_reused = true;
-        return Ok((boilerplate.map(Arc::new), idf));
+        // With an index: the batch's frequencies and the template sample the passes wrote
+        // into the generation's folder (kept there by the index lock) are committed.
+        if let Some(generation) = restored.generation {
+            learned_out.frequencies = generation.batch_frequencies();
+            learned_out.kept_template_parts = Some(generation.template_parts);
+        }
+        learned_out.learned_kept = true;
+        return Ok((boilerplate.map(Arc::new), restored.idf));
     }
     let [templates, frequencies] = passes;
     let boilerplate = match config.needs_boilerplate() {
@@ -314,8 +325,17 @@ fn corpus_statistics(
     if topology.process == 0 {
         let pages = learned.stats.learned_from_pages;
         let limit = config.max_record_bytes(topology.memory_budget);
-        LearnedState::of(boilerplate.as_deref(), pages, corpus_idf.as_ref()).keep(config, limit);
+        // The learning pass of a run with an index writes a templates part per worker.
+        let generation = config.index.as_ref().map(|_| {
+            let parts = if config.needs_boilerplate() { topology.total_workers() } else { 0 };
+            let parts = u32::try_from(parts).expect("few workers");
+            KeptGeneration::new(parts, learned_out.frequencies.as_ref())
+        });
+        let state =
+            LearnedState::of(boilerplate.as_deref(), pages, corpus_idf.as_ref(), generation);
+        state.keep(config, limit);
     }
+    learned_out.learned_kept = true;
     Ok((boilerplate, corpus_idf))
 }
 

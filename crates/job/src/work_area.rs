@@ -16,7 +16,7 @@
 //! finds the committed units of its plan, replays them in place of reading and signing, and
 //! reads the rest; anything that differs gives another name, which is read. A file with no
 //! version (a stream) is never kept. What the corpus passes learned is kept beside the
-//! units ([`LearnedState`]), so that a rerun without an index skips them. The work area is
+//! units ([`LearnedState`]), so that a rerun skips them, with an index too. The work area is
 //! removed once `_SUCCESS` is written.
 //!
 //! Keeping units is best effort: a unit that cannot be written is left out with a warning,
@@ -30,11 +30,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use neardup_core::CountMinSketch;
 use neardup_io::destination::OutFile;
+use neardup_io::index::Frequencies;
 use neardup_io::{InputFile, RejectedRecord};
 use neardup_text::Boilerplate;
 use serde::{Deserialize, Serialize};
 
-use crate::config::JobConfig;
+use crate::config::{IndexPlan, JobConfig};
 use crate::frames::{FrameReader, write_frame};
 use crate::records::SignedDoc;
 use crate::sign::IdfWeights;
@@ -331,16 +332,58 @@ pub(crate) fn remove_unfinished(output: &Path) {
 
 /// What the corpus passes learned (templates and document frequencies), kept in the work
 /// area so that a rerun skips the passes: `_work/learned-NAME.bin`, `NAME` a digest of the
-/// settings and of every input's identity. Runs with an index redo the passes (they also
-/// write the index's template sample).
+/// settings, of every input's identity and, with an index, of the index as the run read
+/// it and of its new generation's folder.
+///
+/// A run with an index also keeps what the passes add to its generation: the batch's own
+/// document frequencies, and the count of the template sample's parts, which the passes
+/// wrote into the generation's folder. A rerun replays the state only when those parts
+/// are all there; the index lock then keeps them (the folder's other files go, as a failed
+/// run's do) and the rerun commits them as its own.
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct LearnedState {
     /// The boilerplate entries, when the job learns templates.
     boilerplate: Option<Vec<u64>>,
     /// Pages the templates were learned from.
     pages: u64,
-    /// The document frequencies' sketch, when signing weighs by them.
+    /// The document frequencies' sketch, when signing weighs by them (with an index, the
+    /// batch's and the index's).
     frequencies: Option<KeptSketch>,
+    /// What a run with an index adds to its generation.
+    generation: Option<KeptGeneration>,
+}
+
+/// What the corpus passes of a run with an index add to its generation.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct KeptGeneration {
+    /// Parts of the template sample the passes wrote into the generation's folder (0 for
+    /// a job that learns no templates).
+    pub(crate) template_parts: u32,
+    /// The batch's own document frequencies, committed with the generation.
+    batch_frequencies: Option<KeptSketch>,
+}
+
+impl KeptGeneration {
+    /// What the passes of a run with an index add to its generation.
+    pub(crate) fn new(template_parts: u32, batch_frequencies: Option<&Frequencies>) -> Self {
+        let batch_frequencies = batch_frequencies.map(|f| KeptSketch {
+            depth: f.depth as usize,
+            width_bits: f.width_bits,
+            counts: f.counts.clone(),
+            documents: f.documents,
+        });
+        KeptGeneration { template_parts, batch_frequencies }
+    }
+
+    /// The batch's own document frequencies.
+    pub(crate) fn batch_frequencies(&self) -> Option<Frequencies> {
+        self.batch_frequencies.as_ref().map(|k| Frequencies {
+            depth: u32::try_from(k.depth).expect("a few rows"),
+            width_bits: k.width_bits,
+            documents: k.documents,
+            counts: k.counts.clone(),
+        })
+    }
 }
 
 /// A count-min sketch as kept.
@@ -358,6 +401,7 @@ impl LearnedState {
         boilerplate: Option<&Boilerplate>,
         pages: u64,
         idf: Option<&IdfWeights>,
+        generation: Option<KeptGeneration>,
     ) -> Self {
         let frequencies = idf.and_then(IdfWeights::corpus).map(|(sketch, documents)| KeptSketch {
             depth: sketch.depth(),
@@ -365,16 +409,27 @@ impl LearnedState {
             counts: sketch.counts().to_vec(),
             documents,
         });
-        LearnedState { boilerplate: boilerplate.map(|b| b.entries().to_vec()), pages, frequencies }
+        let boilerplate = boilerplate.map(|b| b.entries().to_vec());
+        LearnedState { boilerplate, pages, frequencies, generation }
     }
 
     /// What an earlier run of `job` reading records of at most `max_record_bytes` kept, if
-    /// it kept it and it reads whole.
+    /// it kept it, it reads whole and (with an index) the template sample it wrote into
+    /// the generation's folder is all there.
     pub(crate) fn load(job: &JobConfig, max_record_bytes: u64) -> Option<LearnedState> {
         let path = learned_path(job, max_record_bytes)?;
         match neardup_io::destination::read_optional(&path) {
-            Ok(Some(bytes)) => match bincode::deserialize(&bytes) {
-                Ok(state) => Some(state),
+            Ok(Some(bytes)) => match bincode::deserialize::<LearnedState>(&bytes) {
+                Ok(state) => match (&job.index, &state.generation) {
+                    (None, None) => Some(state),
+                    (Some(plan), Some(g)) if template_parts_in_place(plan, g.template_parts) => {
+                        Some(state)
+                    }
+                    _ => {
+                        tracing::info!(path = %path.display(), "the template sample of the index's new generation is not all there: the corpus passes run again");
+                        None
+                    }
+                },
                 Err(e) => {
                     tracing::warn!(path = %path.display(), error = %e, "the kept corpus statistics are damaged: the passes run again");
                     None
@@ -398,9 +453,14 @@ impl LearnedState {
         }
     }
 
-    /// The boilerplate, the pages it was learned from, and the document frequencies, as
-    /// the passes gave them.
-    pub(crate) fn restore(self, job: &JobConfig) -> (Option<Boilerplate>, u64, Option<IdfWeights>) {
+    /// What a run with an index adds to its generation, when this state is of one.
+    pub(crate) fn generation(&self) -> Option<&KeptGeneration> {
+        self.generation.as_ref()
+    }
+
+    /// The boilerplate, the pages it was learned from, the document frequencies, and what
+    /// a run with an index adds to its generation, as the passes gave them.
+    pub(crate) fn restore(self, job: &JobConfig) -> Restored {
         let rule = &job.spec.boilerplate;
         let boilerplate = self.boilerplate.map(|e| Boilerplate::new(e, rule, job.spec.seed));
         let idf = self.frequencies.map(|k| {
@@ -408,15 +468,39 @@ impl LearnedState {
             sketch.merge_counts(0, &k.counts);
             IdfWeights::Corpus { sketch, documents: k.documents }
         });
-        (boilerplate, self.pages, idf)
+        Restored { boilerplate, pages: self.pages, idf, generation: self.generation }
     }
 }
 
-/// Where the corpus passes' state of `job` is kept: `None` for a job without corpus passes,
-/// with an index, or with an input of no version.
+/// A [`LearnedState`] restored.
+pub(crate) struct Restored {
+    /// The boilerplate, when the job learns templates.
+    pub(crate) boilerplate: Option<Boilerplate>,
+    /// Pages the templates were learned from.
+    pub(crate) pages: u64,
+    /// The document frequencies, when signing weighs by them.
+    pub(crate) idf: Option<IdfWeights>,
+    /// What a run with an index adds to its generation.
+    pub(crate) generation: Option<KeptGeneration>,
+}
+
+/// Whether the `parts` parts of the template sample are all in `plan`'s new generation's
+/// folder.
+pub(crate) fn template_parts_in_place(plan: &IndexPlan, parts: u32) -> bool {
+    let dir = plan.new_generation_dir().join("templates");
+    let Ok(names) = neardup_io::destination::names_in(&dir) else { return false };
+    let names: BTreeSet<&str> = names.iter().map(String::as_str).collect();
+    (0..parts).all(|part| {
+        let path = neardup_io::index::template_part_path(&plan.new_generation_dir(), part);
+        path.file_name().and_then(|n| n.to_str()).is_some_and(|n| names.contains(n))
+    })
+}
+
+/// Where the corpus passes' state of `job` is kept: `None` for a job without corpus passes
+/// or with an input of no version.
 fn learned_path(job: &JobConfig, max_record_bytes: u64) -> Option<PathBuf> {
     let passes = job.needs_boilerplate() || job.needs_corpus_idf();
-    if !passes || job.index.is_some() {
+    if !passes {
         return None;
     }
     let mut text = settings_text(job, max_record_bytes);
@@ -424,6 +508,13 @@ fn learned_path(job: &JobConfig, max_record_bytes: u64) -> Option<PathBuf> {
         let version = file.version.as_deref()?;
         let path = neardup_io::resolved_path(&file.path);
         text.push_str(&format!("\n{} {} {version}", path.display(), file.bytes));
+    }
+    // With an index, what the passes learn depends on the index as read (its samples and
+    // frequencies), and its sample goes to the new generation's folder.
+    if let Some(plan) = &job.index {
+        let read = serde_json::to_string(&plan.read).expect("generations serialise");
+        let dir = neardup_io::resolved_path(&plan.dir);
+        text.push_str(&format!("\nindex {} {} {read}", dir.display(), plan.folder));
     }
     let digest = neardup_core::hash::hash_bytes(text.as_bytes(), 0);
     Some(job.output.join(WORK_FOLDER).join(format!("learned-{digest:016x}.bin")))

@@ -66,7 +66,7 @@ pub fn compact(dir: &Path) -> Result<Compacted> {
         lock_taken_over: lock.taken_over().map(ToString::to_string),
         ..Compacted::default()
     };
-    report.orphans_removed = remove_orphans(dir, &segments)?;
+    report.orphans_removed = remove_orphans(dir, &segments, None)?;
     let forgotten: HashSet<IndexRef> = manifest
         .generations
         .iter()

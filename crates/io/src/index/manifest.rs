@@ -2,7 +2,7 @@
 //! index lock, and the segment folders the manifest does not list.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -323,14 +323,21 @@ pub(super) fn open_to_change(dir: &Path) -> Result<(Manifest, IndexLock)> {
     Ok((manifest, lock))
 }
 
-/// Removes the folders of `dir` named like segments that none of `segments` is.
 /// Removes the segment folders (`gen-*`) of `dir` that `segments` do not list: what runs
 /// that failed before their commit, or a compaction or replaced run killed after its
 /// commit, left. Only for a holder of the index lock. Returns the folders removed.
 ///
+/// Of the folder `keep_templates_of` (a failed run's, whose rerun replays what its corpus
+/// passes learned), only the complete parts of `templates/` stay: the rerun commits them
+/// as its own.
+///
 /// # Errors
 /// [`Error::ReadFile`] or [`Error::Write`] naming the folder.
-pub fn remove_orphans(dir: &Path, segments: &[Segment]) -> Result<Vec<String>> {
+pub fn remove_orphans(
+    dir: &Path,
+    segments: &[Segment],
+    keep_templates_of: Option<&str>,
+) -> Result<Vec<String>> {
     let names = crate::destination::names_in(dir)
         .map_err(|source| Error::ReadFile { path: dir.to_path_buf(), source })?;
     let folders: std::collections::BTreeSet<String> = names
@@ -345,7 +352,9 @@ pub fn remove_orphans(dir: &Path, segments: &[Segment]) -> Result<Vec<String>> {
         .collect();
     let mut removed = Vec::new();
     for name in folders {
-        if !segments.iter().any(|s| s.folder == name) {
+        if keep_templates_of == Some(name.as_str()) {
+            remove_all_but_templates(&dir.join(&name))?;
+        } else if !segments.iter().any(|s| s.folder == name) {
             let path = dir.join(&name);
             crate::destination::remove_all(&path)
                 .map_err(|source| Error::Write { path, source })?;
@@ -353,6 +362,37 @@ pub fn remove_orphans(dir: &Path, segments: &[Segment]) -> Result<Vec<String>> {
         }
     }
     Ok(removed)
+}
+
+/// Removes everything in the segment folder `folder` but the complete parts of its
+/// `templates/` (a local folder's hidden files, parts half written, go too).
+///
+/// # Errors
+/// [`Error::ReadFile`] or [`Error::Write`] naming the folder or file.
+pub fn remove_all_but_templates(folder: &Path) -> Result<()> {
+    let write = |path: PathBuf| move |source| Error::Write { path, source };
+    let names = crate::destination::names_in(folder)
+        .map_err(|source| Error::ReadFile { path: folder.to_path_buf(), source })?;
+    let tops: std::collections::BTreeSet<&str> =
+        names.iter().map(|n| n.split_once('/').map_or(n.as_str(), |(top, _)| top)).collect();
+    for top in tops.into_iter().filter(|top| *top != "templates") {
+        let path = folder.join(top);
+        if crate::remote::is_remote(&path) || path.is_dir() {
+            crate::destination::remove_all(&path).map_err(write(path.clone()))?;
+        } else {
+            crate::destination::remove_file(&path).map_err(write(path.clone()))?;
+        }
+    }
+    let templates = folder.join("templates");
+    if !crate::remote::is_remote(&templates) {
+        let names = crate::destination::names_in(&templates)
+            .map_err(|source| Error::ReadFile { path: templates.clone(), source })?;
+        for hidden in names.iter().filter(|n| n.starts_with('.')) {
+            let path = templates.join(hidden);
+            crate::destination::remove_file(&path).map_err(write(path.clone()))?;
+        }
+    }
+    Ok(())
 }
 
 /// Bytes of the files (or objects) under `path`.
