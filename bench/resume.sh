@@ -11,6 +11,9 @@
 #   S3=1 bash bench/resume.sh ...   the outputs (so the work area) in moto's S3-compatible
 #                                   server on 127.0.0.1 (MOTO_SERVER names it; pip install
 #                                   'moto[server]'); the inputs stay local
+#   WEB=1 bash bench/resume.sh 100000 ...   web pages instead: bench/warc.sh's WARC files
+#                                   (FILES unused), so the rerun also skips the corpus passes
+#   INDEX=1 bash bench/resume.sh ...   each run against its own new index (OUT-index)
 # NEARDUP=BINARY times that binary instead of this tree's.
 #
 # The corpus is bench/make_real_corpus.py's (real sentences from ../shared when present),
@@ -22,7 +25,7 @@ files=${2:-20}
 share=${3:-0.7}
 workers=${4:-2}
 source bench/resume_corpus.sh
-rm -rf "$work/clean" "$work/out"
+rm -rf "$work/clean" "$work/out" "$work/clean-index" "$work/out-index"
 out=$work/out
 clean=$work/clean
 url=
@@ -43,7 +46,7 @@ if [ -n "${S3:-}" ]; then
 fi
 
 run() { # OUT
-  "$bin" dedup -i "$work/in" -o "$1" -w "$workers" -q --spill-dir "$work"
+  "$bin" dedup -i "$work/in" -o "$1" -w "$workers" -q --spill-dir "$work" ${INDEX:+--index "$1-index"}
 }
 now() { python3 -c 'import time; print(time.monotonic())'; }
 summary() { # OUT: its summary.json
@@ -60,7 +63,7 @@ wall=$(python3 -c "print(round($(now) - $start, 2))")
 kill_after=$(python3 -c "print(round($wall * $share, 2))")
 
 # Started directly, so that $! is neardup's own process.
-"$bin" dedup -i "$work/in" -o "$out" -w "$workers" -q --spill-dir "$work" &
+"$bin" dedup -i "$work/in" -o "$out" -w "$workers" -q --spill-dir "$work" ${INDEX:+--index "$out-index"} &
 pid=$!
 sleep "$kill_after"
 kill -9 "$pid" 2> /dev/null || true
@@ -87,6 +90,6 @@ w = again["work_area"]
 print(f"docs {docs} in {files} files, {workers} workers, output {out}")
 print(f"clean run  {wall:8.2f} s   work area {written / 2**20:.0f} MiB ({written / int(docs):.0f} bytes a document)")
 print(f"killed at  {kill_after:8.2f} s   ({share} of the clean run)")
-print(f"rerun      {rerun:8.2f} s   = {rerun / wall:.2f} of the clean run; units replayed {w['units_reused']}, read {w['units_read']}")
+print(f"rerun      {rerun:8.2f} s   = {rerun / wall:.2f} of the clean run; units replayed {w['units_reused']}, read {w['units_read']}, corpus passes replayed {w['corpus_statistics_reused']}")
 print(f"rerun decided as the clean run: {same}")
 PY
