@@ -532,12 +532,22 @@ fn an_index_in_object_storage_keeps_what_web_page_runs_learn() {
             }
             run(cmd, Duration::from_secs(120))
         };
-        // The second batch into the bucket is killed after reading: its rerun replays what
-        // its corpus passes learned, with the template sample they wrote into the bucket.
+        // The second batch into the bucket is killed once its parts are written: its rerun
+        // replays what its corpus passes learned, with the template sample they wrote into
+        // the bucket (the generation's other objects go).
         let killed = out == "s3://crawl/web2";
         if killed {
-            let done = web(Some("after-reading-and-signing=abort"));
+            let done = web(Some("parts-written=abort"));
             assert!(!done.status.success(), "{done:?}");
+            // Objects of the unlisted folder besides its sample, at its top and below.
+            let folder = s3
+                .list("crawl", "webidx/gen-000002-")
+                .into_iter()
+                .find_map(|(k, _)| k.split('/').nth(1).map(str::to_string))
+                .unwrap();
+            for stray in ["stray.bin", "docs/part-00009.parquet"] {
+                s3.put(&format!("/crawl/webidx/{folder}/{stray}"), b"left by a killed run");
+            }
         }
         let done = web(None);
         assert!(done.status.success(), "{done:?}");
@@ -550,6 +560,34 @@ fn an_index_in_object_storage_keeps_what_web_page_runs_learn() {
     s3.download("crawl", "web2", &dir.path().join("web2-fetched"));
     assert_eq!(results(&dir.path().join("web2-fetched")), results(&dir.path().join("web2")));
     let keys: Vec<String> = s3.list("crawl", "webidx/").into_iter().map(|(k, _)| k).collect();
+    // The bucket's generations hold the files the folder's do, the template sample and the
+    // document frequencies alike.
+    let of_generation = |keys: Vec<String>, n: &str| -> Vec<String> {
+        let mut files: Vec<String> = keys
+            .into_iter()
+            .filter_map(|k| {
+                k.split_once(&format!("gen-00000{n}-")).map(|(_, rest)| rest.to_string())
+            })
+            .filter_map(|rest| rest.split_once('/').map(|(_, name)| name.to_string()))
+            .collect();
+        files.sort();
+        files
+    };
+    let mut local_keys = Vec::new();
+    let mut dirs = vec![dir.path().join("webidx")];
+    while let Some(d) = dirs.pop() {
+        for entry in std::fs::read_dir(d).unwrap().map(|e| e.unwrap().path()) {
+            if entry.is_dir() {
+                dirs.push(entry);
+            } else {
+                let rel = entry.strip_prefix(dir.path()).unwrap().display().to_string();
+                local_keys.push(rel);
+            }
+        }
+    }
+    for n in ["1", "2"] {
+        assert_eq!(of_generation(keys.clone(), n), of_generation(local_keys.clone(), n), "{n}");
+    }
     for wanted in ["/frequencies.bin", "/templates/part-"] {
         let generations: std::collections::BTreeSet<&str> = keys
             .iter()

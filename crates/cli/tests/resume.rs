@@ -362,8 +362,9 @@ fn an_index_web_run_resumes_without_its_corpus_passes_and_commits_the_same_gener
         cmd.args(["--index", index, "--run-name", "earlier", "--method", method]);
         succeeds(&wait(cmd, Duration::from_secs(300)));
     };
-    // The template sample the learning pass wrote into the second generation's folder.
-    let templates = |index: &str| {
+    // Every file of the second generation's folder (its template sample, document
+    // frequencies, docs and keys), by path in the folder.
+    let generation = |index: &str| {
         let index = dir.path().join(index);
         let mut folders: Vec<PathBuf> = std::fs::read_dir(&index)
             .unwrap()
@@ -372,14 +373,26 @@ fn an_index_web_run_resumes_without_its_corpus_passes_and_commits_the_same_gener
             .collect();
         assert_eq!(folders.len(), 1, "{folders:?}");
         let folder = folders.pop().unwrap();
-        let mut parts: Vec<(String, Vec<u8>)> = std::fs::read_dir(folder.join("templates"))
-            .unwrap()
-            .map(|e| e.unwrap())
-            .map(|e| (e.file_name().into_string().unwrap(), std::fs::read(e.path()).unwrap()))
-            .collect();
-        parts.sort();
-        assert!(!parts.is_empty());
-        parts
+        let mut files = Vec::new();
+        let mut dirs = vec![folder.clone()];
+        while let Some(d) = dirs.pop() {
+            for entry in std::fs::read_dir(d).unwrap().map(|e| e.unwrap().path()) {
+                if entry.is_dir() {
+                    dirs.push(entry);
+                } else {
+                    let name = entry.strip_prefix(&folder).unwrap().display().to_string();
+                    files.push((name, std::fs::read(&entry).unwrap()));
+                }
+            }
+        }
+        files.sort();
+        assert!(files.iter().any(|(name, _)| name.starts_with("templates/part-")));
+        files
+    };
+    let templates = |index: &str| {
+        let mut files = generation(index);
+        files.retain(|(name, _)| name.starts_with("templates/"));
+        files
     };
     // MinHash learns templates; SimHash learns templates and weighs by the corpus's
     // document frequencies, which its generation keeps too. Killed after the passes (the
@@ -424,7 +437,12 @@ fn an_index_web_run_resumes_without_its_corpus_passes_and_commits_the_same_gener
             m["generations"].clone()
         };
         assert_eq!(manifest(&index), manifest(&clean_index), "{case}: generations differ");
-        assert_eq!(templates(&index), templates(&clean_index), "{case}: template samples differ");
+        let (files, clean_files) = (generation(&index), generation(&clean_index));
+        let names = |files: &[(String, Vec<u8>)]| -> Vec<String> {
+            files.iter().map(|(name, _)| name.clone()).collect()
+        };
+        assert_eq!(names(&files), names(&clean_files), "{case}: the generations' files differ");
+        assert_eq!(files, clean_files, "{case}: the generations' bytes differ");
     }
     // Two processes, one killed after reading (the other fails and cleans up, keeping the
     // sample): the rerun replays the passes of both.
@@ -455,17 +473,31 @@ fn an_index_web_run_resumes_without_its_corpus_passes_and_commits_the_same_gener
             .success()
     );
     let part = templates("gone-index").pop().unwrap().0;
-    let generation = std::fs::read_dir(dir.path().join("gone-index"))
+    let folder = std::fs::read_dir(dir.path().join("gone-index"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with("gen-000002"))
         .unwrap();
-    std::fs::remove_file(generation.join("templates").join(part)).unwrap();
+    std::fs::remove_file(folder.join(part)).unwrap();
     succeeds(&run("gone", "gone-index", "minhash", None));
     let gone = dir.path().join("gone");
     assert_eq!(summary(&gone)["work_area"]["corpus_statistics_reused"], 0);
     assert_eq!(results(&gone), results(&dir.path().join("clean-minhash")));
-    assert_eq!(templates("gone-index"), templates("clean-minhash-index"));
+    assert_eq!(generation("gone-index"), generation("clean-minhash-index"));
+    // A run with another record limit (so another kept state) killed after writing its
+    // own sample into the same folder: the first settings' rerun does not take that sample
+    // for its own, and learns again.
+    earlier_week("other-earlier", "other-index", "minhash");
+    let killed = Some("after-reading-and-signing=abort");
+    assert!(!run("other", "other-index", "minhash", killed).status.success());
+    let mut limited = web_dedup_command(dir.path(), "other", killed);
+    limited.args(["--index", "other-index", "--run-name", "week", "--memory-budget", "256M"]);
+    assert!(!wait(limited, Duration::from_secs(300)).status.success());
+    succeeds(&run("other", "other-index", "minhash", None));
+    let other = dir.path().join("other");
+    assert_eq!(summary(&other)["work_area"]["corpus_statistics_reused"], 0);
+    assert_eq!(results(&other), results(&dir.path().join("clean-minhash")));
+    assert_eq!(generation("other-index"), generation("clean-minhash-index"));
     // The next week's batch decides against either index alike.
     let next = |out: &str, index: &str| {
         let mut cmd = command(dir.path(), &["-o", out, "-w", "2"], None);

@@ -82,7 +82,7 @@ pub(crate) struct Held {
 pub(crate) fn prepare(
     config: &JobConfig,
     topology: &Topology,
-    keeps_templates: bool,
+    kept_sample: Option<u32>,
 ) -> Result<Held, JobError> {
     let output = &config.output;
     let write_err = |path: &Path, source| {
@@ -115,7 +115,7 @@ pub(crate) fn prepare(
         None => None,
     };
     let index_lock = match &config.index {
-        Some(plan) => Some(lock_index(plan, keeps_templates)?),
+        Some(plan) => Some(lock_index(config, topology, plan, kept_sample)?),
         None => None,
     };
     outputs.replace(output, &OWNED_FOLDERS, &earlier).map_err(JobError::Write)?;
@@ -150,16 +150,25 @@ fn refusal(other: fn(neardup_io::Error) -> JobError) -> impl Fn(neardup_io::Erro
 
 /// Takes the index lock and removes the segment folders no generation lists (failed runs'),
 /// keeping the one a retry replaces until the retry commits, and the template sample in
-/// the run's own folder when it `keeps_templates` (a rerun that replays its corpus passes).
-fn lock_index(plan: &IndexPlan, keeps_templates: bool) -> Result<IndexLock, JobError> {
+/// the run's own folder when it replays its corpus passes (`kept_sample`: the sample's
+/// parts), which must still be there now that the run holds the lock.
+fn lock_index(
+    config: &JobConfig,
+    topology: &Topology,
+    plan: &IndexPlan,
+    kept_sample: Option<u32>,
+) -> Result<IndexLock, JobError> {
     let lock = IndexLock::acquire(&plan.dir, &plan.read).map_err(refusal(JobError::Index))?;
     if let Some(taken) = lock.taken_over() {
         tracing::warn!("{taken}");
     }
     let as_read = Manifest { generations: plan.read.clone(), ..plan.manifest.clone() };
-    let own = keeps_templates.then_some(plan.folder.as_str());
+    let own = kept_sample.map(|_| plan.folder.as_str());
     let removed = neardup_io::index::remove_orphans(&plan.dir, &as_read.segments(), own)
         .map_err(JobError::Index)?;
+    if let Some(parts) = kept_sample {
+        check_kept_sample(config, topology, plan, parts)?;
+    }
     if !removed.is_empty() {
         tracing::info!(folders = ?removed, "removed index folders of failed runs");
     }
@@ -266,7 +275,7 @@ pub(crate) fn finish(
                     .flatten()
                     .is_some_and(|m| m.generations.iter().any(|g| g.folder == plan.folder));
                 let dir = plan.new_generation_dir();
-                if !listed && learned.learned_kept {
+                if !listed && learned.learned_kept && config.needs_boilerplate() {
                     // A rerun replays the corpus passes with the template sample they wrote.
                     let _ = neardup_io::index::remove_all_but_templates(&dir);
                 } else if !listed {
@@ -406,14 +415,7 @@ fn commit_generation(
         (false, _) => 0,
         (true, None) => workers,
         (true, Some(parts)) => {
-            if !work_area::template_parts_in_place(plan, parts) {
-                let path = plan.new_generation_dir().join("templates");
-                let detail = format!(
-                    "the {parts} parts of the template sample kept for the rerun are not all \
-                     there: run again, and the corpus passes write them anew"
-                );
-                return Err(JobError::Index(neardup_io::Error::Damaged { path, detail }));
-            }
+            check_kept_sample(config, topology, plan, parts)?;
             parts
         }
     };
@@ -433,6 +435,8 @@ fn commit_generation(
         template_parts,
         forgotten: Vec::new(),
     });
+    // The sample's note only served a rerun.
+    work_area::remove_sample_note(plan);
     lock.commit(&manifest).map_err(JobError::Index)?;
     if let Some(old) = &plan.replaces {
         // Committed without it: a failure here only leaves a folder the next run removes.
@@ -442,6 +446,26 @@ fn commit_generation(
         }
     }
     Ok(())
+}
+
+/// Fails unless the template sample of `parts` parts that a rerun replays with its corpus
+/// passes is all in its generation's folder (another run may have removed it meanwhile).
+fn check_kept_sample(
+    config: &JobConfig,
+    topology: &Topology,
+    plan: &IndexPlan,
+    parts: u32,
+) -> Result<(), JobError> {
+    let limit = config.max_record_bytes(topology.memory_budget);
+    if work_area::sample_in_place(config, limit, parts) {
+        return Ok(());
+    }
+    let path = plan.new_generation_dir().join("templates");
+    let detail = format!(
+        "the {parts} parts of the template sample kept for this rerun are not all there: \
+         run again, and the corpus passes write them anew"
+    );
+    Err(JobError::Index(neardup_io::Error::Damaged { path, detail }))
 }
 
 /// Removes the parts of a failed run (every listed file but the summary), and its folders

@@ -119,8 +119,8 @@ fn prepare_and_execute(
     // Locks, the file lists and the spill folder, held until the run ends.
     // A rerun that replays what its corpus passes learned keeps the template sample they
     // wrote into the index's new generation.
-    let keeps_templates = kept.learned.as_ref().is_some_and(|l| l.generation().is_some());
-    let mut held = commit::prepare(config, topology, keeps_templates)?;
+    let kept_sample = kept.learned.as_ref().and_then(|l| l.generation()).map(|g| g.template_parts);
+    let mut held = commit::prepare(config, topology, kept_sample)?;
     let topology = commit::with_spill_dir(topology, &held);
     let mut learned = commit::ToCommit::default();
     let mut outcome = execute(config, &topology, control, start, progress, kept, &mut learned);
@@ -333,9 +333,12 @@ fn corpus_statistics(
         });
         let state =
             LearnedState::of(boilerplate.as_deref(), pages, corpus_idf.as_ref(), generation);
-        state.keep(config, limit);
+        learned_out.learned_kept = state.keep(config, limit);
+    } else {
+        // Process 0 keeps it (a failure to is a warning there).
+        let limit = config.max_record_bytes(topology.memory_budget);
+        learned_out.learned_kept = work_area::keeps_learned(config, limit);
     }
-    learned_out.learned_kept = true;
     Ok((boilerplate, corpus_idf))
 }
 

@@ -235,9 +235,16 @@ impl Drain<PageRow, Occurrence> for SampleDrain {
     fn end(&mut self, emit: &mut dyn FnMut(Occurrence)) -> Result<(), SpillError> {
         self.end_host(emit);
         self.flush()?;
-        if let (Some(writer), Some((dir, part))) = (self.writer.take(), &self.out) {
+        if let Some((dir, part)) = &self.out {
+            // Every worker writes its part, empty when it sampled no host: a rerun that
+            // replays the passes knows the sample is whole when every part is there.
             let path = neardup_io::index::template_part_path(dir, *part);
-            writer.finish().map_err(|e| SpillError::at(&path, std::io::Error::other(e)))?;
+            let failed = |e: neardup_io::Error| SpillError::at(&path, std::io::Error::other(e));
+            let writer = match self.writer.take() {
+                Some(writer) => writer,
+                None => TemplatePartWriter::create(dir, *part).map_err(failed)?,
+            };
+            writer.finish().map_err(failed)?;
         }
         Ok(())
     }

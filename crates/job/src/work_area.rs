@@ -417,12 +417,14 @@ impl LearnedState {
     /// it kept it, it reads whole and (with an index) the template sample it wrote into
     /// the generation's folder is all there.
     pub(crate) fn load(job: &JobConfig, max_record_bytes: u64) -> Option<LearnedState> {
-        let path = learned_path(job, max_record_bytes)?;
+        let (path, _) = learned_key(job, max_record_bytes)?;
         match neardup_io::destination::read_optional(&path) {
             Ok(Some(bytes)) => match bincode::deserialize::<LearnedState>(&bytes) {
                 Ok(state) => match (&job.index, &state.generation) {
                     (None, None) => Some(state),
-                    (Some(plan), Some(g)) if template_parts_in_place(plan, g.template_parts) => {
+                    (Some(_), Some(g))
+                        if sample_in_place(job, max_record_bytes, g.template_parts) =>
+                    {
                         Some(state)
                     }
                     _ => {
@@ -444,13 +446,25 @@ impl LearnedState {
     }
 
     /// Keeps this state for a rerun of `job` reading records of at most `max_record_bytes`
-    /// (best effort: a failure is a warning).
-    pub(crate) fn keep(&self, job: &JobConfig, max_record_bytes: u64) {
-        let Some(path) = learned_path(job, max_record_bytes) else { return };
+    /// (best effort: a failure is a warning); with an index, first notes in the new
+    /// generation's folder that its template sample is this state's. Whether it was kept.
+    pub(crate) fn keep(&self, job: &JobConfig, max_record_bytes: u64) -> bool {
+        let Some((path, digest)) = learned_key(job, max_record_bytes) else { return false };
+        let note = match (&job.index, &self.generation) {
+            (Some(plan), Some(g)) if g.template_parts > 0 => Some(sample_note(plan)),
+            _ => None,
+        };
         let bytes = bincode::serialize(self).expect("the learned state serialises");
-        if let Err(e) = neardup_io::write_atomically(&path, &bytes) {
+        let kept = note
+            .iter()
+            .try_for_each(|note| {
+                neardup_io::write_atomically(note, format!("{digest:016x}").as_bytes())
+            })
+            .and_then(|()| neardup_io::write_atomically(&path, &bytes));
+        if let Err(e) = &kept {
             tracing::warn!(path = %path.display(), error = %e, "cannot keep the corpus statistics in the work area");
         }
+        kept.is_ok()
     }
 
     /// What a run with an index adds to its generation, when this state is of one.
@@ -484,21 +498,9 @@ pub(crate) struct Restored {
     pub(crate) generation: Option<KeptGeneration>,
 }
 
-/// Whether the `parts` parts of the template sample are all in `plan`'s new generation's
-/// folder.
-pub(crate) fn template_parts_in_place(plan: &IndexPlan, parts: u32) -> bool {
-    let dir = plan.new_generation_dir().join("templates");
-    let Ok(names) = neardup_io::destination::names_in(&dir) else { return false };
-    let names: BTreeSet<&str> = names.iter().map(String::as_str).collect();
-    (0..parts).all(|part| {
-        let path = neardup_io::index::template_part_path(&plan.new_generation_dir(), part);
-        path.file_name().and_then(|n| n.to_str()).is_some_and(|n| names.contains(n))
-    })
-}
-
-/// Where the corpus passes' state of `job` is kept: `None` for a job without corpus passes
-/// or with an input of no version.
-fn learned_path(job: &JobConfig, max_record_bytes: u64) -> Option<PathBuf> {
+/// Where the corpus passes' state of `job` is kept, and the digest that names it: `None`
+/// for a job without corpus passes or with an input of no version.
+fn learned_key(job: &JobConfig, max_record_bytes: u64) -> Option<(PathBuf, u64)> {
     let passes = job.needs_boilerplate() || job.needs_corpus_idf();
     if !passes {
         return None;
@@ -517,5 +519,46 @@ fn learned_path(job: &JobConfig, max_record_bytes: u64) -> Option<PathBuf> {
         text.push_str(&format!("\nindex {} {} {read}", dir.display(), plan.folder));
     }
     let digest = neardup_core::hash::hash_bytes(text.as_bytes(), 0);
-    Some(job.output.join(WORK_FOLDER).join(format!("learned-{digest:016x}.bin")))
+    let path = job.output.join(WORK_FOLDER).join(format!("learned-{digest:016x}.bin"));
+    Some((path, digest))
+}
+
+/// Whether `job` keeps what its corpus passes learn, reading records of at most
+/// `max_record_bytes` (it has passes, and every input a version).
+pub(crate) fn keeps_learned(job: &JobConfig, max_record_bytes: u64) -> bool {
+    learned_key(job, max_record_bytes).is_some()
+}
+
+/// Where the note of the run whose sample is in `plan`'s new generation's folder is.
+fn sample_note(plan: &IndexPlan) -> PathBuf {
+    plan.new_generation_dir().join(neardup_io::index::TEMPLATE_SAMPLE_NOTE)
+}
+
+/// Whether the template sample that the kept state of `job`'s corpus passes counts
+/// (`parts` parts) is in the index's new generation's folder, all of it and written with
+/// that state (its note names the state's digest).
+pub(crate) fn sample_in_place(job: &JobConfig, max_record_bytes: u64, parts: u32) -> bool {
+    let (Some(plan), Some((_, digest))) = (&job.index, learned_key(job, max_record_bytes)) else {
+        return false;
+    };
+    if parts == 0 {
+        return true;
+    }
+    let note = neardup_io::destination::read_optional(&sample_note(plan));
+    if !matches!(note, Ok(Some(text)) if text == format!("{digest:016x}").as_bytes()) {
+        return false;
+    }
+    let dir = plan.new_generation_dir().join("templates");
+    let Ok(names) = neardup_io::destination::names_in(&dir) else { return false };
+    let names: BTreeSet<&str> = names.iter().map(String::as_str).collect();
+    (0..parts).all(|part| {
+        let path = neardup_io::index::template_part_path(&plan.new_generation_dir(), part);
+        path.file_name().and_then(|n| n.to_str()).is_some_and(|n| names.contains(n))
+    })
+}
+
+/// Removes the note of the run whose sample is in `plan`'s new generation's folder (at
+/// the commit: a committed generation has none). Best effort.
+pub(crate) fn remove_sample_note(plan: &IndexPlan) {
+    let _ = neardup_io::destination::remove_file(&sample_note(plan));
 }

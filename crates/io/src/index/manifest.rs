@@ -18,6 +18,10 @@ pub const FORMAT: u32 = 4;
 pub const MIGRATED_FORMAT: u32 = 3;
 /// The manifest's file name.
 pub const MANIFEST: &str = "index.json";
+/// A file beside `templates/` in a generation's folder, until the generation is committed:
+/// which kept state of a run's corpus passes the sample belongs to (a digest), so that a
+/// rerun replays that state only with the sample written with it.
+pub const TEMPLATE_SAMPLE_NOTE: &str = "templates.learned";
 /// Key partitions of a new index.
 pub const DEFAULT_PARTITIONS: u32 = 64;
 
@@ -365,7 +369,8 @@ pub fn remove_orphans(
 }
 
 /// Removes everything in the segment folder `folder` but the complete parts of its
-/// `templates/` (a local folder's hidden files, parts half written, go too).
+/// `templates/` and the note of the run that wrote them ([`TEMPLATE_SAMPLE_NOTE`]): a
+/// local folder's hidden files (parts half written) go too.
 ///
 /// # Errors
 /// [`Error::ReadFile`] or [`Error::Write`] naming the folder or file.
@@ -373,24 +378,30 @@ pub fn remove_all_but_templates(folder: &Path) -> Result<()> {
     let write = |path: PathBuf| move |source| Error::Write { path, source };
     let names = crate::destination::names_in(folder)
         .map_err(|source| Error::ReadFile { path: folder.to_path_buf(), source })?;
-    let tops: std::collections::BTreeSet<&str> =
-        names.iter().map(|n| n.split_once('/').map_or(n.as_str(), |(top, _)| top)).collect();
-    for top in tops.into_iter().filter(|top| *top != "templates") {
-        let path = folder.join(top);
-        if crate::remote::is_remote(&path) || path.is_dir() {
-            crate::destination::remove_all(&path).map_err(write(path.clone()))?;
-        } else {
+    let kept = |name: &str| name == TEMPLATE_SAMPLE_NOTE || name == "templates";
+    if crate::remote::is_remote(folder) {
+        // Object keys below the folder: every one outside `templates/` goes.
+        for name in names.iter().filter(|n| !kept(n.split_once('/').map_or(n.as_str(), |(t, _)| t)))
+        {
+            let path = folder.join(name);
             crate::destination::remove_file(&path).map_err(write(path.clone()))?;
         }
+        return Ok(());
+    }
+    for name in names.iter().filter(|n| !kept(n)) {
+        let path = folder.join(name);
+        let removed = match path.is_dir() {
+            true => crate::destination::remove_all(&path),
+            false => crate::destination::remove_file(&path),
+        };
+        removed.map_err(write(path.clone()))?;
     }
     let templates = folder.join("templates");
-    if !crate::remote::is_remote(&templates) {
-        let names = crate::destination::names_in(&templates)
-            .map_err(|source| Error::ReadFile { path: templates.clone(), source })?;
-        for hidden in names.iter().filter(|n| n.starts_with('.')) {
-            let path = templates.join(hidden);
-            crate::destination::remove_file(&path).map_err(write(path.clone()))?;
-        }
+    let names = crate::destination::names_in(&templates)
+        .map_err(|source| Error::ReadFile { path: templates.clone(), source })?;
+    for hidden in names.iter().filter(|n| n.starts_with('.')) {
+        let path = templates.join(hidden);
+        crate::destination::remove_file(&path).map_err(write(path.clone()))?;
     }
     Ok(())
 }

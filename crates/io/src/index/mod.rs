@@ -50,7 +50,7 @@ pub use frequencies::{FREQUENCIES_FILE, Frequencies, read_frequencies, write_fre
 pub use lookup::{ProbeStats, fetch_docs, probe_keys};
 pub use manifest::{
     DEFAULT_PARTITIONS, FORMAT, Generation, IndexLock, MANIFEST, MIGRATED_FORMAT, Manifest,
-    Segment, generation_folder, remove_all_but_templates, remove_orphans,
+    Segment, TEMPLATE_SAMPLE_NOTE, generation_folder, remove_all_but_templates, remove_orphans,
 };
 pub use parts::{
     DocPartWriter, IndexRef, IndexedDoc, KEY_ROW_GROUP_ROWS, KeyPartWriter, KeyRow, doc_part_of,
