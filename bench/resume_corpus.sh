@@ -2,7 +2,7 @@
 # release build, built now) and `work` (target/bench/resume-DOCS-FILES), whose `in/` holds
 # the real corpus of $docs documents (bench/make_real_corpus.py) split into $files JSON
 # Lines files, made once; with WEB=1, `work` is target/bench/resume-web-DOCS and `in/` the
-# web archive bench/warc.sh reads.
+# web archive bench/warc.sh reads (and `files` its count).
 bin=${NEARDUP:-target/release/neardup}
 [ -n "${NEARDUP:-}" ] || cargo build --release -q -p neardup-cli
 if [ -n "${WEB:-}" ]; then
@@ -14,6 +14,7 @@ if [ -n "${WEB:-}" ]; then
   work=target/bench/resume-web-$docs
   mkdir -p "$work"
   ln -sfn "$(realpath "$warc")" "$work/in"
+  files=$(find -L "$work/in" -name '*.warc.gz' | wc -l)
 else
   corpus=target/bench/real-$docs.jsonl
   [ -f "$corpus" ] || python3 bench/make_real_corpus.py --docs "$docs" --out "$corpus" > /dev/null
