@@ -102,8 +102,7 @@ pub fn run(args: &SignArgs) -> anyhow::Result<TaskReport> {
     });
     let task = SignTask { index, count, workers, memory_budget };
     if !args.quiet {
-        let share: Vec<_> =
-            config.inputs.iter().filter(|f| f.index as usize % count == index).collect();
+        let share = task.share(&config);
         let bytes: u64 = share.iter().map(|f| f.bytes).sum();
         eprintln!(
             "neardup sign: task {index} of {count}, {} of {} file(s), {}, {workers} worker(s) -> {}",

@@ -136,17 +136,13 @@ pub fn remove_private_leftovers(path: &Path) {
     let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
     let prefix = format!(".{}.", name.to_string_lossy());
     let Ok(names) = names_in(dir) else { return };
+    let number = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     for leftover in names.iter().filter(|n| {
         // `.NAME.PROCESS-N.inprogress`
-        n.strip_prefix(&prefix).and_then(|rest| rest.strip_suffix(".inprogress")).is_some_and(
-            |writer| {
-                writer.split_once('-').is_some_and(|(p, n)| {
-                    !p.is_empty()
-                        && !n.is_empty()
-                        && p.bytes().chain(n.bytes()).all(|b| b.is_ascii_digit())
-                })
-            },
-        )
+        n.strip_prefix(&prefix)
+            .and_then(|rest| rest.strip_suffix(".inprogress"))
+            .and_then(|writer| writer.split_once('-'))
+            .is_some_and(|(process, n)| number(process) && number(n))
     }) {
         let _ = std::fs::remove_file(dir.join(leftover));
     }

@@ -284,3 +284,12 @@ fn describe_differences(differences: &[[String; 3]]) -> String {
     }
     text
 }
+
+/// The message a panic carried (`panic!` with a literal or a formatted message); `None`
+/// for any other payload.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> Option<String> {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_string()))
+}

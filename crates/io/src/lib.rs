@@ -46,7 +46,7 @@ mod warc;
 
 pub use decompress::Compression;
 pub use destination::{rename_durably, temporary_name, write_atomically};
-pub use error::{Error, Result};
+pub use error::{Error, Result, panic_message};
 pub use files::{FILE_LIST, FileList, folder_role, resolved_path};
 pub use html::{decode_page, html_to_text};
 pub use input::{Format, InputFile, check_unchanged, discover, input_list, is_regular};

@@ -274,11 +274,7 @@ impl Iterator for ParquetRecords {
             let batches = &mut self.batches;
             let next = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| batches.next()))
                 .unwrap_or_else(|panic| {
-                    let message = panic
-                        .downcast_ref::<String>()
-                        .cloned()
-                        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                        .unwrap_or_default();
+                    let message = crate::error::panic_message(&*panic).unwrap_or_default();
                     Some(Err(arrow_schema::ArrowError::ParquetError(format!(
                         "the decoder gave up on damaged data: {message}"
                     ))))

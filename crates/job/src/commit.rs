@@ -166,8 +166,15 @@ fn lock_index(
     let own = kept_sample.map(|_| plan.folder.as_str());
     let removed = neardup_io::index::remove_orphans(&plan.dir, &as_read.segments(), own)
         .map_err(JobError::Index)?;
-    if let Some(parts) = kept_sample {
-        check_kept_sample(config, topology, plan, parts)?;
+    let limit = config.max_record_bytes(topology.memory_budget);
+    if let Some(parts) = kept_sample.filter(|p| !work_area::sample_in_place(config, limit, *p)) {
+        // Another run removed it since this one started (it was there then).
+        let path = plan.new_generation_dir().join("templates");
+        let detail = format!(
+            "the {parts} parts of the template sample kept for this rerun are not all there: \
+             run again, and the corpus passes write them anew"
+        );
+        return Err(JobError::Index(neardup_io::Error::Damaged { path, detail }));
     }
     if !removed.is_empty() {
         tracing::info!(folders = ?removed, "removed index folders of failed runs");
@@ -410,14 +417,11 @@ fn commit_generation(
     }
     let workers = u32::try_from(topology.processes * topology.workers).expect("few workers");
     // The learning pass of a run with an index writes a templates part per worker; a rerun
-    // that replays it commits the parts the failed run wrote (checked to be all there).
+    // that replays it commits the parts the failed run wrote (checked to be all there when
+    // the run took the index lock, which it holds since).
     let template_parts = match (config.needs_boilerplate(), learned.kept_template_parts) {
         (false, _) => 0,
-        (true, None) => workers,
-        (true, Some(parts)) => {
-            check_kept_sample(config, topology, plan, parts)?;
-            parts
-        }
+        (true, kept) => kept.unwrap_or(workers),
     };
     let mut manifest = plan.manifest.clone();
     manifest.neardup_version = env!("CARGO_PKG_VERSION").to_string();
@@ -446,26 +450,6 @@ fn commit_generation(
         }
     }
     Ok(())
-}
-
-/// Fails unless the template sample of `parts` parts that a rerun replays with its corpus
-/// passes is all in its generation's folder (another run may have removed it meanwhile).
-fn check_kept_sample(
-    config: &JobConfig,
-    topology: &Topology,
-    plan: &IndexPlan,
-    parts: u32,
-) -> Result<(), JobError> {
-    let limit = config.max_record_bytes(topology.memory_budget);
-    if work_area::sample_in_place(config, limit, parts) {
-        return Ok(());
-    }
-    let path = plan.new_generation_dir().join("templates");
-    let detail = format!(
-        "the {parts} parts of the template sample kept for this rerun are not all there: \
-         run again, and the corpus passes write them anew"
-    );
-    Err(JobError::Index(neardup_io::Error::Damaged { path, detail }))
 }
 
 /// Removes the parts of a failed run (every listed file but the summary), and its folders

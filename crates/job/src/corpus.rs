@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use neardup_core::CountMinSketch;
 use neardup_io::Record;
-use neardup_io::index::{Frequencies, read_frequencies};
+use neardup_io::index::read_frequencies;
 use neardup_text::{Analysis, AnalyzeScratch, Analyzer};
 use timely::dataflow::InputHandleVec;
 use timely::dataflow::operators::core::Input;
@@ -165,17 +165,6 @@ fn count_share(
         between_batches,
     );
     (local, local_documents, error)
-}
-
-/// Document frequencies of a batch, to be committed with its generation of the index.
-pub(crate) fn batch_frequencies(weights: &IdfWeights) -> Option<Frequencies> {
-    let IdfWeights::Corpus { sketch, documents } = weights else { return None };
-    Some(Frequencies {
-        depth: u32::try_from(sketch.depth()).expect("a few rows"),
-        width_bits: sketch.width_bits(),
-        documents: *documents,
-        counts: sketch.counts().to_vec(),
-    })
 }
 
 /// Adds to a batch's document frequencies those of every generation the index holds, so

@@ -274,7 +274,7 @@ impl CorpusPass<'_> {
             "corpus document frequencies counted"
         );
         if let Some(plan) = &job.index {
-            learned_out.frequencies = corpus::batch_frequencies(&weights);
+            learned_out.frequencies = weights.frequencies();
             corpus::add_index_frequencies(plan, &mut weights)?;
         }
         Ok(weights)
@@ -303,7 +303,7 @@ fn corpus_statistics(
         // With an index: the batch's frequencies and the template sample the passes wrote
         // into the generation's folder (kept there by the index lock) are committed.
         if let Some(generation) = restored.generation {
-            learned_out.frequencies = generation.batch_frequencies();
+            learned_out.frequencies = generation.batch_frequencies;
             learned_out.kept_template_parts = Some(generation.template_parts);
         }
         learned_out.learned_kept = true;
@@ -329,7 +329,10 @@ fn corpus_statistics(
         let generation = config.index.as_ref().map(|_| {
             let parts = if config.needs_boilerplate() { topology.total_workers() } else { 0 };
             let parts = u32::try_from(parts).expect("few workers");
-            KeptGeneration::new(parts, learned_out.frequencies.as_ref())
+            KeptGeneration {
+                template_parts: parts,
+                batch_frequencies: learned_out.frequencies.clone(),
+            }
         });
         let state =
             LearnedState::of(boilerplate.as_deref(), pages, corpus_idf.as_ref(), generation);

@@ -287,12 +287,7 @@ pub fn capture_peer_failures() {
             return; // a worker whose channels to the lost peer broke
         }
         if let Some(process) = peer {
-            let message = info
-                .payload()
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| info.payload().downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default();
+            let message = neardup_io::panic_message(info.payload()).unwrap_or_default();
             if let Ok(mut f) = failures.lock() {
                 f.push((process, message));
             }

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use neardup_core::{CountMinSketch, MinHasher, Signature, SimHash};
+use neardup_io::index::Frequencies;
 use neardup_io::{InputDoc, Reason, Record, RejectedRecord};
 use neardup_text::{
     Analysis, AnalyzeScratch, Analyzer, Boilerplate, FeatureExtractor, LineKey, LineScratch,
@@ -46,6 +47,25 @@ impl IdfWeights {
             IdfWeights::Corpus { sketch, documents } => Some((sketch, *documents)),
             IdfWeights::Words(_) => None,
         }
+    }
+
+    /// Corpus counts as the index (and the work area) keeps them.
+    pub(crate) fn frequencies(&self) -> Option<Frequencies> {
+        let (sketch, documents) = self.corpus()?;
+        Some(Frequencies {
+            depth: u32::try_from(sketch.depth()).expect("a few rows"),
+            width_bits: sketch.width_bits(),
+            documents,
+            counts: sketch.counts().to_vec(),
+        })
+    }
+
+    /// Weights by the corpus counts `frequencies` keeps.
+    pub(crate) fn from_frequencies(frequencies: &Frequencies) -> IdfWeights {
+        let depth = usize::try_from(frequencies.depth).expect("a few rows");
+        let mut sketch = CountMinSketch::new(depth, frequencies.width_bits);
+        sketch.merge_counts(0, &frequencies.counts);
+        IdfWeights::Corpus { sketch, documents: frequencies.documents }
     }
 }
 

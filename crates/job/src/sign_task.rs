@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use neardup_io::Item;
+use neardup_io::{InputFile, Item};
 use serde::{Deserialize, Serialize};
 
 use crate::config::JobConfig;
@@ -51,6 +51,16 @@ pub struct SignTask {
     /// The memory budget a `neardup dedup` of the same job would be given: it sets the
     /// record size limit, which signatures depend on, unless the job file sets it.
     pub memory_budget: u64,
+}
+
+impl SignTask {
+    /// The input files this task signs, each a unit: those whose index is this task's
+    /// modulo the count.
+    pub fn share<'j>(&self, config: &'j JobConfig) -> Vec<&'j InputFile> {
+        let options = config.read_options(config.max_record_bytes(self.memory_budget));
+        let plan = ReadPlan::whole_files(self.index, self.count, options);
+        plan.files(config).map(|(_, file, _)| file).collect()
+    }
 }
 
 /// What a task did, as written to `_work/tasks/` and printed.
@@ -175,11 +185,8 @@ pub fn sign_share(
             .collect();
         let joined = handles.into_iter().enumerate().map(|(worker, handle)| {
             handle.join().unwrap_or_else(|panic| {
-                let message = panic
-                    .downcast_ref::<&str>()
-                    .map(ToString::to_string)
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "a panic".into());
+                let message =
+                    neardup_io::panic_message(&*panic).unwrap_or_else(|| "a panic".into());
                 Err(JobError::WorkerFailed { worker, message })
             })
         });

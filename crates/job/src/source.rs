@@ -136,9 +136,9 @@ impl ReadPlan {
     /// The files this worker reads, in order: each file's index, the file, and the
     /// worker's byte range of it with the lines before the range (`None`: the whole file).
     pub(crate) fn files<'j>(
-        &'j self,
+        &self,
         job: &'j JobConfig,
-    ) -> impl Iterator<Item = (u32, &'j InputFile, Option<(u64, u64, u64)>)> + 'j {
+    ) -> impl Iterator<Item = (u32, &'j InputFile, Option<(u64, u64, u64)>)> {
         let (index, peers) = (self.index, self.peers);
         job.inputs.iter().enumerate().filter_map(move |(f, file)| match &self.lines_before {
             None => (file.index as usize % peers == index).then_some((file.index, file, None)),

@@ -28,7 +28,6 @@ use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use neardup_core::CountMinSketch;
 use neardup_io::destination::OutFile;
 use neardup_io::index::Frequencies;
 use neardup_io::{InputFile, RejectedRecord};
@@ -346,9 +345,9 @@ pub(crate) struct LearnedState {
     boilerplate: Option<Vec<u64>>,
     /// Pages the templates were learned from.
     pages: u64,
-    /// The document frequencies' sketch, when signing weighs by them (with an index, the
-    /// batch's and the index's).
-    frequencies: Option<KeptSketch>,
+    /// The document frequencies, when signing weighs by them (with an index, the batch's
+    /// and the index's).
+    frequencies: Option<Frequencies>,
     /// What a run with an index adds to its generation.
     generation: Option<KeptGeneration>,
 }
@@ -360,39 +359,7 @@ pub(crate) struct KeptGeneration {
     /// a job that learns no templates).
     pub(crate) template_parts: u32,
     /// The batch's own document frequencies, committed with the generation.
-    batch_frequencies: Option<KeptSketch>,
-}
-
-impl KeptGeneration {
-    /// What the passes of a run with an index add to its generation.
-    pub(crate) fn new(template_parts: u32, batch_frequencies: Option<&Frequencies>) -> Self {
-        let batch_frequencies = batch_frequencies.map(|f| KeptSketch {
-            depth: f.depth as usize,
-            width_bits: f.width_bits,
-            counts: f.counts.clone(),
-            documents: f.documents,
-        });
-        KeptGeneration { template_parts, batch_frequencies }
-    }
-
-    /// The batch's own document frequencies.
-    pub(crate) fn batch_frequencies(&self) -> Option<Frequencies> {
-        self.batch_frequencies.as_ref().map(|k| Frequencies {
-            depth: u32::try_from(k.depth).expect("a few rows"),
-            width_bits: k.width_bits,
-            documents: k.documents,
-            counts: k.counts.clone(),
-        })
-    }
-}
-
-/// A count-min sketch as kept.
-#[derive(Debug, Serialize, Deserialize)]
-struct KeptSketch {
-    depth: usize,
-    width_bits: u32,
-    counts: Vec<u32>,
-    documents: u64,
+    pub(crate) batch_frequencies: Option<Frequencies>,
 }
 
 impl LearnedState {
@@ -403,12 +370,7 @@ impl LearnedState {
         idf: Option<&IdfWeights>,
         generation: Option<KeptGeneration>,
     ) -> Self {
-        let frequencies = idf.and_then(IdfWeights::corpus).map(|(sketch, documents)| KeptSketch {
-            depth: sketch.depth(),
-            width_bits: sketch.width_bits(),
-            counts: sketch.counts().to_vec(),
-            documents,
-        });
+        let frequencies = idf.and_then(IdfWeights::frequencies);
         let boilerplate = boilerplate.map(|b| b.entries().to_vec());
         LearnedState { boilerplate, pages, frequencies, generation }
     }
@@ -477,11 +439,7 @@ impl LearnedState {
     pub(crate) fn restore(self, job: &JobConfig) -> Restored {
         let rule = &job.spec.boilerplate;
         let boilerplate = self.boilerplate.map(|e| Boilerplate::new(e, rule, job.spec.seed));
-        let idf = self.frequencies.map(|k| {
-            let mut sketch = CountMinSketch::new(k.depth, k.width_bits);
-            sketch.merge_counts(0, &k.counts);
-            IdfWeights::Corpus { sketch, documents: k.documents }
-        });
+        let idf = self.frequencies.as_ref().map(IdfWeights::from_frequencies);
         Restored { boilerplate, pages: self.pages, idf, generation: self.generation }
     }
 }

@@ -23,7 +23,7 @@ const FORMAT: u8 = 1;
 const HEADER_BYTES: usize = 4 + 1 + 4 + 4 + 8;
 
 /// Document frequencies: the counters of a count-min sketch and the documents counted.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Frequencies {
     /// Rows of the sketch.
     pub depth: u32,
