@@ -120,6 +120,12 @@ fn counts(out: &Path) -> serde_json::Value {
     summary(out)["counts"].clone()
 }
 
+/// Asserts that the run in `out` decided as the one in `clean`: the same rows and counts.
+fn decided_alike(out: &Path, clean: &Path, what: &str) {
+    assert_eq!(results(out), results(clean), "{what}: outputs differ");
+    assert_eq!(counts(out), counts(clean), "{what}: counts differ");
+}
+
 #[test]
 fn a_rerun_after_a_kill_replays_the_finished_units_and_reads_the_rest() {
     let dir = tempfile::tempdir().unwrap();
@@ -150,8 +156,7 @@ fn a_rerun_after_a_kill_replays_the_finished_units_and_reads_the_rest() {
         let (read, reused, _) = work(&out);
         assert_eq!(reused, committed as u64, "{failpoint}: every kept unit is replayed");
         assert_eq!(read, (FILES - committed) as u64, "{failpoint}: only the rest is read");
-        assert_eq!(results(&out), results(&clean), "{failpoint}: outputs differ");
-        assert_eq!(counts(&out), counts(&clean), "{failpoint}: counts differ");
+        decided_alike(&out, &clean, failpoint);
         assert!(!out.join("_work").exists(), "{failpoint}: the work area is removed");
     }
 }
@@ -182,8 +187,7 @@ fn a_unit_whose_input_changed_or_left_half_written_is_read_again() {
     assert_eq!((read, reused), (1, FILES as u64 - 1), "only the changed file is read again");
     succeeds(&dedup(dir.path(), &input, "clean", None));
     let clean = dir.path().join("clean");
-    assert_eq!(results(&out), results(&clean));
-    assert_eq!(counts(&out), counts(&clean));
+    decided_alike(&out, &clean, "rerun");
 }
 
 /// A hostfile for two processes on free loopback ports.
@@ -236,8 +240,7 @@ fn a_two_process_run_killed_in_one_process_resumes_from_both_processes_units() {
         assert_eq!(two_processes(dir.path(), &input, &out, None), [true, true], "{failpoint}");
         let (read, reused, _) = work(&out);
         assert_eq!((read, reused), ((FILES - committed) as u64, committed as u64), "{failpoint}");
-        assert_eq!(results(&out), results(&clean), "{failpoint}: outputs differ");
-        assert_eq!(counts(&out), counts(&clean), "{failpoint}: counts differ");
+        decided_alike(&out, &clean, failpoint);
     }
 }
 
@@ -342,8 +345,7 @@ fn a_web_run_resumes_without_learning_its_templates_again() {
     succeeds(&simhash("out-simhash", None));
     let (out, clean) = (dir.path().join("out-simhash"), dir.path().join("clean-simhash"));
     assert_eq!(summary(&out)["work_area"]["corpus_statistics_reused"], 1);
-    assert_eq!(results(&out), results(&clean), "SimHash outputs differ");
-    assert_eq!(counts(&out), counts(&clean));
+    decided_alike(&out, &clean, "SimHash");
 }
 
 #[test]
@@ -418,13 +420,11 @@ fn an_index_web_run_resumes_without_its_corpus_passes_and_commits_the_same_gener
         let (out, clean) = (dir.path().join(out), dir.path().join(clean));
         let (rerun, first) = (summary(&out), summary(&clean));
         assert_eq!(rerun["work_area"]["corpus_statistics_reused"], 1, "{case}");
-        assert_eq!(results(&out), results(&clean), "{case}: outputs differ");
+        decided_alike(&out, &clean, &case);
         let mut stats = rerun["index"].clone();
         stats["dir"] = first["index"]["dir"].clone();
         assert_eq!(stats, first["index"], "{case}: the index's figures differ");
-        for key in ["counts", "boilerplate"] {
-            assert_eq!(rerun[key], first[key], "{case}: {key} differs");
-        }
+        assert_eq!(rerun["boilerplate"], first["boilerplate"], "{case}: boilerplate differs");
         let manifest = |index: &str| {
             let path = dir.path().join(index).join("index.json");
             let mut m: serde_json::Value =
@@ -462,7 +462,7 @@ fn an_index_web_run_resumes_without_its_corpus_passes_and_commits_the_same_gener
     assert_eq!(killed, [false, false]);
     assert_eq!(two_processes_with(dir.path(), &args, None), [true, true]);
     assert_eq!(summary(&two)["work_area"]["corpus_statistics_reused"], 1);
-    assert_eq!(results(&two), results(&dir.path().join("clean-minhash")));
+    decided_alike(&two, &dir.path().join("clean-minhash"), "two processes");
     assert_eq!(templates("two-index"), templates("clean-minhash-index"));
     // A part of the sample gone (as when a process died before writing it): the rerun
     // learns again, and writes the whole sample anew.
@@ -482,7 +482,7 @@ fn an_index_web_run_resumes_without_its_corpus_passes_and_commits_the_same_gener
     succeeds(&run("gone", "gone-index", "minhash", None));
     let gone = dir.path().join("gone");
     assert_eq!(summary(&gone)["work_area"]["corpus_statistics_reused"], 0);
-    assert_eq!(results(&gone), results(&dir.path().join("clean-minhash")));
+    decided_alike(&gone, &dir.path().join("clean-minhash"), "a part gone");
     assert_eq!(generation("gone-index"), generation("clean-minhash-index"));
     // A run with another record limit (so another kept state) killed after writing its
     // own sample into the same folder: the first settings' rerun does not take that sample
@@ -496,8 +496,18 @@ fn an_index_web_run_resumes_without_its_corpus_passes_and_commits_the_same_gener
     succeeds(&run("other", "other-index", "minhash", None));
     let other = dir.path().join("other");
     assert_eq!(summary(&other)["work_area"]["corpus_statistics_reused"], 0);
-    assert_eq!(results(&other), results(&dir.path().join("clean-minhash")));
+    decided_alike(&other, &dir.path().join("clean-minhash"), "another record limit");
     assert_eq!(generation("other-index"), generation("clean-minhash-index"));
+    // Another run committed to the index meanwhile: the kept state was learned from the
+    // index as it was, so the rerun learns again.
+    earlier_week("changed-earlier", "changed-index", "minhash");
+    assert!(!run("changed", "changed-index", "minhash", killed).status.success());
+    let mut between = command(dir.path(), &["-o", "between", "-w", "2"], None);
+    between.arg("-i").arg(repo().join("data-samples/warc"));
+    between.args(["--index", "changed-index", "--run-name", "between"]);
+    succeeds(&wait(between, Duration::from_secs(300)));
+    succeeds(&run("changed", "changed-index", "minhash", None));
+    assert_eq!(summary(&dir.path().join("changed"))["work_area"]["corpus_statistics_reused"], 0);
     // The next week's batch decides against either index alike.
     let next = |out: &str, index: &str| {
         let mut cmd = command(dir.path(), &["-o", out, "-w", "2"], None);
@@ -577,8 +587,7 @@ fn signing_tasks_then_one_dedup_give_the_outputs_of_one_run() {
     succeeds(&dedup(dir.path(), &input, "out", None));
     assert_eq!(work(&out), (0, FILES as u64, 0), "every unit replayed");
     assert_eq!(summary(&out)["work_area"]["signed_tasks"], 3);
-    assert_eq!(results(&out), results(&clean), "outputs differ");
-    assert_eq!(counts(&out), counts(&clean), "counts differ");
+    decided_alike(&out, &clean, "tasks then dedup");
     assert!(!out.join("_work").exists(), "the work area goes with _SUCCESS");
 }
 
