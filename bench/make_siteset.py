@@ -78,9 +78,10 @@ site's name), a byline with a date and a view counter, a share bar, an editor li
 previous and next links, a site-wide "hot" box of headlines (the host's own and others)
 that rotates with the crawl date, a per-page related box (headlines, and on some hosts
 teasers ending in an ellipsis), a comment count, a newsletter line and a footer of one to
-three lines (link lists, prose, addresses and registration numbers). A tenth of the
-Chinese news hosts, and four in ten poetry hosts, use traditional characters. Each host
-also has a URL scheme and an HTML style.
+three lines (link lists, prose, addresses and registration numbers). Four in ten poetry
+hosts use traditional characters, and a few news hosts in traditional characters (a tenth
+as many as the simplified ones) hold the `edition` copies of Chinese news. Each host also
+has a URL scheme and an HTML style.
 
 Mechanisms (tags in truth.json's `mechanisms`, joined by "+"; `mechanism` is the first that
 applies, in this order):
