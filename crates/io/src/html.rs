@@ -359,6 +359,33 @@ pub fn html_to_text(html: &str) -> String {
     tidy_lines(&text)
 }
 
+/// A web page's text as a JSON Lines or Parquet text field holds it: HTML (as crawl exports
+/// often store pages, cut into lines wherever its source had them, or on one line) becomes
+/// its readable text, one block a line, as a web archive's payload does ([`html_to_text`]),
+/// so that its template's lines and its main text are read the same way whatever the
+/// container. Other text is returned as it is.
+pub fn field_page_text(text: String) -> String {
+    if is_html(&text) { html_to_text(&text) } else { text }
+}
+
+/// Whether `text` is HTML: it has the end tag of a block element, or a `<br>` or `<p>` tag.
+/// Plain text that mentions a tag in passing ("use <b> for bold") is not.
+fn is_html(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    memchr::memchr_iter(b'<', bytes).any(|start| {
+        let rest = &bytes[start + 1..];
+        match rest.first() {
+            Some(b'/') => BLOCKS.iter().any(|name| opens(&rest[1..], tag_name(name))),
+            _ => ["br", "p"].iter().any(|name| opens(rest, name)),
+        }
+    })
+}
+
+/// A block element's name as [`opens`] takes it.
+fn tag_name(name: &[u8]) -> &str {
+    std::str::from_utf8(name).expect("element names are ASCII")
+}
+
 /// Collapses whitespace inside lines, trims them and drops empty ones.
 fn tidy_lines(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -417,6 +444,23 @@ mod tests {
         // Closed ones are whole, whatever they hold.
         assert_eq!(html_to_text("<script>if (a<b) {}</script><p>p</p>"), "p");
         assert_eq!(html_to_text("<SCRIPT>x</Script ><p>p</p>"), "p");
+    }
+
+    /// HTML in a text field is read as a web archive's payload is; plain text, including
+    /// text that mentions a tag, is left alone.
+    #[test]
+    fn html_in_a_text_field_becomes_its_blocks() {
+        let html = "<html><body>\n<div class=\"nav\"><a href=\"/\">Home</a> | <a>News</a></div>\n\
+                    <h1>Title</h1><p>One paragraph.</p><div class=\"hot\"><h3>Hot</h3><ol>\
+                    <li>First</li><li>Second</li></ol></div>\n</body></html>";
+        assert_eq!(
+            field_page_text(html.to_string()),
+            "Home | News\nTitle\nOne paragraph.\nHot\nFirst\nSecond"
+        );
+        assert_eq!(field_page_text("a<br>b".to_string()), "a\nb");
+        for plain in ["use <b> for bold and x < y", "a </b> alone", "1<2 and 3>2", "<pre"] {
+            assert_eq!(field_page_text(plain.to_string()), plain);
+        }
     }
 
     #[test]

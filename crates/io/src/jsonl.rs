@@ -368,7 +368,10 @@ pub fn parse_line(file: &InputFile, fields: &ReadOptions, doc: DocId, line: &[u8
         Some(Value::String(text)) if text.trim().is_empty() => {
             reject(Some(id), Reason::EmptyText, format!("field \"{}\" is empty", fields.text))
         }
-        Some(Value::String(text)) => Record::Doc(InputDoc { doc, id, text, meta }),
+        Some(Value::String(text)) => {
+            let text = if meta.is_some() { crate::html::field_page_text(text) } else { text };
+            Record::Doc(InputDoc { doc, id, text, meta })
+        }
         None => reject(Some(id), Reason::MissingText, format!("no field \"{}\"", fields.text)),
         Some(Value::Null) => {
             reject(Some(id), Reason::MissingText, format!("field \"{}\" is null", fields.text))

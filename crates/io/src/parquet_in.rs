@@ -248,7 +248,8 @@ impl ParquetRecords {
             .and_then(|col| text_value(col, row).ok())
             .filter(|url| !url.trim().is_empty());
         let meta = url.map(|url| Box::new(WebMeta { url: Some(url), ..WebMeta::default() }));
-        Record::Doc(InputDoc { doc, id, text: value, meta })
+        let text = if meta.is_some() { crate::html::field_page_text(value) } else { value };
+        Record::Doc(InputDoc { doc, id, text, meta })
     }
 }
 
