@@ -20,7 +20,9 @@ fn web_archives_become_documents_with_their_urls() {
     assert!(docs.iter().all(|d| d.web.as_ref().and_then(|w| w.url.as_ref()).is_some()));
     assert!(docs.iter().all(|d| !d.web.as_ref().unwrap().url.as_ref().unwrap().starts_with('<')));
 
-    // The Common Crawl WARC page and its WET conversion have the same text.
+    // The Common Crawl WARC page and its WET conversion have the same text, cut into lines
+    // alike but for a few: one is removed for the other (as a near duplicate where a line
+    // that other sites share makes the archive's page keep its main text only).
     let escopete: Vec<_> = docs
         .iter()
         .filter(|d| {
@@ -29,7 +31,7 @@ fn web_archives_become_documents_with_their_urls() {
         .collect();
     assert_eq!(escopete.len(), 2);
     let removed = escopete.iter().find(|d| d.decision == Decision::Remove).unwrap();
-    assert_eq!(removed.reason, Some(Reason::ExactDuplicate));
+    assert!(matches!(removed.reason, Some(Reason::ExactDuplicate | Reason::NearDuplicate)));
     let pairs = read_pairs(&out.join("pairs")).unwrap();
     assert!(pairs.iter().any(|p| p.id_a == *escopete[0].id.as_ref().unwrap()
         || p.id_b == *escopete[0].id.as_ref().unwrap()));

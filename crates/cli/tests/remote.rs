@@ -450,7 +450,12 @@ fn json_lines_with_urls_are_fetched_as_often_as_without_templates() {
     let mut lines = String::new();
     for i in 0..400 {
         let host = ["a.example", "b.example", "c.example"][i % 3];
-        let story = i / 2; // two pages of every story
+        // Two pages of every story, named in letters: a line that differs only in its
+        // numbers is one line to template learning.
+        let story: String = format!("{:x}", i / 2)
+            .chars()
+            .map(|c| (b'g' + c.to_digit(16).unwrap() as u8) as char)
+            .collect();
         lines.push_str(&format!(
             "{{\"id\": \"p{i}\", \"url\": \"https://{host}/story/{i}\", \"text\": \
              \"Home | News | Sport\\nStory {story}: the harbour board met on day {story} and \

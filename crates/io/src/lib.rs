@@ -48,7 +48,7 @@ pub use decompress::Compression;
 pub use destination::{rename_durably, temporary_name, write_atomically};
 pub use error::{Error, Result, panic_message};
 pub use files::{FILE_LIST, FileList, folder_role, resolved_path};
-pub use html::{decode_page, html_to_text};
+pub use html::{decode_page, field_page_text, html_to_text};
 pub use input::{Format, InputFile, check_unchanged, discover, input_list, is_regular};
 pub use jsonl::{Item, JsonlRecords, LineRange, RawLine, count_line_starts, parse_line};
 pub use kept::{kept_file_name, kept_files, write_kept};
@@ -60,6 +60,6 @@ pub use parquet_out::{
 };
 pub use read_options::{DEFAULT_MAX_RECORD_BYTES, OnReadError, ReadOptions};
 pub use reader::{RecordReader, has_urls, wanted_documents};
-pub use records::{Decision, InputDoc, Reason, Record, RejectedRecord, WebMeta};
+pub use records::{Decision, InputDoc, OwnText, Reason, Record, RejectedRecord, WebMeta};
 pub use role::Role;
 pub use warc::WarcRecords;

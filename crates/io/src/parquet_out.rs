@@ -550,6 +550,7 @@ pub fn read_documents(dir: &Path) -> Result<Vec<DocumentRow>> {
                         url: text(&url, i),
                         date: text(&date, i),
                         digest: text(&digest, i),
+                        ..WebMeta::default()
                     };
                     (web != WebMeta::default()).then(|| Box::new(web))
                 },
@@ -590,7 +591,7 @@ mod tests {
                 Box::new(WebMeta {
                     url: Some("https://example.com/a".into()),
                     date: Some("2024-05-01T00:00:00Z".into()),
-                    digest: None,
+                    ..WebMeta::default()
                 })
             }),
         }

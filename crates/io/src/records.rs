@@ -26,6 +26,23 @@ pub struct WebMeta {
     pub date: Option<String>,
     /// `WARC-Payload-Digest` (or `WARC-Block-Digest`).
     pub digest: Option<String>,
+    /// What is left of the page once its boilerplate is out: set as the job leaves it out,
+    /// before signing; not a column.
+    #[serde(default)]
+    pub own_text: OwnText,
+}
+
+/// Whether anything is left of a web page once its boilerplate (template lines, notices
+/// and promotions the corpus repeats) is left out.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+pub enum OwnText {
+    /// Text of its own (or no boilerplate was learned for it).
+    #[default]
+    Present,
+    /// Nothing: every line is boilerplate. It is kept, never joined by its template.
+    Absent,
 }
 
 /// A record that could not become a document.
@@ -125,11 +142,14 @@ pub enum Reason {
     /// Kept although in a cluster: never verified against the kept document, and
     /// `decision.removal` is `verified`.
     UnverifiedInCluster,
+    /// Kept without near-duplicate matching: a web page whose every line is boilerplate
+    /// (template lines, notices, promotions), so nothing of its own is left to compare.
+    BoilerplateOnly,
 }
 
 impl Reason {
     /// Every reason, in column-value order.
-    pub const ALL: [Reason; 15] = [
+    pub const ALL: [Reason; 16] = [
         Reason::MalformedJson,
         Reason::InvalidUtf8,
         Reason::MissingId,
@@ -145,6 +165,7 @@ impl Reason {
         Reason::NearDuplicate,
         Reason::TooFewFeatures,
         Reason::UnverifiedInCluster,
+        Reason::BoilerplateOnly,
     ];
 
     /// The column value.
@@ -164,6 +185,7 @@ impl Reason {
             Reason::ExactDuplicate => "exact_duplicate",
             Reason::NearDuplicate => "near_duplicate",
             Reason::TooFewFeatures => "too_few_features",
+            Reason::BoilerplateOnly => "boilerplate_only",
             Reason::UnverifiedInCluster => "unverified_in_cluster",
         }
     }

@@ -386,6 +386,7 @@ impl WarcRecords {
                 .get("WARC-Payload-Digest")
                 .or(headers.get("WARC-Block-Digest"))
                 .map(str::to_string),
+            ..WebMeta::default()
         };
         let tld = url.as_deref().and_then(top_level_domain);
         let text = match kind {

@@ -514,11 +514,13 @@ fn check_settings(spec: &JobSpec) -> Result<(), ConfigError> {
         ));
     }
     let bp = &spec.boilerplate;
-    if !(0.0..=1.0).contains(&bp.min_share) {
-        return Err(invalid(
-            "boilerplate.min_share",
-            format!("must be within 0..=1, got {}", bp.min_share),
-        ));
+    for (key, share) in [
+        ("boilerplate.min_share", bp.min_share),
+        ("boilerplate.corpus_min_share", bp.corpus_min_share),
+    ] {
+        if !(0.0..=1.0).contains(&share) {
+            return Err(invalid(key, format!("must be within 0..=1, got {share}")));
+        }
     }
     if bp.min_pages < 2 || bp.corpus_min_hosts < 2 {
         let (key, value) = if bp.min_pages < 2 {

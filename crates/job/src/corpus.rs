@@ -12,10 +12,13 @@
 //! [`learn_boilerplate`] learns the boilerplate lines of web pages: every page sends its
 //! line occurrences (see [`neardup_text::occurrences`]), exchanged by host (corpus-wide
 //! ones by line), to a stage that collects them in sorted runs spilling past the worker's
-//! limit and reads them once in order ([`Learner`]); the learned entries are broadcast, so
-//! every process ends with the same set (kept by its first worker). A worker that cannot
-//! read or spill tells every other, so all processes fail with the same error. Holds: the
-//! spill limit, and 8 bytes per learned entry per process.
+//! limit and reads them once in order ([`Learner`]); what each learns (host entries, the
+//! lines on enough hosts to be boilerplate everywhere, and how many hosts it saw) is
+//! broadcast, and every process decides the corpus-wide lines by the whole corpus's host
+//! count, so that all end with the same set (kept by their first worker). A worker that
+//! cannot read or spill tells every other, so all processes fail with the same error.
+//! Holds: the spill limit, and 8 bytes per learned entry (16 per corpus-wide candidate)
+//! per process.
 
 use std::cell::{Cell, RefCell};
 use std::path::PathBuf;
@@ -34,7 +37,7 @@ use timely::dataflow::operators::vec::Broadcast;
 use timely::dataflow::operators::{Concat, Inspect, Probe};
 use timely::worker::Worker;
 
-use neardup_text::{Boilerplate, Learner, LineKey, LineScratch, Occurrence};
+use neardup_text::{Boilerplate, Learner, Lesson, LineKey, LineScratch, Occurrence};
 use timely::dataflow::channels::pact::Exchange;
 
 use crate::config::{IndexPlan, JobConfig};
@@ -208,16 +211,16 @@ enum Piece {
     Failed(PassFailure),
 }
 
-/// Reads occurrences in order and emits learned entries.
+/// Reads occurrences in order and emits what it learns.
 struct LearnDrain(Learner);
 
-impl Drain<Occurrence, u64> for LearnDrain {
-    fn item(&mut self, item: Occurrence, emit: &mut dyn FnMut(u64)) -> Result<(), SpillError> {
+impl Drain<Occurrence, Lesson> for LearnDrain {
+    fn item(&mut self, item: Occurrence, emit: &mut dyn FnMut(Lesson)) -> Result<(), SpillError> {
         self.0.push(item, &mut |e| emit(e));
         Ok(())
     }
 
-    fn end(&mut self, emit: &mut dyn FnMut(u64)) -> Result<(), SpillError> {
+    fn end(&mut self, emit: &mut dyn FnMut(Lesson)) -> Result<(), SpillError> {
         self.0.finish(&mut |e| emit(e));
         Ok(())
     }
@@ -303,15 +306,15 @@ pub(crate) fn learn_boilerplate(
     })?;
     let spilled_bytes = results.iter().map(|r| r.2).sum();
     let (entries, pages, _) = results.into_iter().next().expect("at least one worker");
-    let boilerplate = Boilerplate::new(entries, &rule, seed);
+    let boilerplate = Boilerplate::learned(&entries, &rule, seed);
     Ok(Learned { boilerplate, pages, spilled_bytes })
 }
 
 /// What one worker of the boilerplate pass gathers from the dataflow.
 #[derive(Default)]
 struct Learning {
-    /// The learned entries (kept by the first worker of each process only).
-    entries: Rc<RefCell<Vec<u64>>>,
+    /// What every learner learned (kept by the first worker of each process only).
+    entries: Rc<RefCell<Vec<Lesson>>>,
     /// Pages all workers read.
     pages: Rc<Cell<u64>>,
     /// The first failure heard of.

@@ -18,7 +18,7 @@ use crate::pass::PassWorker;
 use crate::processes::Heartbeat;
 use crate::progress::Progress;
 use crate::records::SignedDoc;
-use crate::sign::{kept_page_text, page_text};
+use crate::sign::{kept_page_text, page_text, take_page_text};
 use crate::source::{KeptShares, ReadTotals, Share, ShareError, read_files, read_once};
 use crate::spill::MemSize;
 use crate::stats::{BoilerplateStats, WorkerStats};
@@ -193,7 +193,7 @@ impl DirectFeed {
             if let Some(stripped) = page_text(Some(learned), doc, lines, content).1 {
                 source.stats.borrow_mut().boilerplate.count(&stripped);
                 self.boilerplate.borrow_mut().count(&stripped);
-                std::mem::swap(&mut doc.text, content);
+                take_page_text(doc, content, &stripped);
             }
         }
         item
@@ -250,7 +250,7 @@ impl KeptFeed<'_> {
         {
             source.stats.borrow_mut().boilerplate.count(&stripped);
             current.boilerplate.count(&stripped);
-            std::mem::swap(&mut doc.text, content);
+            take_page_text(doc, content, &stripped);
         }
         Some(Item::Record(record))
     }

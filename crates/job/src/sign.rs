@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use neardup_core::{CountMinSketch, MinHasher, Signature, SimHash};
 use neardup_io::index::Frequencies;
-use neardup_io::{InputDoc, Reason, Record, RejectedRecord};
+use neardup_io::{InputDoc, OwnText, Reason, Record, RejectedRecord};
 use neardup_text::{
     Analysis, AnalyzeScratch, Analyzer, Boilerplate, FeatureExtractor, LineKey, LineScratch,
     Segmenter, Stripped, WordIdf,
@@ -92,6 +92,15 @@ pub(crate) fn kept_page_text<'a>(
     web_page_text(boilerplate, doc, content, |b, url, out| {
         b.strip_lines(&doc.text, url, lines, out)
     })
+}
+
+/// Takes `content`, what leaving out boilerplate left of `doc` (`stripped` says what that
+/// was), as the text the job analyses, and marks how much of it is the page's own.
+pub(crate) fn take_page_text(doc: &mut InputDoc, content: &mut String, stripped: &Stripped) {
+    std::mem::swap(&mut doc.text, content);
+    if let Some(meta) = doc.meta.as_deref_mut() {
+        meta.own_text = if stripped.template_only { OwnText::Absent } else { OwnText::Present };
+    }
 }
 
 /// `doc`'s text, or for a web page when boilerplate was learned what `strip` leaves in
@@ -231,7 +240,9 @@ impl Signer {
             });
         }
         let features = &analysis.features;
-        let matched = features.len() >= self.min_features;
+        // A page with nothing of its own left is never joined by what its template shares.
+        let own = doc.meta.as_deref().map_or(OwnText::Present, |m| m.own_text);
+        let matched = features.len() >= self.min_features && own != OwnText::Absent;
         let signature = matched.then(|| match &self.minhasher {
             Some(hasher) => Signature::MinHash(hasher.sign(features.hashes())),
             None => Signature::SimHash(match &self.idf {

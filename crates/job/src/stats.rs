@@ -210,7 +210,7 @@ impl BoilerplateStats {
         self.pages_stripped += u64::from(stripped.lines > 0);
         self.lines_removed += u64::from(stripped.lines);
         self.chars_removed += stripped.chars;
-        self.pages_all_boilerplate += u64::from(stripped.whole);
+        self.pages_all_boilerplate += u64::from(stripped.template_only);
     }
 
     /// Adds another worker's counts.

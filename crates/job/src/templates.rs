@@ -5,8 +5,10 @@
 //! worker sends its batch's web pages ([`PageRow::of_batch`]) and its share of the index's
 //! sampled pages ([`read_index_share`]), exchanged by host into a stage that reads them in
 //! (host, rank) order ([`SampleDrain`]). For each host it emits the occurrences of every
-//! batch page and, when the host has a page in the batch, of the index's sample of it (the
-//! [`TEMPLATE_PAGES_PER_HOST`] earlier pages of least rank, forgotten ones left out); and
+//! batch page and of the index's sample of it (the [`TEMPLATE_PAGES_PER_HOST`] earlier
+//! pages of least rank, forgotten ones left out): all of them when the host has a page in
+//! the batch, else those of the corpus-wide rule only (a notice on many hosts counts every
+//! host an earlier batch saw it on); and
 //! it writes the batch's own sample of each host into this worker's templates part of the
 //! new generation. The occurrences then go on to learning as in a run without an index,
 //! so a run over an empty index learns what a run without one learns. Holds: the spill
@@ -170,21 +172,27 @@ impl SampleDrain {
         }
     }
 
-    fn emit_page(&mut self, page: &PageRow, emit: &mut dyn FnMut(Occurrence)) {
+    /// Emits the occurrences of `page`: all of them, or (`corpus_only`) those the
+    /// corpus-wide rule counts and the host's URL count.
+    fn emit_page(&mut self, page: &PageRow, corpus_only: bool, emit: &mut dyn FnMut(Occurrence)) {
         self.lines.clear();
         self.lines.extend(page.lines.iter().map(|&(key, chars)| Some(LineKey { key, chars })));
         let (rule, seed) = (&self.rule, self.seed);
         let out = &mut self.occurrences;
         neardup_text::occurrences(&self.lines, &page.url, rule, seed, &mut self.scratch, out);
-        self.occurrences.drain(..).for_each(&mut *emit);
+        let counted = |o: &Occurrence| {
+            !corpus_only || o.0 == neardup_text::CORPUS_SCOPE || o.1 == neardup_text::URL_MARKER
+        };
+        self.occurrences.drain(..).filter(counted).for_each(&mut *emit);
     }
 
-    /// Ends the current host: its sample of the index counts when it had a batch page.
+    /// Ends the current host: its sample of the index counts whole when it had a batch
+    /// page; otherwise only for what the corpus-wide rule counts (lines that many hosts
+    /// share, and the host among the hosts), as one run over every batch counts it.
     fn end_host(&mut self, emit: &mut dyn FnMut(Occurrence)) {
         let earlier = std::mem::take(&mut self.earlier);
-        if self.host_in_batch {
-            earlier.iter().for_each(|page| self.emit_page(page, emit));
-        }
+        let corpus_only = !self.host_in_batch;
+        earlier.iter().for_each(|page| self.emit_page(page, corpus_only, emit));
         self.host_in_batch = false;
     }
 
@@ -221,7 +229,7 @@ impl Drain<PageRow, Occurrence> for SampleDrain {
         }
         if page.batch {
             self.host_in_batch = true;
-            self.emit_page(&page, emit);
+            self.emit_page(&page, false, emit);
             if self.batch_sample.keeps(page.host, page.rank) {
                 self.write(page.into_index())?;
             }

@@ -1,368 +1,16 @@
-//! Boilerplate lines of web pages: learned from the corpus, left out before analysis.
+//! Boilerplate lines of web pages left out before analysis: the set learned from the
+//! corpus (see `learning.rs`), and what is left of a page without it.
 //!
 //! Pages of one site share navigation, bylines, "most read" boxes, footers and licence
-//! notices. A line (one block of the page: the WARC reader turns HTML into one line per
-//! paragraph, heading, list item or table cell) is boilerplate for a host when it appears
-//! on many distinct pages of that host, and boilerplate everywhere when it is short and
-//! appears on many hosts. Lines are compared in a canonical form (case folded, whitespace collapsed,
-//! every number one `#`), so "Views: 1,024" and "Views: 17" are one line.
-//!
-//! A template is what pages with different content share; text that only copies of one
-//! page share is content. So pages are counted by their content, not by URL. A page's
-//! identity is the pair of the two least keys among its identity lines (lines of more than
-//! [`IDENTITY_LINE_CHARS`] canonical characters and at least half as many as its longest
-//! line, or a quarter where half leaves too few: paragraphs rather than menu items,
-//! bylines and boxes), a bottom-2 sketch of its
-//! text that copies of one article (at several URLs of a host: tracking parameters,
-//! print, AMP or mobile versions, reposts; or crawled again with changed counters) share
-//! with a probability about their overlap, and different articles almost never. When a
-//! line is counted, the page is named by its identity without that line, so one long
-//! template line (a footer longer than the paragraphs) does not make all of its host's
-//! pages one page. A page with fewer than [`MIN_IDENTITY_LINES`] identity lines is
-//! counted by its canonical URL ([`url_key`]).
-//!
-//! Identities can name a template rather than a text: on a site of short texts (poems
-//! under a footer of long lines) every identity line may be the template's, and the
-//! host's pages collapse into one or two identities, too few to learn anything from. So
-//! each line is counted by URL as well, and a line on enough URLs is boilerplate when it
-//! is on pages of every identity the host has: a template line is, while the lines of an
-//! article copied at several URLs are on pages of its one identity (unless the host has
-//! nothing else, where nothing tells the two apart).
-//!
-//! Learning takes the corpus as [`Occurrence`]s sorted by `(scope, line, distinct)` and
-//! reads it once ([`Learner`]); the result is a sorted set of (scope, line) entries
-//! ([`Boilerplate`]), which [`Boilerplate::strip`] uses to drop a page's boilerplate
-//! lines.
+//! notices, and many sites share notices and promotions. A line (one block of the page:
+//! the WARC reader turns HTML into one line per paragraph, heading, list item or table
+//! cell) learned as boilerplate for its host or everywhere is left out of every page, and
+//! on a page with boilerplate only its main text stays (`main_text.rs`).
 
-use neardup_core::hash::{hash_bytes, hash_u64s};
-use serde::{Deserialize, Serialize};
-
-use crate::lines::{CONTENT_BIT, LineKey, LineScratch, line_key};
-use crate::main_text::{self, Line, ending};
-
-/// The scope of corpus-wide entries (hosts are never 0).
-pub const CORPUS_SCOPE: u64 = 0;
-
-/// The line of an occurrence that counts a host's distinct canonical URLs.
-pub const URL_MARKER: u64 = 0;
-
-/// The line of an occurrence that counts a host's distinct page contents (identities).
-pub const PAGE_MARKER: u64 = 1;
-
-/// Lines of more canonical characters than this identify a page's content (paragraphs,
-/// headlines, a poem's stanza, rather than menu items, buttons and short bylines).
-pub const IDENTITY_LINE_CHARS: u32 = 15;
-
-/// A page with fewer lines of half its longest line's characters than
-/// [`MIN_IDENTITY_LINES`] takes its identity lines from those of this fraction of it (a
-/// quarter: chosen on `bench/make_webset.py`'s research set, pair F1 0.991 instead of
-/// 0.989, a third giving 0.989; an article whose second paragraph is twice its first
-/// otherwise has one identity line and is counted by URL).
-pub const IDENTITY_FALLBACK_SHARE: u32 = 4;
-
-/// A page with fewer distinct identity lines than this is counted by its canonical URL (an
-/// identity without one of its lines needs two). Three: two paragraphs of a short text
-/// under a long footer name the text (measured on `bench/make_crawlset.py`'s court pages,
-/// whose copies at four were counted by URL and learned as their host's template).
-pub const MIN_IDENTITY_LINES: usize = 3;
-
-/// When a line is boilerplate.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct BoilerplateRule {
-    /// Learn boilerplate from web pages (documents with a URL) and leave it out.
-    pub enabled: bool,
-    /// A line is boilerplate for a host when it is on at least this many pages of the host
-    /// with distinct contents (see the module documentation)...
-    #[serde(alias = "min_urls")]
-    pub min_pages: u32,
-    /// ...and on at least this share of the host's distinct pages.
-    pub min_share: f64,
-    /// A line of at most `corpus_max_chars` characters is boilerplate everywhere when it is
-    /// on at least this many hosts. High by default: a short sentence of an article copied
-    /// to many sites is on many hosts too, and leaving it out of every copy lowers their
-    /// similarity (measured on the benchmark corpus, where sentences recur across hosts).
-    pub corpus_min_hosts: u32,
-    /// The longest line (in canonical characters) the corpus-wide rule applies to, so an
-    /// article copied to many sites keeps its text.
-    pub corpus_max_chars: u32,
-    /// On a page with boilerplate, keep only its main text (see [`Boilerplate::strip`]):
-    /// leave out the lines of its template that differ from page to page and so are never
-    /// learned (a title with the site's name, a byline, the links of a related box).
-    pub main_text: bool,
-}
-
-impl Default for BoilerplateRule {
-    fn default() -> Self {
-        BoilerplateRule {
-            enabled: true,
-            min_pages: 3,
-            min_share: 0.1,
-            corpus_min_hosts: 1000,
-            corpus_max_chars: 40,
-            main_text: true,
-        }
-    }
-}
-
-impl BoilerplateRule {
-    /// Whether a line on `pages` distinct pages of a host with `host_pages` distinct pages
-    /// is boilerplate.
-    pub fn host_line(&self, pages: u32, host_pages: u32) -> bool {
-        let by_share = (self.min_share * f64::from(host_pages)).ceil();
-        pages >= self.min_pages && f64::from(pages) >= by_share
-    }
-
-    /// Whether a short line on `hosts` distinct hosts is boilerplate.
-    pub fn corpus_line(&self, hosts: u32) -> bool {
-        hosts >= self.corpus_min_hosts
-    }
-}
-
-/// A URL's host, lowercased, without scheme, user, port, trailing dot and leading `www.`,
-/// `m.`, `amp.`, `mobile.` or `wap.`, and the rest of the URL (path and query, `/` when empty) without its fragment.
-/// `None` when the URL has no host.
-fn split_url(url: &str) -> Option<(String, &str)> {
-    let url = url.trim();
-    let url = url.split_once('#').map_or(url, |(u, _)| u);
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (authority, path) = rest.split_at(end);
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = match host.strip_prefix('[') {
-        Some(v6) => v6.split(']').next()?,
-        None => host.split(':').next()?,
-    };
-    let mut host = host.trim_end_matches('.').to_ascii_lowercase();
-    // The mobile, AMP and www versions of a site are the site.
-    while let Some(bare) = ["www.", "m.", "amp.", "mobile.", "wap."]
-        .iter()
-        .find_map(|p| host.strip_prefix(p).filter(|rest| rest.contains('.')))
-    {
-        host = bare.to_string();
-    }
-    (!host.is_empty()).then_some((host, if path.is_empty() { "/" } else { path }))
-}
-
-/// Query parameters that track a visit rather than name a page.
-fn is_tracking(parameter: &str) -> bool {
-    let name = parameter.split('=').next().unwrap_or_default().to_ascii_lowercase();
-    name.starts_with("utm_")
-        || matches!(
-            name.as_str(),
-            "fbclid"
-                | "gclid"
-                | "dclid"
-                | "msclkid"
-                | "yclid"
-                | "mc_cid"
-                | "mc_eid"
-                | "_ga"
-                | "ref"
-                | "ref_src"
-                | "spm"
-                | "igshid"
-        )
-}
-
-/// The key of a URL's host: lowercased, without scheme, user, port and leading `www.`,
-/// `m.`, `amp.`, `mobile.` or `wap.` (the versions of one site). `None` when the URL has
-/// no host.
-pub fn host_key(url: &str, seed: u64) -> Option<u64> {
-    split_url(url).map(|(host, _)| hash_bytes(host.as_bytes(), seed).max(1))
-}
-
-/// The key of a canonical URL: what a page without long lines is counted by. The host is
-/// taken as in [`host_key`], the fragment and tracking parameters (`utm_*`, `fbclid`,
-/// `gclid`, ...) are dropped, so `http://www.Example.com:80/a?utm_source=x#top` and
-/// `https://example.com/a` are one URL; path and the other parameters keep their case and
-/// order.
-pub fn url_key(url: &str, seed: u64) -> u64 {
-    match split_url(url) {
-        Some((host, rest)) => {
-            let mut key = host;
-            let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
-            key.push_str(path);
-            let mut first = true;
-            for parameter in query.split('&').filter(|p| !p.is_empty() && !is_tracking(p)) {
-                key.push(if first { '?' } else { '&' });
-                key.push_str(parameter);
-                first = false;
-            }
-            hash_bytes(key.as_bytes(), seed)
-        }
-        None => hash_bytes(url.trim().as_bytes(), seed),
-    }
-}
-
-/// The entry of a line in a scope (a host key or [`CORPUS_SCOPE`]).
-pub fn entry(scope: u64, line: u64) -> u64 {
-    hash_u64s(&[scope, line], 0x626f_696c_6572_706c)
-}
-
-/// One fact for learning: `line` of a page at `scope`, with what distinct ones count.
-/// Per host and page: `(host, URL_MARKER, url)` and `(host, PAGE_MARKER, page)`, and for
-/// each line `(host, line, page)` and `(host, line & !CONTENT_BIT, url)`, `page` being the
-/// page's identity without that line and `url` the key of its canonical URL; corpus wide:
-/// `(CORPUS_SCOPE, line, host)` for short lines.
-pub type Occurrence = (u64, u64, u64);
-
-/// The identity of a page from the three least keys of its identity lines (ascending):
-/// the two least keys other than `without` (a line's key, or [`PAGE_MARKER`] for the page
-/// as a whole), or `None` when fewer than two remain.
-fn identity(least: &[u64], without: u64, seed: u64) -> Option<u64> {
-    let mut two = least.iter().copied().filter(|&k| k != without);
-    let (a, b) = (two.next()?, two.next()?);
-    Some(hash_u64s(&[a, b], seed ^ 0x6964_656e_7469_7479).max(1))
-}
-
-/// The key of every line of `text` (as `str::lines` splits it), in order, into `out`:
-/// what [`occurrences`] and [`Boilerplate::strip_lines`] read, so that a page's lines are
-/// put in canonical form and hashed once for both.
-pub fn line_keys(text: &str, seed: u64, scratch: &mut LineScratch, out: &mut Vec<Option<LineKey>>) {
-    out.clear();
-    out.extend(text.lines().map(|line| line_key(line, seed, scratch)));
-}
-
-/// The occurrences of one page's lines, distinct and sorted, from its [`line_keys`] under
-/// `seed`. `url` is the page's URL. A line is counted for the page's identity without that
-/// line (see the module documentation), or the key of its canonical URL when the page has
-/// fewer than [`MIN_IDENTITY_LINES`] identity lines, and once more for the key of its
-/// canonical URL.
-pub fn occurrences(
-    lines: &[Option<LineKey>],
-    url: &str,
-    rule: &BoilerplateRule,
-    seed: u64,
-    scratch: &mut LineScratch,
-    out: &mut Vec<Occurrence>,
-) {
-    out.clear();
-    let Some(host) = host_key(url, seed) else { return };
-    let mut keys = std::mem::take(&mut scratch.keys);
-    keys.clear();
-    for key in lines {
-        if let Some(key) = *key {
-            // The page is filled in below, once every line is seen.
-            out.push((host, key.key, 0));
-            if key.chars <= rule.corpus_max_chars {
-                out.push((CORPUS_SCOPE, key.key, host));
-            }
-            if key.chars > IDENTITY_LINE_CHARS {
-                keys.push((key.chars, key.key));
-            }
-        }
-    }
-    // Identity lines are at least half as long as the longest: paragraphs rather than the
-    // template's footers and boxes where the text is long. Where that leaves too few (one
-    // paragraph far longer than the others), a quarter.
-    let longest = keys.iter().map(|&(chars, _)| chars).max().unwrap_or(0);
-    let half = keys.iter().filter(|&&(chars, _)| chars * 2 >= longest).count();
-    let share = if half >= MIN_IDENTITY_LINES { 2 } else { IDENTITY_FALLBACK_SHARE };
-    keys.retain(|&(chars, _)| chars * share >= longest);
-    keys.iter_mut().for_each(|k| k.0 = 0);
-    keys.sort_unstable();
-    keys.dedup();
-    // The three least keys of identity lines, when there are enough of them.
-    let mut least = [0; 3];
-    let enough = keys.len() >= MIN_IDENTITY_LINES;
-    if enough {
-        least = [keys[0].1, keys[1].1, keys[2].1];
-    }
-    let least = if enough { &least[..] } else { &[][..] };
-    let by_url = url_key(url, seed);
-    let lines = out.len();
-    for i in 0..lines {
-        let (scope, line, _) = out[i];
-        if scope == host {
-            out[i].2 = identity(least, line, seed).unwrap_or(by_url);
-            out.push((host, line & !CONTENT_BIT, by_url));
-        }
-    }
-    out.push((host, URL_MARKER, by_url));
-    out.push((host, PAGE_MARKER, identity(least, PAGE_MARKER, seed).unwrap_or(by_url)));
-    scratch.keys = keys;
-    out.sort_unstable();
-    out.dedup();
-}
-
-/// Reads occurrences sorted by `(scope, line, distinct)` and emits the entries of
-/// boilerplate lines. Holds one group's counters and the current host's lines that are on
-/// enough URLs (at most its line occurrences over `min_pages`, and over a share of its
-/// URLs on a big host).
-#[derive(Debug)]
-pub struct Learner {
-    rule: BoilerplateRule,
-    group: Option<(u64, u64)>,
-    last: Option<Occurrence>,
-    distinct: u32,
-    host_urls: u32,
-    host_pages: u32,
-    /// The host's lines (with [`CONTENT_BIT`]) on enough URLs to be boilerplate.
-    by_url: std::collections::HashSet<u64>,
-}
-
-impl Learner {
-    /// A learner for `rule`.
-    pub fn new(rule: BoilerplateRule) -> Self {
-        Learner {
-            rule,
-            group: None,
-            last: None,
-            distinct: 0,
-            host_urls: 0,
-            host_pages: 0,
-            by_url: Default::default(),
-        }
-    }
-
-    /// The next occurrence, in sorted order (repeats are ignored).
-    pub fn push(&mut self, item: Occurrence, emit: &mut impl FnMut(u64)) {
-        if self.last == Some(item) {
-            return;
-        }
-        debug_assert!(self.last.is_none_or(|last| last < item), "occurrences out of order");
-        self.last = Some(item);
-        let (scope, line, _) = item;
-        if self.group != Some((scope, line)) {
-            self.close(emit);
-            if self.group.is_none_or(|(s, _)| s != scope) {
-                (self.host_urls, self.host_pages) = (0, 0);
-                self.by_url.clear();
-            }
-            self.group = Some((scope, line));
-            self.distinct = 0;
-        }
-        self.distinct += 1;
-    }
-
-    /// Ends the input.
-    pub fn finish(&mut self, emit: &mut impl FnMut(u64)) {
-        self.close(emit);
-        self.group = None;
-    }
-
-    fn close(&mut self, emit: &mut impl FnMut(u64)) {
-        let Some((scope, line)) = self.group else { return };
-        if scope == CORPUS_SCOPE {
-            if self.rule.corpus_line(self.distinct) {
-                emit(entry(scope, line));
-            }
-        } else if line == URL_MARKER {
-            self.host_urls = self.distinct;
-        } else if line == PAGE_MARKER {
-            self.host_pages = self.distinct;
-        } else if line & CONTENT_BIT == 0 {
-            if self.rule.host_line(self.distinct, self.host_urls) {
-                self.by_url.insert(line | CONTENT_BIT);
-            }
-        } else if self.rule.host_line(self.distinct, self.host_pages)
-            || (self.distinct >= self.host_pages && self.by_url.contains(&line))
-        {
-            emit(entry(scope, line));
-        }
-    }
-}
+use crate::learning::{BoilerplateRule, CORPUS_SCOPE, Lesson, entry, shared_entry};
+use crate::lines::{LineKey, LineScratch, line_keys};
+use crate::main_text::{self, Line};
+use crate::urls::host_key;
 
 /// What [`Boilerplate::strip`] did to one page.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -371,27 +19,56 @@ pub struct Stripped {
     pub lines: u32,
     /// Characters left out.
     pub chars: u64,
-    /// Every line was boilerplate, so the page is analysed whole (a page that is all
-    /// template, such as an empty listing or a soft 404, still matches its likes).
-    pub whole: bool,
+    /// Every line with letters or digits was boilerplate: the page has no text of its own
+    /// (an empty listing, a soft 404, a page whose text the template swallowed). It is
+    /// kept whole, and never joined to another page by what its template shares with it.
+    pub template_only: bool,
 }
 
-/// The learned boilerplate: a sorted set of entries. Holds 8 bytes per entry.
+/// The learned boilerplate: a sorted set of entries, those of boilerplate lines
+/// ([`entry`]) and of shared passages. Holds 8 bytes per entry.
 #[derive(Clone, Debug, Default)]
 pub struct Boilerplate {
     entries: Vec<u64>,
-    corpus_max_chars: u32,
+    /// Entries of boilerplate lines (the others are shared passages').
+    lines: usize,
+    corpus_max_chars: Option<u32>,
     main_text: bool,
     seed: u64,
 }
 
 impl Boilerplate {
+    /// The set learned from `lessons` (every learner's, in any order) under `rule` with
+    /// `seed`: the host entries, and the corpus-wide entries of the passages on enough of
+    /// the hosts the learners saw.
+    pub fn learned(lessons: &[Lesson], rule: &BoilerplateRule, seed: u64) -> Self {
+        let hosts =
+            lessons.iter().map(|l| if let Lesson::Hosts(n) = l { u64::from(*n) } else { 0 }).sum();
+        let needed = rule.corpus_hosts_needed(hosts);
+        let entries = lessons
+            .iter()
+            .filter_map(|lesson| match *lesson {
+                Lesson::Entry(e) => Some(e),
+                Lesson::Passage { line, hosts, contexts } => {
+                    Some(if u64::from(hosts.min(contexts)) >= needed {
+                        entry(CORPUS_SCOPE, line)
+                    } else {
+                        shared_entry(line)
+                    })
+                }
+                Lesson::Hosts(_) => None,
+            })
+            .collect();
+        Boilerplate::new(entries, rule, seed)
+    }
+
     /// The set of `entries` (any order, repeats allowed) learned under `rule` with `seed`.
     pub fn new(mut entries: Vec<u64>, rule: &BoilerplateRule, seed: u64) -> Self {
         entries.sort_unstable();
         entries.dedup();
         entries.shrink_to_fit();
         Boilerplate {
+            lines: entries.iter().filter(|e| *e & 1 == 0).count(),
             entries,
             corpus_max_chars: rule.corpus_max_chars,
             main_text: rule.main_text,
@@ -404,9 +81,9 @@ impl Boilerplate {
         &self.entries
     }
 
-    /// Entries learned.
+    /// Boilerplate lines learned (shared passages not counted).
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.lines
     }
 
     /// Whether nothing was learned.
@@ -420,8 +97,23 @@ impl Boilerplate {
 
     /// Whether `line` of a page of `host` is boilerplate.
     pub fn is_boilerplate(&self, line: LineKey, host: u64) -> bool {
-        self.contains(host, line.key)
-            || (line.chars <= self.corpus_max_chars && self.contains(CORPUS_SCOPE, line.key))
+        self.kind(line, host) != LineKind::Text
+    }
+
+    /// What `line` of a page of `host` is.
+    fn kind(&self, line: LineKey, host: u64) -> LineKind {
+        if self.contains(host, line.key) {
+            return LineKind::Template;
+        }
+        if self.corpus_max_chars.is_none_or(|max| line.chars <= max) {
+            if self.contains(CORPUS_SCOPE, line.key) {
+                return LineKind::Passage;
+            }
+            if self.entries.binary_search(&shared_entry(line.key)).is_ok() {
+                return LineKind::Shared;
+            }
+        }
+        LineKind::Text
     }
 
     /// Writes the lines of `text` (a page at `url`) that are not boilerplate into `out`,
@@ -489,36 +181,47 @@ impl Boilerplate {
     ) -> Stripped {
         out.clear();
         let mut stripped = Stripped::default();
-        // Per line: None for boilerplate, else its canonical characters (0 for a line
-        // without letters or digits) and how it ends.
-        let mut kept: Vec<Option<Line>> = Vec::with_capacity(lines.len());
+        // Per line: what it is, and (for lines that are not boilerplate) its canonical
+        // characters (0 for a line without letters or digits) and how it ends.
+        let mut read: Vec<(LineKind, Line)> = Vec::with_capacity(lines.len());
         let mut keys = lines.iter();
         for line in text.lines() {
-            let chars = match *keys.next().expect("a key for every line of the text") {
-                Some(key) if self.is_boilerplate(key, host) => {
-                    kept.push(None);
-                    continue;
-                }
-                Some(key) => key.chars.max(1),
-                None => 0,
+            let (kind, chars) = match *keys.next().expect("a key for every line of the text") {
+                Some(key) => (self.kind(key, host), key.chars.max(1)),
+                None => (LineKind::Text, 0),
             };
-            kept.push(Some(Line { chars, ending: ending(line) }));
+            read.push((kind, Line::read(line, chars)));
         }
-        let longest = kept.iter().flatten().map(|l| l.chars).max().unwrap_or(0);
-        if longest == 0 {
-            if kept.iter().any(Option::is_none) {
-                // Every line was boilerplate: analyse the page whole.
-                out.push_str(text);
-                return Stripped { whole: true, ..Stripped::default() };
-            }
+        let has_letters = |(k, l): &(LineKind, Line)| *k != LineKind::Text || l.chars > 0;
+        let own = |k: &LineKind| matches!(k, LineKind::Text | LineKind::Shared);
+        if !read.iter().any(|(k, l)| own(k) && l.chars > 0) {
             out.push_str(text);
+            stripped.template_only = read.iter().any(has_letters);
             return stripped;
         }
-        if self.main_text && kept.iter().any(Option::is_none) {
-            main_text::select(&mut kept);
+        // What selection reads: template lines cut the page into blocks (None); passages
+        // of the corpus are left out without cutting it, since they are put anywhere, an
+        // article's middle too.
+        let mut selected: Vec<Option<Line>> = Vec::with_capacity(read.len());
+        let mut at: Vec<usize> = Vec::with_capacity(read.len());
+        for (i, (kind, line)) in read.iter().enumerate() {
+            match kind {
+                LineKind::Template => selected.push(None),
+                LineKind::Passage => continue,
+                LineKind::Shared => selected.push(Some(Line { shared: true, ..*line })),
+                LineKind::Text => selected.push(Some(*line)),
+            }
+            at.push(i);
         }
-        for (line, k) in text.lines().zip(&kept) {
-            if k.is_some() {
+        if self.main_text && read.iter().any(|(k, _)| !own(k)) {
+            main_text::select(&mut selected);
+        }
+        let mut keep = vec![false; read.len()];
+        for (i, k) in at.into_iter().zip(&selected) {
+            keep[i] = k.is_some();
+        }
+        for (line, keep) in text.lines().zip(keep) {
+            if keep {
                 out.push_str(line);
                 out.push('\n');
             } else {
@@ -530,9 +233,25 @@ impl Boilerplate {
     }
 }
 
+/// What a line of a page is, to [`Boilerplate::strip`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LineKind {
+    /// Boilerplate of its host.
+    Template,
+    /// Boilerplate everywhere: on enough hosts, with other lines around it.
+    Passage,
+    /// A shared passage (see [`SHARED_MIN_HOSTS`]).
+    Shared,
+    /// The page's own.
+    Text,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::learning::{Learner, occurrences};
+    use crate::lines::line_key;
+    use crate::urls::url_key;
 
     const SEED: u64 = 7;
 
@@ -597,7 +316,7 @@ mod tests {
             learner.push(item, &mut |e| learned.push(e));
         }
         learner.finish(&mut |e| learned.push(e));
-        Boilerplate::new(learned, rule, seed)
+        Boilerplate::learned(&learned, rule, seed)
     }
 
     fn page(article: &str, views: u32) -> String {
@@ -621,7 +340,7 @@ mod tests {
         let mut out = String::new();
         let s = learned.strip(pages[3].1, pages[3].0, &mut LineScratch::default(), &mut out);
         assert_eq!(out, "Article xxxx body.\n");
-        assert_eq!((s.lines, s.whole), (4, false));
+        assert_eq!((s.lines, s.template_only), (4, false));
         // Another host's page keeps everything.
         let other = page("Other body.", 1);
         learned.strip(&other, "http://elsewhere.example/", &mut LineScratch::default(), &mut out);
@@ -962,30 +681,47 @@ mod tests {
         assert_eq!(host_key("https://m.example/", SEED), host_key("https://M.example/", SEED));
     }
 
+    /// A notice (of any length) that many sites put beside their own articles is
+    /// boilerplate everywhere, and so is a short line many sites have; the paragraphs of
+    /// an article that many sites copied are not, since its other paragraphs are around
+    /// them wherever they are.
     #[test]
-    fn short_lines_on_many_hosts_are_boilerplate_everywhere_long_ones_are_not() {
-        let rule = BoilerplateRule { corpus_min_hosts: 3, ..BoilerplateRule::default() };
-        let long = "A long sentence of a copied article that many mirror sites carry in full.";
-        let texts: Vec<(String, String)> = (0..4)
+    fn passages_many_hosts_repeat_around_other_text_are_boilerplate_everywhere() {
+        let notice = "Reprinted articles do not represent the views of this site; contact us \
+                      to have any of them removed.";
+        let copied = [
+            "The first paragraph of an article that many sites copied in full, word for word.",
+            "Its second paragraph, which every copy carries right after the first one too.",
+            "And its third, the last of the copied paragraphs, on every site that took it.",
+        ];
+        let texts: Vec<(String, String)> = (0..5)
             .map(|i| {
-                (
-                    format!("http://mirror{i}.example/x"),
-                    format!("Share this page\n{long}\nOwn line {}", "z".repeat(i + 1)),
-                )
+                let own = format!(
+                    "Site {} writes its own story number {i} about its town.",
+                    "z".repeat(i + 1)
+                );
+                let text = format!(
+                    "Share this page\n{}\n{own}\n{notice}\nSite {} footer, all rights reserved",
+                    copied.join("\n"),
+                    ["Ash", "Birch", "Cedar", "Elm", "Oak"][i],
+                );
+                (format!("http://site{i}.example/x"), text)
             })
             .collect();
         let pages: Vec<(&str, &str)> =
             texts.iter().map(|(u, t)| (u.as_str(), t.as_str())).collect();
-        let learned = learn(&pages, &rule);
-        assert_eq!(learned.len(), 1);
+        let learned = learn(&pages, &BoilerplateRule::default());
         let mut out = String::new();
-        learned.strip(
-            "Share this page\nnew text",
-            "http://new.example/",
-            &mut LineScratch::default(),
-            &mut out,
-        );
-        assert_eq!(out, "new text\n");
+        let page = format!("Share this page\nnew text of a new site.\n{notice}\n{}", copied[1]);
+        learned.strip(&page, "http://new.example/", &mut LineScratch::default(), &mut out);
+        assert_eq!(out, format!("new text of a new site.\n{}\n", copied[1]));
+        // Too few hosts for the corpus: nothing is learned everywhere.
+        let rule = BoilerplateRule { corpus_min_hosts: 6, ..BoilerplateRule::default() };
+        assert_eq!(learn(&pages, &rule).len(), 0);
+        // With as many hosts, a share of them decides.
+        let rule = BoilerplateRule { corpus_min_share: 0.25, ..BoilerplateRule::default() };
+        assert_eq!(rule.corpus_hosts_needed(5), 4);
+        assert_eq!(rule.corpus_hosts_needed(50), 13);
     }
 
     #[test]
@@ -1002,7 +738,7 @@ mod tests {
         let empty = "Home | News | Sport\nViews: 3\n© Site";
         let mut out = String::new();
         let s = learned.strip(empty, "http://s.example/404", &mut LineScratch::default(), &mut out);
-        assert_eq!((out.as_str(), s.whole, s.lines), (empty, true, 0));
+        assert_eq!((out.as_str(), s.template_only, s.lines), (empty, true, 0));
     }
 
     #[test]

@@ -109,6 +109,13 @@ impl Features {
         self.hashes.is_empty()
     }
 
+    /// Adds a feature that is not among the document's shingles (a reference number's:
+    /// see `references.rs`), counted once.
+    pub(crate) fn push_distinct(&mut self, hash: u64) {
+        self.hashes.push(hash);
+        self.counts.push(1);
+    }
+
     /// Moves the distinct hashes out, leaving this empty.
     pub fn take_hashes(&mut self) -> Vec<u64> {
         self.counts.clear();

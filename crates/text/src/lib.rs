@@ -23,33 +23,38 @@ mod boilerplate;
 mod features;
 mod han_fold;
 mod idf;
+mod learning;
 mod lines;
 mod main_text;
 mod markup;
 mod normalize;
+mod references;
 mod segment;
 mod stopwords;
+mod urls;
 
 use neardup_core::ContentHash;
 
-pub use boilerplate::{
-    Boilerplate, BoilerplateRule, CORPUS_SCOPE, IDENTITY_FALLBACK_SHARE, IDENTITY_LINE_CHARS,
-    Learner, MIN_IDENTITY_LINES, Occurrence, PAGE_MARKER, Stripped, URL_MARKER, entry, host_key,
-    line_keys, occurrences, url_key,
-};
+pub use boilerplate::{Boilerplate, Stripped};
 pub use features::{
     DEFAULT_NGRAM_CHARS, FeatureConfig, FeatureExtractor, FeatureKind, FeatureScratch, Features,
     feature_text_into,
 };
 pub use han_fold::HAN_FOLD_TABLE;
 pub use idf::{JIEBA_IDF_TABLE, WordIdf};
-pub use lines::{CONTENT_BIT, LineKey, LineScratch, line_key};
+pub use learning::{
+    BoilerplateRule, CORPUS_MIN_HOSTS, CORPUS_MIN_SHARE, CORPUS_SCOPE, IDENTITY_FALLBACK_SHARE,
+    IDENTITY_LINE_CHARS, Learner, Lesson, MIN_IDENTITY_LINES, Occurrence, PAGE_MARKER,
+    PROSE_IDENTITY_CHARS, SHARED_MIN_HOSTS, URL_MARKER, entry, occurrences,
+};
+pub use lines::{CONTENT_BIT, LineKey, LineScratch, PROSE_BIT, line_key, line_keys};
 pub use main_text::{CONTENT_LINE_CHARS, OPEN_LINE_SHARE, PARAGRAPH_CHARS};
 pub use normalize::{NormalizeConfig, NormalizeScratch, Normalizer};
 pub use segment::{
     JIEBA_DICTIONARY, Segmenter, is_han, is_punctuation_or_symbol, is_unspaced_script,
 };
 pub use stopwords::{CHINESE as CHINESE_STOP_WORDS, ENGLISH as ENGLISH_STOP_WORDS, is_stop_word};
+pub use urls::{host_key, url_key};
 
 /// The exact versions of the crates that shape features, recorded in output metadata
 /// (they are pinned with `=` in the workspace manifest).
@@ -145,6 +150,23 @@ impl Analyzer {
         let drop_punctuation = self.extractor.config().drop_punctuation;
         feature_text_into(&scratch.normalized, drop_punctuation, &mut scratch.feature_text);
         self.extractor.extract(&scratch.feature_text, &mut out.features, &mut scratch.features);
+        references::add_features(&scratch.normalized, self.seed, &mut out.features);
+    }
+
+    /// The distinct features of `text` with a readable label each, sorted by hash: the
+    /// same hashes as [`Analyzer::analyze`] (shingles labelled as
+    /// [`FeatureExtractor::labelled`] labels them, a reference number's as `№` and the
+    /// number), for explaining a match.
+    pub fn labelled(&self, text: &str) -> Vec<(u64, String)> {
+        let (normalized, feature_text) = self.texts(text);
+        let mut out = self.extractor.labelled(&feature_text);
+        let shingles = out.len();
+        references::for_each_feature(&normalized, self.seed, shingles, |hash, number, i| {
+            out.push((hash, format!("№{number}#{i}")));
+        });
+        out.sort_unstable();
+        out.dedup_by_key(|(h, _)| *h);
+        out
     }
 }
 

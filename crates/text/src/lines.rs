@@ -9,6 +9,12 @@ use neardup_core::hash::hash_bytes;
 /// counts the line's pages by canonical URL (see [`crate::occurrences`]).
 pub const CONTENT_BIT: u64 = 1 << 63;
 
+/// The bit of a line's key that says the line ends a sentence or a clause (a paragraph, a
+/// verse, a notice), as main-text selection reads it: what a page's identity is taken from
+/// (see [`crate::occurrences`]). The canonical form keeps the line's last character, so
+/// lines of one key end alike.
+pub const PROSE_BIT: u64 = 1 << 62;
+
 /// A line in canonical form, with its key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LineKey {
@@ -240,8 +246,29 @@ pub fn line_key(line: &str, seed: u64, scratch: &mut LineScratch) -> Option<Line
         out.bytes.pop();
         out.chars -= 1;
     }
-    let key = (hash_bytes(out.bytes, seed) | CONTENT_BIT).max(CONTENT_BIT | 2);
+    let prose = if crate::main_text::ending(line) == crate::main_text::Ending::Prose {
+        PROSE_BIT
+    } else {
+        0
+    };
+    let key =
+        ((hash_bytes(out.bytes, seed) & !PROSE_BIT) | CONTENT_BIT | prose).max(CONTENT_BIT | 2);
     out.alphanumeric.then_some(LineKey { key, chars: out.chars })
+}
+
+impl LineKey {
+    /// Whether the line ends a sentence or a clause ([`PROSE_BIT`]).
+    pub fn is_prose(&self) -> bool {
+        self.key & PROSE_BIT != 0
+    }
+}
+
+/// The key of every line of `text` (as `str::lines` splits it), in order, into `out`:
+/// what [`crate::occurrences`] and [`crate::Boilerplate::strip_lines`] read, so that a page's lines are
+/// put in canonical form and hashed once for both.
+pub fn line_keys(text: &str, seed: u64, scratch: &mut LineScratch, out: &mut Vec<Option<LineKey>>) {
+    out.clear();
+    out.extend(text.lines().map(|line| line_key(line, seed, scratch)));
 }
 
 #[cfg(test)]
@@ -290,7 +317,13 @@ mod tests {
             canonical.pop();
             chars -= 1;
         }
-        let key = (hash_bytes(canonical.as_bytes(), SEED) | CONTENT_BIT).max(CONTENT_BIT | 2);
+        let prose = if crate::main_text::ending(line) == crate::main_text::Ending::Prose {
+            PROSE_BIT
+        } else {
+            0
+        };
+        let hash = hash_bytes(canonical.as_bytes(), SEED) & !PROSE_BIT;
+        let key = (hash | CONTENT_BIT | prose).max(CONTENT_BIT | 2);
         alphanumeric.then_some(LineKey { key, chars })
     }
 

@@ -9,20 +9,22 @@
 //!   does) is never content, and does not set the length either, unless it is as long as
 //!   a paragraph (on a page of such lines only, they are its text);
 //! - a line that ends a sentence (or a clause, as a poem's verse does) is prose, and so is
-//!   any line of at least [`PARAGRAPH_CHARS`] (a paragraph that lost its full stop or was
-//!   cut); on a page
-//!   with prose, a line is content when it has at least [`CONTENT_LINE_CHARS`] canonical
-//!   characters, or half the length of the page's prose lines when that is less (the
-//!   length at which lines at least that long hold half of the prose, so that one long
-//!   notice does not make a poem's verses short);
+//!   a line of at least [`PARAGRAPH_CHARS`] with punctuation inside it (a paragraph that lost
+//!   its full stop or was cut; a long menu, link list or row of labels has none, and stays
+//!   open); on a page with prose, a line is content when it has at least
+//!   [`CONTENT_LINE_CHARS`] canonical characters, or half the length of the page's typical
+//!   prose line when that is less (the median: one long notice or footer, or two, do not
+//!   make a poem's verses short);
 //! - a line that ends otherwise (a headline, a menu item, a byline) counts a quarter of its
 //!   characters ([`OPEN_LINE_SHARE`]), and a block of prose runs from its first prose
 //!   content line to its last prose line (the short lines that follow the text in its
 //!   block, as links to the previous and next article, tags or a caption, go).
 //!
-//! So a poem of verses shorter than a teaser beside it keeps its verses, and a related box
-//! of headlines below a short ruling does not weigh as much as the ruling. A page without
-//! prose (a list, verses without punctuation) is read by length alone, as before.
+//! On a page with prose, a block without a prose content line (a menu, a box of headlines)
+//! is never main text, however long its lines. So a poem of verses shorter than a teaser
+//! beside it keeps its verses, a long menu above it goes, and a related box of headlines
+//! below a short ruling does not weigh as much as the ruling. A page without prose (a
+//! list, verses without punctuation) is read by length alone.
 
 /// A line of at least this many canonical characters, or half the length of the page's
 /// prose lines when that is less (see the module documentation), is a content line for
@@ -52,12 +54,41 @@ pub(crate) enum Ending {
     Cut,
 }
 
+/// A short bracketed link after a paragraph (`［详细］`, `[全文]`, `(more)`), of at most this
+/// many characters inside its brackets: the paragraph ends before it.
+const LINK_MARK_CHARS: usize = 4;
+
+/// `line` without a short bracketed link at its end ([`LINK_MARK_CHARS`]).
+fn without_link_mark(line: &str) -> &str {
+    let Some(close) = line.chars().next_back() else { return line };
+    let open = match close {
+        ']' => '[',
+        '］' => '［',
+        '】' => '【',
+        ')' => '(',
+        '）' => '（',
+        _ => return line,
+    };
+    let inner = &line[..line.len() - close.len_utf8()];
+    match inner.rfind(open) {
+        Some(at) if inner[at + open.len_utf8()..].chars().count() <= LINK_MARK_CHARS => {
+            inner[..at].trim_end()
+        }
+        _ => line,
+    }
+}
+
 /// How `line` ends.
 pub(crate) fn ending(line: &str) -> Ending {
     let line = line.trim_end();
     if line.ends_with('…') || line.ends_with('⋯') || line.ends_with("...") {
         return Ending::Cut;
     }
+    let line = match without_link_mark(line) {
+        // Only a paragraph before it makes the mark a link after a paragraph.
+        rest if rest.len() < line.len() && ending(rest) == Ending::Prose => return Ending::Prose,
+        _ => line,
+    };
     let closing = |c: char| {
         matches!(c, '"' | '\'' | '”' | '’' | '」' | '』' | ')' | '）' | ']' | '］' | '】' | '〕')
     };
@@ -70,32 +101,54 @@ pub(crate) fn ending(line: &str) -> Ending {
     }
 }
 
+/// Whether `line` has a sentence's or clause's punctuation before its last character: a
+/// paragraph that lost its full stop still has its commas and full stops inside, where a
+/// menu, a link list or a row of labels and numbers (`地址：… 电话：…`) has none. A colon
+/// does not count: labels end in one.
+fn punctuated_inside(line: &str) -> bool {
+    let line = line.trim_end();
+    let last = line.char_indices().next_back().map_or(0, |(at, _)| at);
+    line[..last]
+        .contains(['.', '!', '?', ',', ';', '。', '！', '？', '，', '；', '、', '．', '｡', '､'])
+}
+
 /// A line that is not boilerplate, as selection reads it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Line {
     /// Canonical characters (at least 1 for a line with letters or digits, else 0).
     pub chars: u32,
-    /// How it ends.
+    /// How it ends, as selection reads it: a line of at least [`PARAGRAPH_CHARS`] with
+    /// punctuation inside it is prose however it ends (a paragraph whose full stop is
+    /// missing, as a news agency's sign-off or an edit leaves it, or that is cut short).
     pub ending: Ending,
+    /// A passage a few other sites have around other text (a promotion, a notice): it
+    /// never makes a block of the page's own text too small to stay.
+    pub shared: bool,
+}
+
+impl Line {
+    /// `line` of `chars` canonical characters.
+    pub(crate) fn read(line: &str, chars: u32) -> Line {
+        let mut ending = ending(line);
+        if chars >= PARAGRAPH_CHARS && ending != Ending::Prose && punctuated_inside(line) {
+            ending = Ending::Prose;
+        }
+        Line { chars, ending, shared: false }
+    }
 }
 
 /// Marks the lines outside the page's main text as left out (`None`). `kept` holds `None`
 /// for boilerplate lines.
 pub(crate) fn select(kept: &mut [Option<Line>]) {
-    // Endings as selection reads them: a paragraph whose full stop is missing (a sign-off,
-    // an edit) or that is cut short is prose; on a page of teasers only, they are its text.
-    for line in kept.iter_mut().flatten() {
-        if line.chars >= PARAGRAPH_CHARS {
-            line.ending = Ending::Prose;
-        }
-    }
+    // On a page of teasers only, they are its text.
     let lines = || kept.iter().flatten().filter(|l| l.chars > 0);
     if lines().all(|l| l.ending == Ending::Cut) {
         kept.iter_mut().flatten().for_each(|l| l.ending = Ending::Open);
     }
     let lines = || kept.iter().flatten().filter(|l| l.chars > 0);
-    let length = if lines().any(|l| l.ending == Ending::Prose) {
-        half_held(lines().filter(|l| l.ending == Ending::Prose).map(|l| l.chars).collect())
+    let has_prose = lines().any(|l| l.ending == Ending::Prose);
+    let length = if has_prose {
+        median(lines().filter(|l| l.ending == Ending::Prose).map(|l| l.chars).collect())
     } else {
         lines().filter(|l| l.ending == Ending::Open).map(|l| l.chars).max()
     };
@@ -103,43 +156,46 @@ pub(crate) fn select(kept: &mut [Option<Line>]) {
     let is_content =
         |k: &Option<Line>| k.is_some_and(|l| l.chars >= content && l.ending != Ending::Cut);
     let is_prose = |k: &Option<Line>| k.is_some_and(|l| l.ending == Ending::Prose);
-    // A block's text in quarters of a character.
-    let text = |block: &[Option<Line>]| -> u64 {
+    // A block's text in quarters of a character, with or without shared passages.
+    let text = |block: &[Option<Line>], shared: bool| -> u64 {
         let share = |l: &Line| if l.ending == Ending::Prose { OPEN_LINE_SHARE } else { 1 };
         block
             .iter()
             .filter(|k| is_content(k))
             .flatten()
+            .filter(|l| shared || !l.shared)
             .map(|l| u64::from(l.chars) * u64::from(share(l)))
             .sum()
     };
-    let biggest = kept.split(Option::is_none).map(text).max().unwrap_or(0);
+    // A block stays when it holds at least half the text of the biggest, counting shared
+    // passages or not: a short article is not left out for a promotion beside it.
+    let biggest = |shared| kept.split(Option::is_none).map(|b| text(b, shared)).max().unwrap_or(0);
+    let (biggest, own_biggest) = (biggest(true), biggest(false));
     for block in kept.split_mut(Option::is_none) {
-        if text(block) * 2 < biggest {
+        let small = |shared, biggest| text(block, shared) * 2 < biggest;
+        if small(true, biggest) && (own_biggest == 0 || small(false, own_biggest)) {
             block.fill(None);
         } else if let Some(first) = block.iter().position(|k| is_content(k) && is_prose(k)) {
             // Prose: from its first prose content line to its last prose line.
             let end = block.iter().rposition(is_prose).map_or(first, |last| last) + 1;
             block[..first].fill(None);
             block[end..].fill(None);
+        } else if has_prose {
+            // A block without prose on a page with prose: a menu, a box of headlines.
+            block.fill(None);
         } else {
-            // No prose: from the first content line on.
+            // No prose on the page: from the first content line on.
             let first = block.iter().position(is_content).unwrap_or(block.len());
             block[..first].fill(None);
         }
     }
 }
 
-/// The length at which lines at least that long hold half of the characters of
-/// `lengths`: one long line among many short ones does not set it alone.
-fn half_held(mut lengths: Vec<u32>) -> Option<u32> {
-    lengths.sort_unstable_by(|a, b| b.cmp(a));
-    let half = lengths.iter().map(|&c| u64::from(c)).sum::<u64>().div_ceil(2);
-    let mut held = 0;
-    lengths.into_iter().find(|&c| {
-        held += u64::from(c);
-        held >= half
-    })
+/// The lower median of `lengths`: a page's typical prose line, which one long line (or a
+/// few) among many short ones does not set.
+fn median(mut lengths: Vec<u32>) -> Option<u32> {
+    lengths.sort_unstable();
+    lengths.get(lengths.len().saturating_sub(1) / 2).copied()
 }
 
 #[cfg(test)]
@@ -155,6 +211,8 @@ mod tests {
             "判决如下：",
             "Rough winds do shake the darling buds of May,",
             "他说：“好。”  ",
+            "世间本没有歧视，歧视源自于人的内心活动，让“爱”在高校流动。［详细］",
+            "The council approved the budget. [more]",
         ] {
             assert_eq!(ending(line), Ending::Prose, "{line}");
         }
@@ -163,6 +221,8 @@ mod tests {
             "《輞川集二十首 木兰柴》",
             "Page views: 401",
             "Read more »",
+            "四川渠江因暴雨突发洪水（组图）",
+            "Budget approved (video)",
             "",
         ] {
             assert_eq!(ending(line), Ending::Open, "{line}");
@@ -184,7 +244,7 @@ mod tests {
             .enumerate()
             .map(|(i, l)| {
                 let chars = l.chars().filter(|c| c.is_alphanumeric()).count() as u32;
-                (!boilerplate.contains(&i)).then_some(Line { chars, ending: ending(l) })
+                (!boilerplate.contains(&i)).then_some(Line::read(l, chars))
             })
             .collect();
         select(&mut selected);
@@ -209,6 +269,29 @@ mod tests {
                 "飘香乱椒桂，布叶间檀欒。云日虽回照，森沈犹自寒。"
             ]
         );
+    }
+
+    /// A poem page of a small site: a long menu above it (no punctuation inside: not
+    /// prose) and a long footer below it (prose, and longer than the four verses together).
+    /// The verses are the text; the menu goes, and the footer, prose of the template that
+    /// learning did not see, may stay beside them, never instead of them.
+    #[test]
+    fn verses_stay_beside_a_long_menu_and_footer() {
+        let menu = "首页 唐诗 宋词 元曲 诗经 楚辞 乐府诗集 古文观止 诗人大全 名句赏析 成语典故 \
+                    书法字帖 国学经典 文学常识 历史人物 当前位置 唐诗频道 五言绝句 七言律诗 边塞诗 \
+                    山水田园诗 送别诗 咏物诗";
+        let footer =
+            "本站所有诗文均来源于网络，版权归原作者所有，如有侵权请联系我们删除，转载请注明出处。";
+        let page = format!(
+            "{menu}\n静夜思\n分享到\n床前明月光，\n疑是地上霜。\n举头望明月，\n低头思故乡。\n{footer}"
+        );
+        let kept = main_text(&page, &[2]);
+        assert_eq!(&kept[..4], ["床前明月光，", "疑是地上霜。", "举头望明月，", "低头思故乡。"]);
+        assert!(!kept.contains(&menu), "{kept:?}");
+        // A footer cut off from the verses by a learned line is a block of its own.
+        let page = page.replace(&format!("\n{footer}"), &format!("\n分享到\n{footer}"));
+        let kept = main_text(&page, &[2, 7]);
+        assert_eq!(&kept[..4], ["床前明月光，", "疑是地上霜。", "举头望明月，", "低头思故乡。"]);
     }
 
     /// A short ruling under a box of other rulings' titles and teasers, with no learned line

@@ -131,15 +131,14 @@ pub fn explain(
     b: &Doc,
 ) -> anyhow::Result<Explanation> {
     let analyzer = neardup_job::Signer::spec_analyzer(spec);
-    let (norm_a, feat_a) = analyzer.texts(&a.text);
-    let (norm_b, feat_b) = analyzer.texts(&b.text);
-    let la = analyzer.extractor().labelled(&feat_a);
-    let lb = analyzer.extractor().labelled(&feat_b);
-    // Hashes with their capped counts (SimHash weights), from the feature texts above.
-    let mut scratch = neardup_text::FeatureScratch::default();
-    let (mut fa, mut fb) = (neardup_text::Features::default(), neardup_text::Features::default());
-    analyzer.extractor().extract(&feat_a, &mut fa, &mut scratch);
-    analyzer.extractor().extract(&feat_b, &mut fb, &mut scratch);
+    let (norm_a, _) = analyzer.texts(&a.text);
+    let (norm_b, _) = analyzer.texts(&b.text);
+    let la = analyzer.labelled(&a.text);
+    let lb = analyzer.labelled(&b.text);
+    // Hashes with their capped counts (SimHash weights), as signing takes them.
+    let mut scratch = neardup_text::AnalyzeScratch::default();
+    let fa = analyzer.analyze(&a.text, &mut scratch).features;
+    let fb = analyzer.analyze(&b.text, &mut scratch).features;
     let (shared, only_a, only_b) = split_features(&la, &lb);
     let shared_features = shared.len();
     let union = la.len() + lb.len() - shared_features;

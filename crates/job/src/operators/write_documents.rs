@@ -14,7 +14,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use neardup_core::DocId;
-use neardup_io::{Decision, DocumentRow, DocumentsWriter, Reason, RejectedRecord};
+use neardup_io::{Decision, DocumentRow, DocumentsWriter, OwnText, Reason, RejectedRecord};
 use timely::dataflow::StreamVec;
 use timely::dataflow::channels::pact::Exchange;
 use timely::progress::Timestamp;
@@ -356,7 +356,12 @@ fn accepted_row(
     index: Option<&IndexPlan>,
     stats: &mut WorkerStats,
 ) -> DocumentRow {
-    let unmatched = (!meta.matched).then_some(Reason::TooFewFeatures);
+    let template_only = meta.web.as_deref().is_some_and(|w| w.own_text == OwnText::Absent);
+    let unmatched = (!meta.matched).then_some(if template_only {
+        Reason::BoilerplateOnly
+    } else {
+        Reason::TooFewFeatures
+    });
     let mut row = DocumentRow {
         doc,
         id: Some(meta.id.clone()),
