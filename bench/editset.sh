@@ -23,7 +23,9 @@
 #   bash bench/editset.sh [SEED]        default seed: 23
 #
 # The set goes to target/editset (seed 23) or target/editset-SEED, the runs and their eval
-# JSON to runs/ in it. EDITSET_NO_BUILD=1 uses target/release/neardup as it is.
+# JSON to runs/ in it. EDITSET_NO_BUILD=1 uses target/release/neardup as it is; JOB=FILE runs
+# with that job file (settings to try; --method still chooses the method) and RUNS=DIR writes
+# the runs there instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seed=${1:-23}
@@ -38,7 +40,7 @@ mkdir -p "$dir"
 python3 bench/make_editset.py --seed "$seed" --out "$dir" > "$dir.stats.json"
 [ "${EDITSET_NO_BUILD:-}" = 1 ] || cargo build --release -q -p neardup-cli
 bin=target/release/neardup
-runs=$dir/runs
+runs=${RUNS:-$dir/runs}
 rm -rf "$runs"
 mkdir -p "$runs"
 
@@ -62,7 +64,7 @@ PY
 for method in minhash simhash; do
   for input in jsonl wet.gz; do
     run=$runs/$method-$input
-    "$bin" dedup -i "$dir/pages.$input" -o "$run" --method "$method" -q
+    "$bin" dedup -i "$dir/pages.$input" -o "$run" --method "$method" ${JOB:+--job "$JOB"} -q
     for by in kind lang group; do
       "$bin" eval --truth "$dir/truth.json" --run "$run" --by "$by" --show 0 --json > "$run.by-$by.json"
     done
@@ -75,12 +77,11 @@ for method in minhash simhash; do
   done
 done
 
-python3 - "$dir" "$role" <<'PY'
+python3 - "$dir" "$role" "$runs" <<'PY'
 import json, sys
 from pathlib import Path
 
-d, role = Path(sys.argv[1]), sys.argv[2]
-runs = d / "runs"
+d, role, runs = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
 stats = json.loads((d.parent / (d.name + ".stats.json")).read_text(encoding="utf-8"))
 names = [f"{m}-{i}" for m in ("minhash", "simhash") for i in ("jsonl", "wet.gz")]
 

@@ -8,7 +8,8 @@
 # tuned on it). Not part of the test run.
 #
 #   bash bench/warc.sh [DOCS] [WORKERS] [METHOD] [RUNS]   e.g. bash bench/warc.sh 100000 2 simhash 3
-# NEARDUP=BINARY times that binary (say, a build from before a change) instead of this tree's.
+# NEARDUP=BINARY times that binary (say, a build from before a change) instead of this tree's;
+# JOB=FILE runs with that job file (settings to try; the method is still the argument's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 docs=${1:-100000}
@@ -25,7 +26,7 @@ out=target/bench/out-warc-$docs
 best=
 for _ in $(seq "$runs"); do
   /usr/bin/time -f '%e %U %S %M' -o target/bench/time.txt \
-    "$bin" dedup -i "$warc" -o "$out" -w "$workers" --method "$method" -q
+    "$bin" dedup -i "$warc" -o "$out" -w "$workers" --method "$method" ${JOB:+--job "$JOB"} -q
   read -r wall user sys rss_kb < target/bench/time.txt
   if [ -z "$best" ] || python3 -c "import sys; sys.exit(0 if $wall < ${best%% *} else 1)"; then
     best="$wall $user $sys $rss_kb"

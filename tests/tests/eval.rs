@@ -263,6 +263,10 @@ fn explain_agrees_with_the_run() {
     assert!(*candidate && *verified && !agreeing_bands.is_empty());
     assert!((estimate - near.similarity).abs() < 1e-9, "the run's similarity is the estimate");
     assert!(e.left_out.iter().all(Vec::is_empty), "plain JSON Lines have no boilerplate");
+    // The features are named as `tune` names them (with the Han length where it differs).
+    let han = neardup_text::default_han_ngram_chars(neardup_text::DEFAULT_HAN_NGRAM_CHARS, 5);
+    let named = if han == 5 { "5-grams".to_string() } else { format!("5-grams (Han {han}-grams)") };
+    assert_eq!(e.feature_kind, named);
     // Two documents of different clusters are not verified.
     let kept: Vec<&str> = docs
         .iter()

@@ -34,6 +34,9 @@ pub struct CurvePoint {
 /// What a MinHash setting does.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct MinHashCurve {
+    /// What the features are (`5-grams (Han 2-grams)`: see
+    /// [`neardup_text::FeatureConfig::describe`]).
+    pub features: String,
     /// Bands.
     pub bands: u32,
     /// Rows per band.
@@ -58,14 +61,16 @@ pub struct MinHashCurve {
 }
 
 impl MinHashCurve {
-    /// The curve of `lsh` verified as `m` says (its threshold, and its containment rule).
-    pub fn of(lsh: LshParams, m: &MinHashSpec) -> Self {
+    /// The curve of `lsh` verified as `m` says (its threshold, and its containment rule),
+    /// over the features `features` describes.
+    pub fn of(lsh: LshParams, m: &MinHashSpec, features: String) -> Self {
         let curve = (0..=20)
             .map(|i| f64::from(i) / 20.0)
             .map(|s| CurvePoint { x: s, probability: lsh.candidate_probability(s) })
             .collect();
         let target = m.bands_jaccard();
         MinHashCurve {
+            features,
             bands: lsh.bands(),
             rows: lsh.rows(),
             threshold: m.threshold,
@@ -83,6 +88,9 @@ impl MinHashCurve {
 /// What a SimHash setting does.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SimHashCurve {
+    /// What the features are (`4-grams (Han 2-grams)`: see
+    /// [`neardup_text::FeatureConfig::describe`]).
+    pub features: String,
     /// Blocks of the fingerprint.
     pub blocks: u32,
     /// The Hamming distance found exhaustively.
@@ -98,12 +106,14 @@ pub struct SimHashCurve {
 }
 
 impl SimHashCurve {
-    /// The curve of `layout` for a corpus of `documents`.
-    pub fn of(layout: &BlockLayout, documents: u64) -> Self {
+    /// The curve of `layout` for a corpus of `documents`, over the features `features`
+    /// describes.
+    pub fn of(layout: &BlockLayout, documents: u64, features: String) -> Self {
         let curve = (0..=2 * layout.max_distance() + 6)
             .map(|d| CurvePoint { x: f64::from(d), probability: layout.candidate_probability(d) })
             .collect();
         SimHashCurve {
+            features,
             blocks: layout.blocks(),
             max_distance: layout.max_distance(),
             records_per_document: layout.tables(),
@@ -126,7 +136,8 @@ fn bar(p: f64) -> String {
 pub fn print_minhash(out: &mut dyn Write, c: &MinHashCurve) -> std::io::Result<()> {
     writeln!(
         out,
-        "MinHash {} bands x {} rows ({} permutations used), verified at Jaccard {}",
+        "MinHash of {}: {} bands x {} rows ({} permutations used), verified at Jaccard {}",
+        c.features,
         c.bands,
         c.rows,
         c.bands * c.rows,
@@ -179,8 +190,8 @@ pub fn print_minhash(out: &mut dyn Write, c: &MinHashCurve) -> std::io::Result<(
 pub fn print_simhash(out: &mut dyn Write, c: &SimHashCurve) -> std::io::Result<()> {
     writeln!(
         out,
-        "SimHash 64 bits in {} blocks, pairs within Hamming distance {} are all found",
-        c.blocks, c.max_distance
+        "SimHash of {}: 64 bits in {} blocks, pairs within Hamming distance {} are all found",
+        c.features, c.blocks, c.max_distance
     )?;
     writeln!(
         out,
@@ -384,6 +395,7 @@ pub fn run(args: &TuneArgs) -> anyhow::Result<Vec<Trial>> {
         spec.minhash.containment = Some(c);
     }
     let mut out = crate::stdout::stdout();
+    let features = spec.feature_config().describe();
     let Some(truth_path) = &args.truth else {
         if minhash {
             let mut m = spec.minhash.clone();
@@ -399,7 +411,7 @@ pub fn run(args: &TuneArgs) -> anyhow::Result<Vec<Trial>> {
                 ),
             }
             .map_err(|e| UsageError::new(e.to_string()))?;
-            let curve = MinHashCurve::of(lsh, &m);
+            let curve = MinHashCurve::of(lsh, &m, features);
             if args.json {
                 serde_json::to_writer_pretty(&mut out, &curve)?;
                 writeln!(out)?;
@@ -413,7 +425,7 @@ pub fn run(args: &TuneArgs) -> anyhow::Result<Vec<Trial>> {
                 None => neardup_core::BlockLayout::choose(k, args.documents),
             }
             .map_err(|e| UsageError::new(e.to_string()))?;
-            let curve = SimHashCurve::of(&layout, args.documents);
+            let curve = SimHashCurve::of(&layout, args.documents, features);
             if args.json {
                 serde_json::to_writer_pretty(&mut out, &curve)?;
                 writeln!(out)?;
@@ -471,7 +483,9 @@ pub fn run(args: &TuneArgs) -> anyhow::Result<Vec<Trial>> {
         serde_json::to_writer_pretty(&mut out, &trials)?;
         writeln!(out)?;
     } else {
-        let label = if minhash { "threshold" } else { "distance" };
+        let (label, method) =
+            if minhash { ("threshold", "MinHash") } else { ("distance", "SimHash") };
+        writeln!(out, "{method} of {features}")?;
         print_trials(&mut out, label, &trials)?;
     }
     Ok(trials)
@@ -484,7 +498,8 @@ mod tests {
     #[test]
     fn minhash_curve_rates_match_the_areas() {
         let lsh = LshParams::try_new(9, 13).unwrap();
-        let c = MinHashCurve::of(lsh, &MinHashSpec { threshold: 0.8, ..MinHashSpec::default() });
+        let m = MinHashSpec { threshold: 0.8, ..MinHashSpec::default() };
+        let c = MinHashCurve::of(lsh, &m, "5-grams".into());
         assert_eq!(c.records_per_document, 9);
         assert_eq!(c.bands_jaccard, 0.8);
         assert!(c.false_positive_rate > 0.0 && c.false_positive_rate < 0.1);
@@ -501,14 +516,15 @@ mod tests {
             MinHashSpec { threshold: 0.8, containment: Some(0.0), ..MinHashSpec::default() };
         // The default floor, 0.4, is verified; the bands are chosen for 0.6.
         let rule = MinHashSpec { containment: Some(0.9), ..plain.clone() };
-        let c = MinHashCurve::of(lsh, &rule);
+        let c = MinHashCurve::of(lsh, &rule, "5-grams (Han 2-grams)".into());
         assert_eq!(c.bands_jaccard, 0.6);
-        let plain = MinHashCurve::of(lsh, &plain);
+        let plain = MinHashCurve::of(lsh, &plain, "5-grams".into());
         // The same bands miss more pairs above 0.6 than above 0.8.
         assert!(c.false_negative_rate > plain.false_negative_rate);
         let mut text = Vec::new();
         print_minhash(&mut text, &c).unwrap();
         let text = String::from_utf8(text).unwrap();
+        assert!(text.starts_with("MinHash of 5-grams (Han 2-grams): 24 bands x 4 rows"), "{text}");
         assert!(text.contains("containment >= 0.9 and Jaccard >= 0.4"), "{text}");
         assert!(text.contains("rates are taken at 0.6"), "{text}");
         for (x, mark) in
@@ -522,8 +538,15 @@ mod tests {
     #[test]
     fn simhash_curve_is_one_within_the_distance_and_falls_after() {
         let layout = BlockLayout::try_new(6, 3).unwrap();
-        let c = SimHashCurve::of(&layout, 1_000_000);
+        let c = SimHashCurve::of(&layout, 1_000_000, "4-grams (Han 2-grams)".into());
         assert_eq!(c.records_per_document, 20);
+        let mut text = Vec::new();
+        print_simhash(&mut text, &c).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert!(
+            text.starts_with("SimHash of 4-grams (Han 2-grams): 64 bits in 6 blocks"),
+            "{text}"
+        );
         assert!(c.curve.iter().take(4).all(|p| p.probability == 1.0));
         assert!(c.curve[4].probability < 1.0);
         assert!(c.curve.windows(2).all(|w| w[0].probability >= w[1].probability));

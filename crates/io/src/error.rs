@@ -159,9 +159,10 @@ pub enum Error {
     /// An index was built with other settings than the run's: its signatures or keys
     /// would not match the run's.
     #[error(
-        "the index \"{}\" was built with {}; use the settings of the index, or another index folder",
+        "the index \"{}\" was built with {}; {}",
         .path.display(),
-        describe_differences(.differences)
+        describe_differences(.differences),
+        remedy(.differences)
     )]
     IncompatibleIndex {
         /// The index folder.
@@ -272,17 +273,33 @@ fn describe_role(role: Role) -> &'static str {
     }
 }
 
-/// "`a` = 1, this run has `a` = 2 (these differ too: b, c)".
+/// "`a` = 1, this run has `a` = 2 (these differ too: b, c)", the signature version first
+/// when it differs (it explains the others).
 fn describe_differences(differences: &[[String; 3]]) -> String {
-    let Some([setting, index, run]) = differences.first() else {
+    let first = differences.iter().position(|d| d[0] == "signature_version").unwrap_or(0);
+    let Some([setting, index, run]) = differences.get(first) else {
         return "other settings".to_string();
     };
     let mut text = format!("{setting} = {index}, this run has {setting} = {run}");
-    if differences.len() > 1 {
-        let others: Vec<&str> = differences[1..].iter().map(|d| d[0].as_str()).collect();
+    let others: Vec<&str> = (differences.iter().enumerate())
+        .filter(|(i, _)| *i != first)
+        .map(|(_, d)| d[0].as_str())
+        .collect();
+    if !others.is_empty() {
         text.push_str(&format!(" (these differ too: {})", others.join(", ")));
     }
     text
+}
+
+/// What a run refused by an index of other settings can do: use the index's settings, or,
+/// when the index was signed by another signature version (which no setting gives back),
+/// build the index again.
+fn remedy(differences: &[[String; 3]]) -> &'static str {
+    if differences.iter().any(|[setting, ..]| setting == "signature_version") {
+        "this neardup signs differently (CHANGELOG.md, \"Signature versions\"): build a new index          by running the index's batches again into another index folder, or keep using this          one with the neardup release that made it"
+    } else {
+        "use the settings of the index, or another index folder"
+    }
 }
 
 /// The message a panic carried (`panic!` with a literal or a formatted message); `None`

@@ -50,7 +50,8 @@ pub enum MethodParams {
 pub struct JobConfig {
     /// The settings as the job file and flags give them: checking never changes them. The
     /// method's values they leave unset are chosen in `params`, the record size limit by
-    /// [`JobConfig::max_record_bytes`], and the n-gram length by [`JobSpec::ngram_chars`].
+    /// [`JobConfig::max_record_bytes`], and the n-gram lengths by [`JobSpec::ngram_chars`] and
+    /// [`JobSpec::han_ngram_chars`].
     pub spec: JobSpec,
     /// Input files in order.
     pub inputs: Vec<InputFile>,
@@ -162,7 +163,7 @@ impl JobConfig {
     /// runs the same job.
     pub fn effective_spec(&self, max_record_bytes: Option<u64>) -> JobSpec {
         let mut spec = self.spec.clone();
-        spec.features.ngram_chars = Some(spec.ngram_chars());
+        spec.features = spec.feature_config();
         spec.input.max_record_bytes = spec.input.max_record_bytes.or(max_record_bytes);
         match &self.params {
             MethodParams::Minhash { lsh, containment, .. } => {
@@ -475,6 +476,10 @@ fn check_settings(spec: &JobSpec) -> Result<(), ConfigError> {
     if n == 0 || n > 64 {
         return Err(invalid("features.ngram_chars", format!("must be 1..=64, got {n}")));
     }
+    let han = spec.han_ngram_chars();
+    if han == 0 || han > 64 {
+        return Err(invalid("features.han_ngram_chars", format!("must be 1..=64, got {han}")));
+    }
     if f.shingle_words == 0 || f.shingle_words > 16 {
         return Err(invalid(
             "features.shingle_words",
@@ -673,6 +678,7 @@ mod tests {
             let recorded = config.effective_spec(Some(1 << 20));
             assert_eq!(recorded.input.max_record_bytes, Some(1 << 20));
             assert_eq!(recorded.features.ngram_chars, Some(given.ngram_chars()));
+            assert_eq!(recorded.features.han_ngram_chars, Some(given.han_ngram_chars()));
             assert_eq!(recorded.seed, given.seed);
             // Given as a job file, the record checks into the same settings.
             let again = JobConfig::new(recorded.clone(), &inputs, "out".into()).unwrap();
@@ -788,19 +794,32 @@ mod tests {
     }
 
     #[test]
-    fn the_ngram_length_is_chosen_by_method_unless_set() {
+    fn the_ngram_lengths_are_chosen_by_method_unless_set() {
+        use crate::spec::SIMHASH_HAN_NGRAM_CHARS;
+        use neardup_text::{DEFAULT_HAN_NGRAM_CHARS, default_han_ngram_chars};
         let (_dir, inputs) = sample_input();
         let resolved = |spec: JobSpec| {
             let config = JobConfig::new(spec, &inputs, "out".into()).unwrap();
-            config.effective_spec(None).features.ngram_chars
+            let features = config.effective_spec(None).features;
+            (features.ngram_chars, features.han_ngram_chars)
         };
-        assert_eq!(resolved(JobSpec::default()), Some(5));
+        let minhash_han = default_han_ngram_chars(DEFAULT_HAN_NGRAM_CHARS, 5);
+        assert_eq!(resolved(JobSpec::default()), (Some(5), Some(minhash_han)));
         let simhash = JobSpec { method: Method::Simhash, ..JobSpec::default() };
+        let simhash_han = default_han_ngram_chars(SIMHASH_HAN_NGRAM_CHARS, 4);
         assert_eq!(simhash.feature_config().ngram_chars, Some(4));
-        assert_eq!(resolved(simhash.clone()), Some(4));
+        assert_eq!(simhash.feature_config().han_ngram_chars, Some(simhash_han));
+        assert_eq!(resolved(simhash.clone()), (Some(4), Some(simhash_han)));
         let mut set = simhash;
         set.features.ngram_chars = Some(5);
-        assert_eq!(resolved(set), Some(5));
+        let han = default_han_ngram_chars(SIMHASH_HAN_NGRAM_CHARS, 5);
+        assert_eq!(resolved(set.clone()), (Some(5), Some(han)));
+        set.features.han_ngram_chars = Some(2);
+        assert_eq!(resolved(set.clone()), (Some(5), Some(2)));
+        // Unset, Han n-grams are no longer than the others.
+        set.features.han_ngram_chars = None;
+        set.features.ngram_chars = Some(1);
+        assert_eq!(resolved(set), (Some(1), Some(1)));
     }
 
     #[test]
@@ -813,9 +832,14 @@ mod tests {
         assert_eq!(base["minhash.bands"], "16");
         assert_eq!(base["signature_version"], SIGNATURE_VERSION.to_string());
         assert!(base.contains_key("features.ngram_chars") && base.contains_key("normalize.nfkc"));
+        let han = neardup_text::default_han_ngram_chars(neardup_text::DEFAULT_HAN_NGRAM_CHARS, 5);
+        assert_eq!(base["features.han_ngram_chars"], han.to_string());
         // What changes signatures or keys changes the settings ...
         let mut spec = JobSpec::default();
         spec.features.ngram_chars = Some(4);
+        assert_ne!(settings(spec), base);
+        let mut spec = JobSpec::default();
+        spec.features.han_ngram_chars = Some(if han == 2 { 3 } else { 2 });
         assert_ne!(settings(spec), base);
         assert_ne!(settings(JobSpec { seed: 7, ..JobSpec::default() }), base);
         // The Han folding table is named, so that a changed table is another setting.
@@ -891,5 +915,11 @@ mod tests {
         s.simhash.weighting = Some(Weighting::TfIdf);
         s.simhash.idf = IdfSource::Jieba;
         check(s, "simhash.idf");
+        let mut s = JobSpec::default();
+        s.features.han_ngram_chars = Some(0);
+        check(s, "features.han_ngram_chars");
+        let mut s = JobSpec::default();
+        s.features.han_ngram_chars = Some(65);
+        check(s, "features.han_ngram_chars");
     }
 }

@@ -83,8 +83,8 @@ pub use sign_task::{SignTask, TaskReport, check_signable, sign_share};
 pub use spec::{
     BucketSpec, CONTAINMENT_BANDS_JACCARD, DecisionSpec, INDEX_LAYOUT_DOCUMENTS, IdfSource,
     IndexSpec, InputSpec, JobSpec, KeepRule, MAX_DISTANCE, Method, MinHashSpec, Removal,
-    SIMHASH_NGRAM_CHARS, SimHashSpec, WEB_CONTAINMENT, WEB_CONTAINMENT_MIN_JACCARD,
-    WEB_MAX_DISTANCE, WEB_TF_MAX_DISTANCE, WEB_WEIGHTING, Weighting,
+    SIMHASH_HAN_NGRAM_CHARS, SIMHASH_NGRAM_CHARS, SimHashSpec, WEB_CONTAINMENT,
+    WEB_CONTAINMENT_MIN_JACCARD, WEB_MAX_DISTANCE, WEB_TF_MAX_DISTANCE, WEB_WEIGHTING, Weighting,
 };
 pub use stage::Stage;
 pub use stats::{

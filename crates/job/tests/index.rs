@@ -170,6 +170,8 @@ fn an_index_refuses_a_run_with_other_settings() {
     run_batch(&JobSpec::default(), &inputs[..1], dir.path().join("a"), Some((&index, "a")), 1);
     let mut other = JobSpec::default();
     other.features.ngram_chars = Some(4);
+    // Han n-grams as long as the index's, so that only the n-gram length differs.
+    other.features.han_ngram_chars = Some(5);
     let config = JobConfig::new(other, &inputs[1..2], dir.path().join("b")).unwrap();
     let err = config.with_index(index.clone(), "b".into()).unwrap_err();
     let ConfigError::Index(source) = &err else { panic!("not an index error: {err}") };
@@ -179,6 +181,30 @@ fn an_index_refuses_a_run_with_other_settings() {
     // The index is unchanged: the same settings still use it.
     let config = JobConfig::new(JobSpec::default(), &inputs[1..2], dir.path().join("b")).unwrap();
     assert_eq!(config.with_index(index, "b".into()).unwrap().index.unwrap().generation, 2);
+}
+
+/// An index made by signature version 6, before Han n-grams had a length of their own, is
+/// refused: the message names the version and says how to build the index again.
+#[test]
+fn an_index_of_an_earlier_signature_version_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = batches(dir.path());
+    let index = dir.path().join("index");
+    run_batch(&JobSpec::default(), &inputs[..1], dir.path().join("a"), Some((&index, "a")), 1);
+    // The settings as version 6 recorded them: no `features.han_ngram_chars`.
+    let mut manifest = neardup_io::index::Manifest::load(&index).unwrap().unwrap();
+    manifest.settings.insert("signature_version".into(), "6".into());
+    assert!(manifest.settings.remove("features.han_ngram_chars").is_some());
+    manifest.save(&index).unwrap();
+    let config = JobConfig::new(JobSpec::default(), &inputs[1..2], dir.path().join("b")).unwrap();
+    let err = config.with_index(index, "b".into()).unwrap_err();
+    let ConfigError::Index(source) = &err else { panic!("not an index error: {err}") };
+    let message = source.to_string();
+    let version = neardup_core::SIGNATURE_VERSION;
+    let named = format!("signature_version = 6, this run has signature_version = {version}");
+    assert!(message.contains(&named), "{message}");
+    assert!(message.contains("(these differ too: features.han_ngram_chars)"), "{message}");
+    assert!(message.contains("running the index's batches again"), "{message}");
 }
 
 #[test]

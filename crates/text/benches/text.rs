@@ -1,7 +1,7 @@
 //! Text kernels on real documents: `cargo bench -p neardup-text`.
 //!
-//! Normalisation, line keys (boilerplate), feature text, character 5-gram features, word
-//! segmentation, the whole analysis, and signing (analysis plus MinHash or SimHash), each over English and Chinese
+//! Normalisation, line keys (boilerplate), feature text, character 5-gram features (also
+//! with Han 2-grams), word segmentation, the whole analysis, and signing (analysis plus MinHash or SimHash), each over English and Chinese
 //! documents separately, with throughput in bytes of input text. `hash_5grams_once` is the
 //! yardstick: xxh3 of every character 5-gram of the text, and nothing else. The documents are the `text` fields of a JSON Lines corpus: the file
 //! named by `NEARDUP_BENCH_CORPUS`, else `target/bench/real-10000.jsonl` (made by
@@ -79,6 +79,8 @@ fn kernels(c: &mut Criterion) {
         Normalizer::new(NormalizeConfig { han_fold: false, ..NormalizeConfig::default() });
     let segmenter = Segmenter::new(true);
     let ngrams = FeatureExtractor::new(FeatureConfig::default(), 42, None);
+    let han_bigrams = FeatureConfig { han_ngram_chars: Some(2), ..FeatureConfig::default() };
+    let han_bigrams = FeatureExtractor::new(han_bigrams, 42, None);
     let words = FeatureConfig { kind: FeatureKind::Words, ..FeatureConfig::default() };
     let words = FeatureExtractor::new(words, 42, Some(segmenter.clone()));
     let analyzer = Analyzer::new(NormalizeConfig::default(), FeatureConfig::default(), 42, None);
@@ -153,6 +155,16 @@ fn kernels(c: &mut Criterion) {
             b.iter(|| {
                 for t in &feature_texts {
                     ngrams.extract(t, &mut out, &mut scratch);
+                    black_box(&out);
+                }
+            });
+        });
+        // Han 2-grams beside the 5-grams (`features.han_ngram_chars = 2`).
+        group.bench_function("char_5grams_han_2grams", |b| {
+            let (mut out, mut scratch) = (Features::default(), FeatureScratch::default());
+            b.iter(|| {
+                for t in &feature_texts {
+                    han_bigrams.extract(t, &mut out, &mut scratch);
                     black_box(&out);
                 }
             });

@@ -12,7 +12,13 @@ use crate::stopwords::is_stop_word;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum FeatureKind {
-    /// Overlapping runs of `ngram_chars` characters of the feature text.
+    /// Overlapping runs of characters of the feature text, one starting at each character:
+    /// `ngram_chars` characters long, or `han_ngram_chars` where the text is Han, Hiragana
+    /// or Katakana (scripts written without spaces, where a character carries about what a
+    /// word of English does). Each character of those scripts fills `1 / han_ngram_chars` of
+    /// an n-gram and any other character (a letter, a digit, a space) `1 / ngram_chars`; the
+    /// n-gram runs until its characters fill it, so where scripts meet it takes some of
+    /// each. Digits count as letters inside Han text too: see [`FeatureConfig::han_ngram_chars`].
     #[default]
     CharNgrams,
     /// Overlapping runs of `shingle_words` words (stop words removed).
@@ -24,6 +30,19 @@ pub enum FeatureKind {
 /// Characters per n-gram where `ngram_chars` is unset.
 pub const DEFAULT_NGRAM_CHARS: usize = 5;
 
+/// Characters per n-gram of Han, Hiragana or Katakana where `han_ngram_chars` is unset:
+/// none of their own (`None`), so `ngram_chars`, one length for every script. A length
+/// given here would apply where it is not more than `ngram_chars`.
+///
+/// This is MinHash's default in the neardup job. Han 2-grams raise the recall of Chinese
+/// copies on the design draw of `bench/editset.sh 7` (0.849 to 0.937; English 0.776 either
+/// way) but join short formulas that differ in a name: on `bench/webset.sh` pair precision
+/// falls from 0.988 to 0.969 and documents removed for one the truth says differs rise
+/// from 16 to 25 of about 1,750, all court openings (Han 3-grams: recall 0.912, precision
+/// 0.981, 18 wrong removals). Defaults must keep precision 0.99 and wrong removals 0.5%
+/// on every design set, which neither does.
+pub const DEFAULT_HAN_NGRAM_CHARS: Option<usize> = None;
+
 /// How documents become feature sets.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -33,6 +52,16 @@ pub struct FeatureConfig {
     /// Characters per n-gram, for `char_ngrams`; unset means [`DEFAULT_NGRAM_CHARS`] (the
     /// neardup job sets it by method: see `neardup_job::JobSpec::feature_config`).
     pub ngram_chars: Option<usize>,
+    /// Characters per n-gram of Han, Hiragana or Katakana, for `char_ngrams` (see
+    /// [`FeatureKind::CharNgrams`]): one changed Han character then changes
+    /// `han_ngram_chars` n-grams instead of `ngram_chars`. Unset means
+    /// [`DEFAULT_HAN_NGRAM_CHARS`] (the neardup job sets it by method); equal to
+    /// `ngram_chars`, every n-gram has `ngram_chars` characters whatever the script, as
+    /// when it is unset. Digits inside Han text fill an n-gram as they do in English: an
+    /// n-gram that reaches a number (a date, the 77 of a docket number 第77号) takes more of
+    /// it and of what follows than if digits counted as Han, so two texts that differ only
+    /// in a number share no more n-grams than they would under that rule.
+    pub han_ngram_chars: Option<usize>,
     /// Words per shingle, for `word_shingles`.
     pub shingle_words: usize,
     /// Drop the built-in English and Chinese stop words from word features.
@@ -54,6 +83,7 @@ impl Default for FeatureConfig {
         FeatureConfig {
             kind: FeatureKind::CharNgrams,
             ngram_chars: None,
+            han_ngram_chars: None,
             shingle_words: 3,
             stop_words: true,
             max_feature_count: 10,
@@ -69,6 +99,32 @@ impl FeatureConfig {
     pub fn ngram_chars(&self) -> usize {
         self.ngram_chars.unwrap_or(DEFAULT_NGRAM_CHARS)
     }
+
+    /// Characters per n-gram of Han, Hiragana or Katakana: `han_ngram_chars`, or when unset
+    /// [`DEFAULT_HAN_NGRAM_CHARS`] (see [`default_han_ngram_chars`]).
+    pub fn han_ngram_chars(&self) -> usize {
+        let n = self.ngram_chars();
+        self.han_ngram_chars.unwrap_or_else(|| default_han_ngram_chars(DEFAULT_HAN_NGRAM_CHARS, n))
+    }
+
+    /// What the features are, for people: `5-grams (Han 2-grams)`, `5-grams`, `3-word
+    /// shingles` or `words`.
+    pub fn describe(&self) -> String {
+        match self.kind {
+            FeatureKind::CharNgrams => {
+                let (n, han) = (self.ngram_chars(), self.han_ngram_chars());
+                if n == han { format!("{n}-grams") } else { format!("{n}-grams (Han {han}-grams)") }
+            }
+            FeatureKind::WordShingles => format!("{}-word shingles", self.shingle_words),
+            FeatureKind::Words => "words".to_string(),
+        }
+    }
+}
+
+/// The Han n-gram length a default `by_default` gives with n-grams of `ngram_chars`: the
+/// same as theirs when `None`, else the default but not more than theirs.
+pub fn default_han_ngram_chars(by_default: Option<usize>, ngram_chars: usize) -> usize {
+    by_default.map_or(ngram_chars, |han| han.min(ngram_chars))
 }
 
 /// A document's features: distinct hashes in the order of their first occurrence, each with
@@ -127,6 +183,7 @@ impl Features {
 #[derive(Debug, Default)]
 pub struct FeatureScratch {
     offsets: Vec<usize>,
+    widths: Vec<u32>,
     raw: Vec<u64>,
     words: Vec<u64>,
     counter: Counter,
@@ -139,6 +196,7 @@ pub struct FeatureExtractor {
     seed: u64,
     shingle_seed: u64,
     segmenter: Option<Segmenter>,
+    widths: Widths,
 }
 
 impl FeatureExtractor {
@@ -153,13 +211,12 @@ impl FeatureExtractor {
             config.kind == FeatureKind::CharNgrams || segmenter.is_some(),
             "word features need a segmenter"
         );
-        assert!(
-            config.ngram_chars() > 0 && config.shingle_words > 0,
-            "feature sizes must be positive"
-        );
+        let (n, han) = (config.ngram_chars(), config.han_ngram_chars());
+        assert!(n > 0 && han > 0 && config.shingle_words > 0, "feature sizes must be positive");
         FeatureExtractor {
             seed: derive_seed(seed, SeedPurpose::Feature, 0),
             shingle_seed: derive_seed(seed, SeedPurpose::Feature, config.shingle_words as u64),
+            widths: Widths::new(n, han),
             config,
             segmenter,
         }
@@ -187,15 +244,18 @@ impl FeatureExtractor {
         let cap = self.config.max_feature_count.max(1);
         match self.config.kind {
             FeatureKind::CharNgrams => {
-                let n = self.config.ngram_chars();
                 let bytes = feature_text.as_bytes();
                 if feature_text.is_ascii() {
-                    // One byte per character: the n-grams are the byte windows.
+                    // One byte per character, none of an unspaced script: the n-grams are
+                    // the byte windows of `ngram_chars`.
+                    let n = self.config.ngram_chars();
                     counter.reset((bytes.len() + 1).saturating_sub(n), out);
                     for w in bytes.windows(n) {
                         counter.add(hash_bytes(w, self.seed), cap, out);
                     }
-                } else {
+                } else if self.widths.is_uniform() {
+                    // One length for every script: the n-grams are windows of characters.
+                    let n = self.config.ngram_chars();
                     let offsets = &mut scratch.offsets;
                     offsets.clear();
                     offsets.extend(feature_text.char_indices().map(|(i, _)| i));
@@ -204,6 +264,13 @@ impl FeatureExtractor {
                     for w in offsets.windows(n + 1) {
                         counter.add(hash_bytes(&bytes[w[0]..w[n]], self.seed), cap, out);
                     }
+                } else {
+                    let (offsets, widths) = (&mut scratch.offsets, &mut scratch.widths);
+                    self.widths.measure(feature_text, offsets, widths);
+                    counter.reset(widths.len(), out);
+                    self.widths.for_each_ngram(offsets, widths, |start, end| {
+                        counter.add(hash_bytes(&bytes[start..end], self.seed), cap, out);
+                    });
                 }
             }
             FeatureKind::Words | FeatureKind::WordShingles => {
@@ -226,6 +293,69 @@ impl FeatureExtractor {
                 counter.reset(raw.len(), out);
                 raw.iter().for_each(|h| counter.add(*h, cap, out));
             }
+        }
+    }
+}
+
+/// How much of a character n-gram each character fills, in integers: a character of an
+/// unspaced script (Han, Hiragana, Katakana) `1 / han_ngram_chars` and any other
+/// `1 / ngram_chars`, both times `ngram_chars * han_ngram_chars`, which a full n-gram
+/// reaches. Only the character itself decides: digits and Latin letters inside Han text
+/// fill as they do in English (see [`FeatureConfig::han_ngram_chars`]).
+#[derive(Clone, Copy, Debug)]
+struct Widths {
+    /// What a character of an unspaced script fills: `ngram_chars`.
+    unspaced: u32,
+    /// What any other character fills: `han_ngram_chars`.
+    other: u32,
+    /// What a full n-gram holds: their product.
+    full: u32,
+}
+
+impl Widths {
+    /// The widths for n-grams of `ngram_chars` characters, `han_ngram_chars` in unspaced
+    /// scripts (both positive; the job checks them to at most 64).
+    fn new(ngram_chars: usize, han_ngram_chars: usize) -> Self {
+        let size = |n: usize| u32::try_from(n).expect("an n-gram length fits 32 bits");
+        let (unspaced, other) = (size(ngram_chars), size(han_ngram_chars));
+        let full = unspaced.checked_mul(other).expect("n-gram lengths whose product fits 32 bits");
+        Widths { unspaced, other, full }
+    }
+
+    /// Whether every character has the same width: the n-grams are then the windows of
+    /// `ngram_chars` characters.
+    fn is_uniform(&self) -> bool {
+        self.unspaced == self.other
+    }
+
+    /// Fills `offsets` with the byte offset of each character of `text` and then its length,
+    /// and `widths` with each character's width.
+    fn measure(&self, text: &str, offsets: &mut Vec<usize>, widths: &mut Vec<u32>) {
+        offsets.clear();
+        widths.clear();
+        for (i, c) in text.char_indices() {
+            offsets.push(i);
+            widths.push(if is_unspaced_script(c) { self.unspaced } else { self.other });
+        }
+        offsets.push(text.len());
+    }
+
+    /// Calls `f` with the byte range of the n-gram starting at each character, in order,
+    /// from the offsets and widths [`Widths::measure`] gave: the shortest run of characters
+    /// from there that fills an n-gram. Where the rest of the text cannot fill one, no more
+    /// n-grams start (a text that cannot fill one has none).
+    #[inline]
+    fn for_each_ngram(&self, offsets: &[usize], widths: &[u32], mut f: impl FnMut(usize, usize)) {
+        // `filled` is the width of the characters from `start` to before `end`.
+        let (mut end, mut filled) = (0, 0);
+        for (start, width) in widths.iter().enumerate() {
+            while filled < self.full {
+                let Some(next) = widths.get(end) else { return };
+                filled += next;
+                end += 1;
+            }
+            f(offsets[start], offsets[end]);
+            filled -= width;
         }
     }
 }
@@ -282,15 +412,12 @@ impl FeatureExtractor {
         let mut out: Vec<(u64, String)> = Vec::new();
         match self.config.kind {
             FeatureKind::CharNgrams => {
-                let n = self.config.ngram_chars();
-                let mut offsets: Vec<usize> = feature_text.char_indices().map(|(i, _)| i).collect();
-                offsets.push(feature_text.len());
-                if offsets.len() > n {
-                    for w in offsets.windows(n + 1) {
-                        let gram = &feature_text[w[0]..w[n]];
-                        out.push((hash_bytes(gram.as_bytes(), self.seed), gram.to_string()));
-                    }
-                }
+                let (mut offsets, mut widths) = (Vec::new(), Vec::new());
+                self.widths.measure(feature_text, &mut offsets, &mut widths);
+                self.widths.for_each_ngram(&offsets, &widths, |start, end| {
+                    let gram = &feature_text[start..end];
+                    out.push((hash_bytes(gram.as_bytes(), self.seed), gram.to_string()));
+                });
             }
             FeatureKind::Words | FeatureKind::WordShingles => {
                 let segmenter = self.segmenter.as_ref().expect("checked in new");
@@ -482,6 +609,205 @@ mod tests {
         counts
     }
 
+    /// Naive twin of character n-grams whose length follows the script: from each
+    /// character, take characters one at a time until `a / han + b / n` reaches one, where `a`
+    /// of them are of an unspaced script (as `unspaced` says) and `b` are not; the labels
+    /// with their capped counts.
+    fn naive_shingles(
+        text: &str,
+        n: usize,
+        han: usize,
+        cap: u32,
+        unspaced: impl Fn(char) -> bool,
+    ) -> BTreeMap<String, u32> {
+        let chars: Vec<char> = feature_text(text).chars().collect();
+        let mut counts = BTreeMap::new();
+        for start in 0..chars.len() {
+            let (mut a, mut b) = (0, 0);
+            for end in start..chars.len() {
+                if unspaced(chars[end]) {
+                    a += 1;
+                } else {
+                    b += 1;
+                }
+                // a / han + b / n >= 1, multiplied out.
+                if a * n + b * han >= n * han {
+                    let gram: String = chars[start..=end].iter().collect();
+                    let c = counts.entry(gram).or_insert(0);
+                    *c = (*c + 1).min(cap);
+                    break;
+                }
+            }
+        }
+        counts
+    }
+
+    fn config(n: usize, han: usize) -> FeatureConfig {
+        FeatureConfig { ngram_chars: Some(n), han_ngram_chars: Some(han), ..Default::default() }
+    }
+
+    /// The labels of the features of `text`, as `labelled` gives them.
+    fn labels(config: FeatureConfig, text: &str) -> Vec<String> {
+        let ex = FeatureExtractor::new(config, 7, None);
+        let mut labels: Vec<String> =
+            ex.labelled(&feature_text(text)).into_iter().map(|(_, l)| l).collect();
+        labels.sort();
+        labels
+    }
+
+    fn sorted(labels: &[&str]) -> Vec<String> {
+        let mut v: Vec<String> = labels.iter().map(|l| l.to_string()).collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn ngram_length_follows_the_script() {
+        // Latin text: 5-grams, whatever the Han length (non-ASCII too).
+        let latin = "le café noir";
+        let expected: Vec<String> =
+            naive_shingles(latin, 5, 5, 10, |_| false).into_keys().collect();
+        assert_eq!(labels(config(5, 2), latin), expected);
+        assert_eq!(labels(config(5, 2), "a café"), sorted(&["a caf", " café"]));
+        // Han text: 2-grams.
+        assert_eq!(labels(config(5, 2), "我们的程序"), sorted(&["我们", "们的", "的程", "程序"]));
+        assert_eq!(labels(config(5, 3), "我们的程序"), sorted(&["我们的", "们的程", "的程序"]));
+        // Kana is unspaced too.
+        assert_eq!(labels(config(5, 2), "ひらがな"), sorted(&["ひら", "らが", "がな"]));
+        // Where scripts meet, an n-gram takes some of each: Latin characters fill 2/10 of
+        // it, Han ones 5/10.
+        assert_eq!(
+            labels(config(5, 2), "rust程序code"),
+            sorted(&["rust程", "ust程", "st程序", "t程序", "程序", "序cod"])
+        );
+        // Equal lengths: the n-grams of old.
+        assert_eq!(labels(config(3, 3), "ab程序c"), sorted(&["ab程", "b程序", "程序c"]));
+    }
+
+    #[test]
+    fn unset_han_ngrams_follow_the_default() {
+        for n in [1, 2, 5, 9] {
+            let unset = FeatureConfig { ngram_chars: Some(n), ..Default::default() };
+            assert_eq!(
+                unset.han_ngram_chars(),
+                default_han_ngram_chars(DEFAULT_HAN_NGRAM_CHARS, n)
+            );
+            assert_eq!(default_han_ngram_chars(None, n), n);
+            assert_eq!(default_han_ngram_chars(Some(2), n), n.min(2));
+            let set = FeatureConfig { han_ngram_chars: Some(7), ..unset };
+            assert_eq!(set.han_ngram_chars(), 7, "a set length is taken as set");
+        }
+        let describe = |n, han| config(n, han).describe();
+        assert_eq!(describe(5, 2), "5-grams (Han 2-grams)");
+        assert_eq!(describe(4, 4), "4-grams");
+        let words = FeatureConfig { kind: FeatureKind::WordShingles, ..Default::default() };
+        assert_eq!(words.describe(), "3-word shingles");
+    }
+
+    #[test]
+    fn text_that_fills_no_ngram_has_no_features() {
+        for (text, expected) in [("中", 0), ("ab中", 0), ("ab中文", 3), ("中文", 1), ("abcd", 0)]
+        {
+            assert_eq!(extract(config(5, 2), text).len(), expected, "{text}");
+        }
+        assert!(extract(config(5, 3), "中文").is_empty());
+    }
+
+    /// Digits count as letters inside Han text: an n-gram that reaches a number spans
+    /// more of it and of what follows than a Han-width digit would.
+    #[test]
+    fn digits_in_han_text_fill_ngrams_as_letters() {
+        assert_eq!(
+            labels(config(5, 2), "于2016年4月20日"),
+            sorted(&["于201", "2016年", "016年", "16年4", "6年4月", "年4月", "4月20", "月20日"])
+        );
+        assert_eq!(
+            labels(config(5, 2), "作出第77号判决"),
+            sorted(&["作出", "出第", "第77号", "77号判", "7号判", "号判", "判决"])
+        );
+    }
+
+    /// Jaccard of the distinct labels of two texts.
+    fn jaccard(a: &BTreeMap<String, u32>, b: &BTreeMap<String, u32>) -> f64 {
+        let shared = a.keys().filter(|k| b.contains_key(*k)).count();
+        shared as f64 / (a.len() + b.len() - shared) as f64
+    }
+
+    /// Texts that differ only in a number (two court formulas with other docket numbers,
+    /// two dates) are no more alike than if digits took the width of the Han around them,
+    /// and strictly less alike when a number keeps some of its digits.
+    #[test]
+    fn texts_that_differ_in_a_number_are_no_more_alike_than_with_han_width_digits() {
+        let pairs = [
+            ("本院依法作出第77号行政判决书原告不服", "本院依法作出第83号行政判决书原告不服"),
+            ("本院依法作出第177号行政判决书原告不服", "本院依法作出第183号行政判决书原告不服"),
+            ("原告于2016年4月20日自愿撤回起诉", "原告于2016年4月21日自愿撤回起诉"),
+            ("（2011）辰行初字第21号行政判决书", "（2011）辰行初字第30号行政判决书"),
+        ];
+        let mut less = 0;
+        for (a, b) in pairs {
+            for han in [2, 3] {
+                let chosen = |t| naive_shingles(t, 5, han, 10, is_unspaced_script);
+                let han_digits = |t| {
+                    naive_shingles(t, 5, han, 10, |c: char| {
+                        is_unspaced_script(c) || c.is_ascii_digit()
+                    })
+                };
+                let (j, j_han) =
+                    (jaccard(&chosen(a), &chosen(b)), jaccard(&han_digits(a), &han_digits(b)));
+                assert!(j <= j_han, "{a} / {b}, Han {han}: {j} > {j_han}");
+                less += usize::from(j < j_han);
+                // The extractor takes the chosen rule.
+                let found: BTreeMap<String, u32> =
+                    labels(config(5, han), a).into_iter().map(|l| (l, 0)).collect();
+                assert_eq!(found.keys().collect::<Vec<_>>(), chosen(a).keys().collect::<Vec<_>>());
+            }
+        }
+        assert!(less >= 4, "{less}");
+    }
+
+    /// A format pin: the features of a mixed text as 5-grams and Han 2-grams under seed 7.
+    /// If this changes, bump `SIGNATURE_VERSION` and note it in the changelog.
+    #[test]
+    fn pinned_features() {
+        let f = extract(config(5, 2), "Court 第77号 判决 in 2016年");
+        assert_eq!(f.hashes(), PINNED_FEATURES);
+        // English text signs as under signature version 6 (5-grams, the same hashes).
+        let english = extract(FeatureConfig::default(), "the court ruled");
+        assert_eq!(english.hashes(), PINNED_ENGLISH);
+    }
+    const PINNED_FEATURES: &[u64] = &[
+        1_006_119_114_894_327_406,
+        83_371_209_492_781_383,
+        18_163_036_949_027_626_184,
+        11_315_808_149_321_056_161,
+        3_915_864_322_646_032_837,
+        10_956_821_744_080_517_353,
+        6_275_899_618_252_065_552,
+        9_725_196_980_382_331_768,
+        5_400_969_127_683_684_417,
+        14_658_832_515_801_116_394,
+        7_548_184_612_647_300_076,
+        10_048_860_590_092_733_974,
+        8_640_129_468_461_804_425,
+        6_756_907_877_228_347_149,
+        17_569_486_417_983_508_720,
+        9_303_610_134_022_755_008,
+    ];
+    const PINNED_ENGLISH: &[u64] = &[
+        13_365_311_571_671_141_008,
+        18_330_989_978_558_695_215,
+        567_071_595_169_100_658,
+        4_578_255_205_433_763_470,
+        14_424_215_937_915_842_747,
+        6_474_752_352_404_651_017,
+        3_833_864_444_567_076_981,
+        9_764_198_787_443_129_388,
+        10_269_250_995_509_705_262,
+        17_832_106_403_894_037_314,
+        8_212_301_241_961_672_729,
+    ];
+
     #[test]
     fn char_ngrams_count_and_cap() {
         let config =
@@ -505,7 +831,12 @@ mod tests {
     #[test]
     fn labelled_features_have_the_extracted_hashes() {
         for kind in [FeatureKind::CharNgrams, FeatureKind::Words, FeatureKind::WordShingles] {
-            let config = FeatureConfig { kind, shingle_words: 2, ..Default::default() };
+            let config = FeatureConfig {
+                kind,
+                shingle_words: 2,
+                han_ngram_chars: Some(2),
+                ..Default::default()
+            };
             let seg = FeatureExtractor::needs_segmenter(&config).then(|| Segmenter::new(true));
             let ex = FeatureExtractor::new(config, 7, seg);
             let text =
@@ -528,15 +859,39 @@ mod tests {
         assert_eq!(out.counts(), &[3, 3, 2, 1]);
     }
 
-    /// The features of `text` are the naive twin's, each hash once.
+    /// The features of `text` with `han_ngram_chars` equal to `ngram_chars` are the naive
+    /// twin's n-grams of old, each hash once.
     fn check_char_ngrams(text: &str, n: usize, cap: u32) -> Result<(), TestCaseError> {
-        let config =
-            FeatureConfig { ngram_chars: Some(n), max_feature_count: cap, ..Default::default() };
+        let config = FeatureConfig { max_feature_count: cap, ..config(n, n) };
         let f = extract(config, text);
         let found: BTreeMap<u64, u32> =
             f.hashes().iter().copied().zip(f.counts().iter().copied()).collect();
         prop_assert_eq!(found.len(), f.len(), "hashes are distinct");
         prop_assert_eq!(found, naive_char_ngrams(text, n, cap));
+        Ok(())
+    }
+
+    /// The features of `text` are the naive twin's shingles, hashed, each hash once; the
+    /// labelled features have the same hashes, and each label hashes to its own.
+    fn check_shingles(text: &str, n: usize, han: usize, cap: u32) -> Result<(), TestCaseError> {
+        let config = FeatureConfig { max_feature_count: cap, ..config(n, han) };
+        let f = extract(config.clone(), text);
+        let found: BTreeMap<u64, u32> =
+            f.hashes().iter().copied().zip(f.counts().iter().copied()).collect();
+        prop_assert_eq!(found.len(), f.len(), "hashes are distinct");
+        let seed = derive_seed(7, SeedPurpose::Feature, 0);
+        let naive = naive_shingles(text, n, han, cap, is_unspaced_script);
+        let expected: BTreeMap<u64, u32> =
+            naive.iter().map(|(gram, c)| (hash_bytes(gram.as_bytes(), seed), *c)).collect();
+        prop_assert_eq!(found, expected);
+        let ex = FeatureExtractor::new(config, 7, None);
+        let labelled = ex.labelled(&feature_text(text));
+        prop_assert!(labelled.iter().all(|(h, l)| *h == hash_bytes(l.as_bytes(), seed)));
+        let hashes: Vec<u64> = labelled.iter().map(|(h, _)| *h).collect();
+        prop_assert_eq!(hashes, f.sorted_hashes());
+        let mut labels: Vec<&str> = labelled.iter().map(|(_, l)| l.as_str()).collect();
+        labels.sort_unstable();
+        prop_assert_eq!(labels, naive.keys().map(String::as_str).collect::<Vec<_>>());
         Ok(())
     }
 
@@ -557,8 +912,19 @@ mod tests {
         }
 
         #[test]
+        fn shingles_match_naive_twin(
+            text in "[a-c 1-3é中文字，。ひカ]{0,40}",
+            n in 1usize..7,
+            han in 1usize..7,
+            cap in 1u32..4,
+        ) {
+            check_shingles(&text, n, han, cap)?;
+        }
+
+        #[test]
         fn ascii_char_ngrams_match_naive_twin(text in "[a-d .,!]{0,60}", n in 1usize..6, cap in 1u32..4) {
             check_char_ngrams(&text, n, cap)?;
+            check_shingles(&text, n, 2, cap)?;
         }
     }
 }

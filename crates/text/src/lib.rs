@@ -37,8 +37,8 @@ use neardup_core::ContentHash;
 
 pub use boilerplate::{Boilerplate, Stripped};
 pub use features::{
-    DEFAULT_NGRAM_CHARS, FeatureConfig, FeatureExtractor, FeatureKind, FeatureScratch, Features,
-    feature_text_into,
+    DEFAULT_HAN_NGRAM_CHARS, DEFAULT_NGRAM_CHARS, FeatureConfig, FeatureExtractor, FeatureKind,
+    FeatureScratch, Features, default_han_ngram_chars, feature_text_into,
 };
 pub use han_fold::HAN_FOLD_TABLE;
 pub use idf::{JIEBA_IDF_TABLE, WordIdf};

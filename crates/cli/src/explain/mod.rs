@@ -47,6 +47,9 @@ pub struct Explanation {
     pub normalized_chars: [usize; 2],
     /// Equal after normalisation (exact duplicates).
     pub identical_normalized: bool,
+    /// What the features are (`5-grams (Han 2-grams)`: see
+    /// [`neardup_text::FeatureConfig::describe`]).
+    pub feature_kind: String,
     /// Distinct features.
     pub features: [usize; 2],
     /// Features both have.
@@ -157,6 +160,7 @@ pub fn explain(
         ids: [a.id.clone(), b.id.clone()],
         normalized_chars: [norm_a.chars().count(), norm_b.chars().count()],
         identical_normalized: norm_a == norm_b,
+        feature_kind: analyzer.extractor().config().describe(),
         features: [la.len(), lb.len()],
         shared_features,
         jaccard,
@@ -314,8 +318,8 @@ pub fn print(out: &mut dyn Write, e: &Explanation) -> std::io::Result<()> {
     )?;
     writeln!(
         out,
-        "features         {} and {}, {} shared: Jaccard {:.4}",
-        e.features[0], e.features[1], e.shared_features, e.jaccard
+        "features         {} and {} {}, {} shared: Jaccard {:.4}",
+        e.features[0], e.features[1], e.feature_kind, e.shared_features, e.jaccard
     )?;
     for (i, ok) in e.matchable.iter().enumerate() {
         if !ok {

@@ -496,6 +496,20 @@ fn manifests_round_trip_and_name_the_setting_that_differs() {
     other.insert("minhash.bands".into(), "21".into());
     let e = loaded.check(dir.path(), &other).unwrap_err().to_string();
     assert!(e.contains("minhash.bands = 16") && e.contains("minhash.bands = 21"), "{e}");
+    assert!(e.contains("use the settings of the index"), "{e}");
+    // No setting gives back another signature version's signatures: the index is built
+    // again.
+    let mut newer = other.clone();
+    newer.insert("signature_version".into(), "3".into());
+    let e = loaded.check(dir.path(), &newer).unwrap_err().to_string();
+    assert!(e.starts_with(&format!("the index \"{}\"", dir.path().display())), "{e}");
+    assert!(
+        e.contains("built with signature_version = 2, this run has signature_version = 3"),
+        "{e}"
+    );
+    assert!(e.contains("(these differ too: minhash.bands)"), "{e}");
+    assert!(e.contains("running the index's batches again into another index folder"), "{e}");
+    assert!(!e.contains("use the settings of the index"), "{e}");
     other.remove("minhash.bands");
     let e = loaded.check(dir.path(), &other).unwrap_err().to_string();
     assert!(e.contains("(not set)"), "{e}");
