@@ -31,7 +31,7 @@ fn verified_removal_keeps_exactly_the_unverified_members() {
             assert_eq!(c, v);
         }
     }
-    assert!(unverified > 10, "the templated openings chain: {unverified}");
+    assert!(unverified >= 5, "the templated openings chain: {unverified}");
     let summary = summary(&verified_out);
     assert_eq!(summary["counts"]["kept_unverified_in_cluster"], unverified);
     assert_eq!(summary["counts"]["removed_not_verified_with_kept"], 0);

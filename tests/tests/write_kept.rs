@@ -96,8 +96,11 @@ fn kept_records_round_trip_in_their_own_format() {
         assert!(v.get("author").is_some() && v.get("truth").is_some(), "extra fields are kept");
         poem_ids.insert(v["id"].as_str().unwrap().to_string());
     }
-    // 3,314 of the 5,000 poems are kept (3,580 before han_fold took Unihan's variant forms).
-    assert!(poem_ids.len() > 3250 && poem_ids.iter().all(|id| kept_ids.contains(id)));
+    // 3,022 of the 5,000 poems are kept (with the web archive beside them, the run verifies
+    // by containment too; 3,314 with n-grams as long in Chinese as in English, 3,580 before
+    // han_fold took Unihan's variant forms).
+    assert!(poem_ids.len() > 2950, "{} poems kept", poem_ids.len());
+    assert!(poem_ids.iter().all(|id| kept_ids.contains(id)));
 
     let file = std::fs::File::open(kept.join("00002-t.parquet")).unwrap();
     let reader = ParquetRecordBatchReaderBuilder::try_new(file).unwrap();

@@ -171,7 +171,7 @@ fn an_index_refuses_a_run_with_other_settings() {
     let mut other = JobSpec::default();
     other.features.ngram_chars = Some(4);
     // Han n-grams as long as the index's, so that only the n-gram length differs.
-    other.features.han_ngram_chars = Some(5);
+    other.features.han_ngram_chars = Some(JobSpec::default().han_ngram_chars());
     let config = JobConfig::new(other, &inputs[1..2], dir.path().join("b")).unwrap();
     let err = config.with_index(index.clone(), "b".into()).unwrap_err();
     let ConfigError::Index(source) = &err else { panic!("not an index error: {err}") };
