@@ -11,7 +11,9 @@ fn verified_removal_keeps_exactly_the_unverified_members() {
     let input = repo().join("data-samples/zh-court-openings");
     let run = |removal: &str, workers: &str| {
         let out = dir.path().join(format!("{removal}-{workers}"));
-        dedup(&input, &out, &["-w", workers, "--removal", removal]).unwrap();
+        // At 0.7 the templated openings chain: two differ in a party or a number, and a
+        // third is near each of them (two chains at 0.8, where references keep most apart).
+        dedup(&input, &out, &["-w", workers, "--removal", removal, "--threshold", "0.7"]).unwrap();
         out
     };
     let connected = read_documents(&run("connected", "2").join("documents")).unwrap();
@@ -31,7 +33,7 @@ fn verified_removal_keeps_exactly_the_unverified_members() {
             assert_eq!(c, v);
         }
     }
-    assert!(unverified >= 5, "the templated openings chain: {unverified}");
+    assert!(unverified > 10, "the templated openings chain: {unverified}");
     let summary = summary(&verified_out);
     assert_eq!(summary["counts"]["kept_unverified_in_cluster"], unverified);
     assert_eq!(summary["counts"]["removed_not_verified_with_kept"], 0);

@@ -134,6 +134,16 @@ impl BoilerplateRule {
         pages >= self.min_pages && f64::from(pages) >= by_share
     }
 
+    /// [`BoilerplateRule::host_line`] for pages told apart by their content: on a host of
+    /// two pages with different texts (a poetry site with two poems), a line on both is
+    /// its template, as nothing else can be (`min_pages` would never be reached there).
+    pub fn host_line_by_content(&self, pages: u32, host_pages: u32) -> bool {
+        if host_pages == 2 && self.min_pages > 2 {
+            return pages == 2;
+        }
+        self.host_line(pages, host_pages)
+    }
+
     /// How many hosts (and distinct contents) a line must be on to be boilerplate
     /// everywhere, when learning sees `hosts` hosts.
     pub fn corpus_hosts_needed(&self, hosts: u64) -> u64 {
@@ -419,7 +429,7 @@ impl Learner {
             if self.rule.host_line(self.distinct, self.host_urls) {
                 self.by_url.insert(line | CONTENT_BIT);
             }
-        } else if self.rule.host_line(self.distinct, self.host_pages)
+        } else if self.rule.host_line_by_content(self.distinct, self.host_pages)
             || (self.distinct >= self.host_pages && self.by_url.contains(&line))
         {
             emit(Lesson::Entry(entry(scope, line)));

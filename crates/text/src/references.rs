@@ -1,20 +1,102 @@
-//! Reference numbers: the numbers that name a document rather than say something in it,
-//! such as a ruling's docket number (`（2016）津02行初431号`, `第77号`) or a case's
-//! `No. 12-345`. Two openings of one legal formula that differ only in such a number are
-//! different documents, though their texts are near duplicates; two copies of one ruling
-//! keep its number. So each reference number weighs as a quarter of the document's
-//! features ([`add_features`]): copies that share it grow more alike, and texts that differ
-//! in it fall below any usual threshold, and are not contained in one another. Dates,
-//! counts and amounts are not reference numbers: changing them is an edit.
+//! References: what names a document rather than says something in it. A ruling's docket
+//! number (`（2016）津02行初431号`, `第77号`) or a case's `No. 12-345`, and the parties a
+//! ruling names after their role (`原告张永敬`, `被上诉人天津市河北区人民政府`). Two openings
+//! of one legal formula that differ only in such a number or in a party are different
+//! documents, though their texts are near duplicates; two copies of one ruling keep its
+//! number and its parties. So each distinct reference weighs as a quarter of the
+//! document's features ([`add_features`]): copies that share it grow more alike, and texts
+//! that differ in one fall below any usual threshold, and are not contained in one another.
+//! Dates, counts and amounts are not references: changing them is an edit.
 
 use neardup_core::hash::{hash_bytes, hash_u64s};
 
 use crate::features::Features;
 
-/// A reference number weighs as this fraction (one in four) of the document's other
-/// features: texts that differ only in it then have a Jaccard similarity of at most
-/// `1 / (1 + 2/4)`, 0.67, and a containment of at most 0.8.
+/// A reference weighs as this fraction (one in four) of the document's other features:
+/// texts that differ only in it then have a Jaccard similarity of at most `1 / (1 + 2/4)`,
+/// 0.67, and a containment of at most 0.8.
 const REFERENCE_SHARE: usize = 4;
+
+/// At most this many distinct references of a document weigh (the first in text order):
+/// a list of rulings is not made of their numbers alone.
+const MAX_REFERENCES: usize = 8;
+
+/// The roles a ruling names its parties by, longest first where one ends another.
+const ROLES: &[&str] = &[
+    "再审申请人",
+    "被再审申请人",
+    "复议申请人",
+    "申请执行人",
+    "被申请执行人",
+    "赔偿请求人",
+    "原审原告",
+    "原审被告",
+    "原审第三人",
+    "被上诉人",
+    "上诉人",
+    "被申请人",
+    "申请人",
+    "被执行人",
+    "第三人",
+    "起诉人",
+    "原告",
+    "被告",
+];
+
+/// Characters that end a party's name: punctuation, and the words that follow a name in a
+/// ruling's sentence (`因`, `诉`, `与`, `不服`, `及其`, `的`, `向`, `对`, ...).
+fn ends_name(c: char) -> bool {
+    const ENDS: &str = "，,、。；;：:（(）)《\"“因诉与于不及的向对在提申称等一为作所就到已履";
+    ENDS.contains(c)
+}
+
+/// The longest name a party may have, in characters (an authority's full name).
+const MAX_NAME_CHARS: usize = 24;
+
+/// Calls `f` with each party `normalized` names after a role at the start of a clause (the
+/// text's start, after punctuation, or after `诉`, `与`, `及` or `审理`): the characters up
+/// to the word or mark that ends the name, two at least, spaces left out (they carry
+/// nothing between Chinese characters).
+fn for_each_party(normalized: &str, mut f: impl FnMut(&str)) {
+    let mut name = String::new();
+    let mut at = 0;
+    while at < normalized.len() {
+        let rest = &normalized[at..];
+        let Some(role) = ROLES.iter().find(|r| rest.starts_with(**r)) else {
+            at += rest.chars().next().map_or(1, char::len_utf8);
+            continue;
+        };
+        let before = normalized[..at].trim_end();
+        let starts_clause = before.chars().next_back().is_none_or(|c| {
+            matches!(c, '，' | ',' | '。' | '；' | '、' | '：' | '诉' | '与' | '及')
+                || before.ends_with("审理")
+        });
+        at += role.len();
+        if !starts_clause {
+            continue;
+        }
+        name.clear();
+        let mut chars = 0;
+        for (i, c) in normalized[at..].char_indices() {
+            if c.is_whitespace() {
+                continue;
+            }
+            // A name's first character is its own (`于` is a surname too).
+            if (chars == 0 && ends_name(c) && c != '于') || (chars >= 2 && ends_name(c)) {
+                at += i;
+                break;
+            }
+            name.push(c);
+            chars += 1;
+            if chars > MAX_NAME_CHARS {
+                break;
+            }
+        }
+        if (2..=MAX_NAME_CHARS).contains(&chars) {
+            f(&name);
+        }
+    }
+}
 
 /// Calls `f` with each reference number of `normalized` (normalised text: half-width
 /// digits, lower case), as its digits without leading zeros: a run of digits right before
@@ -51,15 +133,16 @@ fn after_number_word(before: &str) -> bool {
     !word.chars().next_back().is_some_and(char::is_alphanumeric)
 }
 
-/// Adds the features of `normalized`'s reference numbers to `features`, under `seed`: a
-/// quarter as many as it has (at least one each), shared out among its distinct
-/// reference numbers. A document without features gets none.
+/// Adds the features of `normalized`'s references to `features`, under `seed`: for each
+/// distinct reference ([`MAX_REFERENCES`] at most), a quarter as many as it has (at least
+/// one). A document without features gets none.
 pub(crate) fn add_features(normalized: &str, seed: u64, features: &mut Features) {
     for_each_feature(normalized, seed, features.len(), |hash, _, _| features.push_distinct(hash));
 }
 
 /// Calls `f` with each reference feature of `normalized` for a document of `features`
-/// features: its hash, the reference number and its place among that number's features.
+/// features: its hash, the reference (a number's digits, or a party's name) and its place
+/// among that reference's features.
 pub(crate) fn for_each_feature(
     normalized: &str,
     seed: u64,
@@ -69,15 +152,14 @@ pub(crate) fn for_each_feature(
     if features == 0 {
         return;
     }
-    let mut numbers: Vec<&str> = Vec::new();
-    for_each_reference(normalized, |n| numbers.push(n));
-    numbers.sort_unstable();
-    numbers.dedup();
-    if numbers.is_empty() {
-        return;
-    }
-    let each = (features / REFERENCE_SHARE / numbers.len()).max(1);
-    for number in numbers {
+    let mut numbers: Vec<String> = Vec::new();
+    for_each_reference(normalized, |n| numbers.push(n.to_string()));
+    for_each_party(normalized, |n| numbers.push(n.to_string()));
+    let mut seen = std::collections::HashSet::new();
+    numbers.retain(|n| seen.insert(n.clone()));
+    numbers.truncate(MAX_REFERENCES);
+    let each = (features / REFERENCE_SHARE).max(1);
+    for number in &numbers {
         let key = hash_bytes(number.as_bytes(), seed ^ 0x7265_6665_7265_6e63);
         for i in 0..each {
             f(hash_u64s(&[key, i as u64], seed), number, i);
@@ -104,16 +186,40 @@ mod tests {
         assert!(references("no digits here, no.").is_empty());
     }
 
+    fn parties(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for_each_party(text, |n| out.push(n.to_string()));
+        out
+    }
+
+    #[test]
+    fn the_parties_of_a_ruling_are_references() {
+        assert_eq!(
+            parties("上诉人于金旺因诉被上诉人天津市河北区人民政府房屋征收补偿决定一案，不服"),
+            ["于金旺", "天津市河北区人民政府房屋征收补偿决定"]
+        );
+        assert_eq!(
+            parties("本院在审理原告牛福宽诉被告天津市红桥区人民政府的决定"),
+            ["牛福宽", "天津市红桥区人民政府"]
+        );
+        assert_eq!(
+            parties("上诉人王芝芸及其委托代理人黄艳，被上诉人天津市西青区城管局（以下简称）"),
+            ["王芝芸", "天津市西青区城管局"]
+        );
+        // A role inside a sentence names no party, nor does a role with no name after it.
+        assert!(parties("本院向被告送达了起诉状副本。原告诉被告履行职责").is_empty());
+    }
+
     #[test]
     fn a_reference_weighs_a_quarter_of_the_features() {
         let mut seen = Vec::new();
         for_each_feature("第77号与第8号", 7, 80, |h, n, i| seen.push((h, n.to_string(), i)));
-        assert_eq!(seen.len(), 20);
-        assert_eq!(seen.iter().filter(|s| s.1 == "77").count(), 10);
+        assert_eq!(seen.len(), 40);
+        assert_eq!(seen.iter().filter(|s| s.1 == "77").count(), 20);
         let mut other = Vec::new();
         for_each_feature("第83号与第8号", 7, 80, |h, _, _| other.push(h));
         let shared = seen.iter().filter(|s| other.contains(&s.0)).count();
-        assert_eq!(shared, 10, "the number both have gives the same features");
+        assert_eq!(shared, 20, "the number both have gives the same features");
         let mut none = 0;
         for_each_feature("第77号", 7, 0, |_, _, _| none += 1);
         assert_eq!(none, 0);
