@@ -131,8 +131,8 @@ fn poem_pages_of_a_small_site_keep_their_verses() {
     check(&pages, &[("poem-2-print", "poem-2")], true);
 }
 
-/// A reprint notice that many news sites carry below their articles, and a small poetry
-/// site carries below two of its poems. A poem page used to keep only the notice (longer
+/// A reprint notice that many news sites carry below their articles (on every page), and a
+/// small poetry site carries below two of its poems. A poem page used to keep only the notice (longer
 /// than its verses) and be joined to every news page by containment.
 fn notice_sites() -> (Vec<Page>, Vec<Page>) {
     let notice = "本网转载其他媒体之稿件，意在为公众提供免费服务，并不代表本网观点或证实其内容的\
@@ -184,16 +184,25 @@ fn notice_sites() -> (Vec<Page>, Vec<Page>) {
             "演练内容包括疏散逃生、灭火器使用和应急救护。",
         ),
     ];
+    // A second story on each news site: the notice is below both.
+    let briefs = [
+        "市图书馆新馆下月开放，藏书一百二十万册，设有少儿阅览区和古籍修复室。",
+        "本市启动老旧小区加装电梯工程，首批三十个小区年内完工，居民可申请补贴。",
+        "春季花展本周末在湖滨公园开幕，展出郁金香、樱花等四十余个品种。",
+        "城东污水处理厂扩建完成，日处理能力提高一倍，周边河道水质明显改善。",
+    ];
     let mut news_pages = Vec::new();
-    for (name, host, first, second) in news {
+    for (i, (name, host, first, second)) in news.into_iter().enumerate() {
         let menu = format!("{name}首页 新闻 财经 体育 娱乐");
         let rights = format!("{name}版权所有");
-        let lines = [name, &menu, first, second, "责任编辑：本网编辑", notice, &rights];
-        news_pages.push(page(
-            &format!("news-{host}"),
-            &format!("https://{host}.example.cn/n/1.html"),
-            &lines,
-        ));
+        for (n, body) in [[first, second], [briefs[i], ""]].iter().enumerate() {
+            let lines = [name, &menu, body[0], body[1], "责任编辑：本网编辑", notice, &rights];
+            news_pages.push(page(
+                &format!("news-{host}-{n}"),
+                &format!("https://{host}.example.cn/n/{n}.html"),
+                &lines,
+            ));
+        }
     }
     (poem_pages, news_pages)
 }
@@ -211,8 +220,14 @@ fn a_notice_many_sites_carry_joins_no_pages() {
 fn a_batch_learns_a_notice_from_the_sites_of_earlier_batches() {
     let (poems, news) = notice_sites();
     let dir = tempfile::tempdir().unwrap();
-    let first = write(dir.path(), "b1.jsonl", &[poems, news[..2].to_vec()].concat());
-    let second = write(dir.path(), "b2.jsonl", &news[2..]);
+    // The second batch has one page of each of two news sites, whose other pages are in
+    // the first.
+    let (earlier, later): (Vec<_>, Vec<_>) =
+        news.into_iter().enumerate().partition(|(i, _)| *i < 4 || i % 2 == 1);
+    let earlier: Vec<Page> = earlier.into_iter().map(|(_, p)| p).collect();
+    let later: Vec<Page> = later.into_iter().map(|(_, p)| p).collect();
+    let first = write(dir.path(), "b1.jsonl", &[poems, earlier].concat());
+    let second = write(dir.path(), "b2.jsonl", &later);
     for method in ["minhash", "simhash"] {
         let index = dir.path().join(format!("index-{method}"));
         let run = |input: &Path, name: &str| {

@@ -49,12 +49,12 @@ impl Boilerplate {
             .iter()
             .filter_map(|lesson| match *lesson {
                 Lesson::Entry(e) => Some(e),
-                Lesson::Passage { line, hosts, contexts } => {
-                    Some(if u64::from(hosts.min(contexts)) >= needed {
-                        entry(CORPUS_SCOPE, line)
-                    } else {
-                        shared_entry(line)
-                    })
+                Lesson::Passage { line, hosts, contexts, repeated_on } => {
+                    // A template of many sites is on several pages of many of them; a text
+                    // copied to many sites is on one page of each.
+                    let many = u64::from(hosts.min(contexts)) >= needed
+                        && u64::from(repeated_on) * 2 >= needed;
+                    Some(if many { entry(CORPUS_SCOPE, line) } else { shared_entry(line) })
                 }
                 Lesson::Hosts(_) => None,
             })
@@ -697,20 +697,24 @@ mod tests {
             "Its second paragraph, which every copy carries right after the first one too.",
             "And its third, the last of the copied paragraphs, on every site that took it.",
         ];
-        let texts: Vec<(String, String)> = (0..5)
-            .map(|i| {
+        // Five sites of two pages each: the copied article on one page of each, and the
+        // notice below every page's own story.
+        let sites = ["Ash", "Birch", "Cedar", "Elm", "Oak"];
+        let mut texts: Vec<(String, String)> = Vec::new();
+        for (i, site) in sites.iter().enumerate() {
+            for page in 0..2 {
                 let own = format!(
-                    "Site {} writes its own story number {i} about its town.",
-                    "z".repeat(i + 1)
+                    "Site {} writes its own story number {i} about its town, {}.",
+                    "z".repeat(i + 1),
+                    ["a fair", "a flood"][page]
                 );
+                let article = if page == 0 { copied.join("\n") } else { String::new() };
                 let text = format!(
-                    "Share this page\n{}\n{own}\n{notice}\nSite {} footer, all rights reserved",
-                    copied.join("\n"),
-                    ["Ash", "Birch", "Cedar", "Elm", "Oak"][i],
+                    "Share this page\n{article}\n{own}\n{notice}\nSite {site} footer, all rights reserved"
                 );
-                (format!("http://site{i}.example/x"), text)
-            })
-            .collect();
+                texts.push((format!("http://site{i}.example/{page}"), text));
+            }
+        }
         let pages: Vec<(&str, &str)> =
             texts.iter().map(|(u, t)| (u.as_str(), t.as_str())).collect();
         let learned = learn(&pages, &BoilerplateRule::default());
@@ -718,9 +722,15 @@ mod tests {
         let page = format!("Share this page\nnew text of a new site.\n{notice}\n{}", copied[1]);
         learned.strip(&page, "http://new.example/", &mut LineScratch::default(), &mut out);
         assert_eq!(out, format!("new text of a new site.\n{}\n", copied[1]));
-        // Too few hosts for the corpus: nothing is learned everywhere.
+        // Too few hosts for the corpus: the notice stays on another site's page.
         let rule = BoilerplateRule { corpus_min_hosts: 6, ..BoilerplateRule::default() };
-        assert_eq!(learn(&pages, &rule).len(), 0);
+        learn(&pages, &rule).strip(
+            &page,
+            "http://new.example/",
+            &mut LineScratch::default(),
+            &mut out,
+        );
+        assert!(out.contains(notice), "{out}");
         // With as many hosts, a share of them decides.
         let rule = BoilerplateRule { corpus_min_share: 0.25, ..BoilerplateRule::default() };
         assert_eq!(rule.corpus_hosts_needed(5), 4);

@@ -180,16 +180,25 @@ pub const SHARED_MIN_HOSTS: u32 = 2;
 /// Per host and page: `(host, URL_MARKER, url)` and `(host, PAGE_MARKER, page)`, and for
 /// each line `(host, line, page)` and `(host, line & !CONTENT_BIT, url)`, `page` being the
 /// page's identity without that line and `url` the key of its canonical URL; corpus wide:
-/// `(CORPUS_SCOPE, line, host)` and the lines next to it, `(CORPUS_SCOPE, line, before |
-/// BEFORE)` and `(CORPUS_SCOPE, line, after | AFTER)` (see [`Neighbours`]).
+/// `(CORPUS_SCOPE, line, host)`, the lines next to it, `(CORPUS_SCOPE, line, before |
+/// BEFORE)` and `(CORPUS_SCOPE, line, after | AFTER)` (see [`Neighbours`]), and its page,
+/// `(CORPUS_SCOPE, line, host_page(host, url))`.
 pub type Occurrence = (u64, u64, u64);
 
 /// The top two bits of a corpus-wide occurrence's distinct value say what it counts: a
 /// host (neither), the line before the line on a page ([`BEFORE`]) or after it
-/// ([`AFTER`]).
+/// ([`AFTER`]), or a page of a host ([`PAGE`]).
 const NEIGHBOUR_BITS: u64 = 3 << 62;
 const BEFORE: u64 = 1 << 62;
 const AFTER: u64 = 2 << 62;
+const PAGE: u64 = 3 << 62;
+
+/// A page of a host as a corpus-wide occurrence counts it: [`PAGE`], then 30 bits of the
+/// host's key and 32 of the page's URL key, so that a line's pages arrive grouped by host
+/// and the hosts it is on several pages of can be counted.
+fn host_page(host: u64, url: u64) -> u64 {
+    PAGE | ((host & 0x3fff_ffff) << 32) | (url & 0xffff_ffff)
+}
 
 /// The sentences (lines that end one, [`LineKey::is_prose`]) nearest each line of a page,
 /// before and after it: what tells a passage that a corpus repeats with other text around
@@ -296,7 +305,8 @@ pub fn occurrences(
             out.push((host, line & !CONTENT_BIT, by_url));
         }
     }
-    // The sentences around each line, for the corpus-wide rule.
+    // The page of each line, and the sentences around it, for the corpus-wide rule.
+    let page = host_page(host, by_url);
     let keyed: Vec<&LineKey> = lines.iter().flatten().collect();
     let mut before = Neighbours::edge(host, false);
     let mut after_at = 0;
@@ -308,6 +318,7 @@ pub fn occurrences(
         if rule.corpus_applies(key.chars) {
             out.push((CORPUS_SCOPE, key.key, (before & !NEIGHBOUR_BITS) | BEFORE));
             out.push((CORPUS_SCOPE, key.key, (after & !NEIGHBOUR_BITS) | AFTER));
+            out.push((CORPUS_SCOPE, key.key, page));
         }
         if key.is_prose() {
             before = key.key;
@@ -336,6 +347,8 @@ pub enum Lesson {
         hosts: u32,
         /// The fewer of the distinct lines before it and after it on its pages.
         contexts: u32,
+        /// Hosts it is on two or more pages of.
+        repeated_on: u32,
     },
     /// Hosts one learner saw (each host's occurrences meet at one learner).
     Hosts(u32),
@@ -351,9 +364,12 @@ pub struct Learner {
     group: Option<(u64, u64)>,
     last: Option<Occurrence>,
     distinct: u32,
-    /// In the corpus scope, the distinct long lines before and after the line.
+    /// In the corpus scope, the distinct lines before and after the line, the hosts it is
+    /// on several pages of, and the host (top bits of [`host_page`]) and pages counted last.
     before: u32,
     after: u32,
+    repeated_on: u32,
+    page_host: Option<(u64, u32)>,
     host_urls: u32,
     host_pages: u32,
     /// Hosts seen.
@@ -372,6 +388,8 @@ impl Learner {
             distinct: 0,
             before: 0,
             after: 0,
+            repeated_on: 0,
+            page_host: None,
             host_urls: 0,
             host_pages: 0,
             hosts: 0,
@@ -397,11 +415,24 @@ impl Learner {
                 }
             }
             self.group = Some((scope, line));
-            (self.distinct, self.before, self.after) = (0, 0, 0);
+            (self.distinct, self.before, self.after, self.repeated_on) = (0, 0, 0, 0);
+            self.page_host = None;
         }
         match distinct & NEIGHBOUR_BITS {
             BEFORE if scope == CORPUS_SCOPE => self.before += 1,
             AFTER if scope == CORPUS_SCOPE => self.after += 1,
+            PAGE if scope == CORPUS_SCOPE => {
+                let host = distinct >> 32;
+                match &mut self.page_host {
+                    Some((last, pages)) if *last == host => {
+                        *pages += 1;
+                        if *pages == 2 {
+                            self.repeated_on += 1;
+                        }
+                    }
+                    other => *other = Some((host, 1)),
+                }
+            }
             _ => self.distinct += 1,
         }
     }
@@ -419,7 +450,8 @@ impl Learner {
         if scope == CORPUS_SCOPE {
             let contexts = self.before.min(self.after);
             if self.distinct.min(contexts) >= SHARED_MIN_HOSTS {
-                emit(Lesson::Passage { line, hosts: self.distinct, contexts });
+                let repeated_on = self.repeated_on;
+                emit(Lesson::Passage { line, hosts: self.distinct, contexts, repeated_on });
             }
         } else if line == URL_MARKER {
             self.host_urls = self.distinct;
