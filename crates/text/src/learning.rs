@@ -106,7 +106,7 @@ pub struct BoilerplateRule {
     /// When set, the corpus-wide rule applies only to lines of at most this many canonical
     /// characters.
     pub corpus_max_chars: Option<u32>,
-    /// On a page with boilerplate, keep only its main text (see [`Boilerplate::strip`]):
+    /// On a page with boilerplate, keep only its main text (see [`Boilerplate::strip`](crate::boilerplate::Boilerplate::strip)):
     /// leave out the lines of its template that differ from page to page and so are never
     /// learned (a title with the site's name, a byline, the links of a related box).
     pub main_text: bool,
@@ -158,7 +158,7 @@ impl BoilerplateRule {
 }
 
 /// The entry of a line in a scope (a host key or [`CORPUS_SCOPE`]): its lowest bit is
-/// clear (a shared passage's is set: [`shared_entry`]).
+/// clear (a shared passage's is set).
 pub fn entry(scope: u64, line: u64) -> u64 {
     hash_u64s(&[scope, line], 0x626f_696c_6572_706c) & !1
 }
@@ -181,7 +181,7 @@ pub const SHARED_MIN_HOSTS: u32 = 2;
 /// each line `(host, line, page)` and `(host, line & !CONTENT_BIT, url)`, `page` being the
 /// page's identity without that line and `url` the key of its canonical URL; corpus wide:
 /// `(CORPUS_SCOPE, line, host)`, the lines next to it, `(CORPUS_SCOPE, line, before |
-/// BEFORE)` and `(CORPUS_SCOPE, line, after | AFTER)` (see [`Neighbours`]), and its page,
+/// BEFORE)` and `(CORPUS_SCOPE, line, after | AFTER)`, and its page,
 /// `(CORPUS_SCOPE, line, host_page(host, url))`.
 pub type Occurrence = (u64, u64, u64);
 
@@ -231,7 +231,7 @@ fn identity(least: &[u64], without: u64, min: usize, seed: u64) -> Option<u64> {
     Some(hash_u64s(&[a, b], seed ^ 0x6964_656e_7469_7479).max(1))
 }
 
-/// The occurrences of one page's lines, distinct and sorted, from its [`line_keys`] under
+/// The occurrences of one page's lines, distinct and sorted, from its [`line_keys`](crate::lines::line_keys) under
 /// `seed`. `url` is the page's URL. A line is counted for the page's identity without that
 /// line (see the module documentation), or the key of its canonical URL when the page has
 /// fewer than [`MIN_IDENTITY_LINES`] identity lines, and once more for the key of its
