@@ -43,6 +43,69 @@ const ROLES: &[&str] = &[
     "被告",
 ];
 
+/// The bytes of the longest role.
+const MAX_ROLE_BYTES: usize = 18;
+
+/// Where the next `人` or `告` of a text ends (every role ends with one of them), each
+/// looked for again only once passed, so a text is read once for each.
+#[derive(Default)]
+struct RoleEnds {
+    /// The end of the next of each at or after where it was last looked for from, with
+    /// that place; `None` once there is none.
+    next: [Option<(usize, Option<usize>)>; 2],
+}
+
+impl RoleEnds {
+    /// The end (after its last byte) of the first `人` or `告` that starts at `at` or after.
+    fn next(&mut self, bytes: &[u8], at: usize) -> Option<usize> {
+        const LAST: [&str; 2] = ["人", "告"];
+        let mut first: Option<usize> = None;
+        for (slot, last) in self.next.iter_mut().zip(LAST) {
+            let found = match *slot {
+                Some((from, found)) if from <= at && found.is_none_or(|f| f >= at) => found,
+                _ => {
+                    let found = memchr::memmem::find(&bytes[at..], last.as_bytes()).map(|i| at + i);
+                    *slot = Some((at, found));
+                    found
+                }
+            };
+            if let Some(f) = found {
+                first = Some(first.map_or(f, |g| g.min(f)));
+            }
+        }
+        first.map(|f| f + 3)
+    }
+}
+
+/// The high bit of each byte of a word.
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
+/// From `at`, passes the 8-byte words of `bytes` in which `may_hold` finds nothing (a
+/// word-at-a-time test, so that a long text without what is looked for is read quickly),
+/// and returns where the next byte-by-byte look starts.
+fn skip_chunks(bytes: &[u8], mut at: usize, may_hold: impl Fn(u64) -> bool) -> usize {
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        if may_hold(word) {
+            break;
+        }
+        at += 8;
+    }
+    at
+}
+
+/// Whether some byte of `word` is an ASCII digit.
+fn has_digit(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    // Per byte b with its high bit cleared: b + (0x80 - 0x30) has its high bit set when
+    // b >= 0x30, and b + (0x80 - 0x3A) when b >= 0x3A; no carry crosses bytes as every sum
+    // is below 0x100. Bytes whose high bit was set are no digits.
+    let low = word & !HIGH_BITS;
+    let at_least_0 = low.wrapping_add(ONES * (0x80 - 0x30));
+    let above_9 = low.wrapping_add(ONES * (0x80 - 0x3A));
+    at_least_0 & !above_9 & !word & HIGH_BITS != 0
+}
+
 /// Characters that end a party's name: punctuation, and the words that follow a name in a
 /// ruling's sentence (`因`, `诉`, `与`, `不服`, `及其`, `的`, `向`, `对`, ...).
 fn ends_name(c: char) -> bool {
@@ -58,9 +121,19 @@ const MAX_NAME_CHARS: usize = 24;
 /// to the word or mark that ends the name, two at least, spaces left out (they carry
 /// nothing between Chinese characters).
 fn for_each_party(normalized: &str, mut f: impl FnMut(&str)) {
+    let bytes = normalized.as_bytes();
+    let mut ends = RoleEnds::default();
     let mut name = String::new();
     let mut at = 0;
-    while at < normalized.len() {
+    while at < bytes.len() {
+        // A role ends at the next `人` or `告`, so none starts before the bytes of the
+        // longest role before it: the text up to there is passed at once.
+        let Some(end) = ends.next(bytes, at) else { break };
+        let mut from = end.saturating_sub(MAX_ROLE_BYTES).max(at);
+        while !normalized.is_char_boundary(from) {
+            from += 1;
+        }
+        at = from;
         let rest = &normalized[at..];
         let Some(role) = ROLES.iter().find(|r| rest.starts_with(**r)) else {
             at += rest.chars().next().map_or(1, char::len_utf8);
@@ -107,7 +180,7 @@ pub(crate) fn for_each_reference<'a>(normalized: &'a str, mut f: impl FnMut(&'a 
     let mut at = 0;
     while at < bytes.len() {
         if !bytes[at].is_ascii_digit() {
-            at += 1;
+            at = skip_chunks(bytes, at + 1, has_digit);
             continue;
         }
         let start = at;
@@ -208,6 +281,32 @@ mod tests {
         );
         // A role inside a sentence names no party, nor does a role with no name after it.
         assert!(parties("本院向被告送达了起诉状副本。原告诉被告履行职责").is_empty());
+    }
+
+    #[test]
+    fn the_word_test_finds_every_digit() {
+        for b in 0..=255u8 {
+            for place in 0..8 {
+                let mut word = [b'a'; 8];
+                word[place] = b;
+                let found = has_digit(u64::from_le_bytes(word));
+                assert_eq!(found, b.is_ascii_digit(), "byte {b:#x} at {place}");
+            }
+        }
+        let long = format!("{}第12号{}", "x".repeat(21), "y".repeat(13));
+        assert_eq!(references(&long), ["12"]);
+    }
+
+    #[test]
+    fn every_role_ends_where_the_scan_looks() {
+        for role in ROLES {
+            assert!(role.ends_with('人') || role.ends_with('告'), "{role}");
+            assert!(role.len() <= MAX_ROLE_BYTES, "{role}");
+        }
+        let long = format!("{}，原告张三，{}，被告李四。", "文".repeat(40), "x".repeat(30));
+        assert_eq!(parties(&long), ["张三", "李四"]);
+        assert_eq!(parties("甲乙原告张三，被告李四。"), ["李四"]);
+        assert_eq!(parties("abc，原告张三，被告李四。"), ["张三", "李四"]);
     }
 
     #[test]
