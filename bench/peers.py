@@ -40,16 +40,16 @@ DATATROVE_BANDS = 16  # 16 buckets x 8 hashes
 
 # tool: (method, settings shown in the table)
 NOTES = {
-    "neardup": ("MinHash", "defaults: NFKC, width folding, punctuation dropped; 16 × 8; verified"),
-    "neardup-peer-features": ("MinHash", "bench/peer-features.toml: no NFKC or script folding, punctuation kept; 16 × 8; verified"),
+    "neardup": ("MinHash", "defaults: Han 2-grams, NFKC, width folding, punctuation dropped; 16 × 8; verified"),
+    "neardup-peer-features": ("MinHash", "bench/peer-features.toml: 5-grams in every script, no NFKC or script folding, punctuation kept; 16 × 8; verified"),
     "neardup-21x6": ("MinHash", "bench/bands-21x6.toml: gaoya's 21 × 6; defaults otherwise; verified"),
     "datasketch": ("MinHash", "MinHash.bulk with xxh32 token hash + MinHashLSH (9 × 13); verified"),
     "rensa": ("MinHash", "RMinHash.from_token_sets + RMinHashLSH (16 × 8); shingles built in Python; verified"),
     "gaoya": ("MinHash", "MinHashStringIndex, char analyzer, par_bulk_*; its optimiser: 21 × 6 = 126 hashes; verified"),
     "datatrove": ("MinHash", "4-stage pipeline minus the filter stage, 2 tasks, 16 × 8 buckets; char tokenizer; not verified"),
     "text-dedup": ("MinHash", "its tokenizer (word 5-grams over \\W splits), 9 × 13, check_false_positive (exact Jaccard)"),
-    "neardup-simhash": ("SimHash", "defaults: 4-grams, NFKC, width folding, punctuation dropped; TF weights"),
-    "neardup-simhash-peer-features": ("SimHash", "bench/peer-features.toml: 5-grams; TF weights"),
+    "neardup-simhash": ("SimHash", "defaults: 4-grams, Han 2-grams, NFKC, width folding, punctuation dropped; TF weights"),
+    "neardup-simhash-peer-features": ("SimHash", "bench/peer-features.toml: 5-grams in every script; TF weights"),
     "gaoya-simhash": ("SimHash", "SimHashStringIndex, 6 blocks, char analyzer, native par_bulk_insert_docs + par_bulk_query"),
 }
 
