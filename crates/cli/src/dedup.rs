@@ -183,7 +183,8 @@ pub fn job_config(args: &JobArgs) -> anyhow::Result<JobConfig> {
 /// The topology the flags describe.
 ///
 /// # Errors
-/// [`UsageError`] for an inconsistent process index or an unreadable or short hostfile.
+/// [`UsageError`] for an inconsistent process index, an unreadable or short hostfile, or
+/// more workers than the memory budget holds ([`neardup_job::check_workers`]).
 pub fn topology(args: &DedupArgs) -> anyhow::Result<Topology> {
     let workers = args
         .workers
@@ -207,6 +208,7 @@ pub fn topology(args: &DedupArgs) -> anyhow::Result<Topology> {
         topology.spill_dir.clone_from(dir);
     }
     if args.processes <= 1 {
+        neardup_job::check_workers(&topology).map_err(UsageError::new)?;
         return Ok(topology);
     }
     if args.process >= args.processes {
@@ -241,6 +243,7 @@ pub fn topology(args: &DedupArgs) -> anyhow::Result<Topology> {
     topology.processes = args.processes;
     topology.process = args.process;
     topology.addresses = addresses;
+    neardup_job::check_workers(&topology).map_err(UsageError::new)?;
     Ok(topology)
 }
 

@@ -440,6 +440,8 @@ pub fn run(args: &TuneArgs) -> anyhow::Result<Vec<Trial>> {
     let grid = if args.grid.is_empty() { default_grid(minhash) } else { args.grid.clone() };
     let workers =
         args.workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    let topology = Topology::local(workers);
+    neardup_job::check_workers(&topology).map_err(UsageError::new)?;
     let scratch = Scratch::new().context("cannot create a folder for the trial runs")?;
     let mut trials = Vec::new();
     for (i, &setting) in grid.iter().enumerate() {
@@ -459,7 +461,7 @@ pub fn run(args: &TuneArgs) -> anyhow::Result<Vec<Trial>> {
         }
         let config = JobConfig::new(trial_spec, &inputs, scratch.trial(i))
             .map_err(|e| UsageError::new(e.to_string()))?;
-        let summary = neardup_job::run(&config, &Topology::local(workers))
+        let summary = neardup_job::run(&config, &topology)
             .map_err(|e| anyhow::Error::new(e).context(format!("the trial at {setting} failed")))?;
         let docs = neardup_io::read_documents(&config.output.join("documents"))?;
         let report = evaluate(&truth, &docs, &[], None, None, 0);

@@ -139,3 +139,43 @@ fn help_text_defaults_are_the_job_files() {
     }
     assert!(checked >= 8, "only {checked} defaults found in the help text");
 }
+
+/// A worker count whose channels and buffers alone would outgrow the memory budget (they grow
+/// with the square of the workers) is refused before anything is read or written, with what
+/// would fit; `tune` refuses it too. Before the check, 1,000 workers starved the machine and
+/// 100,000 aborted.
+#[test]
+fn more_workers_than_the_memory_budget_holds_are_refused_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    for (workers, budget) in [("100000", None), ("256", Some("1G")), ("4000", Some("64G"))] {
+        let mut command = neardup();
+        command.args(["dedup", "-q", "-w", workers, "-i"]).arg(poems()).arg("-o").arg(&out);
+        if let Some(budget) = budget {
+            command.args(["--memory-budget", budget]);
+        }
+        let done = command.output().unwrap();
+        let stderr = String::from_utf8_lossy(&done.stderr);
+        assert_eq!(done.status.code(), Some(2), "-w {workers}: {stderr}");
+        assert!(stderr.contains(&format!("--workers {workers} needs about")), "{stderr}");
+        assert!(stderr.contains("use at most"), "{stderr}");
+        assert!(!out.exists(), "nothing is written");
+    }
+    let done = neardup()
+        .args(["tune", "-w", "100000", "--truth"])
+        .arg(poems().join("poems.jsonl.gz"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--workers 100000 needs about"), "{stderr}");
+    // A count that fits runs.
+    let done = neardup()
+        .args(["dedup", "-q", "-w", "16", "--memory-budget", "1G", "-i"])
+        .arg(poems())
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+}

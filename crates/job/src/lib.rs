@@ -73,7 +73,10 @@ pub use config::{IndexPlan, JobConfig, MethodParams};
 pub use driver::{read_boilerplate, run, run_interruptible, run_with_progress};
 pub use error::{ConfigError, JobError};
 pub use interrupt::Interrupt;
-pub use memory::{FULL_RECORD_LIMIT_BUDGET, default_max_record_bytes};
+pub use memory::{
+    FULL_RECORD_LIMIT_BUDGET, WORKER_FIXED_BYTES, WORKER_PAIR_BYTES, check_workers,
+    default_max_record_bytes, workers_fixed_bytes,
+};
 pub use processes::{MEMORY_BUDGET_FLOOR, Topology, capture_peer_failures, default_memory_budget};
 pub use progress::Progress;
 pub use records::{Assignment, BucketRecord, Candidate, ClusterInfo, Membership, SignedDoc};
