@@ -197,10 +197,10 @@ pub fn topology(args: &DedupArgs) -> anyhow::Result<Topology> {
         topology.memory_budget = budget;
         if budget < neardup_job::MEMORY_BUDGET_FLOOR {
             eprintln!(
-                "warning: --memory-budget {} MiB is below the {} MiB a run needs whatever its budget; \
+                "warning: --memory-budget {} is below the {} a run needs whatever its budget; \
                  the run spills all it can but will use more (summary.json reports the peak)",
-                budget >> 20,
-                neardup_job::MEMORY_BUDGET_FLOOR >> 20
+                binary_size(budget),
+                binary_size(neardup_job::MEMORY_BUDGET_FLOOR)
             );
         }
     }

@@ -179,3 +179,21 @@ fn more_workers_than_the_memory_budget_holds_are_refused_at_start() {
         .unwrap();
     assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
 }
+
+/// A budget below a mebibyte is named in bytes, not as "0 MiB".
+#[test]
+fn a_tiny_memory_budget_is_named_as_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.jsonl");
+    std::fs::write(&input, "{\"id\": \"a\", \"text\": \"one text\"}\n").unwrap();
+    let done = neardup()
+        .args(["dedup", "-q", "-w", "1", "--memory-budget", "1", "-i"])
+        .arg(&input)
+        .arg("-o")
+        .arg(dir.path().join("out"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert!(done.status.success(), "{stderr}");
+    assert!(stderr.contains("--memory-budget 1 B is below the 256.0 MiB"), "{stderr}");
+}

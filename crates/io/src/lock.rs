@@ -79,10 +79,21 @@ impl LockHolder {
 
     /// Says who holds the lock, for an error message.
     pub fn describe(&self) -> String {
+        let now = unix_now();
         let ago = |unix: u64| match unix {
             0 => "at an unknown time".to_string(),
-            _ => format!("{} s ago", unix_now().saturating_sub(unix)),
+            _ if unix > now => {
+                format!("{} s ahead of this host's clock (the holder's clock is ahead)", unix - now)
+            }
+            _ => format!("{} s ago", now - unix),
         };
+        if self.pid == 0 && self.token.is_empty() {
+            // A file that names nobody (empty or damaged): there is no process to name.
+            return format!(
+                "a lock file that names no holder, last changed {}",
+                ago(self.heartbeat_unix)
+            );
+        }
         format!(
             "process {} on {}, which took it {}, last heartbeat {}",
             self.pid,
@@ -92,9 +103,27 @@ impl LockHolder {
         )
     }
 
+    /// Seconds since the holder last said it is alive, by this host's clock. A heartbeat
+    /// ahead of this clock (the holder's clock is ahead) says nothing of that: then the lock
+    /// file's modification time, which changes each time the holder rewrites it, does
+    /// (`modified_unix`, when known; 0 s otherwise).
+    fn silent_for(&self, modified_unix: Option<u64>) -> u64 {
+        let now = unix_now();
+        if self.heartbeat_unix <= now {
+            return now - self.heartbeat_unix;
+        }
+        modified_unix.map_or(0, |m| now.saturating_sub(m))
+    }
+
     /// Whether the holder has stopped: its process is gone from this host, or, on another
-    /// host, its heartbeat is older than `stale_after`. Returns why.
+    /// host, it has been silent ([`LockHolder::silent_for`]) for longer than
+    /// [`STALE_AFTER`]. Returns why.
     fn gone(&self) -> Option<String> {
+        self.gone_by(None)
+    }
+
+    /// [`LockHolder::gone`], knowing when the lock file last changed.
+    fn gone_by(&self, modified_unix: Option<u64>) -> Option<String> {
         let same_machine = self.machine.is_none() || self.machine == this_machine();
         if self.host == host_name() && procfs() && same_machine {
             return match process_start(self.pid) {
@@ -105,9 +134,21 @@ impl LockHolder {
                 Some(_) => None,
             };
         }
-        let age = unix_now().saturating_sub(self.heartbeat_unix);
-        (age > STALE_AFTER.as_secs())
-            .then(|| format!("no heartbeat from {} for {age} s", self.host))
+        let age = self.silent_for(modified_unix);
+        let ahead = self.heartbeat_unix > unix_now();
+        (age > STALE_AFTER.as_secs()).then(|| {
+            if self.pid == 0 && self.token.is_empty() {
+                format!("it has not changed for {age} s")
+            } else if ahead {
+                format!(
+                    "no heartbeat from {} for {age} s by the lock file's modification time (its \
+                     clock is ahead of this host's)",
+                    self.host
+                )
+            } else {
+                format!("no heartbeat from {} for {age} s", self.host)
+            }
+        })
     }
 }
 
@@ -171,7 +212,7 @@ impl FolderLock {
             let Some((holder, bytes)) = read_holder(path)? else {
                 continue; // removed meanwhile
             };
-            let Some(reason) = holder.gone() else {
+            let Some(reason) = holder.gone_by(modified_unix(path)) else {
                 if holder.pid == 0 && holder.token.is_empty() {
                     // Neither a lock of ours nor of an older neardup ("pid N"): nobody to name.
                     let age_seconds = unix_now().saturating_sub(holder.heartbeat_unix);
@@ -289,6 +330,15 @@ fn create_new(path: &Path, me: &LockHolder) -> std::io::Result<()> {
     written
 }
 
+/// When the file at `path` last changed, in seconds since the Unix epoch.
+fn modified_unix(path: &Path) -> Option<u64> {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map(|d| d.as_secs())
+}
+
 /// The holder of the lock at `path` and the file's bytes, or `None` when there is no file.
 /// A file that does not parse (a run killed while writing it, or an older neardup's) is
 /// judged by its modification time, as if held from an unknown host.
@@ -301,11 +351,8 @@ fn read_holder(path: &Path) -> Result<Option<(LockHolder, Vec<u8>)>> {
     if let Ok(holder) = serde_json::from_slice::<LockHolder>(&bytes) {
         return Ok(Some((holder, bytes)));
     }
-    let modified = std::fs::metadata(path)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .map_or_else(|| unix_now().saturating_sub(STALE_AFTER.as_secs() + 1), |d| d.as_secs());
+    let modified =
+        modified_unix(path).unwrap_or_else(|| unix_now().saturating_sub(STALE_AFTER.as_secs() + 1));
     let text = String::from_utf8_lossy(&bytes);
     let pid = text.trim().strip_prefix("pid ").and_then(|p| p.trim().parse().ok()).unwrap_or(0);
     let holder = LockHolder::unknown(pid, modified);
@@ -570,6 +617,42 @@ mod tests {
         write_holder(&path, &remote);
         let (_lock, taken) = FolderLock::acquire(&path).unwrap();
         assert!(taken.unwrap().reason.contains("no heartbeat"));
+    }
+
+    /// A holder whose clock is an hour ahead wrote a heartbeat an hour in the future: it is
+    /// named as ahead (not "0 s ago"), and once its file has not changed for longer than
+    /// [`STALE_AFTER`] it is taken over, rather than an hour and three minutes later.
+    #[test]
+    fn a_heartbeat_ahead_of_this_clock_is_said_and_the_wait_is_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".lock");
+        let mut remote = LockHolder::this_process();
+        remote.host = "node-ahead".into();
+        remote.pid = 1;
+        remote.heartbeat_unix += 3600;
+        remote.started_unix += 3600;
+        write_holder(&path, &remote);
+        let err = FolderLock::acquire(&path).unwrap_err().to_string();
+        assert!(err.contains("last heartbeat 3600 s ahead of this host's clock"), "{err}");
+        assert!(!err.contains("0 s ago"), "{err}");
+        let old = SystemTime::now() - STALE_AFTER - Duration::from_secs(10);
+        std::fs::File::options().write(true).open(&path).unwrap().set_modified(old).unwrap();
+        let (_lock, taken) = FolderLock::acquire(&path).unwrap();
+        let reason = taken.unwrap().reason;
+        assert!(reason.contains("modification time") && reason.contains("ahead"), "{reason}");
+    }
+
+    #[test]
+    fn an_old_empty_lock_taken_over_names_no_process() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".lock");
+        std::fs::write(&path, "").unwrap();
+        let old = SystemTime::now() - STALE_AFTER - Duration::from_secs(10);
+        std::fs::File::options().write(true).open(&path).unwrap().set_modified(old).unwrap();
+        let (_lock, taken) = FolderLock::acquire(&path).unwrap();
+        let said = taken.unwrap().to_string();
+        assert!(said.contains("a lock file that names no holder"), "{said}");
+        assert!(!said.contains("process 0") && !said.contains("unknown host"), "{said}");
     }
 
     #[test]
