@@ -727,3 +727,55 @@ fn of_two_reruns_at_once_one_is_refused_and_the_other_resumes() {
     assert_eq!((read, reused), ((FILES - committed) as u64, committed as u64));
     assert_eq!(results(&out), results(&dir.path().join("clean")));
 }
+
+/// Every file below `dir` (through no link) with its size, sorted.
+#[cfg(unix)]
+fn listing(dir: &Path) -> Vec<(PathBuf, u64)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(folder) = todo.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let entry = entry.unwrap();
+            let meta = std::fs::symlink_metadata(entry.path()).unwrap();
+            if meta.is_dir() {
+                todo.push(entry.path());
+            } else {
+                out.push((entry.path().strip_prefix(dir).unwrap().to_path_buf(), meta.len()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A work area, or its units folder, that is a symbolic link (to a copy of a killed run's
+/// units) is not written through: the rerun removes the link, reads every file again,
+/// leaves what the link pointed to as it was, and decides as a clean run. Before, it wrote
+/// its units into the link's target and left them there after `_SUCCESS`.
+#[cfg(unix)]
+#[test]
+fn a_work_area_that_is_a_symbolic_link_is_never_written_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = inputs(dir.path());
+    succeeds(&dedup(dir.path(), &input, "clean", None));
+    let clean = dir.path().join("clean");
+    for (i, linked) in ["_work", "_work/units"].into_iter().enumerate() {
+        let name = format!("out-{i}");
+        let killed = dedup(dir.path(), &input, &name, Some("after-reading-and-signing=abort"));
+        assert!(!killed.status.success());
+        let out = dir.path().join(&name);
+        let elsewhere = dir.path().join(format!("elsewhere-{i}"));
+        std::fs::rename(out.join(linked), &elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, out.join(linked)).unwrap();
+        let before = listing(&elsewhere);
+        assert!(!before.is_empty());
+        let rerun = dedup(dir.path(), &input, &name, None);
+        succeeds(&rerun);
+        let said = String::from_utf8_lossy(&rerun.stderr);
+        assert!(said.contains("symbolic link"), "{linked}: {said}");
+        assert_eq!(listing(&elsewhere), before, "{linked}: the link's target is untouched");
+        assert!(std::fs::symlink_metadata(out.join("_work")).is_err(), "{linked}: removed");
+        assert_eq!(work(&out).1, 0, "{linked}: nothing replayed through the link");
+        decided_alike(&out, &clean, linked);
+    }
+}

@@ -487,6 +487,18 @@ fn spill_folder(config: &JobConfig, topology: &Topology) -> RemoveDir {
         }
     }
     let dir = root.join(format!("{prefix}{}", std::process::id()));
+    // The folder is this process's own: a symbolic link of its name (left by anyone) would
+    // have spills written, and removed, through it. The link goes; what it points to stays.
+    if std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
+        match std::fs::remove_file(&dir) {
+            Ok(()) => {
+                tracing::warn!(link = %dir.display(), "the spill folder's name was a symbolic link: removed the link (what it points to is untouched)")
+            }
+            Err(e) => {
+                tracing::warn!(link = %dir.display(), error = %e, "cannot remove a symbolic link of the spill folder's name")
+            }
+        }
+    }
     let owner = SpillOwner {
         pid: std::process::id(),
         host: neardup_io::host_name(),

@@ -37,7 +37,7 @@ use crate::stats::BoilerplateStats;
 use crate::work_area::{self, UnitEnd, UnitWriter, WorkArea};
 
 /// The tasks' reports in the work area.
-const TASKS: &str = "tasks";
+pub(crate) const TASKS: &str = "tasks";
 
 /// One task of `neardup sign`.
 #[derive(Clone, Debug)]

@@ -188,6 +188,46 @@ fn unit_name(settings: u64, file: &InputFile, range: Option<(u64, u64, u64)>) ->
     Some(format!("{digest:016x}.unit"))
 }
 
+/// Removes the symbolic links of the work area of `output`: the folder itself, its
+/// `units` and `tasks` folders, and their files and learned state. The work area is the
+/// run's own: through a link, units would be written into (and replayed from) a folder
+/// elsewhere and left there. A link is removed, never what it points to, with a warning;
+/// the run then reads what the link held again.
+pub(crate) fn unlink_symlinks(output: &Path) {
+    let work = output.join(WORK_FOLDER);
+    let unlink = |path: &Path| {
+        let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+        if !is_link {
+            return false;
+        }
+        let target =
+            std::fs::read_link(path).map_or_else(|_| "?".into(), |t| t.display().to_string());
+        match std::fs::remove_file(path) {
+            Ok(()) => tracing::warn!(
+                link = %path.display(),
+                target = %target,
+                "the work area held a symbolic link: removed the link (what it points to is untouched); what it held is read again"
+            ),
+            Err(e) => {
+                tracing::warn!(link = %path.display(), error = %e, "cannot remove a symbolic link in the work area")
+            }
+        }
+        true
+    };
+    if unlink(&work) {
+        return;
+    }
+    for folder in [work.clone(), work.join(UNITS), work.join(crate::sign_task::TASKS)] {
+        if folder != work && unlink(&folder) {
+            continue;
+        }
+        let Ok(entries) = std::fs::read_dir(&folder) else { continue };
+        for entry in entries.flatten() {
+            unlink(&entry.path());
+        }
+    }
+}
+
 /// Units committed by this process, for the failpoints that stop a run after the n-th.
 static COMMITTED: AtomicU64 = AtomicU64::new(0);
 
@@ -316,13 +356,15 @@ pub(crate) fn remove(output: &Path) -> std::io::Result<()> {
 }
 
 /// Removes the units a killed run left half written (local folders only: an upload that
-/// never completed leaves no object). Called before the workers start, by the process
-/// holding the output's lock.
+/// never completed leaves no object), and any symbolic link in the work area (see
+/// [`unlink_symlinks`]). Called before the workers start, by the process holding the
+/// output's lock.
 pub(crate) fn remove_unfinished(output: &Path) {
     let dir = units_dir(output);
     if neardup_io::remote::is_remote(&dir) {
         return;
     }
+    unlink_symlinks(output);
     let Ok(names) = neardup_io::destination::names_in(&dir) else { return };
     for name in names.iter().filter(|n| n.starts_with('.') && n.ends_with(".inprogress")) {
         let _ = std::fs::remove_file(dir.join(name));
