@@ -345,7 +345,10 @@ fn a_budget_below_the_floor_is_said() {
         .unwrap();
     succeeds(&out);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("below the 256 MiB a run needs"), "{stderr}");
+    assert!(
+        stderr.contains("--memory-budget 64.0 MiB is below the 256.0 MiB a run needs"),
+        "{stderr}"
+    );
 }
 
 /// A local input truncated while a run goes on fails the run, naming the file, instead of

@@ -15,6 +15,109 @@ pub fn hash_bytes(bytes: &[u8], seed: u64) -> u64 {
     xxh3_64_with_seed(bytes, seed)
 }
 
+/// A checksum of a stream of bytes (xxh3-64): written after what a file holds, so that a
+/// reader tells a damaged file (a flipped bit, a bad copy) from a whole one before using it.
+#[derive(Clone)]
+pub struct Checksum(xxhash_rust::xxh3::Xxh3);
+
+impl Default for Checksum {
+    fn default() -> Self {
+        Checksum(xxhash_rust::xxh3::Xxh3::new())
+    }
+}
+
+impl Checksum {
+    /// Adds `bytes` to the stream.
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
+    /// The checksum of the bytes so far: the same as [`hash_bytes`] of them under seed 0.
+    pub fn value(&self) -> u64 {
+        self.0.digest()
+    }
+}
+
+/// The bytes of a checksum written after what a file holds: [`Checksum::value`] of every
+/// byte before it, little endian.
+pub const CHECKSUM_BYTES: usize = 8;
+
+/// A writer that keeps the checksum of what passes through it, and writes it at the end.
+pub struct ChecksumWriter<W> {
+    inner: W,
+    sum: Checksum,
+}
+
+impl<W: std::io::Write> ChecksumWriter<W> {
+    /// A writer to `inner`.
+    pub fn new(inner: W) -> Self {
+        ChecksumWriter { inner, sum: Checksum::default() }
+    }
+
+    /// Writes the checksum of everything written and returns the inner writer.
+    ///
+    /// # Errors
+    /// When the checksum cannot be written.
+    pub fn finish(mut self) -> std::io::Result<W> {
+        self.inner.write_all(&self.sum.value().to_le_bytes())?;
+        Ok(self.inner)
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for ChecksumWriter<W> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(bytes)?;
+        self.sum.update(&bytes[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Appends the checksum of `bytes` to them.
+pub fn append_checksum(bytes: &mut Vec<u8>) {
+    let sum = hash_bytes(bytes, 0);
+    bytes.extend_from_slice(&sum.to_le_bytes());
+}
+
+/// What comes before the checksum that ends `bytes`, when it matches them.
+pub fn checked_body(bytes: &[u8]) -> Option<&[u8]> {
+    let split = bytes.len().checked_sub(CHECKSUM_BYTES)?;
+    let (body, written) = bytes.split_at(split);
+    (written == hash_bytes(body, 0).to_le_bytes()).then_some(body)
+}
+
+/// Reads `source` to its end and checks that its last [`CHECKSUM_BYTES`] are the checksum
+/// of every byte before them, holding a bounded buffer whatever its length.
+///
+/// # Errors
+/// Why not: it cannot be read, is shorter than a checksum, or does not match it.
+pub fn check_stream(mut source: impl std::io::Read) -> Result<(), String> {
+    let mut sum = Checksum::default();
+    let mut buffer = vec![0u8; 1 << 17];
+    // The last CHECKSUM_BYTES read are held back: they may be the checksum.
+    let mut held: Vec<u8> = Vec::with_capacity(buffer.len() + CHECKSUM_BYTES);
+    loop {
+        let n = source.read(&mut buffer).map_err(|e| e.to_string())?;
+        if n == 0 {
+            break;
+        }
+        held.extend_from_slice(&buffer[..n]);
+        let pass = held.len().saturating_sub(CHECKSUM_BYTES);
+        sum.update(&held[..pass]);
+        held.drain(..pass);
+    }
+    let Ok(written) = <[u8; CHECKSUM_BYTES]>::try_from(held.as_slice()) else {
+        return Err("shorter than its checksum".into());
+    };
+    if u64::from_le_bytes(written) != sum.value() {
+        return Err("its bytes do not match its checksum (damaged since it was written)".into());
+    }
+    Ok(())
+}
+
 /// Hashes a slice of `u64` values as their little-endian bytes.
 #[inline]
 pub fn hash_u64s(values: &[u64], seed: u64) -> u64 {
@@ -89,6 +192,37 @@ pub fn route(value: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_checksummed_stream_is_checked_and_a_damaged_one_is_not() {
+        use std::io::Write;
+        let bytes: Vec<u8> = (0..300_000u32).map(|i| (i * 13 % 253) as u8).collect();
+        let mut writer = ChecksumWriter::new(Vec::new());
+        for piece in bytes.chunks(1000) {
+            writer.write_all(piece).unwrap();
+        }
+        let mut file = writer.finish().unwrap();
+        assert_eq!(check_stream(file.as_slice()), Ok(()));
+        assert_eq!(checked_body(&file), Some(bytes.as_slice()));
+        let mut appended = bytes.clone();
+        append_checksum(&mut appended);
+        assert_eq!(appended, file);
+        file[150_000] ^= 1;
+        assert!(check_stream(file.as_slice()).is_err());
+        assert_eq!(checked_body(&file), None);
+        assert!(check_stream(&file[..5]).is_err());
+        assert_eq!(checked_body(&file[..5]), None);
+    }
+
+    #[test]
+    fn a_checksum_over_pieces_is_the_hash_of_the_whole() {
+        let bytes: Vec<u8> = (0..10_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let mut sum = Checksum::default();
+        for piece in bytes.chunks(333) {
+            sum.update(piece);
+        }
+        assert_eq!(sum.value(), hash_bytes(&bytes, 0));
+    }
 
     #[test]
     fn pinned_values() {

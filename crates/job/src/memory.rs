@@ -12,7 +12,7 @@
 
 use std::path::PathBuf;
 
-use crate::processes::Topology;
+use crate::processes::{MEMORY_BUDGET_FLOOR, Topology};
 
 /// A collecting stage holds at most one eighth of its worker's share.
 pub(crate) const SPILL_SHARE: u64 = 8;
@@ -78,14 +78,14 @@ pub fn workers_fixed_bytes(topology: &Topology) -> u64 {
 
 /// Whether the workers of `topology` fit its memory budget: what they hold before any data
 /// ([`workers_fixed_bytes`]) may take at most half of the budget (of
-/// [`crate::MEMORY_BUDGET_FLOOR`] when the budget is below it), leaving the rest to the
+/// [`MEMORY_BUDGET_FLOOR`] when the budget is below it), leaving the rest to the
 /// data, which spills. One worker a process always fits. The error says what the workers
 /// cost and what would fit.
 ///
 /// # Errors
 /// A message naming the worker count, its cost, the budget and the most workers that fit.
 pub fn check_workers(topology: &Topology) -> Result<(), String> {
-    let room = topology.memory_budget.max(crate::MEMORY_BUDGET_FLOOR) / 2;
+    let room = topology.memory_budget.max(MEMORY_BUDGET_FLOOR) / 2;
     if topology.workers <= 1 || workers_fixed_bytes(topology) <= room {
         return Ok(());
     }
@@ -114,7 +114,7 @@ pub fn check_workers(topology: &Topology) -> Result<(), String> {
         WORKER_FIXED_BYTES >> 20,
         WORKER_PAIR_BYTES >> 10,
         topology.total_workers(),
-        mib(topology.memory_budget.max(crate::MEMORY_BUDGET_FLOOR)),
+        mib(topology.memory_budget.max(MEMORY_BUDGET_FLOOR)),
     ))
 }
 

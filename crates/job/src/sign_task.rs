@@ -34,10 +34,7 @@ use crate::progress::Progress;
 use crate::sign::{SignScratch, Signer};
 use crate::source::{ReadPlan, ReadTotals, read_files};
 use crate::stats::BoilerplateStats;
-use crate::work_area::{self, UnitEnd, UnitWriter, WorkArea};
-
-/// The tasks' reports in the work area.
-pub(crate) const TASKS: &str = "tasks";
+use crate::work_area::{self, TASKS, UnitEnd, UnitWriter, WorkArea};
 
 /// One task of `neardup sign`.
 #[derive(Clone, Debug)]

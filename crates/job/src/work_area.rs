@@ -34,6 +34,10 @@ use neardup_io::{InputFile, RejectedRecord};
 use neardup_text::Boilerplate;
 use serde::{Deserialize, Serialize};
 
+use neardup_core::hash::{
+    CHECKSUM_BYTES, ChecksumWriter, append_checksum, check_stream, checked_body,
+};
+
 use crate::config::{IndexPlan, JobConfig};
 use crate::frames::{FrameReader, write_frame};
 use crate::records::SignedDoc;
@@ -47,8 +51,11 @@ pub const WORK_FOLDER: &str = "_work";
 /// The units' folder in the work area.
 const UNITS: &str = "units";
 
+/// The tasks' reports in the work area (`neardup sign`).
+pub(crate) const TASKS: &str = "tasks";
+
 /// The unit files' format: part of every unit's name, so a changed format is never read.
-const UNIT_FORMAT: u32 = 2;
+const UNIT_FORMAT: u32 = 3;
 
 /// What one signed record of a unit, or its end, is in a unit file.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -110,7 +117,18 @@ impl WorkArea {
             }
         };
         let wanted: BTreeSet<&String> = names.values().collect();
-        let committed = listed.into_iter().filter(|n| wanted.contains(n)).collect();
+        // A unit whose checksum fails is never replayed: it is removed, and its file read.
+        let committed = listed
+            .into_iter()
+            .filter(|n| wanted.contains(n))
+            .filter(|name| {
+                let path = dir.join(name);
+                let Err(why) = verify(&path) else { return true };
+                let _ = neardup_io::destination::remove_file(&path);
+                tracing::warn!(unit = %path.display(), "a unit of the work area is damaged ({why}): it was removed, and its input is read again");
+                false
+            })
+            .collect();
         WorkArea { dir, names, committed }
     }
 
@@ -217,7 +235,7 @@ pub(crate) fn unlink_symlinks(output: &Path) {
     if unlink(&work) {
         return;
     }
-    for folder in [work.clone(), work.join(UNITS), work.join(crate::sign_task::TASKS)] {
+    for folder in [work.clone(), work.join(UNITS), work.join(TASKS)] {
         if folder != work && unlink(&folder) {
             continue;
         }
@@ -238,7 +256,7 @@ static FINISHED: AtomicU64 = AtomicU64::new(0);
 /// A unit being written.
 pub(crate) struct UnitWriter {
     path: PathBuf,
-    out: BufWriter<OutFile>,
+    out: ChecksumWriter<BufWriter<OutFile>>,
     scratch: Vec<u8>,
     /// Records written.
     pub(crate) records: u64,
@@ -253,6 +271,7 @@ impl UnitWriter {
     /// When the file or object cannot be made.
     pub(crate) fn create(path: PathBuf) -> std::io::Result<UnitWriter> {
         let out = BufWriter::with_capacity(1 << 16, OutFile::create_private(&path)?);
+        let out = ChecksumWriter::new(out);
         Ok(UnitWriter { path, out, scratch: Vec::new(), records: 0, bytes: 0 })
     }
 
@@ -282,7 +301,10 @@ impl UnitWriter {
     /// When it cannot be written or committed.
     pub(crate) fn commit(mut self, end: &UnitEnd) -> std::io::Result<u64> {
         self.bytes += write_frame(&mut self.out, &mut self.scratch, &FrameRef::End(end))?;
-        let out = self.out.into_inner().map_err(|e| e.into_error())?;
+        // The checksum of every byte before it ends the file (see `verify`).
+        let out = self.out.finish()?;
+        self.bytes += CHECKSUM_BYTES as u64;
+        let out = out.into_inner().map_err(|e| e.into_error())?;
         // Written whole, not yet in place: a process stopped here leaves it half written.
         let n = FINISHED.fetch_add(1, Ordering::Relaxed) + 1;
         neardup_io::failpoint::crash(&format!("work.unit_unfinished.{n}"));
@@ -336,7 +358,11 @@ pub(crate) fn replay(
                 records += 1;
                 on_signed(signed);
             }
-            UnitFrame::End(e) => end = Some(e),
+            UnitFrame::End(e) => {
+                // What follows is the checksum, which `verify` read.
+                end = Some(e);
+                break;
+            }
         }
     }
     // A count that disagrees with the end (a unit a lost machine left torn) fails the run
@@ -345,6 +371,22 @@ pub(crate) fn replay(
         return Err(damaged(format!("{records} records where its end counts {}", e.records)));
     }
     end.ok_or_else(|| damaged("ends before its last frame".into()))
+}
+
+/// Whether the unit at `path` is whole: the checksum that ends it is that of every byte
+/// before it. The unit is read through once (streamed from a store), before any of it is
+/// replayed, so that a damaged unit is read again from its input rather than replayed.
+///
+/// # Errors
+/// Why it is not whole: it cannot be read, is shorter than a checksum, or its bytes do not
+/// match it.
+fn verify(path: &Path) -> Result<(), String> {
+    let source: Box<dyn std::io::Read> = if neardup_io::remote::is_remote(path) {
+        Box::new(neardup_io::remote::RemoteReader::open(path).map_err(|e| e.to_string())?)
+    } else {
+        Box::new(std::fs::File::open(path).map_err(|e| e.to_string())?)
+    };
+    check_stream(source)
 }
 
 /// Removes the work area of `output` (after `_SUCCESS`).
@@ -423,24 +465,30 @@ impl LearnedState {
     pub(crate) fn load(job: &JobConfig, max_record_bytes: u64) -> Option<LearnedState> {
         let (path, _) = learned_key(job, max_record_bytes)?;
         match neardup_io::destination::read_optional(&path) {
-            Ok(Some(bytes)) => match bincode::deserialize::<LearnedState>(&bytes) {
-                Ok(state) => match (&job.index, &state.generation) {
-                    (None, None) => Some(state),
-                    (Some(_), Some(g))
-                        if sample_in_place(job, max_record_bytes, g.template_parts) =>
-                    {
-                        Some(state)
-                    }
-                    _ => {
-                        tracing::info!(path = %path.display(), "the template sample of the index's new generation is not all there: the corpus passes run again");
+            Ok(Some(bytes)) if checked_body(&bytes).is_none() => {
+                tracing::warn!(path = %path.display(), "the kept corpus statistics are damaged (their bytes do not match their checksum): the passes run again");
+                None
+            }
+            Ok(Some(bytes)) => {
+                match bincode::deserialize::<LearnedState>(&bytes[..bytes.len() - CHECKSUM_BYTES]) {
+                    Ok(state) => match (&job.index, &state.generation) {
+                        (None, None) => Some(state),
+                        (Some(_), Some(g))
+                            if sample_in_place(job, max_record_bytes, g.template_parts) =>
+                        {
+                            Some(state)
+                        }
+                        _ => {
+                            tracing::info!(path = %path.display(), "the template sample of the index's new generation is not all there: the corpus passes run again");
+                            None
+                        }
+                    },
+                    Err(e) => {
+                        tracing::warn!(path = %path.display(), error = %e, "the kept corpus statistics are damaged: the passes run again");
                         None
                     }
-                },
-                Err(e) => {
-                    tracing::warn!(path = %path.display(), error = %e, "the kept corpus statistics are damaged: the passes run again");
-                    None
                 }
-            },
+            }
             Ok(None) => None,
             Err(e) => {
                 tracing::warn!(path = %path.display(), error = %e, "cannot read the kept corpus statistics: the passes run again");
@@ -458,7 +506,8 @@ impl LearnedState {
             (Some(plan), Some(g)) if g.template_parts > 0 => Some(sample_note(plan)),
             _ => None,
         };
-        let bytes = bincode::serialize(self).expect("the learned state serialises");
+        let mut bytes = bincode::serialize(self).expect("the learned state serialises");
+        append_checksum(&mut bytes);
         let kept = note
             .iter()
             .try_for_each(|note| {
