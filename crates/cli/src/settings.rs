@@ -101,7 +101,29 @@ pub fn job_spec(job: Option<&Path>, overrides: &Overrides) -> anyhow::Result<Job
     if let Some(dir) = &o.index {
         spec.index.dir = Some(dir.clone());
     }
+    for warning in ignored_flags(&spec, o) {
+        eprintln!("warning: {warning}");
+    }
     Ok(spec)
+}
+
+/// The flags given that the job's method does not use, each with why.
+fn ignored_flags(spec: &JobSpec, o: &Overrides) -> Vec<String> {
+    let mut ignored = Vec::new();
+    match spec.method {
+        Method::Minhash if o.max_distance.is_some() => ignored.push(
+            "--max-distance is ignored: the method is MinHash, which uses --threshold (SimHash \
+             uses --max-distance)"
+                .to_string(),
+        ),
+        Method::Simhash if o.threshold.is_some() => ignored.push(
+            "--threshold is ignored: the method is SimHash, which uses --max-distance (MinHash \
+             uses --threshold)"
+                .to_string(),
+        ),
+        _ => {}
+    }
+    ignored
 }
 
 /// A job file.
@@ -166,6 +188,24 @@ pub(crate) fn at_least_one(text: &str) -> Result<usize, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_flag_of_the_other_method_is_named_as_ignored() {
+        let simhash = JobSpec { method: Method::Simhash, ..JobSpec::default() };
+        let threshold = Overrides { threshold: Some(0.7), ..Overrides::default() };
+        let said = ignored_flags(&simhash, &threshold);
+        assert_eq!(said.len(), 1);
+        assert!(said[0].starts_with("--threshold is ignored: the method is SimHash"), "{said:?}");
+        let distance = Overrides { max_distance: Some(5), ..Overrides::default() };
+        assert!(ignored_flags(&simhash, &distance).is_empty());
+        let minhash = JobSpec::default();
+        assert!(ignored_flags(&minhash, &threshold).is_empty());
+        let said = ignored_flags(&minhash, &distance);
+        assert!(
+            said[0].starts_with("--max-distance is ignored: the method is MinHash"),
+            "{said:?}"
+        );
+    }
 
     #[test]
     fn sizes_parse_with_binary_suffixes() {

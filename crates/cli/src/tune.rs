@@ -285,7 +285,11 @@ pub fn print_trials(out: &mut dyn Write, label: &str, trials: &[Trial]) -> std::
     if trials.iter().any(|t| t.recall.is_none()) {
         writeln!(out, "recall and F1 are n/a: the truth labels no two documents alike")?;
     }
-    if trials.len() > 1 && (best == Some(0) || best == Some(trials.len() - 1)) {
+    // Every trial at the best F1 says nothing of settings beyond the grid.
+    let all_tie = best.is_some_and(|b| trials.iter().all(|t| t.f1 == trials[b].f1));
+    if all_tie && trials.len() > 1 {
+        writeln!(out, "every setting of the grid gives the same F1")?;
+    } else if trials.len() > 1 && (best == Some(0) || best == Some(trials.len() - 1)) {
         writeln!(out, "the best F1 is at the edge of the grid: try settings beyond it (--grid)")?;
     }
     Ok(())
@@ -496,6 +500,35 @@ pub fn run(args: &TuneArgs) -> anyhow::Result<Vec<Trial>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn trial(setting: f64, f1: f64) -> Trial {
+        Trial {
+            setting,
+            resolved: String::new(),
+            precision: Some(1.0),
+            recall: Some(f1),
+            f1: Some(f1),
+            pairs: 1,
+            candidates_per_document: 0.0,
+        }
+    }
+
+    fn printed(trials: &[Trial]) -> String {
+        let mut out = Vec::new();
+        print_trials(&mut out, "threshold", trials).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_grid_of_equal_f1_is_not_called_at_its_edge() {
+        let tied = printed(&[trial(0.5, 0.9), trial(0.6, 0.9), trial(0.7, 0.9)]);
+        assert!(tied.contains("every setting of the grid gives the same F1"), "{tied}");
+        assert!(!tied.contains("edge of the grid"), "{tied}");
+        let edge = printed(&[trial(0.5, 0.95), trial(0.6, 0.9), trial(0.7, 0.8)]);
+        assert!(edge.contains("edge of the grid"), "{edge}");
+        let inside = printed(&[trial(0.5, 0.8), trial(0.6, 0.9), trial(0.7, 0.8)]);
+        assert!(!inside.contains("edge") && !inside.contains("same F1"), "{inside}");
+    }
 
     #[test]
     fn minhash_curve_rates_match_the_areas() {

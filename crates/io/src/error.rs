@@ -68,11 +68,14 @@ pub enum Error {
     },
     /// No input file was found.
     #[error(
-        "no input files (JSON Lines, web archives or Parquet, by their names) found in {paths:?}"
+        "no input files (JSON Lines, web archives or Parquet, by their names) found in {paths:?}{}",
+        skipped_text(.skipped)
     )]
     NoInput {
         /// The paths searched.
         paths: Vec<PathBuf>,
+        /// Files and folders passed over in them, each with why.
+        skipped: Vec<(PathBuf, String)>,
     },
     /// More input files than a `DocId` can number.
     #[error("{files} input files exceed the limit of {max}")]
@@ -309,4 +312,19 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> Option<String> {
         .downcast_ref::<String>()
         .cloned()
         .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_string()))
+}
+
+/// What [`Error::NoInput`] says of the files it passed over: at most ten, with why.
+fn skipped_text(skipped: &[(PathBuf, String)]) -> String {
+    if skipped.is_empty() {
+        return String::new();
+    }
+    let mut text = format!("; passed over {}:", skipped.len());
+    for (path, why) in skipped.iter().take(10) {
+        text.push_str(&format!(" \"{}\" ({why});", path.display()));
+    }
+    if skipped.len() > 10 {
+        text.push_str(&format!(" and {} more", skipped.len() - 10));
+    }
+    text.trim_end_matches(';').to_string()
 }

@@ -134,6 +134,7 @@ pub fn discover(paths: &[PathBuf], exclude: &[PathBuf]) -> Result<Vec<InputFile>
     let exclude: Vec<PathBuf> =
         exclude.iter().filter_map(|p| std::fs::canonicalize(p).ok()).collect();
     let mut found: Vec<Listed> = Vec::new();
+    let mut skipped: Vec<(PathBuf, String)> = Vec::new();
     for path in paths {
         if crate::remote::is_remote(path) {
             discover_remote(path, &mut found)?;
@@ -142,7 +143,7 @@ pub fn discover(paths: &[PathBuf], exclude: &[PathBuf]) -> Result<Vec<InputFile>
         let meta =
             std::fs::metadata(path).map_err(|source| Error::Open { path: path.clone(), source })?;
         if meta.is_dir() {
-            walk(path, &exclude, &mut found)?;
+            walk(path, &exclude, &mut found, &mut skipped)?;
         } else {
             let format =
                 Format::of(path).ok_or_else(|| Error::UnsupportedFormat { path: path.clone() })?;
@@ -152,7 +153,7 @@ pub fn discover(paths: &[PathBuf], exclude: &[PathBuf]) -> Result<Vec<InputFile>
     found.sort_by(|a, b| a.0.cmp(&b.0));
     found.dedup_by(|a, b| a.0 == b.0);
     if found.is_empty() {
-        return Err(Error::NoInput { paths: paths.to_vec() });
+        return Err(Error::NoInput { paths: paths.to_vec(), skipped });
     }
     if found.len() > DocId::MAX_FILES as usize + 1 {
         return Err(Error::TooManyFiles { files: found.len(), max: DocId::MAX_FILES as usize + 1 });
@@ -230,8 +231,16 @@ fn discover_remote(path: &Path, found: &mut Vec<Listed>) -> Result<()> {
     Ok(())
 }
 
-fn walk(dir: &Path, exclude: &[PathBuf], found: &mut Vec<Listed>) -> Result<()> {
+/// Lists the inputs below `dir` into `found`, and what it passes over, with why, into
+/// `skipped`.
+fn walk(
+    dir: &Path,
+    exclude: &[PathBuf],
+    found: &mut Vec<Listed>,
+    skipped: &mut Vec<(PathBuf, String)>,
+) -> Result<()> {
     if std::fs::canonicalize(dir).is_ok_and(|c| exclude.contains(&c)) {
+        skipped.push((dir.to_path_buf(), "the run's own output folder".into()));
         return Ok(());
     }
     let entries =
@@ -242,6 +251,7 @@ fn walk(dir: &Path, exclude: &[PathBuf], found: &mut Vec<Listed>) -> Result<()> 
         let hidden =
             entry.file_name().as_encoded_bytes().first().is_some_and(|b| b"._".contains(b));
         if hidden {
+            skipped.push((path, "hidden: its name starts with . or _".into()));
             continue;
         }
         let meta = std::fs::metadata(&path)
@@ -249,11 +259,18 @@ fn walk(dir: &Path, exclude: &[PathBuf], found: &mut Vec<Listed>) -> Result<()> 
         if meta.is_dir() {
             if let Some(role) = own_folder(&path) {
                 skip_own_folder(&path, role);
+                skipped.push((path, "a folder neardup wrote".into()));
                 continue;
             }
-            walk(&path, exclude, found)?;
+            walk(&path, exclude, found, skipped)?;
         } else if let Some(format) = Format::of_listed(&path) {
             found.push((path, format, meta.len(), modified_ns(&meta)));
+        } else if Format::of(&path).is_some() {
+            let why = "a .json file in a folder is not taken (often a manifest); name it on the \
+                       command line, or .jsonl, to read it as JSON Lines";
+            skipped.push((path, why.into()));
+        } else {
+            skipped.push((path, "not JSON Lines, a web archive or Parquet by its name".into()));
         }
     }
     Ok(())
@@ -513,5 +530,16 @@ mod tests {
         assert!(matches!(discover(&[root.join("missing")], &[]), Err(Error::Open { .. })));
         std::fs::create_dir(root.join("empty")).unwrap();
         assert!(matches!(discover(&[root.join("empty")], &[]), Err(Error::NoInput { .. })));
+        // What was passed over is said, with why.
+        let only = root.join("only-skipped");
+        std::fs::create_dir_all(&only).unwrap();
+        for name in ["records.json", "notes.txt", ".hidden.jsonl"] {
+            std::fs::write(only.join(name), "{}\n").unwrap();
+        }
+        let said = discover(&[only], &[]).unwrap_err().to_string();
+        assert!(said.contains("passed over 3:"), "{said}");
+        assert!(said.contains("records.json\" (a .json file in a folder is not taken"), "{said}");
+        assert!(said.contains("notes.txt\" (not JSON Lines"), "{said}");
+        assert!(said.contains(".hidden.jsonl\" (hidden"), "{said}");
     }
 }
