@@ -253,3 +253,44 @@ fn explain_says_how_the_run_relates_two_documents() {
         assert_eq!(line[title.len()..].trim(), "none", "{same}");
     }
 }
+
+/// A run given its input by a relative path is explained and evaluated from another folder:
+/// `summary.json` records the folder the run was started in, and the relative paths of its
+/// inputs are found from there. Before, `explain` failed and `eval` dropped its recall by
+/// similarity.
+#[test]
+fn eval_and_explain_find_a_runs_relative_inputs_from_another_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let start = dir.path().join("start");
+    std::fs::create_dir_all(start.join("in")).unwrap();
+    let records = [("a", FOX), ("b", FOX), ("c", OIL), ("d", GARDEN)];
+    let lines: String = records
+        .iter()
+        .map(|(id, text)| {
+            format!("{}\n", json!({"id": id, "text": text, "truth": text.len().to_string()}))
+        })
+        .collect();
+    std::fs::write(start.join("in/docs.jsonl"), lines).unwrap();
+    let mut cmd = support::neardup();
+    cmd.current_dir(&start).args(["dedup", "-q", "-w", "1", "-i", "in/docs.jsonl", "-o", "out"]);
+    let done = support::run(cmd, Duration::from_secs(60));
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let run = start.join("out");
+    let in_another_folder = |args: &[&str]| {
+        let mut cmd = support::neardup();
+        cmd.current_dir(&elsewhere).args(args).arg("--run").arg(&run);
+        support::run(cmd, Duration::from_secs(60))
+    };
+    let explained = in_another_folder(&["explain", "a", "b"]);
+    let said = String::from_utf8_lossy(&explained.stderr);
+    assert!(explained.status.success(), "{said}");
+    assert!(String::from_utf8_lossy(&explained.stdout).contains("Jaccard"), "{said}");
+    let truth = start.join("in/docs.jsonl");
+    let evaluated = in_another_folder(&["eval", "--truth", truth.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&evaluated.stderr);
+    assert!(evaluated.status.success(), "{said}");
+    assert!(!said.contains("no recall by similarity"), "{said}");
+    assert!(String::from_utf8_lossy(&evaluated.stdout).contains("recall by feature Jaccard"));
+}

@@ -254,6 +254,11 @@ pub struct Summary {
     /// for a rerun, and replayed from it (a rerun after a failure reads only the rest).
     #[serde(default)]
     pub work_area: crate::stats::WorkStats,
+    /// The folder the run was started in (process 0's): the inputs' relative paths, as
+    /// `documents/` gives them in `source`, are relative to it, so `eval` and `explain`
+    /// find them from another folder too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub working_dir: Option<String>,
 }
 
 /// What a run did with its index.
@@ -387,6 +392,7 @@ impl Summary {
                 stats: stats.index.clone(),
             }),
             work_area: stats.work.clone(),
+            working_dir: std::env::current_dir().ok().map(|d| d.display().to_string()),
         }
     }
 }

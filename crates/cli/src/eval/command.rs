@@ -84,7 +84,8 @@ pub fn run(args: &EvalArgs) -> anyhow::Result<Report> {
     // The similarity bands need the texts; without them the other scores still stand.
     let learned = summary.boilerplate.is_some();
     let boilerplate = neardup_job::read_boilerplate(&args.run, spec, learned)?;
-    let texts = match read_texts(&docs, spec, &ids, boilerplate.as_ref()) {
+    let working_dir = summary.working_dir.as_deref().map(std::path::Path::new);
+    let texts = match read_texts(&docs, spec, &ids, boilerplate.as_ref(), working_dir) {
         Ok(texts) => Some(texts),
         Err(e) => {
             eprintln!("note: no recall by similarity, the inputs cannot be read again: {e:#}");

@@ -530,9 +530,24 @@ pub fn read_texts(
     spec: &JobSpec,
     ids: &HashSet<&str>,
     boilerplate: Option<&Boilerplate>,
+    working_dir: Option<&Path>,
 ) -> anyhow::Result<HashMap<String, String>> {
-    let pages = read_pages(docs, spec, ids, boilerplate)?;
+    let pages = read_pages(docs, spec, ids, boilerplate, working_dir)?;
     Ok(pages.into_iter().map(|(id, page)| (id, page.text)).collect())
+}
+
+/// Where the input a run names `source` is from here: as given when it is there (an
+/// absolute path, an address, or a path relative to this folder), else relative to the
+/// folder the run was started in, `working_dir`.
+fn input_path(source: &str, working_dir: Option<&Path>) -> PathBuf {
+    let given = PathBuf::from(source);
+    if given.is_absolute() || neardup_io::remote::is_remote(&given) || given.exists() {
+        return given;
+    }
+    match working_dir.map(|dir| dir.join(&given)) {
+        Some(there) if there.exists() => there,
+        _ => given,
+    }
 }
 
 /// A document's text as the run analysed it.
@@ -557,6 +572,7 @@ pub fn read_pages(
     spec: &JobSpec,
     ids: &HashSet<&str>,
     boilerplate: Option<&Boilerplate>,
+    working_dir: Option<&Path>,
 ) -> anyhow::Result<HashMap<String, PageText>> {
     let (mut lines, mut content) = (LineScratch::default(), String::new());
     // The wanted record numbers of each input file, with their ids.
@@ -569,7 +585,7 @@ pub fn read_pages(
     let fields = spec.input.read_options();
     let mut pages = HashMap::new();
     for (source, records) in &wanted {
-        let path = PathBuf::from(source);
+        let path = input_path(source, working_dir);
         let files = neardup_io::discover(std::slice::from_ref(&path), &[])
             .with_context(|| format!("cannot find the input \"{source}\" again"))?;
         for file in &files {

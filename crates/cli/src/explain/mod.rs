@@ -416,7 +416,8 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Explanation> {
             let owners = id_owners(&docs);
             let learned = summary.boilerplate.is_some();
             let boilerplate = neardup_job::read_boilerplate(run, spec, learned)?;
-            let mut pages = read_pages(&docs, spec, &ids, boilerplate.as_ref())?;
+            let working_dir = summary.working_dir.as_deref().map(std::path::Path::new);
+            let mut pages = read_pages(&docs, spec, &ids, boilerplate.as_ref(), working_dir)?;
             let mut take = |id: &str| -> anyhow::Result<Doc> {
                 let page = pages.remove(id).ok_or_else(|| {
                     // A record the run rejected has no text to compare: say why it has none.
