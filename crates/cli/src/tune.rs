@@ -256,6 +256,40 @@ impl Drop for Scratch {
     }
 }
 
+/// Without --input, the truth file is read as the documents: it must hold their text.
+///
+/// # Errors
+/// [`UsageError`] when it holds labels only, saying to give the documents.
+fn ensure_documents(
+    args: &TuneArgs,
+    truth_path: &std::path::Path,
+    spec: &neardup_job::JobSpec,
+) -> anyhow::Result<()> {
+    if !args.input.is_empty() || holds_text(truth_path, spec)? {
+        return Ok(());
+    }
+    Err(UsageError::new(format!(
+        "the truth \"{}\" holds labels but no \"{}\" field to read documents from: give the \
+         documents with --input (or the field that holds their text with --text-field)",
+        truth_path.display(),
+        spec.input.text_field
+    ))
+    .into())
+}
+
+/// Whether the first record of the input at `path` has text in the job's text field (a
+/// truth file given without --input is read as the documents too).
+fn holds_text(path: &std::path::Path, spec: &neardup_job::JobSpec) -> anyhow::Result<bool> {
+    let fields = spec.input.read_options();
+    let files = neardup_io::discover(std::slice::from_ref(&path.to_path_buf()), &[])?;
+    let Some(file) = files.first() else { return Ok(true) };
+    let mut records = neardup_io::RecordReader::open(file, &fields, neardup_io::OnReadError::Fail)?;
+    Ok(match records.next() {
+        Some(Ok(neardup_io::Record::Reject(r))) => r.reason != neardup_io::Reason::MissingText,
+        _ => true,
+    })
+}
+
 /// Prints trials, marking the best F1 (ties: the earlier, that is the stricter setting).
 ///
 /// # Errors
@@ -440,6 +474,7 @@ pub fn run(args: &TuneArgs) -> anyhow::Result<Vec<Trial>> {
         return Ok(Vec::new());
     };
     let truth = Truth::read_clusters(truth_path, &args.id_field, &args.label_field)?;
+    ensure_documents(args, truth_path, &spec)?;
     let inputs = if args.input.is_empty() { vec![truth_path.clone()] } else { args.input.clone() };
     let grid = if args.grid.is_empty() { default_grid(minhash) } else { args.grid.clone() };
     let workers =

@@ -294,3 +294,21 @@ fn eval_and_explain_find_a_runs_relative_inputs_from_another_folder() {
     assert!(!said.contains("no recall by similarity"), "{said}");
     assert!(String::from_utf8_lossy(&evaluated.stdout).contains("recall by feature Jaccard"));
 }
+
+/// `tune --truth` with labels only and no --input says to give the documents, rather than
+/// failing its first trial and suggesting a text field.
+#[test]
+fn tune_with_labels_only_asks_for_the_documents() {
+    let dir = tempfile::tempdir().unwrap();
+    let truth = dir.path().join("truth.jsonl");
+    std::fs::write(
+        &truth,
+        "{\"id\": \"a\", \"truth\": \"x\"}\n{\"id\": \"b\", \"truth\": \"x\"}\n",
+    )
+    .unwrap();
+    let done = neardup(&["tune", "--truth", truth.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(2), "{said}");
+    assert!(said.contains("give the documents with --input"), "{said}");
+    assert!(!said.contains("trial"), "{said}");
+}
