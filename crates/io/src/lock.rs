@@ -603,13 +603,16 @@ mod tests {
         assert!(taken.unwrap().reason.contains("no heartbeat"));
     }
 
+    /// A live holder on another host, process 1 there.
+    fn holder_on(host: &str) -> LockHolder {
+        LockHolder { host: host.into(), pid: 1, ..LockHolder::this_process() }
+    }
+
     #[test]
     fn another_hosts_lock_is_taken_over_only_when_its_heartbeat_is_stale() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(".lock");
-        let mut remote = LockHolder::this_process();
-        remote.host = "node-elsewhere".into();
-        remote.pid = 1;
+        let mut remote = holder_on("node-elsewhere");
         write_holder(&path, &remote);
         let err = FolderLock::acquire(&path).unwrap_err();
         assert!(err.to_string().contains("node-elsewhere"), "{err}");
@@ -626,9 +629,7 @@ mod tests {
     fn a_heartbeat_ahead_of_this_clock_is_said_and_the_wait_is_bounded() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(".lock");
-        let mut remote = LockHolder::this_process();
-        remote.host = "node-ahead".into();
-        remote.pid = 1;
+        let mut remote = holder_on("node-ahead");
         remote.heartbeat_unix += 3600;
         remote.started_unix += 3600;
         write_holder(&path, &remote);

@@ -80,13 +80,13 @@ impl RoleEnds {
 /// The high bit of each byte of a word.
 const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
 
-/// From `at`, passes the 8-byte words of `bytes` in which `may_hold` finds nothing (a
-/// word-at-a-time test, so that a long text without what is looked for is read quickly),
-/// and returns where the next byte-by-byte look starts.
-fn skip_chunks(bytes: &[u8], mut at: usize, may_hold: impl Fn(u64) -> bool) -> usize {
+/// From `at`, passes the 8-byte words of `bytes` that hold no ASCII digit (a
+/// word-at-a-time test, so that a long text without digits is read quickly), and returns
+/// where the next byte-by-byte look starts.
+fn skip_digitless(bytes: &[u8], mut at: usize) -> usize {
     while let Some(chunk) = bytes.get(at..at + 8) {
         let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
-        if may_hold(word) {
+        if has_digit(word) {
             break;
         }
         at += 8;
@@ -180,7 +180,7 @@ pub(crate) fn for_each_reference<'a>(normalized: &'a str, mut f: impl FnMut(&'a 
     let mut at = 0;
     while at < bytes.len() {
         if !bytes[at].is_ascii_digit() {
-            at = skip_chunks(bytes, at + 1, has_digit);
+            at = skip_digitless(bytes, at + 1);
             continue;
         }
         let start = at;
