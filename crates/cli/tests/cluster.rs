@@ -11,18 +11,7 @@ use std::time::{Duration, Instant};
 use neardup_io::{read_documents, read_pairs};
 
 mod support;
-use support::{neardup, repo};
-
-/// A hostfile for `n` processes on free loopback ports (never timely's default 2101).
-fn hostfile(dir: &Path, n: usize) -> PathBuf {
-    let listeners: Vec<_> =
-        (0..n).map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap()).collect();
-    let text: String = listeners.iter().map(|l| format!("{}\n", l.local_addr().unwrap())).collect();
-    drop(listeners);
-    let path = dir.join("hosts.txt");
-    std::fs::write(&path, text).unwrap();
-    path
-}
+use support::{hostfile, neardup, repo};
 
 /// The run's `summary.json`.
 fn summary(out: &Path) -> serde_json::Value {

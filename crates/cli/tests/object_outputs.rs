@@ -441,13 +441,7 @@ fn two_processes_on_objects_equal_one_process_on_local_files() {
     assert!(done.status.success(), "{done:?}");
 
     // A hostfile on free loopback ports, in a folder only the test shares.
-    let listeners: Vec<_> =
-        (0..2).map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap()).collect();
-    let hosts: String =
-        listeners.iter().map(|l| format!("{}\n", l.local_addr().unwrap())).collect();
-    drop(listeners);
-    let hostfile = dir.path().join("hosts.txt");
-    std::fs::write(&hostfile, hosts).unwrap();
+    let hostfile = support::hostfile(dir.path(), 2);
     let processes: Vec<std::process::Child> = (0..2)
         .map(|p| {
             let mut cmd = s3.neardup();

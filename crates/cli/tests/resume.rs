@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use support::{neardup, repo, results, summary};
+use support::{hostfile, neardup, repo, results, summary};
 
 /// Input files, so that each of two workers reads whole files.
 const FILES: usize = 10;
@@ -190,37 +190,47 @@ fn a_unit_whose_input_changed_or_left_half_written_is_read_again() {
     decided_alike(&out, &clean, "rerun");
 }
 
-/// A hostfile for two processes on free loopback ports.
-fn hostfile(dir: &Path) -> PathBuf {
-    let listeners: Vec<_> =
-        (0..2).map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap()).collect();
-    let text: String = listeners.iter().map(|l| format!("{}\n", l.local_addr().unwrap())).collect();
-    drop(listeners);
-    let path = dir.join("hosts.txt");
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
 /// Both processes of a two-process run of `input` into `out` (one worker each), process 1
-/// with `failpoint` armed; whether each succeeded.
-fn two_processes(dir: &Path, input: &Path, out: &Path, failpoint: Option<&str>) -> [bool; 2] {
+/// with `failpoint` armed.
+fn two_processes(dir: &Path, input: &Path, out: &Path, failpoint: Option<&str>) -> Ran {
     let args = ["-i", input.to_str().unwrap(), "-o", out.to_str().unwrap()];
     two_processes_with(dir, &args, failpoint)
 }
 
 /// Both processes of a two-process run with `args` (one worker each), process 1 with
-/// `failpoint` armed; whether each succeeded.
-fn two_processes_with(dir: &Path, args: &[&str], failpoint: Option<&str>) -> [bool; 2] {
-    let hosts = hostfile(dir);
+/// `failpoint` armed.
+fn two_processes_with(dir: &Path, args: &[&str], failpoint: Option<&str>) -> Ran {
+    let hosts = hostfile(dir, 2);
     let process = |p: usize| {
         let p_text = p.to_string();
         let mut cmd = command(dir, args, if p == 1 { failpoint } else { None });
         cmd.args(["-w", "1", "-n", "2", "-p", &p_text]);
         cmd.arg("--hostfile").arg(&hosts).args(["--connect-timeout", "60"]);
-        std::thread::spawn(move || wait(cmd, Duration::from_secs(300)).status.success())
+        std::thread::spawn(move || wait(cmd, Duration::from_secs(300)))
     };
     let (p1, p0) = (process(1), process(0));
-    [p0.join().unwrap(), p1.join().unwrap()]
+    Ran([p0.join().unwrap(), p1.join().unwrap()])
+}
+
+/// What the two processes of a run did: how each ended and what it said, which a failed
+/// assertion shows.
+struct Ran([Output; 2]);
+
+impl Ran {
+    /// Whether each process succeeded.
+    fn succeeded(&self) -> [bool; 2] {
+        [self.0[0].status.success(), self.0[1].status.success()]
+    }
+}
+
+impl std::fmt::Display for Ran {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (p, output) in self.0.iter().enumerate() {
+            let said = String::from_utf8_lossy(&output.stderr);
+            writeln!(f, "process {p}: {}; it said:\n{said}", output.status)?;
+        }
+        Ok(())
+    }
 }
 
 #[test]
@@ -234,10 +244,11 @@ fn a_two_process_run_killed_in_one_process_resumes_from_both_processes_units() {
     {
         let out = dir.path().join(format!("out-{i}"));
         let ran = two_processes(dir.path(), &input, &out, Some(failpoint));
-        assert_eq!(ran, [false, false], "{failpoint}: both processes fail");
+        assert_eq!(ran.succeeded(), [false, false], "{failpoint}: both processes fail\n{ran}");
         let (committed, _) = units(&out);
         assert!(committed >= 3, "{failpoint}: {committed} units");
-        assert_eq!(two_processes(dir.path(), &input, &out, None), [true, true], "{failpoint}");
+        let rerun = two_processes(dir.path(), &input, &out, None);
+        assert_eq!(rerun.succeeded(), [true, true], "{failpoint}\n{rerun}");
         let (read, reused, _) = work(&out);
         assert_eq!((read, reused), ((FILES - committed) as u64, committed as u64), "{failpoint}");
         decided_alike(&out, &clean, failpoint);
@@ -503,8 +514,9 @@ fn an_index_web_run_resumes_without_its_corpus_passes_and_commits_the_same_gener
         args.extend(["-i", folder.as_str()]);
     }
     let killed = two_processes_with(dir.path(), &args, Some("after-reading-and-signing=abort"));
-    assert_eq!(killed, [false, false]);
-    assert_eq!(two_processes_with(dir.path(), &args, None), [true, true]);
+    assert_eq!(killed.succeeded(), [false, false], "{killed}");
+    let rerun = two_processes_with(dir.path(), &args, None);
+    assert_eq!(rerun.succeeded(), [true, true], "{rerun}");
     assert_eq!(summary(&two)["work_area"]["corpus_statistics_reused"], 1);
     decided_alike(&two, &dir.path().join("clean-minhash"), "two processes");
     assert_eq!(templates("two-index"), templates("clean-minhash-index"));
