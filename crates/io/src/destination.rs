@@ -82,11 +82,32 @@ impl OutFile {
     ///
     /// # Errors
     /// What the system or the store reports.
-    pub fn commit(mut self) -> io::Result<()> {
+    pub fn commit(self) -> io::Result<()> {
+        self.commit_as(true)
+    }
+
+    /// As [`OutFile::commit`], but a local file is renamed without being synced first: for
+    /// a file whose reader verifies it whole (a checksum at its end) and reads its source
+    /// again when it is not, such as a unit of the work area. A process killed after the
+    /// rename leaves it whole (the system holds what was written); only a crash of the
+    /// system itself may leave it short or zeroed, which its reader then finds.
+    ///
+    /// # Errors
+    /// What the system or the store reports.
+    pub fn commit_unsynced(self) -> io::Result<()> {
+        self.commit_as(false)
+    }
+
+    fn commit_as(mut self, sync: bool) -> io::Result<()> {
         match &mut self {
             OutFile::Local { file, tmp, path, committed, private } => {
-                file.sync_all()?;
-                match rename_durably(tmp, path) {
+                let renamed = if sync {
+                    file.sync_all()?;
+                    rename_durably(tmp, path)
+                } else {
+                    std::fs::rename(&*tmp, &*path)
+                };
+                match renamed {
                     // Another writer of the same bytes committed and cleared this one's file.
                     Err(e) if *private && e.kind() == io::ErrorKind::NotFound && path.exists() => {}
                     done => done?,
@@ -276,6 +297,19 @@ mod tests {
         let mut names = names_in(dir).unwrap();
         names.sort();
         names
+    }
+
+    #[test]
+    fn an_unsynced_commit_puts_the_file_in_place_as_a_synced_one_does() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, synced) in [("synced.unit", true), ("unsynced.unit", false)] {
+            let path = dir.path().join(name);
+            let mut out = OutFile::create_private(&path).unwrap();
+            out.write_all(b"whole").unwrap();
+            if synced { out.commit() } else { out.commit_unsynced() }.unwrap();
+            assert_eq!(std::fs::read(&path).unwrap(), b"whole");
+        }
+        assert_eq!(names(dir.path()), ["synced.unit", "unsynced.unit"], "no hidden file left");
     }
 
     #[test]

@@ -308,7 +308,7 @@ impl UnitWriter {
         // Written whole, not yet in place: a process stopped here leaves it half written.
         let n = FINISHED.fetch_add(1, Ordering::Relaxed) + 1;
         neardup_io::failpoint::crash(&format!("work.unit_unfinished.{n}"));
-        out.commit()?;
+        out.commit_unsynced()?;
         let n = COMMITTED.fetch_add(1, Ordering::Relaxed) + 1;
         tracing::debug!(unit = %self.path.display(), records = end.records, "unit kept");
         neardup_io::failpoint::crash(&format!("work.unit_committed.{n}"));

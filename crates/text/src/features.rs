@@ -186,7 +186,6 @@ impl Features {
 #[derive(Debug, Default)]
 pub struct FeatureScratch {
     offsets: Vec<usize>,
-    widths: Vec<u32>,
     raw: Vec<u64>,
     words: Vec<u64>,
     counter: Counter,
@@ -252,10 +251,10 @@ impl FeatureExtractor {
                     // One byte per character, none of an unspaced script: the n-grams are
                     // the byte windows of `ngram_chars`.
                     let n = self.config.ngram_chars();
-                    counter.reset((bytes.len() + 1).saturating_sub(n), out);
-                    for w in bytes.windows(n) {
-                        counter.add(hash_bytes(w, self.seed), cap, out);
-                    }
+                    let raw = &mut scratch.raw;
+                    raw.clear();
+                    raw.extend(bytes.windows(n).map(|w| hash_bytes(w, self.seed)));
+                    counter.add_all(raw, cap, out);
                 } else if self.widths.is_uniform() {
                     // One length for every script: the n-grams are windows of characters.
                     let n = self.config.ngram_chars();
@@ -263,17 +262,19 @@ impl FeatureExtractor {
                     offsets.clear();
                     offsets.extend(feature_text.char_indices().map(|(i, _)| i));
                     offsets.push(feature_text.len());
-                    counter.reset(offsets.len().saturating_sub(n), out);
-                    for w in offsets.windows(n + 1) {
-                        counter.add(hash_bytes(&bytes[w[0]..w[n]], self.seed), cap, out);
-                    }
+                    let raw = &mut scratch.raw;
+                    raw.clear();
+                    raw.extend(
+                        offsets.windows(n + 1).map(|w| hash_bytes(&bytes[w[0]..w[n]], self.seed)),
+                    );
+                    counter.add_all(raw, cap, out);
                 } else {
-                    let (offsets, widths) = (&mut scratch.offsets, &mut scratch.widths);
-                    self.widths.measure(feature_text, offsets, widths);
-                    counter.reset(widths.len(), out);
-                    self.widths.for_each_ngram(offsets, widths, |start, end| {
-                        counter.add(hash_bytes(&bytes[start..end], self.seed), cap, out);
+                    let raw = &mut scratch.raw;
+                    raw.clear();
+                    self.widths.for_each_ngram(feature_text, |start, end| {
+                        raw.push(hash_bytes(&bytes[start..end], self.seed));
                     });
+                    counter.add_all(raw, cap, out);
                 }
             }
             FeatureKind::Words | FeatureKind::WordShingles => {
@@ -293,8 +294,7 @@ impl FeatureExtractor {
                     let k = self.config.shingle_words;
                     raw.extend(words.windows(k).map(|w| hash_u64s(w, self.shingle_seed)));
                 }
-                counter.reset(raw.len(), out);
-                raw.iter().for_each(|h| counter.add(*h, cap, out));
+                counter.add_all(raw, cap, out);
             }
         }
     }
@@ -331,78 +331,117 @@ impl Widths {
         self.unspaced == self.other
     }
 
-    /// Fills `offsets` with the byte offset of each character of `text` and then its length,
-    /// and `widths` with each character's width.
-    fn measure(&self, text: &str, offsets: &mut Vec<usize>, widths: &mut Vec<u32>) {
-        offsets.clear();
-        widths.clear();
-        for (i, c) in text.char_indices() {
-            offsets.push(i);
-            widths.push(if is_unspaced_script(c) { self.unspaced } else { self.other });
-        }
-        offsets.push(text.len());
+    /// What `c` fills.
+    #[inline]
+    fn of(&self, c: char) -> u32 {
+        if is_unspaced_script(c) { self.unspaced } else { self.other }
     }
 
-    /// Calls `f` with the byte range of the n-gram starting at each character, in order,
-    /// from the offsets and widths [`Widths::measure`] gave: the shortest run of characters
-    /// from there that fills an n-gram. Where the rest of the text cannot fill one, no more
-    /// n-grams start (a text that cannot fill one has none).
+    /// Calls `f` with the byte range of `text`'s n-gram starting at each character, in
+    /// order: the shortest run of characters from there that fills an n-gram. Where the
+    /// rest of the text cannot fill one, no more n-grams start (a text that cannot fill one
+    /// has none). One pass: the n-gram's end moves on as its start does.
     #[inline]
-    fn for_each_ngram(&self, offsets: &[usize], widths: &[u32], mut f: impl FnMut(usize, usize)) {
-        // `filled` is the width of the characters from `start` to before `end`.
+    fn for_each_ngram(&self, text: &str, mut f: impl FnMut(usize, usize)) {
+        let mut ends = text.char_indices();
+        // `filled` is the width of the characters from the start to before `end`.
         let (mut end, mut filled) = (0, 0);
-        for (start, width) in widths.iter().enumerate() {
+        for (start, c) in text.char_indices() {
             while filled < self.full {
-                let Some(next) = widths.get(end) else { return };
-                filled += next;
-                end += 1;
+                let Some((at, next)) = ends.next() else { return };
+                filled += self.of(next);
+                end = at + next.len_utf8();
             }
-            f(offsets[start], offsets[end]);
-            filled -= width;
+            f(start, end);
+            filled -= self.of(c);
         }
     }
 }
 
 /// Counts distinct feature hashes into [`Features`], in the order of their first
 /// occurrence: an open-addressing table (linear probing) with at least four times as many
-/// slots as values, each slot holding a position in the output plus one (0 is free). Four
-/// bytes a slot keep the table of a typical document in the L1 cache; the hashes are uniform,
-/// so their low bits index it directly.
+/// slots as values, each slot holding a position in the output plus one (0 is free). A
+/// document of fewer than 2^14 values has a table of two bytes a slot, any other one of
+/// four: small slots keep the table of a typical document in the L1 cache. The hashes are
+/// uniform, so their low bits index it directly.
 #[derive(Debug, Default)]
 struct Counter {
-    slots: Vec<u32>,
-    mask: usize,
+    small: Vec<u16>,
+    large: Vec<u32>,
+}
+
+/// A slot of a [`Counter`]'s table.
+trait Slot: Copy + Default {
+    fn position(self) -> usize;
+    fn of(position: usize) -> Self;
+}
+
+impl Slot for u16 {
+    #[inline(always)]
+    fn position(self) -> usize {
+        usize::from(self)
+    }
+    #[inline(always)]
+    fn of(position: usize) -> Self {
+        u16::try_from(position).expect("a small table holds under 2^14 features")
+    }
+}
+
+impl Slot for u32 {
+    #[inline(always)]
+    fn position(self) -> usize {
+        self as usize
+    }
+    #[inline(always)]
+    fn of(position: usize) -> Self {
+        u32::try_from(position).expect("under 2^32 features")
+    }
 }
 
 impl Counter {
-    /// Empties the table and `out`, sizing the table for at most `values` additions.
-    fn reset(&mut self, values: usize, out: &mut Features) {
-        let size = (4 * values).next_power_of_two().max(16);
-        self.slots.clear();
-        self.slots.resize(size, 0);
-        self.mask = size - 1;
+    /// Values below this take the table of two-byte slots.
+    const SMALL: usize = 1 << 14;
+
+    /// Empties `out` and counts each of `hashes` into it in order, capping counts at `cap`.
+    fn add_all(&mut self, hashes: &[u64], cap: u32, out: &mut Features) {
         out.hashes.clear();
         out.counts.clear();
+        if hashes.len() < Self::SMALL {
+            count_into(&mut self.small, hashes, cap, out);
+        } else {
+            count_into(&mut self.large, hashes, cap, out);
+        }
     }
+}
 
-    /// Counts `hash`, capping its count at `cap`.
-    #[inline(always)]
-    fn add(&mut self, hash: u64, cap: u32, out: &mut Features) {
-        let mut i = hash as usize & self.mask;
+/// [`Counter::add_all`] with the table `slots`, sized here. The slot of the hash a few
+/// places ahead is read before each one is counted: that read, which nothing waits for,
+/// has it in cache by the time it is counted when the table is larger than the cache.
+fn count_into<S: Slot>(slots: &mut Vec<S>, hashes: &[u64], cap: u32, out: &mut Features) {
+    const AHEAD: usize = 8;
+    let size = (4 * hashes.len()).next_power_of_two().max(16);
+    slots.clear();
+    slots.resize(size, S::default());
+    let mask = size - 1;
+    for (i, &hash) in hashes.iter().enumerate() {
+        if let Some(&ahead) = hashes.get(i + AHEAD) {
+            std::hint::black_box(slots[ahead as usize & mask]);
+        }
+        let mut at = hash as usize & mask;
         loop {
-            let slot = self.slots[i] as usize;
+            let slot = slots[at].position();
             if slot == 0 {
                 out.hashes.push(hash);
                 out.counts.push(1);
-                self.slots[i] = u32::try_from(out.hashes.len()).expect("under 2^32 features");
-                return;
+                slots[at] = S::of(out.hashes.len());
+                break;
             }
             if out.hashes[slot - 1] == hash {
                 let count = &mut out.counts[slot - 1];
                 *count = (*count + 1).min(cap);
-                return;
+                break;
             }
-            i = (i + 1) & self.mask;
+            at = (at + 1) & mask;
         }
     }
 }
@@ -415,9 +454,7 @@ impl FeatureExtractor {
         let mut out: Vec<(u64, String)> = Vec::new();
         match self.config.kind {
             FeatureKind::CharNgrams => {
-                let (mut offsets, mut widths) = (Vec::new(), Vec::new());
-                self.widths.measure(feature_text, &mut offsets, &mut widths);
-                self.widths.for_each_ngram(&offsets, &widths, |start, end| {
+                self.widths.for_each_ngram(feature_text, |start, end| {
                     let gram = &feature_text[start..end];
                     out.push((hash_bytes(gram.as_bytes(), self.seed), gram.to_string()));
                 });
@@ -855,11 +892,15 @@ mod tests {
     fn counter_counts_in_order_of_first_occurrence() {
         let (mut counter, mut out) = (Counter::default(), Features::default());
         let values = [5u64, 0, 5, 69, 0, 5, 133, 69, 0, 0];
-        counter.reset(values.len(), &mut out);
-        values.iter().for_each(|v| counter.add(*v, 3, &mut out));
+        counter.add_all(&values, 3, &mut out);
         // 5, 69 and 133 share the low bits of a 64-slot table: they probe past each other.
         assert_eq!(out.hashes(), &[5, 0, 69, 133]);
         assert_eq!(out.counts(), &[3, 3, 2, 1]);
+        // As many values as take the table of four-byte slots: the same counts.
+        let many: Vec<u64> = (0..Counter::SMALL as u64).map(|v| v % 1024 * 64 + 5).collect();
+        counter.add_all(&many, 100, &mut out);
+        assert_eq!(out.hashes(), (0..1024).map(|v| v * 64 + 5).collect::<Vec<u64>>());
+        assert_eq!(out.counts(), [16; 1024]);
     }
 
     /// The features of `text` with `han_ngram_chars` equal to `ngram_chars` are the naive

@@ -8,6 +8,9 @@
 //! that differ in one fall below any usual threshold, and are not contained in one another.
 //! Dates, counts and amounts are not references: changing them is an edit.
 
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
 use neardup_core::hash::{hash_bytes, hash_u64s};
 
 use crate::features::Features;
@@ -58,13 +61,15 @@ struct RoleEnds {
 impl RoleEnds {
     /// The end (after its last byte) of the first `人` or `告` that starts at `at` or after.
     fn next(&mut self, bytes: &[u8], at: usize) -> Option<usize> {
-        const LAST: [&str; 2] = ["人", "告"];
+        // Built once: a finder's set-up costs as much as a short text's search.
+        static LAST: LazyLock<[Finder<'static>; 2]> =
+            LazyLock::new(|| ["人", "告"].map(|last| Finder::new(last.as_bytes())));
         let mut first: Option<usize> = None;
-        for (slot, last) in self.next.iter_mut().zip(LAST) {
+        for (slot, last) in self.next.iter_mut().zip(LAST.iter()) {
             let found = match *slot {
                 Some((from, found)) if from <= at && found.is_none_or(|f| f >= at) => found,
                 _ => {
-                    let found = memchr::memmem::find(&bytes[at..], last.as_bytes()).map(|i| at + i);
+                    let found = last.find(&bytes[at..]).map(|i| at + i);
                     *slot = Some((at, found));
                     found
                 }
