@@ -278,7 +278,8 @@ pub fn run(args: &DedupArgs) -> anyhow::Result<Summary> {
     let reporter = (!args.quiet).then(|| {
         let (progress, stop) = (progress.clone(), stop.clone());
         let total: u64 = config.inputs.iter().map(|f| f.bytes).sum();
-        std::thread::spawn(move || report_progress(&progress, total, &stop))
+        let processes = topology.processes;
+        std::thread::spawn(move || report_progress(&progress, total, processes, &stop))
     });
     let outcome = neardup_job::run_interruptible(&config, &topology, progress, &interrupt);
     stop.store(true, Ordering::Relaxed);
@@ -376,7 +377,7 @@ fn print_summary_json(summary: &Summary) -> anyhow::Result<()> {
 
 /// Shows progress until `stop`: one line rewritten in place on a terminal, or a plain line
 /// every ten seconds when stderr is a file or a pipe (as under a scheduler).
-fn report_progress(progress: &Progress, total_bytes: u64, stop: &AtomicBool) {
+fn report_progress(progress: &Progress, total_bytes: u64, processes: usize, stop: &AtomicBool) {
     let tty = std::io::stderr().is_terminal();
     let period = if tty { Duration::from_millis(250) } else { Duration::from_secs(10) };
     let start = Instant::now();
@@ -389,12 +390,18 @@ fn report_progress(progress: &Progress, total_bytes: u64, stop: &AtomicBool) {
         last = Instant::now();
         let records = progress.records();
         let rate = records as f64 / start.elapsed().as_secs_f64().max(1e-3);
-        let line = format!(
-            "{records} records, {} of {} read, {rate:.0} records/s, {}",
-            decimal_size(progress.bytes()),
-            decimal_size(total_bytes),
-            progress.stage().name()
-        );
+        let line = match progress.waiting_for() {
+            // A process of a cluster that does nothing but wait says what for.
+            Some(what) if processes > 1 => {
+                format!("{records} records read here; waiting for {what}")
+            }
+            _ => format!(
+                "{records} records, {} of {} read, {rate:.0} records/s, {}",
+                decimal_size(progress.bytes()),
+                decimal_size(total_bytes),
+                progress.stage().name()
+            ),
+        };
         if tty {
             eprint!("\r\x1b[2K{line}");
         } else {

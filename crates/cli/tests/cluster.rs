@@ -135,6 +135,28 @@ fn two_processes_give_the_same_outputs_as_one() {
     assert!(self::summary(&single).get("exchanged_bytes").is_none());
 }
 
+/// A process waiting for the others to connect says so on its progress line (a line every
+/// ten seconds, stderr being a pipe), where it printed "0 records, 0 B of ... read".
+#[test]
+fn a_process_waiting_for_the_others_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let hosts = hostfile(dir.path(), 2);
+    let samples = repo().join("data-samples/zh-tang-poems");
+    let out = dir.path().join("out");
+    let mut cmd = neardup();
+    cmd.args(["dedup", "-o", out.to_str().unwrap(), "-w", "1", "-n", "2", "-p", "0"])
+        .args(["--hostfile", hosts.to_str().unwrap(), "--connect-timeout", "12", "-i"])
+        .arg(&samples)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .env_remove(neardup_io::failpoint::FAILPOINTS_ENV);
+    let done = wait(cmd.spawn().unwrap(), Duration::from_secs(120));
+    assert!(!done.status.success(), "process 1 never came");
+    let said = String::from_utf8_lossy(&done.stderr);
+    let line = "progress: 0 records read here; waiting for the other processes to connect";
+    assert!(said.contains(line), "{said}");
+}
+
 #[test]
 fn a_process_waits_for_its_port_instead_of_failing() {
     let dir = tempfile::tempdir().unwrap();

@@ -82,13 +82,18 @@ pub fn run_interruptible(
     // connected, so that each learns when another ends.
     let mesh = match topology.processes {
         1 => None,
-        _ => Some(Arc::new(Mesh::join(
-            &topology.addresses,
-            topology.process,
-            &agreed_settings(config, topology, kept.is_some(), &tasks),
-            topology.connect_timeout,
-            interrupt,
-        )?)),
+        _ => {
+            progress.wait_for("the other processes to connect");
+            let mesh = Mesh::join(
+                &topology.addresses,
+                topology.process,
+                &agreed_settings(config, topology, kept.is_some(), &tasks),
+                topology.connect_timeout,
+                interrupt,
+            );
+            progress.done_waiting();
+            Some(Arc::new(mesh?))
+        }
     };
     let control = Control { mesh, interrupt: interrupt.clone() };
     let work = Kept { learned: kept, tasks };

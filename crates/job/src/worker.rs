@@ -262,7 +262,9 @@ pub(crate) fn run_worker(
         kept: &context.kept,
         boilerplate: context.boilerplate.as_deref(),
     };
+    context.progress.start_share();
     let (totals, rounds, error) = feed(worker, heartbeat, &mut inputs, &source, spread);
+    context.progress.end_share();
     env.stats.borrow_mut().reading = ReadingStats {
         records_read: totals.records,
         input_bytes: totals.bytes,
