@@ -53,6 +53,12 @@ pub struct JobArgs {
     /// Job file (TOML) with every setting that changes results; the flags below override it.
     #[arg(long)]
     pub job: Option<PathBuf>,
+    /// Sets one job-file key over the job file, as the file would, with the same checks:
+    /// `--set features.ngram_chars=3`, `--set boilerplate.enabled=false`, `--set
+    /// input.url_field=link` (a value that is not TOML is a string). Repeatable; the
+    /// flags below override it.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
     /// Signature method [job file: method; default: minhash].
     #[arg(long, value_enum)]
     pub method: Option<MethodArg>,
@@ -136,6 +142,7 @@ pub fn job_config(args: &JobArgs) -> anyhow::Result<JobConfig> {
         text_field: args.text_field.clone(),
         seed: args.seed,
         index: args.index.clone(),
+        set: args.set.clone(),
     };
     let spec = job_spec(args.job.as_deref(), &overrides)?;
     let mut inputs = args.input.clone();

@@ -56,6 +56,9 @@ pub struct Overrides {
     pub seed: Option<u64>,
     /// `index.dir`.
     pub index: Option<PathBuf>,
+    /// `--set KEY=VALUE`: any job-file key, applied over the job file before the flags
+    /// above.
+    pub set: Vec<String>,
 }
 
 /// The job file at `job` (the defaults without one) with `overrides` applied.
@@ -67,6 +70,9 @@ pub fn job_spec(job: Option<&Path>, overrides: &Overrides) -> anyhow::Result<Job
         Some(path) => read_job_file(path)?,
         None => JobSpec::default(),
     };
+    if !overrides.set.is_empty() {
+        spec = with_keys_set(job, &overrides.set)?;
+    }
     let o = overrides;
     if let Some(m) = o.method {
         spec.method = m.into();
@@ -128,11 +134,52 @@ fn ignored_flags(spec: &JobSpec, o: &Overrides) -> Vec<String> {
 
 /// A job file.
 fn read_job_file(path: &Path) -> anyhow::Result<JobSpec> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        UsageError::new(format!("cannot read job file \"{}\": {e}", path.display()))
-    })?;
+    let text = job_file_text(path)?;
     Ok(toml::from_str::<JobSpec>(&text)
         .map_err(|e| UsageError::new(format!("invalid job file \"{}\": {e}", path.display())))?)
+}
+
+fn job_file_text(path: &Path) -> anyhow::Result<String> {
+    Ok(std::fs::read_to_string(path).map_err(|e| {
+        UsageError::new(format!("cannot read job file \"{}\": {e}", path.display()))
+    })?)
+}
+
+/// The job file at `job` (read and checked before) with each `KEY=VALUE` of `sets` set in
+/// turn, checked as the job file is: a key the job file could not hold, or a value of the
+/// wrong type, is an error naming the `--set`. A value is read as TOML (`3`, `0.7`,
+/// `false`, `"text"`, `[1, 2]`), or else taken as a string (`--set input.url_field=link`).
+fn with_keys_set(job: Option<&Path>, sets: &[String]) -> anyhow::Result<JobSpec> {
+    let mut table: toml::Table = match job {
+        Some(path) => toml::from_str(&job_file_text(path)?).expect("checked as a job file"),
+        None => toml::Table::new(),
+    };
+    let mut spec = JobSpec::default();
+    for set in sets {
+        let invalid = |why: &str| UsageError::new(format!("invalid --set \"{set}\": {why}"));
+        let (key, value) = set.split_once('=').ok_or_else(|| invalid("expected KEY=VALUE"))?;
+        let path: Vec<&str> = key.trim().split('.').collect();
+        if path.iter().any(|part| part.is_empty()) {
+            return Err(invalid("expected a key such as features.ngram_chars").into());
+        }
+        let value = value.trim();
+        let value = toml::from_str::<toml::Table>(&format!("v = {value}"))
+            .ok()
+            .and_then(|mut t| t.remove("v"))
+            .unwrap_or_else(|| toml::Value::String(value.to_string()));
+        let (last, folders) = path.split_last().expect("a key has a part");
+        let mut at = &mut table;
+        for folder in folders {
+            let entry = at.entry(folder.to_string()).or_insert_with(|| toml::Table::new().into());
+            at =
+                entry.as_table_mut().ok_or_else(|| invalid(&format!("{folder} is not a table")))?;
+        }
+        at.insert(last.to_string(), value);
+        spec = toml::Value::Table(table.clone())
+            .try_into::<JobSpec>()
+            .map_err(|e| invalid(e.to_string().trim_end()))?;
+    }
+    Ok(spec)
 }
 
 impl From<MethodArg> for Method {
@@ -243,5 +290,49 @@ mod tests {
         let error = job_spec(Some(&job), &Overrides::default()).unwrap_err();
         assert!(error.downcast_ref::<UsageError>().is_some(), "{error:#}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn set_keys_go_over_the_job_file_and_under_the_flags_with_the_files_checks() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = dir.path().join("job.toml");
+        std::fs::write(&job, "seed = 7\n[features]\nngram_chars = 4\n").unwrap();
+        let set = |sets: &[&str], threshold: Option<f64>| {
+            let set = sets.iter().map(ToString::to_string).collect();
+            job_spec(Some(&job), &Overrides { set, threshold, ..Overrides::default() })
+        };
+        let spec = set(
+            &[
+                "features.ngram_chars=3",
+                "minhash.threshold = 0.7",
+                "input.url_field=link",
+                "boilerplate.enabled=false",
+            ],
+            Some(0.75),
+        )
+        .unwrap();
+        assert_eq!(
+            (spec.seed, spec.features.ngram_chars),
+            (7, Some(3)),
+            "the file's other keys stay"
+        );
+        assert_eq!(spec.minhash.threshold, 0.75, "a flag goes over --set");
+        assert_eq!(spec.input.url_field, "link", "a bare word is a string");
+        assert!(!spec.boilerplate.enabled);
+        for (bad, says) in [
+            ("features.ngram_char=3", "unknown field `ngram_char`"),
+            ("features.ngram_chars=abc", "expected usize"),
+            ("features", "expected KEY=VALUE"),
+            ("seed.x=1", "seed is not a table"),
+            (".x=1", "expected a key"),
+        ] {
+            let error = set(&[bad], None).unwrap_err();
+            let text = format!("{error:#}");
+            assert!(error.downcast_ref::<UsageError>().is_some(), "{text}");
+            assert!(text.contains(&format!("--set \"{bad}\"")) && text.contains(says), "{text}");
+        }
+        let none =
+            job_spec(None, &Overrides { set: vec!["seed=9".into()], ..Overrides::default() });
+        assert_eq!(none.unwrap().seed, 9, "without a job file, over the defaults");
     }
 }

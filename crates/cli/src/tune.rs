@@ -360,6 +360,10 @@ pub struct TuneArgs {
     /// Job file to start from.
     #[arg(long)]
     pub job: Option<PathBuf>,
+    /// Sets one job-file key over the job file (`--set features.ngram_chars=3`), as
+    /// `neardup dedup --set` does. Repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
     /// MinHash Jaccard threshold (bands and rows are chosen from it unless given).
     #[arg(long)]
     pub threshold: Option<f64>,
@@ -419,6 +423,7 @@ pub fn run(args: &TuneArgs) -> anyhow::Result<Vec<Trial>> {
         method: args.method,
         id_field: Some(args.id_field.clone()),
         text_field: Some(args.text_field.clone()),
+        set: args.set.clone(),
         ..Overrides::default()
     };
     let mut spec = job_spec(args.job.as_deref(), &overrides)?;
