@@ -53,7 +53,9 @@ fn the_report_is_self_contained_and_renders() {
         for external in ["<link", "<img", "<script src", "@import", "url("] {
             assert!(!html.contains(external), "{name}: the page loads nothing ({external})");
         }
-        assert_eq!(html.matches("<svg class=\"plot\"").count(), 4, "{name}: four plots");
+        // The bundled samples reject no record: no empty "rejected" panel.
+        assert!(!html.contains("Rejected records by reason"), "{name}: an empty panel");
+        assert_eq!(html.matches("<svg class=\"plot\"").count(), 3, "{name}: three plots");
         assert!(html.contains("Largest clusters") && html.contains("kept: "), "{name}");
         // Every quoted document has its excerpt, read again from the inputs.
         let quoted = html.matches("</code><div class=ex>").count();
@@ -63,11 +65,30 @@ fn the_report_is_self_contained_and_renders() {
             let body = rendered_body(browser, &page);
             assert!(!body.contains("data-error"), "{name}: script error: {body}");
             assert!(
-                body.contains("data-plots=\"4\"") && body.contains("data-rendered=\"4\""),
+                body.contains("data-plots=\"3\"") && body.contains("data-rendered=\"3\""),
                 "{name}: not every plot rendered: {body}"
             );
             // Nothing (the settings, a long id) is wider than a 1024-pixel window.
             assert!(body.contains("data-wide=\"false\""), "{name}: scrolls sideways: {body}");
         }
     }
+}
+
+/// The panel of rejected records is shown when some were rejected, by reason.
+#[test]
+fn rejected_records_have_their_panel_only_when_there_are_some() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.jsonl");
+    let poem = "床前明月光，疑是地上霜。举头望明月，低头思故乡。";
+    let lines = [
+        format!("{{\"id\":\"a\",\"text\":\"{poem}\"}}"),
+        "not json".to_string(),
+        format!("{{\"id\":\"b\",\"text\":\"{poem}\"}}"),
+    ];
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let out = dir.path().join("out");
+    dedup(&input, &out, &[]).unwrap();
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("Rejected records by reason") && html.contains("malformed_json"));
+    assert_eq!(html.matches("<svg class=\"plot\"").count(), 4);
 }

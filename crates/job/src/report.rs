@@ -375,11 +375,12 @@ window.addEventListener("load", function () {
         _ => {}
     }
 
-    let rejects: Vec<(String, f64)> =
-        c.rejected_by_reason.iter().map(|(r, n)| (r.as_str().to_string(), *n as f64)).collect();
-    let labels: Vec<String> = rejects.iter().map(|(l, _)| l.clone()).collect();
-    let values: Vec<f64> = rejects.iter().map(|(_, v)| *v).collect();
-    html.push_str(&bars("Rejected records by reason", "records", &labels, &values, 1));
+    // A run that rejected nothing shows no empty panel (its counts table says 0).
+    if !c.rejected_by_reason.is_empty() {
+        let (labels, values): (Vec<String>, Vec<f64>) =
+            c.rejected_by_reason.iter().map(|(r, n)| (r.as_str().to_string(), *n as f64)).unzip();
+        html.push_str(&bars("Rejected records by reason", "records", &labels, &values, 1));
+    }
     html.push_str("</div>");
 
     if !stats.decisions.cluster_radii.is_empty() {
