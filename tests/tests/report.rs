@@ -61,6 +61,16 @@ fn the_report_is_self_contained_and_renders() {
         let quoted = html.matches("</code><div class=ex>").count();
         assert!(quoted >= 2, "{name}: {quoted} documents quoted");
         assert!(!html.contains("</code><div class=ex></div>"), "{name}: an excerpt is missing");
+        // Quoted as compared: the bundled court pages' navigation bar, a template line the
+        // run learns, is in no excerpt (the raw pages begin with it).
+        let excerpts: Vec<&str> = html.split("<div class=ex>").skip(1).collect();
+        assert!(
+            excerpts.iter().all(|e| !e.contains("登录 | 注册")),
+            "{name}: a template line quoted"
+        );
+        // Each removed member is compared with its kept document.
+        assert!(html.contains("<div class=vs>feature Jaccard with the kept document"), "{name}");
+        assert!(html.contains("the texts part at character"), "{name}");
         if let Some(browser) = browser {
             let body = rendered_body(browser, &page);
             assert!(!body.contains("data-error"), "{name}: script error: {body}");

@@ -396,7 +396,7 @@ fn write_report(
         let bytes: Vec<u8> = boilerplate.entries().iter().flat_map(|e| e.to_le_bytes()).collect();
         write_atomically(&config.output.join(BOILERPLATE_FILE), &bytes).map_err(write)?;
     }
-    let page = report::render(config, summary, &totals.stats);
+    let page = report::render(config, summary, &totals.stats, boilerplate);
     write_atomically(&config.output.join(REPORT_FILE), page.as_bytes()).map_err(write)
 }
 

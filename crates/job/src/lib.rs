@@ -51,6 +51,7 @@ mod progress;
 mod record_log;
 mod records;
 mod report;
+mod report_quotes;
 mod routing;
 mod sig_log;
 mod sign;

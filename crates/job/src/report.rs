@@ -3,25 +3,25 @@
 //! The page has no external resources: styles are inline and the plots are inline SVG
 //! drawn here. It shows the counts, the similarity distribution of verified near pairs,
 //! the cluster sizes, the candidate probability of the parameters used, the reject
-//! reasons, and the largest clusters with excerpts of their documents, read again from the
-//! inputs (a few dozen records). A small inline script marks the page once the browser has
+//! reasons, and the largest clusters with excerpts of their documents as the run analysed
+//! them, read again from the inputs (a few dozen records), each removed member compared
+//! with its kept document (`crate::report_quotes`). A small inline script marks the page once the browser has
 //! laid out every plot, so a headless browser can check that it renders.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use neardup_core::{BlockLayout, DocId, LshParams};
+use neardup_text::Boilerplate;
 
 use crate::config::JobConfig;
-use crate::spec::{JobSpec, Method};
+use crate::report_quotes::{Quoted, comparison, quoted};
+use crate::spec::Method;
 use crate::stats::{ClusterKept, SIMILARITY_BINS, WorkerStats};
 use crate::summary::Summary;
 
 /// Name of the report file.
 pub const REPORT_FILE: &str = "report.html";
-
-/// Characters of each excerpt.
-const EXCERPT_CHARS: usize = 240;
 
 /// Escapes text for HTML.
 fn esc(text: &str) -> String {
@@ -200,36 +200,13 @@ const SIZE_CLASSES: [(u64, u64, &str); 9] = [
     (101, u64::MAX, ">100"),
 ];
 
-/// Excerpts of the documents `wanted`, read again from the inputs as the run read them
-/// (`spec`, the settings it used), each file up to its last wanted record, decoding only
-/// the wanted ones.
-fn excerpts(
-    config: &JobConfig,
-    spec: &JobSpec,
-    wanted: &BTreeSet<DocId>,
-) -> BTreeMap<DocId, String> {
-    let fields = spec.input.read_options();
-    let mut by_file: BTreeMap<u32, BTreeSet<u64>> = BTreeMap::new();
-    for doc in wanted {
-        by_file.entry(doc.file_index()).or_default().insert(doc.record());
-    }
-    let mut found = BTreeMap::new();
-    for (file_index, records) in by_file {
-        let Some(file) = config.inputs.get(file_index as usize) else { continue };
-        for d in neardup_io::wanted_documents(file, &fields, &records) {
-            let text: String = d.text.split_whitespace().collect::<Vec<_>>().join(" ");
-            let mut excerpt: String = text.chars().take(EXCERPT_CHARS).collect();
-            if text.chars().count() > EXCERPT_CHARS {
-                excerpt.push('…');
-            }
-            found.insert(d.doc, excerpt);
-        }
-    }
-    found
-}
-
 /// The page for a finished run.
-pub fn render(config: &JobConfig, summary: &Summary, stats: &WorkerStats) -> String {
+pub fn render(
+    config: &JobConfig,
+    summary: &Summary,
+    stats: &WorkerStats,
+    boilerplate: Option<&Boilerplate>,
+) -> String {
     let c = &summary.counts;
     let mut html = String::from(
         r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>neardup report</title>
@@ -237,7 +214,7 @@ pub fn render(config: &JobConfig, summary: &Summary, stats: &WorkerStats) -> Str
 body{font-family:system-ui,sans-serif;margin:24px auto;max-width:1000px;color:#222}
 table{border-collapse:collapse;margin:8px 0 16px}td,th{padding:3px 10px;border-bottom:1px solid #ddd;text-align:left}
 td.n{text-align:right;font-variant-numeric:tabular-nums}figure{margin:12px 0 20px}figcaption{font-weight:600;margin-bottom:4px}
-.grid{display:flex;flex-wrap:wrap;gap:8px}.ex{color:#555;font-size:13px}code{font-size:12px;overflow-wrap:anywhere}
+.grid{display:flex;flex-wrap:wrap;gap:8px}.ex{color:#555;font-size:13px}.vs{color:#2a5d2a;font-size:12px;overflow-wrap:anywhere}code{font-size:12px;overflow-wrap:anywhere}
 pre{font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f6f6;padding:8px}
 </style>
 <script>
@@ -407,12 +384,13 @@ window.addEventListener("load", function () {
             .iter()
             .flat_map(|t| this_run(t.kept).into_iter().chain(t.members.iter().map(|(d, _)| *d)))
             .collect();
-        let texts = excerpts(config, &summary.config, &wanted);
+        let quoted = quoted(config, &summary.config, &wanted, boilerplate);
         html.push_str(
-            "<table><tr><th class=n>size</th><th>kept document and first removed members</th></tr>",
+            "<p class=ex>Each document as the run compared it: a web page without its template lines and the lines outside its main text. Under each removed member: the Jaccard similarity of its features with the kept document's, and where their texts part.</p><table><tr><th class=n>size</th><th>kept document and first removed members</th></tr>",
         );
         for t in &stats.decisions.top_clusters {
             let _ = write!(html, "<tr><td class=n>{}</td><td>", t.size);
+            let kept = this_run(t.kept).and_then(|d| quoted.get(&d));
             for (i, (doc, id)) in std::iter::once((this_run(t.kept), t.kept_id.clone()))
                 .chain(t.members.iter().map(|(d, id)| (Some(*d), id.clone())))
                 .enumerate()
@@ -422,13 +400,18 @@ window.addEventListener("load", function () {
                     (0, None) => "kept by an earlier run",
                     _ => "removed",
                 };
-                let text = doc.and_then(|d| texts.get(&d)).map_or("", String::as_str);
+                let this = doc.and_then(|d| quoted.get(&d));
+                let text = this.map(Quoted::excerpt).unwrap_or_default();
                 let _ = write!(
                     html,
-                    "<div><code>{role}: {}</code><div class=ex>{}</div></div>",
+                    "<div><code>{role}: {}</code><div class=ex>{}</div>",
                     esc(&id),
-                    esc(text)
+                    esc(&text)
                 );
+                if let (true, Some(this), Some(kept)) = (i > 0, this, kept) {
+                    let _ = write!(html, "<div class=vs>{}</div>", esc(&comparison(this, kept)));
+                }
+                html.push_str("</div>");
             }
             html.push_str("</td></tr>");
         }

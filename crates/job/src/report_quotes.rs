@@ -1,0 +1,153 @@
+//! The documents `report.html` quotes in its largest clusters: each one's text as the run
+//! analysed it (a web page without its template lines and the lines outside its main
+//! text), read again from the inputs, and how a removed member compares with its
+//! cluster's kept document: the Jaccard similarity of their features and the passage where
+//! their texts part.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use neardup_core::DocId;
+use neardup_text::{AnalyzeScratch, Boilerplate, LineScratch};
+
+use crate::config::JobConfig;
+use crate::sign::{Signer, page_text};
+use crate::spec::JobSpec;
+
+/// Characters of each excerpt.
+const EXCERPT_CHARS: usize = 240;
+
+/// Characters of each side of a differing passage.
+const PASSAGE_CHARS: usize = 90;
+
+/// A quoted document as the run analysed it.
+pub(crate) struct Quoted {
+    /// Its analysed text, runs of whitespace as one space.
+    text: String,
+    /// Its distinct features, ascending.
+    features: Vec<u64>,
+}
+
+impl Quoted {
+    /// The start of the analysed text.
+    pub(crate) fn excerpt(&self) -> String {
+        cut(&self.text, EXCERPT_CHARS)
+    }
+}
+
+/// The documents `wanted`, read again from the inputs as the run read them (`spec`, the
+/// settings it used), each file up to its last wanted record, decoding only the wanted
+/// ones; `boilerplate` is what the run learned of web pages.
+pub(crate) fn quoted(
+    config: &JobConfig,
+    spec: &JobSpec,
+    wanted: &BTreeSet<DocId>,
+    boilerplate: Option<&Boilerplate>,
+) -> BTreeMap<DocId, Quoted> {
+    let fields = spec.input.read_options();
+    let analyzer = Signer::spec_analyzer(spec);
+    let (mut lines, mut content, mut scratch) =
+        (LineScratch::default(), String::new(), AnalyzeScratch::default());
+    let mut by_file: BTreeMap<u32, BTreeSet<u64>> = BTreeMap::new();
+    for doc in wanted {
+        by_file.entry(doc.file_index()).or_default().insert(doc.record());
+    }
+    let mut found = BTreeMap::new();
+    for (file_index, records) in by_file {
+        let Some(file) = config.inputs.get(file_index as usize) else { continue };
+        for d in neardup_io::wanted_documents(file, &fields, &records) {
+            let (analysed, _) = page_text(boilerplate, &d, &mut lines, &mut content);
+            let features = analyzer.analyze(analysed, &mut scratch).features.sorted_hashes();
+            let text = analysed.split_whitespace().collect::<Vec<_>>().join(" ");
+            found.insert(d.doc, Quoted { text, features });
+        }
+    }
+    found
+}
+
+/// How a removed `member` compares with its cluster's `kept` document, as a line of text:
+/// the Jaccard similarity of their features, and where their texts part (the first
+/// character that differs, and what each has there up to where their ends agree again).
+pub(crate) fn comparison(member: &Quoted, kept: &Quoted) -> String {
+    let jaccard = jaccard(&member.features, &kept.features);
+    let (a, b): (Vec<char>, Vec<char>) =
+        (member.text.chars().collect(), kept.text.chars().collect());
+    let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let suffix =
+        a[prefix..].iter().rev().zip(b[prefix..].iter().rev()).take_while(|(x, y)| x == y).count();
+    let (here, there): (String, String) = (
+        a[prefix..a.len() - suffix].iter().collect(),
+        b[prefix..b.len() - suffix].iter().collect(),
+    );
+    let similarity = format!("feature Jaccard with the kept document {jaccard:.3}");
+    match (here.is_empty(), there.is_empty()) {
+        (true, true) => format!("{similarity}; the same analysed text"),
+        _ => format!(
+            "{similarity}; the texts part at character {}: this one has «{}», the kept one «{}»",
+            prefix + 1,
+            cut(here.trim(), PASSAGE_CHARS),
+            cut(there.trim(), PASSAGE_CHARS)
+        ),
+    }
+}
+
+/// The Jaccard similarity of two ascending sets of hashes (1 for two empty ones).
+fn jaccard(a: &[u64], b: &[u64]) -> f64 {
+    let (mut i, mut j, mut both) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                both += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    let union = a.len() + b.len() - both;
+    if union == 0 { 1.0 } else { both as f64 / union as f64 }
+}
+
+/// The first `chars` characters of `text`, with `…` when it goes on.
+fn cut(text: &str, chars: usize) -> String {
+    let mut out: String = text.chars().take(chars).collect();
+    if text.chars().nth(chars).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn quoted(text: &str, features: &[u64]) -> Quoted {
+        Quoted { text: text.into(), features: features.to_vec() }
+    }
+
+    #[test]
+    fn a_member_is_compared_by_its_features_and_the_passage_where_it_parts() {
+        let kept = quoted("The market rose today. Viewed 120 times", &[1, 2, 3, 4]);
+        let member = quoted("The market rose today. Viewed 98 times", &[1, 2, 3, 5]);
+        assert_eq!(
+            comparison(&member, &kept),
+            "feature Jaccard with the kept document 0.600; the texts part at character 31: \
+             this one has «98», the kept one «120»"
+        );
+        let same = quoted("The market rose today. Viewed 120 times", &[1, 2, 3, 4]);
+        assert!(comparison(&same, &kept).ends_with("1.000; the same analysed text"));
+        // A member cut short has nothing of its own where they part.
+        let cut_short = quoted("The market rose today.", &[1, 2]);
+        assert!(
+            comparison(&cut_short, &kept)
+                .ends_with("this one has «», the kept one «Viewed 120 times»")
+        );
+        assert_eq!(jaccard(&[], &[]), 1.0);
+    }
+
+    #[test]
+    fn long_passages_are_cut() {
+        assert_eq!(cut("abcdef", 3), "abc…");
+        assert_eq!(cut("abc", 3), "abc");
+    }
+}
