@@ -71,6 +71,9 @@ fn the_report_is_self_contained_and_renders() {
         // Each removed member is compared with its kept document.
         assert!(html.contains("<div class=vs>feature Jaccard with the kept document"), "{name}");
         assert!(html.contains("the texts part at character"), "{name}");
+        // The least similar pairs, each quoted and compared.
+        let least = html.split("<h2>Least similar pairs</h2>").nth(1).expect("the section");
+        assert!(least.contains("feature Jaccard with the first document"), "{name}");
         if let Some(browser) = browser {
             let body = rendered_body(browser, &page);
             assert!(!body.contains("data-error"), "{name}: script error: {body}");

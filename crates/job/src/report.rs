@@ -369,22 +369,24 @@ window.addEventListener("load", function () {
         }
         html.push_str("</table>");
     }
+    // A cluster an earlier run kept (`--index`) has no kept document in these inputs.
+    let this_run = |kept: ClusterKept| match kept {
+        ClusterKept::ThisRun(doc) => Some(doc),
+        ClusterKept::Earlier(_) => None,
+    };
+    let least_similar = &stats.matching.least_similar;
+    let wanted: BTreeSet<DocId> = stats
+        .decisions
+        .top_clusters
+        .iter()
+        .flat_map(|t| this_run(t.kept).into_iter().chain(t.members.iter().map(|(d, _)| *d)))
+        .chain(least_similar.iter().flat_map(|p| [p.a.0, p.b.0]))
+        .collect();
+    let quoted = quoted(config, &summary.config, &wanted, boilerplate);
     html.push_str("<h2>Largest clusters</h2>");
     if stats.decisions.top_clusters.is_empty() {
         html.push_str("<p>No clusters.</p>");
     } else {
-        // A cluster an earlier run kept (`--index`) has no kept document in these inputs.
-        let this_run = |kept: ClusterKept| match kept {
-            ClusterKept::ThisRun(doc) => Some(doc),
-            ClusterKept::Earlier(_) => None,
-        };
-        let wanted: BTreeSet<DocId> = stats
-            .decisions
-            .top_clusters
-            .iter()
-            .flat_map(|t| this_run(t.kept).into_iter().chain(t.members.iter().map(|(d, _)| *d)))
-            .collect();
-        let quoted = quoted(config, &summary.config, &wanted, boilerplate);
         html.push_str(
             "<p class=ex>Each document as the run compared it: a web page without its template lines and the lines outside its main text. Under each removed member: the Jaccard similarity of its features with the kept document's, and where their texts part.</p><table><tr><th class=n>size</th><th>kept document and first removed members</th></tr>",
         );
@@ -409,9 +411,42 @@ window.addEventListener("load", function () {
                     esc(&text)
                 );
                 if let (true, Some(this), Some(kept)) = (i > 0, this, kept) {
-                    let _ = write!(html, "<div class=vs>{}</div>", esc(&comparison(this, kept)));
+                    let _ = write!(
+                        html,
+                        "<div class=vs>{}</div>",
+                        esc(&comparison(this, kept, "the kept document"))
+                    );
                 }
                 html.push_str("</div>");
+            }
+            html.push_str("</td></tr>");
+        }
+        html.push_str("</table>");
+    }
+    if !least_similar.is_empty() {
+        html.push_str("<h2>Least similar pairs</h2><p class=ex>The verified near pairs least alike, those nearest the threshold: where a wrong join would show first. Each document as the run compared it.</p><table><tr><th class=n>similarity</th><th>documents</th></tr>");
+        for pair in least_similar {
+            let _ = write!(
+                html,
+                "<tr><td class=n>{:.3}<br>{}</td><td>",
+                pair.similarity,
+                esc(&pair.measure)
+            );
+            for (doc, id) in [&pair.a, &pair.b] {
+                let text = quoted.get(doc).map(Quoted::excerpt).unwrap_or_default();
+                let _ = write!(
+                    html,
+                    "<div><code>{}</code><div class=ex>{}</div></div>",
+                    esc(id),
+                    esc(&text)
+                );
+            }
+            if let (Some(b), Some(a)) = (quoted.get(&pair.b.0), quoted.get(&pair.a.0)) {
+                let _ = write!(
+                    html,
+                    "<div class=vs>{}</div>",
+                    esc(&comparison(b, a, "the first document"))
+                );
             }
             html.push_str("</td></tr>");
         }

@@ -64,10 +64,11 @@ pub(crate) fn quoted(
     found
 }
 
-/// How a removed `member` compares with its cluster's `kept` document, as a line of text:
-/// the Jaccard similarity of their features, and where their texts part (the first
-/// character that differs, and what each has there up to where their ends agree again).
-pub(crate) fn comparison(member: &Quoted, kept: &Quoted) -> String {
+/// How `member` compares with `kept` (a cluster's kept document, or the first of a pair,
+/// which `kept_is` names), as a line of text: the Jaccard similarity of their features,
+/// and where their texts part (the first character that differs, and what each has there
+/// up to where their ends agree again).
+pub(crate) fn comparison(member: &Quoted, kept: &Quoted, kept_is: &str) -> String {
     let jaccard = jaccard(&member.features, &kept.features);
     let (a, b): (Vec<char>, Vec<char>) =
         (member.text.chars().collect(), kept.text.chars().collect());
@@ -78,11 +79,11 @@ pub(crate) fn comparison(member: &Quoted, kept: &Quoted) -> String {
         a[prefix..a.len() - suffix].iter().collect(),
         b[prefix..b.len() - suffix].iter().collect(),
     );
-    let similarity = format!("feature Jaccard with the kept document {jaccard:.3}");
+    let similarity = format!("feature Jaccard with {kept_is} {jaccard:.3}");
     match (here.is_empty(), there.is_empty()) {
         (true, true) => format!("{similarity}; the same analysed text"),
         _ => format!(
-            "{similarity}; the texts part at character {}: this one has «{}», the kept one «{}»",
+            "{similarity}; the texts part at character {}: this one has «{}», {kept_is} «{}»",
             prefix + 1,
             cut(here.trim(), PASSAGE_CHARS),
             cut(there.trim(), PASSAGE_CHARS)
@@ -130,17 +131,20 @@ mod tests {
         let kept = quoted("The market rose today. Viewed 120 times", &[1, 2, 3, 4]);
         let member = quoted("The market rose today. Viewed 98 times", &[1, 2, 3, 5]);
         assert_eq!(
-            comparison(&member, &kept),
+            comparison(&member, &kept, "the kept document"),
             "feature Jaccard with the kept document 0.600; the texts part at character 31: \
-             this one has «98», the kept one «120»"
+             this one has «98», the kept document «120»"
         );
         let same = quoted("The market rose today. Viewed 120 times", &[1, 2, 3, 4]);
-        assert!(comparison(&same, &kept).ends_with("1.000; the same analysed text"));
+        assert!(
+            comparison(&same, &kept, "the kept document")
+                .ends_with("1.000; the same analysed text")
+        );
         // A member cut short has nothing of its own where they part.
         let cut_short = quoted("The market rose today.", &[1, 2]);
         assert!(
-            comparison(&cut_short, &kept)
-                .ends_with("this one has «», the kept one «Viewed 120 times»")
+            comparison(&cut_short, &kept, "the kept document")
+                .ends_with("this one has «», the kept document «Viewed 120 times»")
         );
         assert_eq!(jaccard(&[], &[]), 1.0);
     }

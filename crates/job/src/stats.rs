@@ -2,9 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use neardup_core::DocId;
+use neardup_core::{DocId, Measure};
 use neardup_io::index::IndexRef;
-use neardup_io::{Decision, DocumentRow, Reason};
+use neardup_io::{Decision, DocumentRow, PairRow, Reason};
 use serde::{Deserialize, Serialize};
 
 use crate::buckets::BucketStats;
@@ -109,6 +109,41 @@ pub struct MatchingStats {
     pub near_pairs: u64,
     /// Near pairs by similarity, in `SIMILARITY_BINS` (50) equal bins over `[0, 1]`.
     pub similarity_bins: Vec<u64>,
+    /// The least similar near pairs, those nearest the threshold ([`LEAST_SIMILAR_PAIRS`]
+    /// at most, by [`EdgePair::rank`]): the same whatever the workers, since each keeps
+    /// its own least similar ones and merging keeps the least of those.
+    pub least_similar: Vec<EdgePair>,
+}
+
+/// A verified near pair among the least similar of a run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EdgePair {
+    /// Its similarity as `pairs/` has it.
+    pub similarity: f64,
+    /// What verified it, as `pairs/`'s `measure`.
+    pub measure: String,
+    /// Its documents: positions and ids, as `pairs/` orders them.
+    pub a: (DocId, String),
+    pub b: (DocId, String),
+}
+
+impl EdgePair {
+    /// Less similar first; ties by the documents' positions.
+    fn rank(&self) -> (OrderedSimilarity, DocId, DocId) {
+        (OrderedSimilarity(self.similarity), self.a.0, self.b.0)
+    }
+}
+
+/// A similarity ordered totally.
+#[derive(PartialEq, PartialOrd)]
+struct OrderedSimilarity(f64);
+
+impl Eq for OrderedSimilarity {}
+
+impl Ord for OrderedSimilarity {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
 }
 
 impl MatchingStats {
@@ -128,6 +163,36 @@ impl MatchingStats {
         for (mine, theirs) in self.similarity_bins.iter_mut().zip(&other.similarity_bins) {
             *mine += theirs;
         }
+        for pair in &other.least_similar {
+            self.keep_least_similar(pair.rank(), || pair.clone());
+        }
+    }
+
+    /// Keeps the near pair of `row` if it is among the [`LEAST_SIMILAR_PAIRS`] least
+    /// similar so far (its ids are copied only then).
+    pub fn note_least_similar(&mut self, row: &PairRow) {
+        let rank = (OrderedSimilarity(row.similarity), row.doc_a, row.doc_b);
+        self.keep_least_similar(rank, || EdgePair {
+            similarity: row.similarity,
+            measure: row.measure.map_or("", Measure::as_str).to_string(),
+            a: (row.doc_a, row.id_a.clone()),
+            b: (row.doc_b, row.id_b.clone()),
+        });
+    }
+
+    fn keep_least_similar(
+        &mut self,
+        rank: (OrderedSimilarity, DocId, DocId),
+        pair: impl FnOnce() -> EdgePair,
+    ) {
+        let kept = &mut self.least_similar;
+        if kept.len() == LEAST_SIMILAR_PAIRS && kept.last().is_some_and(|last| last.rank() <= rank)
+        {
+            return;
+        }
+        let at = kept.partition_point(|p| p.rank() < rank);
+        kept.insert(at, pair());
+        kept.truncate(LEAST_SIMILAR_PAIRS);
     }
 
     /// Counts a near pair's similarity.
@@ -229,6 +294,8 @@ impl BoilerplateStats {
 pub const SIMILARITY_BINS: usize = 50;
 /// Clusters listed in the report.
 pub const TOP_CLUSTERS: usize = 10;
+/// Near pairs the report quotes as the least similar of the run.
+pub const LEAST_SIMILAR_PAIRS: usize = 6;
 /// Members listed per cluster, besides the kept document.
 pub const TOP_CLUSTER_MEMBERS: usize = 3;
 
@@ -414,5 +481,48 @@ impl IndexStats {
         self.bloom_filters_read += p.bloom_filters;
         self.row_groups_read += p.row_groups_read;
         self.rows_read += p.rows_read;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use neardup_io::PairKind;
+
+    use super::*;
+
+    fn row(similarity: f64, a: u64, b: u64) -> PairRow {
+        PairRow {
+            id_a: format!("d{a}"),
+            id_b: format!("d{b}"),
+            doc_a: DocId::new(0, a),
+            doc_b: DocId::new(0, b),
+            similarity,
+            kind: PairKind::Near,
+            measure: Some(Measure::Jaccard),
+            containment: None,
+            hamming: None,
+            matching_bands: None,
+        }
+    }
+
+    /// However the pairs are spread over workers and merged, the least similar are kept,
+    /// ties by position.
+    #[test]
+    fn the_least_similar_pairs_do_not_depend_on_the_workers() {
+        let rows: Vec<PairRow> =
+            (0..40).map(|i| row(0.8 + (i % 7) as f64 / 100.0, i, i + 1)).collect();
+        let mut one = MatchingStats::default();
+        rows.iter().for_each(|r| one.note_least_similar(r));
+        let mut merged = MatchingStats::default();
+        for worker in 0..3 {
+            let mut mine = MatchingStats::default();
+            rows.iter().skip(worker).step_by(3).for_each(|r| mine.note_least_similar(r));
+            merged.merge(&mine);
+        }
+        assert_eq!(one.least_similar, merged.least_similar);
+        let kept: Vec<(f64, u64)> =
+            one.least_similar.iter().map(|p| (p.similarity, p.a.0.record())).collect();
+        assert_eq!(kept, [(0.8, 0), (0.8, 7), (0.8, 14), (0.8, 21), (0.8, 28), (0.8, 35)]);
+        assert_eq!(one.least_similar[0].measure, "jaccard");
     }
 }

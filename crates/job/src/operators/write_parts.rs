@@ -95,6 +95,7 @@ impl Drain<PairOut, ()> for Pairs {
                 let mut stats = self.sink.stats.borrow_mut();
                 stats.matching.near_pairs += 1;
                 stats.matching.count_similarity(row.similarity);
+                stats.matching.note_least_similar(&row);
             }
         }
         self.rows.push(row);
