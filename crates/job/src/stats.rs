@@ -135,10 +135,21 @@ impl EdgePair {
 }
 
 /// A similarity ordered totally.
-#[derive(PartialEq, PartialOrd)]
 struct OrderedSimilarity(f64);
 
+impl PartialEq for OrderedSimilarity {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
 impl Eq for OrderedSimilarity {}
+
+impl PartialOrd for OrderedSimilarity {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
 
 impl Ord for OrderedSimilarity {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
