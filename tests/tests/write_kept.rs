@@ -1,6 +1,6 @@
 //! `--write-kept`: the deduplicated dataset round-trips. Kept JSONL lines are copied byte
-//! for byte, kept Parquet rows keep every column, web pages become JSONL with their URLs,
-//! and a rerun replaces the earlier copies.
+//! for byte, kept Parquet rows keep every column, web pages become JSONL with their URLs
+//! and the main text compared, and a rerun replaces the earlier copies.
 
 use std::collections::BTreeSet;
 use std::io::Read;
@@ -112,6 +112,30 @@ fn kept_records_round_trip_in_their_own_format() {
     let page: serde_json::Value = serde_json::from_str(web.lines().next().unwrap()).unwrap();
     assert_eq!(page["url"], "http://example.com/");
     assert!(page["text"].as_str().unwrap().starts_with("Example Domain"));
+}
+
+/// A kept web page carries the text the run compared (`main_text`: without its site's
+/// template lines and the lines outside its main text), beside the whole extracted text.
+#[test]
+fn kept_web_pages_carry_the_main_text_that_was_compared() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, kept) = (dir.path().join("out"), dir.path().join("kept"));
+    let kept_flag = kept.to_str().unwrap();
+    dedup(&repo().join("data-samples/web-templated"), &out, &["--write-kept", kept_flag]).unwrap();
+    let web = gunzip(&kept.join("00000-pages.warc.gz.jsonl.gz"));
+    let mut pages = 0;
+    for line in web.lines() {
+        let page: serde_json::Value = serde_json::from_str(line).unwrap();
+        let (main, text) = (page["main_text"].as_str().unwrap(), page["text"].as_str().unwrap());
+        // The site's navigation bar is in the page, not in what was compared.
+        assert!(text.contains("登录 | 注册") && !main.contains("登录 | 注册"), "{text}");
+        // The main text's lines are the page's, in order.
+        let mut lines = text.lines();
+        assert!(main.lines().all(|l| lines.any(|t| t == l)), "{main}");
+        assert!(main.chars().count() > 40, "{main}");
+        pages += 1;
+    }
+    assert!(pages > 10, "{pages} pages kept");
 }
 
 /// Names of the files below `dir`, relative to it, sorted.

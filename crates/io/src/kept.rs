@@ -3,7 +3,8 @@
 //!
 //! JSONL lines are copied byte for byte (same compression as the input); Parquet rows keep
 //! their full schema; web-archive documents become JSON Lines with their id, URL, date,
-//! digest and extracted text. Files are written under a hidden name and renamed when
+//! digest, the text compared (`main_text`: without the template lines and the lines
+//! outside the main text, as the caller gives it) and the whole extracted text. Files are written under a hidden name and renamed when
 //! complete; objects are uploaded under their names and appear when complete.
 
 use std::io::{BufReader, BufWriter, Write};
@@ -21,7 +22,7 @@ use crate::error::{Error, Result};
 use crate::input::{Format, InputFile};
 use crate::jsonl::read_line_bounded;
 use crate::read_options::OnReadError;
-use crate::records::Record;
+use crate::records::{InputDoc, Record};
 use crate::warc::WarcRecords;
 
 /// The name of a file's kept copy: its input position and name, so copies of
@@ -46,6 +47,7 @@ pub fn write_kept(
     kept: &[u64],
     dir: &Path,
     max_record_bytes: u64,
+    main_text: &dyn Fn(&InputDoc) -> String,
 ) -> Result<u64> {
     let path = dir.join(kept_file_name(file));
     let write_err = |source| Error::Write { path: path.clone(), source };
@@ -58,7 +60,7 @@ pub fn write_kept(
         Format::Parquet => copy_parquet(file, kept, out, &path)?,
         Format::Warc(compression) => {
             let out = Encoder::new(out, Compression::Gzip, &path)?;
-            copy_web_documents(file, compression, kept, out, &path, max_record_bytes)?
+            copy_web_documents(file, compression, kept, out, &path, max_record_bytes, main_text)?
         }
     };
     out.commit().map_err(write_err)?;
@@ -207,6 +209,7 @@ fn copy_web_documents(
     mut out: Encoder,
     path: &Path,
     max_record_bytes: u64,
+    main_text: &dyn Fn(&InputDoc) -> String,
 ) -> Result<(u64, OutFile)> {
     let write_err = |source| Error::Write { path: path.to_path_buf(), source };
     let (mut next, mut written) = (0usize, 0u64);
@@ -225,6 +228,7 @@ fn copy_web_documents(
                 "url": web.url,
                 "date": web.date,
                 "digest": web.digest,
+                "main_text": main_text(&doc),
                 "text": doc.text,
             });
             serde_json::to_writer(&mut out, &line)
@@ -278,7 +282,10 @@ mod tests {
         enc.write_all(body.as_bytes()).unwrap();
         enc.finish().unwrap();
         let out = dir.path().join("kept");
-        assert_eq!(write_kept(&input(&path, 3), &[1, 4], &out, 1 << 20).unwrap(), 2);
+        assert_eq!(
+            write_kept(&input(&path, 3), &[1, 4], &out, 1 << 20, &|d| d.text.clone()).unwrap(),
+            2
+        );
         let copy = out.join("00003-in.jsonl.gz");
         let mut text = String::new();
         flate2::read::MultiGzDecoder::new(File::open(copy).unwrap())

@@ -513,7 +513,13 @@ fn write_documents<'s>(
         job,
     );
     match &job.write_kept {
-        Some(dir) => kept.write_kept(&env.me, job.clone(), dir.clone(), env.sink.clone()),
+        Some(dir) => kept.write_kept(
+            &env.me,
+            job.clone(),
+            dir.clone(),
+            env.sink.clone(),
+            context.boilerplate.clone(),
+        ),
         None => kept.flat_map(|_| None::<()>),
     }
 }

@@ -10,6 +10,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use neardup_core::DocId;
+use neardup_io::InputDoc;
+use neardup_text::{Boilerplate, LineScratch};
 use timely::dataflow::StreamVec;
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::Operator;
@@ -18,6 +20,7 @@ use timely::progress::Timestamp;
 use crate::config::JobConfig;
 use crate::operators::PartSink;
 use crate::pass::PassWorker;
+use crate::sign::page_text;
 
 /// Copies kept records out of the input files.
 pub trait WriteKept<'s, T: Timestamp> {
@@ -30,7 +33,14 @@ pub trait WriteKept<'s, T: Timestamp> {
         job: Arc<JobConfig>,
         dir: PathBuf,
         sink: PartSink,
+        boilerplate: Option<Arc<Boilerplate>>,
     ) -> StreamVec<'s, T, ()>;
+}
+
+/// A web page's text as the run compared it, `boilerplate` (what it learned) left out.
+fn main_text(boilerplate: Option<&Boilerplate>, doc: &InputDoc) -> String {
+    let (mut lines, mut content) = (LineScratch::default(), String::new());
+    page_text(boilerplate, doc, &mut lines, &mut content).0.to_string()
 }
 
 impl<'s, T: Timestamp> WriteKept<'s, T> for StreamVec<'s, T, DocId> {
@@ -40,6 +50,7 @@ impl<'s, T: Timestamp> WriteKept<'s, T> for StreamVec<'s, T, DocId> {
         job: Arc<JobConfig>,
         dir: PathBuf,
         sink: PartSink,
+        boilerplate: Option<Arc<Boilerplate>>,
     ) -> StreamVec<'s, T, ()> {
         let (worker, peers) = (me.index, me.peers);
         let PartSink { stats, error, .. } = sink;
@@ -62,7 +73,11 @@ impl<'s, T: Timestamp> WriteKept<'s, T> for StreamVec<'s, T, DocId> {
                 for file in job.inputs.iter().filter(|f| f.index as usize % peers == worker) {
                     let mut records = kept.remove(&file.index).unwrap_or_default();
                     records.sort_unstable();
-                    match neardup_io::write_kept(file, &records, &dir, max_record_bytes) {
+                    let written =
+                        neardup_io::write_kept(file, &records, &dir, max_record_bytes, &|doc| {
+                            main_text(boilerplate.as_deref(), doc)
+                        });
+                    match written {
                         Ok(written) => stats.borrow_mut().decisions.kept_written += written,
                         Err(e) => {
                             error.borrow_mut().get_or_insert(e);
@@ -106,7 +121,7 @@ mod tests {
         let plan = ReadPlan::whole_files(0, 1, job.spec.input.read_options());
         let me = PassWorker { index: 0, peers: 1, slot: 0, first_of_process: true, plan };
         let markers = run_operator(vec![DocId::new(0, 3), DocId::new(0, 1)], move |kept| {
-            kept.write_kept(&me, job, into, sink)
+            kept.write_kept(&me, job, into, sink, None)
         });
         assert_eq!(markers.len(), 1);
         assert!(error.borrow().is_none());
