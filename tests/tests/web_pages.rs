@@ -150,6 +150,32 @@ fn simhash_is_precise_on_templated_pages() {
     assert!(group(&r, "recrawl").recall.unwrap() >= 0.6, "{r:#?}");
 }
 
+/// `explain` judges a SimHash web run's pairs as the run did: it weighs features by the
+/// document frequencies the run counted over its corpus (kept in its `frequencies.bin`),
+/// so each near pair's distance is the one `pairs/` has. Before, it weighed by term
+/// frequency alone and could not judge them.
+#[test]
+fn explain_weighs_a_simhash_web_runs_pairs_as_the_run_did() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("out");
+    dedup(&pages(), &run, &["--method", "simhash"]).unwrap();
+    assert!(run.join("frequencies.bin").exists());
+    let pairs = neardup_io::read_pairs(&run.join("pairs")).unwrap();
+    let near: Vec<_> = pairs.iter().filter(|p| p.kind == neardup_io::PairKind::Near).collect();
+    assert!(near.len() > 20, "{} near pairs", near.len());
+    let run_text = run.to_str().unwrap();
+    for pair in near.iter().step_by(near.len() / 12) {
+        let args = ["explain", "--run", run_text, "--json", &pair.id_a, &pair.id_b];
+        let Outcome::Explained(e) = neardup(&args).unwrap() else { panic!("an explanation") };
+        let neardup_cli::explain::MethodView::Simhash { hamming, verified, note, .. } = e.method
+        else {
+            panic!("a SimHash explanation")
+        };
+        assert_eq!(Some(hamming), pair.hamming, "{} {}", pair.id_a, pair.id_b);
+        assert!(verified && note.is_none(), "{} {}: {note:?}", pair.id_a, pair.id_b);
+    }
+}
+
 /// A run's boilerplate counts without what depends on the memory budget.
 fn boilerplate_counts(run: &Path) -> serde_json::Value {
     let mut b = summary(run)["boilerplate"].clone();

@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use neardup_io::failpoint;
-use neardup_io::index::{Frequencies, IndexLock, Manifest};
+use neardup_io::index::{FREQUENCIES_FILE, Frequencies, IndexLock, Manifest};
 use neardup_io::{FileList, FolderLock, Role, write_atomically};
 
 use crate::config::{IndexPlan, JobConfig};
@@ -50,6 +50,9 @@ pub(crate) struct ToCommit {
     pub boilerplate: Option<Arc<neardup_text::Boilerplate>>,
     /// The batch's document frequencies, committed with its generation of the index.
     pub frequencies: Option<Frequencies>,
+    /// The document frequencies the run weighed by (with an index, the batch's and the
+    /// earlier generations'), written for `explain`.
+    pub weights: Option<Frequencies>,
     /// The parts of the template sample a failed run wrote into the generation's folder,
     /// when this run replays what its corpus passes learned (else each worker writes one).
     pub kept_template_parts: Option<u32>,
@@ -186,7 +189,7 @@ fn lock_index(
 fn output_files(topology: &Topology) -> Vec<String> {
     let parts = (0..topology.total_workers())
         .flat_map(|p| OWNED_FOLDERS.map(|dir| format!("{dir}/part-{p:05}.parquet")));
-    [SUMMARY_FILE, REPORT_FILE, BOILERPLATE_FILE, SUCCESS_MARKER]
+    [SUMMARY_FILE, REPORT_FILE, BOILERPLATE_FILE, FREQUENCIES_FILE, SUCCESS_MARKER]
         .into_iter()
         .map(String::from)
         .chain(parts)
@@ -336,6 +339,11 @@ fn commit(
     let retries_before = neardup_io::remote::retries();
     point("parts-written", &config.output, false)?;
     write_report(config, summary, totals, boilerplate).map_err(|(e, _)| (e, false))?;
+    if let Some(weights) = &learned.weights {
+        // `explain` weighs a pair's features by them, as the run did.
+        neardup_io::index::write_frequencies(&config.output, weights)
+            .map_err(|e| (JobError::Write(e), false))?;
+    }
     point("report-written", &config.output.join(REPORT_FILE), false)?;
     // Every part, kept copy and quoted excerpt is written from the inputs as listed: the
     // run commits nothing when one of them changed since (the workers checked theirs as

@@ -225,6 +225,32 @@ pub fn read_boilerplate(
     Ok(Some(neardup_text::Boilerplate::new(entries, &spec.boilerplate, spec.seed)))
 }
 
+/// The weights a finished SimHash run in `output` gave features by TF-IDF (`spec`, the
+/// settings it ran with): the document frequencies it counted over its corpus (with an
+/// index, over every generation), kept in its `frequencies.bin`, or jieba's table; `None`
+/// for other weights, and for a run from before the file was written.
+///
+/// # Errors
+/// When the file cannot be read or is damaged.
+pub fn read_weights(
+    output: &Path,
+    spec: &JobSpec,
+    analyzer: &neardup_text::Analyzer,
+) -> Result<Option<IdfWeights>, neardup_io::Error> {
+    if spec.simhash.weights() != crate::spec::Weighting::TfIdf {
+        return Ok(None);
+    }
+    match spec.simhash.idf {
+        crate::spec::IdfSource::Jieba => {
+            Ok(Some(IdfWeights::Words(neardup_text::WordIdf::jieba(analyzer.extractor()))))
+        }
+        crate::spec::IdfSource::Corpus => {
+            let frequencies = neardup_io::index::read_frequencies([output])?;
+            Ok(frequencies.as_ref().map(IdfWeights::from_frequencies))
+        }
+    }
+}
+
 /// The failpoint hit once the corpus passes are done (`neardup_io::failpoint`).
 pub(crate) const CORPUS_FAILPOINT: &str = "after-corpus-passes";
 
@@ -417,6 +443,7 @@ fn execute(
         let settings = work_area::settings_digest(config, limit, learned_digest);
         sign_task::warn_unused(&kept.tasks, settings, limit);
     }
+    learned_out.weights = corpus_idf.as_ref().and_then(IdfWeights::frequencies);
     let signer = Signer::new(config, segmenter, corpus_idf);
     learned_out.boilerplate.clone_from(&boilerplate);
     let corpus_seconds = if corpus_passes { start.elapsed().as_secs_f64() } else { 0.0 };

@@ -71,7 +71,7 @@ mod worker_report;
 pub use buckets::{BucketReducer, BucketStats};
 pub use commit::{BOILERPLATE_FILE, SUCCESS_MARKER};
 pub use config::{IndexPlan, JobConfig, MethodParams};
-pub use driver::{read_boilerplate, run, run_interruptible, run_with_progress};
+pub use driver::{read_boilerplate, read_weights, run, run_interruptible, run_with_progress};
 pub use error::{ConfigError, JobError};
 pub use interrupt::Interrupt;
 pub use memory::{

@@ -61,7 +61,7 @@ impl IdfWeights {
     }
 
     /// Weights by the corpus counts `frequencies` keeps.
-    pub(crate) fn from_frequencies(frequencies: &Frequencies) -> IdfWeights {
+    pub fn from_frequencies(frequencies: &Frequencies) -> IdfWeights {
         let depth = usize::try_from(frequencies.depth).expect("a few rows");
         let mut sketch = CountMinSketch::new(depth, frequencies.width_bits);
         sketch.merge_counts(0, &frequencies.counts);

@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use neardup_core::{BlockLayout, JaccardMode, LshParams, MinHasher, Signature, SimHash};
-use neardup_job::JobSpec;
+use neardup_job::{IdfWeights, JobSpec};
 use neardup_text::Features;
 
 use super::MethodView;
@@ -59,6 +59,7 @@ pub(super) fn minhash_view(
 pub(super) fn simhash_view(
     spec: &JobSpec,
     blocks: Option<u32>,
+    weights: Option<&IdfWeights>,
     fa: &Features,
     fb: &Features,
 ) -> anyhow::Result<MethodView> {
@@ -68,8 +69,11 @@ pub(super) fn simhash_view(
         None => BlockLayout::choose(k, 1_000_000)?,
     };
     let tf_idf = spec.simhash.weights() == neardup_job::Weighting::TfIdf;
+    // As signing weighs them: term frequency, times the run's IDF when it had one.
+    let idf = |h: u64| weights.map_or(1.0, |w| w.idf(h));
     let fingerprint = |f: &Features| {
-        SimHash::from_weighted(f.hashes().iter().zip(f.counts()).map(|(h, c)| (*h, f64::from(*c))))
+        let weighted = f.hashes().iter().zip(f.counts());
+        SimHash::from_weighted(weighted.map(|(h, c)| (*h, f64::from(*c) * idf(*h))))
     };
     let (x, y) = (fingerprint(fa), fingerprint(fb));
     let shared_tables = layout.shared_tables(x, y);
@@ -83,8 +87,8 @@ pub(super) fn simhash_view(
         max_distance: k,
         candidate: shared_tables > 0,
         verified: hamming <= k,
-        note: tf_idf.then(|| {
-            "weighted by term frequency only: the run's TF-IDF weights come from its corpus and are not recomputed here, so the distance may differ from the run's (with --run, a pair's own distance is on the `run:` line and in pairs/)".to_string()
+        note: (tf_idf && weights.is_none()).then(|| {
+            "weighted by term frequency only: the run's TF-IDF weights come from its corpus, which `explain` reads from the run's frequencies.bin (give --run; a run from before it was written has none), so the distance may differ from the run's (a pair's own distance is on the `run:` line and in pairs/)".to_string()
         }),
     })
 }

@@ -6,11 +6,11 @@
 //! features they share and do not share, and the differing passages side by side.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use neardup_job::{JobSpec, Method};
+use neardup_job::{IdfWeights, JobSpec, Method};
 use serde::Serialize;
 
 use crate::error::UsageError;
@@ -130,6 +130,7 @@ pub fn explain(
     spec: &JobSpec,
     bands_rows: Option<(u32, u32)>,
     blocks: Option<u32>,
+    weights: Option<&IdfWeights>,
     a: &Doc,
     b: &Doc,
 ) -> anyhow::Result<Explanation> {
@@ -154,7 +155,7 @@ pub fn explain(
     let min_features = spec.features.min_features.max(1);
     let method = match spec.method {
         Method::Minhash => method::minhash_view(spec, bands_rows, &fa, &fb)?,
-        Method::Simhash => method::simhash_view(spec, blocks, &fa, &fb)?,
+        Method::Simhash => method::simhash_view(spec, blocks, weights, &fa, &fb)?,
     };
     Ok(Explanation {
         ids: [a.id.clone(), b.id.clone()],
@@ -435,7 +436,10 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Explanation> {
                 Ok(Doc { id: id.to_string(), text: page.text, left_out: page.left_out })
             };
             let (a, b) = (take(&args.a)?, take(&args.b)?);
-            let e = explain(spec, resolved.bands.zip(resolved.rows), resolved.blocks, &a, &b)?;
+            let analyzer = neardup_job::Signer::spec_analyzer(spec);
+            let weights = neardup_job::read_weights(run, spec, &analyzer)?;
+            let (bands_rows, blocks) = (resolved.bands.zip(resolved.rows), resolved.blocks);
+            let e = explain(spec, bands_rows, blocks, weights.as_ref(), &a, &b)?;
             if !args.json {
                 let pairs = neardup_io::read_pairs(&run.join("pairs"))?;
                 decisions::print(&mut out, &docs, &owners, &pairs, (&args.a, &args.b))?;
@@ -453,7 +457,15 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Explanation> {
                 })?;
                 Ok(Doc { id: name.to_string(), text, left_out: Vec::new() })
             };
-            explain(&spec, None, None, &read(&args.a)?, &read(&args.b)?)?
+            // Without a run, jieba's table is the one IDF source there is to read.
+            let analyzer = neardup_job::Signer::spec_analyzer(&spec);
+            let weights = match spec.simhash.idf {
+                neardup_job::IdfSource::Jieba => {
+                    neardup_job::read_weights(Path::new(""), &spec, &analyzer)?
+                }
+                neardup_job::IdfSource::Corpus => None,
+            };
+            explain(&spec, None, None, weights.as_ref(), &read(&args.a)?, &read(&args.b)?)?
         }
     };
     if args.json {
@@ -497,13 +509,13 @@ mod tests {
         let a = doc("a", format!("{base} It was a sunny day."));
         let b = doc("b", format!("{base} It was a rainy day."));
         let spec = JobSpec::default();
-        let e = explain(&spec, None, None, &a, &b).unwrap();
+        let e = explain(&spec, None, None, None, &a, &b).unwrap();
         assert!(!e.identical_normalized);
         assert!(e.jaccard > 0.7 && e.jaccard < 1.0, "{}", e.jaccard);
         assert!(e.samples[1].iter().any(|f| f.contains("sunn")), "{:?}", e.samples[1]);
         assert!(matches!(e.method, MethodView::Minhash { bands: 16, rows: 8, .. }));
         assert_eq!(e.differences.len(), 1);
-        let same = explain(&spec, None, None, &a, &a).unwrap();
+        let same = explain(&spec, None, None, None, &a, &a).unwrap();
         assert!(same.identical_normalized && same.jaccard == 1.0);
         assert!(matches!(same.method, MethodView::Minhash { candidate: true, verified: true, .. }));
     }
