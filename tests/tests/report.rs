@@ -63,11 +63,19 @@ fn the_report_is_self_contained_and_renders() {
         assert!(!html.contains("</code><div class=ex></div>"), "{name}: an excerpt is missing");
         // Quoted as compared: the bundled court pages' navigation bar, a template line the
         // run learns, is in no excerpt (the raw pages begin with it).
-        let excerpts: Vec<&str> = html.split("<div class=ex>").skip(1).collect();
+        let excerpts: Vec<&str> = html
+            .split("<div class=ex>")
+            .skip(1)
+            .map(|e| e.split("</div>").next().unwrap_or(e))
+            .collect();
         assert!(
             excerpts.iter().all(|e| !e.contains("登录 | 注册")),
             "{name}: a template line quoted"
         );
+        // ... it is listed under the page, with the page's other left-out lines.
+        assert!(html.contains("<div class=lo>left out ("), "{name}: no left-out lines");
+        let left: Vec<&str> = html.split("<div class=lo>").skip(1).collect();
+        assert!(left.iter().any(|l| l.contains("登录 | 注册")), "{name}: the nav bar not listed");
         // Each removed member is compared with its kept document.
         assert!(html.contains("<div class=vs>feature Jaccard with the kept document"), "{name}");
         assert!(html.contains("the texts part at character"), "{name}");

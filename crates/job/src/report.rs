@@ -214,7 +214,7 @@ pub fn render(
 body{font-family:system-ui,sans-serif;margin:24px auto;max-width:1000px;color:#222}
 table{border-collapse:collapse;margin:8px 0 16px}td,th{padding:3px 10px;border-bottom:1px solid #ddd;text-align:left}
 td.n{text-align:right;font-variant-numeric:tabular-nums}figure{margin:12px 0 20px}figcaption{font-weight:600;margin-bottom:4px}
-.grid{display:flex;flex-wrap:wrap;gap:8px}.ex{color:#555;font-size:13px}.vs{color:#2a5d2a;font-size:12px;overflow-wrap:anywhere}code{font-size:12px;overflow-wrap:anywhere}
+.grid{display:flex;flex-wrap:wrap;gap:8px}.ex{color:#555;font-size:13px}.vs{color:#2a5d2a;font-size:12px;overflow-wrap:anywhere}.lo{color:#8a6d3b;font-size:12px;overflow-wrap:anywhere}code{font-size:12px;overflow-wrap:anywhere}
 pre{font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f6f6;padding:8px}
 </style>
 <script>
@@ -388,7 +388,7 @@ window.addEventListener("load", function () {
         html.push_str("<p>No clusters.</p>");
     } else {
         html.push_str(
-            "<p class=ex>Each document as the run compared it: a web page without its template lines and the lines outside its main text. Under each removed member: the Jaccard similarity of its features with the kept document's, and where their texts part.</p><table><tr><th class=n>size</th><th>kept document and first removed members</th></tr>",
+            "<p class=ex>Each document as the run compared it: a web page without its template lines and the lines outside its main text, which are listed under it (in brown). Under each removed member: the Jaccard similarity of its features with the kept document's, and where their texts part (in green).</p><table><tr><th class=n>size</th><th>kept document and first removed members</th></tr>",
         );
         for t in &stats.decisions.top_clusters {
             let _ = write!(html, "<tr><td class=n>{}</td><td>", t.size);
@@ -410,6 +410,9 @@ window.addEventListener("load", function () {
                     esc(&id),
                     esc(&text)
                 );
+                if let Some(left_out) = this.and_then(Quoted::left_out) {
+                    let _ = write!(html, "<div class=lo>{}</div>", esc(&left_out));
+                }
                 if let (true, Some(this), Some(kept)) = (i > 0, this, kept) {
                     let _ = write!(
                         html,

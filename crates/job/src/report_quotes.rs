@@ -1,6 +1,7 @@
 //! The documents `report.html` quotes in its largest clusters: each one's text as the run
 //! analysed it (a web page without its template lines and the lines outside its main
-//! text), read again from the inputs, and how a removed member compares with its
+//! text, which are listed: a sample of what the run learned as template, on the pages a
+//! reader judges), read again from the inputs, and how a removed member compares with its
 //! cluster's kept document: the Jaccard similarity of their features and the passage where
 //! their texts part.
 
@@ -25,13 +26,49 @@ pub(crate) struct Quoted {
     text: String,
     /// Its distinct features, ascending.
     features: Vec<u64>,
+    /// The lines of a web page left out of it (template lines, and lines outside its main
+    /// text), in page order.
+    left_out: Vec<String>,
 }
+
+/// Lines left out of a page that the report lists under it.
+const LEFT_OUT_LINES: usize = 6;
 
 impl Quoted {
     /// The start of the analysed text.
     pub(crate) fn excerpt(&self) -> String {
         cut(&self.text, EXCERPT_CHARS)
     }
+
+    /// The lines left out of a web page, as a line of text (the first few), or `None`.
+    pub(crate) fn left_out(&self) -> Option<String> {
+        if self.left_out.is_empty() {
+            return None;
+        }
+        let shown: Vec<String> = self
+            .left_out
+            .iter()
+            .take(LEFT_OUT_LINES)
+            .map(|line| format!("«{}»", cut(line.trim(), PASSAGE_CHARS)))
+            .collect();
+        let more = self.left_out.len().saturating_sub(LEFT_OUT_LINES);
+        let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+        Some(format!("left out ({} lines): {}{more}", self.left_out.len(), shown.join(" ")))
+    }
+}
+
+/// The lines of `text` that are not in `kept`, which holds some of its lines in order.
+fn lines_left_out(text: &str, kept: &str) -> Vec<String> {
+    let mut kept = kept.lines().peekable();
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if kept.peek() == Some(&line) {
+            kept.next();
+        } else if !line.trim().is_empty() {
+            out.push(line.to_string());
+        }
+    }
+    out
 }
 
 /// The documents `wanted`, read again from the inputs as the run read them (`spec`, the
@@ -55,10 +92,14 @@ pub(crate) fn quoted(
     for (file_index, records) in by_file {
         let Some(file) = config.inputs.get(file_index as usize) else { continue };
         for d in neardup_io::wanted_documents(file, &fields, &records) {
-            let (analysed, _) = page_text(boilerplate, &d, &mut lines, &mut content);
+            let (analysed, stripped) = page_text(boilerplate, &d, &mut lines, &mut content);
             let features = analyzer.analyze(analysed, &mut scratch).features.sorted_hashes();
+            let left_out = match stripped {
+                Some(s) if s.lines > 0 => lines_left_out(&d.text, analysed),
+                _ => Vec::new(),
+            };
             let text = analysed.split_whitespace().collect::<Vec<_>>().join(" ");
-            found.insert(d.doc, Quoted { text, features });
+            found.insert(d.doc, Quoted { text, features, left_out });
         }
     }
     found
@@ -123,7 +164,7 @@ mod tests {
     use super::*;
 
     fn quoted(text: &str, features: &[u64]) -> Quoted {
-        Quoted { text: text.into(), features: features.to_vec() }
+        Quoted { text: text.into(), features: features.to_vec(), left_out: Vec::new() }
     }
 
     #[test]
@@ -147,6 +188,16 @@ mod tests {
                 .ends_with("this one has «», the kept document «Viewed 120 times»")
         );
         assert_eq!(jaccard(&[], &[]), 1.0);
+    }
+
+    #[test]
+    fn a_pages_left_out_lines_are_listed_in_order() {
+        let text = "Home | News\nTitle\nBody one\nHome | News\n\nBody two\nFooter";
+        let left = lines_left_out(text, "Body one\nHome | News\nBody two\n");
+        assert_eq!(left, ["Home | News", "Title", "Footer"]);
+        let page = Quoted { left_out: left, ..quoted("Body one Home | News Body two", &[1]) };
+        assert_eq!(page.left_out().unwrap(), "left out (3 lines): «Home | News» «Title» «Footer»");
+        assert_eq!(quoted("text", &[1]).left_out(), None);
     }
 
     #[test]
