@@ -110,8 +110,8 @@ pub struct MatchingStats {
     /// Near pairs by similarity, in `SIMILARITY_BINS` (50) equal bins over `[0, 1]`.
     pub similarity_bins: Vec<u64>,
     /// The least similar near pairs, those nearest the threshold ([`LEAST_SIMILAR_PAIRS`]
-    /// at most, by [`EdgePair::rank`]): the same whatever the workers, since each keeps
-    /// its own least similar ones and merging keeps the least of those.
+    /// at most, less similar first, ties by position): the same whatever the workers,
+    /// since each keeps its own least similar ones and merging keeps the least of those.
     pub least_similar: Vec<EdgePair>,
 }
 
