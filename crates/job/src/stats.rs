@@ -109,7 +109,7 @@ pub struct MatchingStats {
     pub near_pairs: u64,
     /// Near pairs by similarity, in `SIMILARITY_BINS` (50) equal bins over `[0, 1]`.
     pub similarity_bins: Vec<u64>,
-    /// The least similar near pairs, those nearest the threshold ([`LEAST_SIMILAR_PAIRS`]
+    /// The least similar near pairs, those nearest the threshold (`LEAST_SIMILAR_PAIRS`, 6,
     /// at most, less similar first, ties by position): the same whatever the workers,
     /// since each keeps its own least similar ones and merging keeps the least of those.
     pub least_similar: Vec<EdgePair>,
@@ -179,7 +179,7 @@ impl MatchingStats {
         }
     }
 
-    /// Keeps the near pair of `row` if it is among the [`LEAST_SIMILAR_PAIRS`] least
+    /// Keeps the near pair of `row` if it is among the `LEAST_SIMILAR_PAIRS` least
     /// similar so far (its ids are copied only then).
     pub fn note_least_similar(&mut self, row: &PairRow) {
         let rank = (OrderedSimilarity(row.similarity), row.doc_a, row.doc_b);
