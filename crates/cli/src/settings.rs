@@ -66,12 +66,13 @@ pub struct Overrides {
 /// # Errors
 /// [`UsageError`] when the job file cannot be read or parsed.
 pub fn job_spec(job: Option<&Path>, overrides: &Overrides) -> anyhow::Result<JobSpec> {
-    let mut spec = match job {
-        Some(path) => read_job_file(path)?,
-        None => JobSpec::default(),
+    let text = job.map(job_file_text).transpose()?;
+    let mut spec = match (job, &text) {
+        (Some(path), Some(text)) => parse_job_file(path, text)?,
+        _ => JobSpec::default(),
     };
     if !overrides.set.is_empty() {
-        spec = with_keys_set(job, &overrides.set)?;
+        spec = with_keys_set(text.as_deref(), &overrides.set)?;
     }
     let o = overrides;
     if let Some(m) = o.method {
@@ -132,10 +133,9 @@ fn ignored_flags(spec: &JobSpec, o: &Overrides) -> Vec<String> {
     ignored
 }
 
-/// A job file.
-fn read_job_file(path: &Path) -> anyhow::Result<JobSpec> {
-    let text = job_file_text(path)?;
-    Ok(toml::from_str::<JobSpec>(&text)
+/// The job file at `path`, holding `text`.
+fn parse_job_file(path: &Path, text: &str) -> anyhow::Result<JobSpec> {
+    Ok(toml::from_str::<JobSpec>(text)
         .map_err(|e| UsageError::new(format!("invalid job file \"{}\": {e}", path.display())))?)
 }
 
@@ -145,13 +145,13 @@ fn job_file_text(path: &Path) -> anyhow::Result<String> {
     })?)
 }
 
-/// The job file at `job` (read and checked before) with each `KEY=VALUE` of `sets` set in
+/// The job file's `text` (checked before) with each `KEY=VALUE` of `sets` set in
 /// turn, checked as the job file is: a key the job file could not hold, or a value of the
 /// wrong type, is an error naming the `--set`. A value is read as TOML (`3`, `0.7`,
 /// `false`, `"text"`, `[1, 2]`), or else taken as a string (`--set input.url_field=link`).
-fn with_keys_set(job: Option<&Path>, sets: &[String]) -> anyhow::Result<JobSpec> {
-    let mut table: toml::Table = match job {
-        Some(path) => toml::from_str(&job_file_text(path)?).expect("checked as a job file"),
+fn with_keys_set(text: Option<&str>, sets: &[String]) -> anyhow::Result<JobSpec> {
+    let mut table: toml::Table = match text {
+        Some(text) => toml::from_str(text).expect("checked as a job file"),
         None => toml::Table::new(),
     };
     let mut spec = JobSpec::default();

@@ -225,15 +225,15 @@ pub fn read_boilerplate(
     Ok(Some(neardup_text::Boilerplate::new(entries, &spec.boilerplate, spec.seed)))
 }
 
-/// The weights a finished SimHash run in `output` gave features by TF-IDF (`spec`, the
-/// settings it ran with): the document frequencies it counted over its corpus (with an
-/// index, over every generation), kept in its `frequencies.bin`, or jieba's table; `None`
-/// for other weights, and for a run from before the file was written.
+/// The weights a SimHash job under `spec` gives features by TF-IDF: jieba's table, or the
+/// document frequencies a finished run in `output` counted over its corpus (with an index,
+/// over every generation), kept in its `frequencies.bin`; `None` for other weights, and
+/// for corpus counts without a run or from a run before the file was written.
 ///
 /// # Errors
 /// When the file cannot be read or is damaged.
 pub fn read_weights(
-    output: &Path,
+    output: Option<&Path>,
     spec: &JobSpec,
     analyzer: &neardup_text::Analyzer,
 ) -> Result<Option<IdfWeights>, neardup_io::Error> {
@@ -245,7 +245,7 @@ pub fn read_weights(
             Ok(Some(IdfWeights::Words(neardup_text::WordIdf::jieba(analyzer.extractor()))))
         }
         crate::spec::IdfSource::Corpus => {
-            let frequencies = neardup_io::index::read_frequencies([output])?;
+            let frequencies = neardup_io::index::read_frequencies(output)?;
             Ok(frequencies.as_ref().map(IdfWeights::from_frequencies))
         }
     }

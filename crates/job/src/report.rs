@@ -200,6 +200,26 @@ const SIZE_CLASSES: [(u64, u64, &str); 9] = [
     (101, u64::MAX, ">100"),
 ];
 
+/// Writes one quoted document into `html`: its label, the start of its analysed text, the
+/// lines left out of it, and (given `against`, another quoted document and what to call
+/// it) how it compares with that one.
+fn write_quote(
+    html: &mut String,
+    label: &str,
+    this: Option<&Quoted>,
+    against: Option<(&Quoted, &str)>,
+) {
+    let text = this.map(Quoted::excerpt).unwrap_or_default();
+    let _ = write!(html, "<div><code>{}</code><div class=ex>{}</div>", esc(label), esc(&text));
+    if let Some(left_out) = this.and_then(Quoted::left_out) {
+        let _ = write!(html, "<div class=lo>{}</div>", esc(&left_out));
+    }
+    if let (Some(this), Some((other, called))) = (this, against) {
+        let _ = write!(html, "<div class=vs>{}</div>", esc(&comparison(this, other, called)));
+    }
+    html.push_str("</div>");
+}
+
 /// The page for a finished run.
 pub fn render(
     config: &JobConfig,
@@ -403,24 +423,8 @@ window.addEventListener("load", function () {
                     _ => "removed",
                 };
                 let this = doc.and_then(|d| quoted.get(&d));
-                let text = this.map(Quoted::excerpt).unwrap_or_default();
-                let _ = write!(
-                    html,
-                    "<div><code>{role}: {}</code><div class=ex>{}</div>",
-                    esc(&id),
-                    esc(&text)
-                );
-                if let Some(left_out) = this.and_then(Quoted::left_out) {
-                    let _ = write!(html, "<div class=lo>{}</div>", esc(&left_out));
-                }
-                if let (true, Some(this), Some(kept)) = (i > 0, this, kept) {
-                    let _ = write!(
-                        html,
-                        "<div class=vs>{}</div>",
-                        esc(&comparison(this, kept, "the kept document"))
-                    );
-                }
-                html.push_str("</div>");
+                let against = kept.filter(|_| i > 0).map(|k| (k, "the kept document"));
+                write_quote(&mut html, &format!("{role}: {id}"), this, against);
             }
             html.push_str("</td></tr>");
         }
@@ -435,22 +439,9 @@ window.addEventListener("load", function () {
                 pair.similarity,
                 esc(&pair.measure)
             );
-            for (doc, id) in [&pair.a, &pair.b] {
-                let text = quoted.get(doc).map(Quoted::excerpt).unwrap_or_default();
-                let _ = write!(
-                    html,
-                    "<div><code>{}</code><div class=ex>{}</div></div>",
-                    esc(id),
-                    esc(&text)
-                );
-            }
-            if let (Some(b), Some(a)) = (quoted.get(&pair.b.0), quoted.get(&pair.a.0)) {
-                let _ = write!(
-                    html,
-                    "<div class=vs>{}</div>",
-                    esc(&comparison(b, a, "the first document"))
-                );
-            }
+            let (a, b) = (quoted.get(&pair.a.0), quoted.get(&pair.b.0));
+            write_quote(&mut html, &pair.a.1, a, None);
+            write_quote(&mut html, &pair.b.1, b, a.map(|a| (a, "the first document")));
             html.push_str("</td></tr>");
         }
         html.push_str("</table>");

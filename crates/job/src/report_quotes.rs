@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use neardup_core::DocId;
+use neardup_core::{DocId, jaccard_sorted};
 use neardup_text::{AnalyzeScratch, Boilerplate, LineScratch};
 
 use crate::config::JobConfig;
@@ -132,22 +132,10 @@ pub(crate) fn comparison(member: &Quoted, kept: &Quoted, kept_is: &str) -> Strin
     }
 }
 
-/// The Jaccard similarity of two ascending sets of hashes (1 for two empty ones).
+/// The Jaccard similarity of two ascending sets of hashes, 1 for two empty ones (two pages
+/// with nothing left to compare read alike here; matching never joins them).
 fn jaccard(a: &[u64], b: &[u64]) -> f64 {
-    let (mut i, mut j, mut both) = (0, 0, 0usize);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                both += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    let union = a.len() + b.len() - both;
-    if union == 0 { 1.0 } else { both as f64 / union as f64 }
+    if a.is_empty() && b.is_empty() { 1.0 } else { jaccard_sorted(a, b) }
 }
 
 /// The first `chars` characters of `text`, with `…` when it goes on.

@@ -129,32 +129,15 @@ pub struct EdgePair {
 
 impl EdgePair {
     /// Less similar first; ties by the documents' positions.
-    fn rank(&self) -> (OrderedSimilarity, DocId, DocId) {
-        (OrderedSimilarity(self.similarity), self.a.0, self.b.0)
+    fn rank(&self) -> (u64, DocId, DocId) {
+        rank(self.similarity, self.a.0, self.b.0)
     }
 }
 
-/// A similarity ordered totally.
-struct OrderedSimilarity(f64);
-
-impl PartialEq for OrderedSimilarity {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other).is_eq()
-    }
-}
-
-impl Eq for OrderedSimilarity {}
-
-impl PartialOrd for OrderedSimilarity {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for OrderedSimilarity {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&other.0)
-    }
+/// The order of near pairs by similarity, then position: a similarity is never negative,
+/// and the bits of non-negative floats order as their values do.
+fn rank(similarity: f64, a: DocId, b: DocId) -> (u64, DocId, DocId) {
+    (similarity.to_bits(), a, b)
 }
 
 impl MatchingStats {
@@ -182,7 +165,7 @@ impl MatchingStats {
     /// Keeps the near pair of `row` if it is among the `LEAST_SIMILAR_PAIRS` least
     /// similar so far (its ids are copied only then).
     pub fn note_least_similar(&mut self, row: &PairRow) {
-        let rank = (OrderedSimilarity(row.similarity), row.doc_a, row.doc_b);
+        let rank = rank(row.similarity, row.doc_a, row.doc_b);
         self.keep_least_similar(rank, || EdgePair {
             similarity: row.similarity,
             measure: row.measure.map_or("", Measure::as_str).to_string(),
@@ -191,11 +174,7 @@ impl MatchingStats {
         });
     }
 
-    fn keep_least_similar(
-        &mut self,
-        rank: (OrderedSimilarity, DocId, DocId),
-        pair: impl FnOnce() -> EdgePair,
-    ) {
+    fn keep_least_similar(&mut self, rank: (u64, DocId, DocId), pair: impl FnOnce() -> EdgePair) {
         let kept = &mut self.least_similar;
         if kept.len() == LEAST_SIMILAR_PAIRS && kept.last().is_some_and(|last| last.rank() <= rank)
         {

@@ -6,7 +6,7 @@
 //! features they share and do not share, and the differing passages side by side.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
 
@@ -437,7 +437,7 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Explanation> {
             };
             let (a, b) = (take(&args.a)?, take(&args.b)?);
             let analyzer = neardup_job::Signer::spec_analyzer(spec);
-            let weights = neardup_job::read_weights(run, spec, &analyzer)?;
+            let weights = neardup_job::read_weights(Some(run), spec, &analyzer)?;
             let (bands_rows, blocks) = (resolved.bands.zip(resolved.rows), resolved.blocks);
             let e = explain(spec, bands_rows, blocks, weights.as_ref(), &a, &b)?;
             if !args.json {
@@ -459,12 +459,7 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Explanation> {
             };
             // Without a run, jieba's table is the one IDF source there is to read.
             let analyzer = neardup_job::Signer::spec_analyzer(&spec);
-            let weights = match spec.simhash.idf {
-                neardup_job::IdfSource::Jieba => {
-                    neardup_job::read_weights(Path::new(""), &spec, &analyzer)?
-                }
-                neardup_job::IdfSource::Corpus => None,
-            };
+            let weights = neardup_job::read_weights(None, &spec, &analyzer)?;
             explain(&spec, None, None, weights.as_ref(), &read(&args.a)?, &read(&args.b)?)?
         }
     };
