@@ -20,6 +20,8 @@ import json
 import random
 import re
 import tarfile
+import zlib
+from collections import Counter, defaultdict
 from pathlib import Path
 
 SEED = 20261122
@@ -111,6 +113,48 @@ def edit(rng, text, chinese):
     return "  " + text.upper().replace(" ", "   ") + "  "  # re-cased, re-spaced
 
 
+NGRAM = 5  # character n-grams compared between originals
+SAME_JACCARD = 0.8  # originals at least this similar are one document
+SAME_CONTAINMENT = 0.9  # ... and so is an original this much inside another
+SKETCH = 16  # rare n-grams per original that find candidate pairs
+RARE = 64  # an n-gram in more originals than this never finds candidates
+
+
+def grams(text):
+    """The crc32 values of a text's character 5-grams, lower-cased and whitespace-collapsed."""
+    text = " ".join(text.lower().split())
+    return {zlib.crc32(text[i : i + NGRAM].encode()) for i in range(max(1, len(text) - NGRAM + 1))}
+
+
+def same_originals(originals):
+    """Pairs (earlier, later) of originals that are near duplicates of each other by their
+    own text: the sentence pool is shared and holds near-identical sentences, so two
+    originals can be one document. Candidates share half the SKETCH smallest rare n-grams of
+    one of them (a pair at SAME_JACCARD or SAME_CONTAINMENT shares about 13 of 16); the exact
+    n-gram sets decide."""
+    sets = [grams(text) for _, text, _ in originals]
+    df = Counter(g for s in sets for g in s)
+    sketch_of, index = [], defaultdict(list)
+    for i, s in enumerate(sets):
+        sketch = sorted(g for g in s if df[g] <= RARE)[:SKETCH]
+        sketch_of.append(len(sketch))
+        for g in sketch:
+            index[g].append(i)
+    pairs = set()
+    for j, s in enumerate(sets):
+        hits = Counter(i for g in s if g in index for i in index[g] if i != j)
+        for i, n in hits.items():
+            if 2 * n >= sketch_of[i] > 0:
+                pairs.add((min(i, j), max(i, j)))
+    same = []
+    for i, j in sorted(pairs):
+        a, b = sets[i], sets[j]
+        shared = len(a & b)
+        if shared >= SAME_JACCARD * (len(a) + len(b) - shared) or shared >= SAME_CONTAINMENT * min(len(a), len(b)):
+            same.append((i, j))
+    return same
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--docs", type=int, default=100_000)
@@ -125,22 +169,36 @@ def main():
     zh = zh or synthetic(rng, 20000, True)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    originals = []
+    originals, docs = [], []
+    for i in range(args.docs):
+        doc_id = "d%07d" % i
+        if originals and rng.random() < 0.3:
+            base_id, base_text, chinese = rng.choice(originals)
+            docs.append((doc_id, edit(rng, base_text, chinese), base_id))
+        else:
+            chinese = rng.random() < 0.2
+            text = make_doc(rng, zh, 500, "") if chinese else make_doc(rng, en, 1100, " ")
+            docs.append((doc_id, text, doc_id))
+            originals.append((doc_id, text, chinese))
+    # An original that near-duplicates an earlier one is that one's document: it and its
+    # copies take the earlier original's truth (the texts stay as drawn).
+    truth = {doc_id: doc_id for doc_id, _, _ in originals}
+    same = same_originals(originals)
+    for i, j in same:
+        a, b = truth[originals[i][0]], truth[originals[j][0]]
+        keep, drop = min(a, b), max(a, b)
+        for k, v in truth.items():
+            if v == drop:
+                truth[k] = keep
     chars = 0
     with open(out, "w", encoding="utf-8") as f:
-        for i in range(args.docs):
-            doc_id = "d%07d" % i
-            if originals and rng.random() < 0.3:
-                base_id, base_text, chinese = rng.choice(originals)
-                text, truth = edit(rng, base_text, chinese), base_id
-            else:
-                chinese = rng.random() < 0.2
-                text = make_doc(rng, zh, 500, "") if chinese else make_doc(rng, en, 1100, " ")
-                truth = doc_id
-                originals.append((doc_id, text, chinese))
+        for doc_id, text, base_id in docs:
             chars += len(text)
-            f.write(json.dumps({"id": doc_id, "text": text, "truth": truth}, ensure_ascii=False) + "\n")
-    print(f"{out}: {args.docs} documents, {chars / 1e6:.1f} M characters, {len(originals)} originals ({source})")
+            f.write(json.dumps({"id": doc_id, "text": text, "truth": truth[base_id]}, ensure_ascii=False) + "\n")
+    print(
+        f"{out}: {args.docs} documents, {chars / 1e6:.1f} M characters, {len(originals)} originals "
+        f"({len(same)} pairs of them near duplicates, labelled as one document; {source})"
+    )
 
 
 if __name__ == "__main__":

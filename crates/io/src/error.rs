@@ -294,14 +294,30 @@ fn describe_differences(differences: &[[String; 3]]) -> String {
     text
 }
 
-/// What a run refused by an index of other settings can do: use the index's settings, or,
+/// What a run refused by an index of other settings can do: use the index's settings
+/// (named as `--set` arguments where the index recorded a value a job file can give), or,
 /// when the index was signed by another signature version (which no setting gives back),
 /// build the index again.
-fn remedy(differences: &[[String; 3]]) -> &'static str {
+fn remedy(differences: &[[String; 3]]) -> String {
     if differences.iter().any(|[setting, ..]| setting == "signature_version") {
-        "this neardup signs differently (CHANGELOG.md, \"Signature versions\"): build a new index          by running the index's batches again into another index folder, or keep using this          one with the neardup release that made it"
+        return "this neardup signs differently (CHANGELOG.md, \"Signature versions\"): build a \
+                new index by running the index's batches again into another index folder, or \
+                keep using this one with the neardup release that made it"
+            .to_string();
+    }
+    // A value in parentheses ("(not set)", "(chosen per run)") and the folding table's
+    // name are recorded by a run, never given.
+    let sets: Vec<String> = differences
+        .iter()
+        .filter(|[setting, index, _]| {
+            !index.starts_with('(') && setting != "normalize.han_fold_table"
+        })
+        .map(|[setting, index, _]| format!("--set {setting}={index}"))
+        .collect();
+    if sets.is_empty() {
+        "use the settings of the index, or another index folder".to_string()
     } else {
-        "use the settings of the index, or another index folder"
+        format!("use the settings of the index ({}), or another index folder", sets.join(" "))
     }
 }
 

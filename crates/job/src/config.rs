@@ -15,7 +15,7 @@ use crate::error::ConfigError;
 use crate::memory::default_max_record_bytes;
 use crate::spec::{
     INDEX_LAYOUT_DOCUMENTS, IdfSource, JobSpec, MAX_DISTANCE, Method, MinHashSpec, WEB_CONTAINMENT,
-    WEB_MAX_DISTANCE, WEB_TF_MAX_DISTANCE, WEB_WEIGHTING, Weighting,
+    WEB_MAX_DISTANCE, WEB_MAX_FEATURE_COUNT, WEB_TF_MAX_DISTANCE, WEB_WEIGHTING, Weighting,
 };
 
 /// The method's settings, checked, with every value the job file leaves unset chosen for
@@ -336,7 +336,7 @@ impl JobConfig {
     /// # Errors
     /// As [`JobConfig::new`].
     pub fn with_kept(
-        spec: JobSpec,
+        mut spec: JobSpec,
         inputs: &[PathBuf],
         output: PathBuf,
         write_kept: Option<PathBuf>,
@@ -350,7 +350,7 @@ impl JobConfig {
         let web_pages = inputs.iter().any(|f| neardup_io::has_urls(f, &fields));
         let params = match spec.method {
             Method::Minhash => resolve_minhash(&spec.minhash, web_pages)?,
-            Method::Simhash => resolve_simhash(&spec, web_pages)?,
+            Method::Simhash => resolve_simhash(&mut spec, web_pages)?,
         };
         let config = JobConfig { spec, inputs, output, params, write_kept, index: None, web_pages };
         let output_folder = resolved_path(&config.output);
@@ -486,7 +486,7 @@ fn check_settings(spec: &JobSpec) -> Result<(), ConfigError> {
             format!("must be 1..=16, got {}", f.shingle_words),
         ));
     }
-    if f.max_feature_count == 0 {
+    if f.max_feature_count == Some(0) {
         return Err(invalid("features.max_feature_count", "must be at least 1".into()));
     }
     if spec.input.max_record_bytes == Some(0) {
@@ -607,24 +607,28 @@ fn resolve_minhash(m: &MinHashSpec, web_pages: bool) -> Result<MethodParams, Con
 }
 
 /// Checks the SimHash settings and resolves the weighting and the distance.
-fn resolve_simhash(spec: &JobSpec, web_pages: bool) -> Result<MethodParams, ConfigError> {
+fn resolve_simhash(spec: &mut JobSpec, web_pages: bool) -> Result<MethodParams, ConfigError> {
     // Common n-grams pull term-frequency fingerprints of web pages' prose one
     // way; corpus document frequencies take them out (WEB_WEIGHTING; with an
     // index, the frequencies of the batch and of every indexed one). Not when
     // jieba's table is named.
+    let corpus_idf = spec.simhash.idf == IdfSource::Corpus;
+    let web = if web_pages && corpus_idf { WEB_WEIGHTING } else { Weighting::Tf };
+    let weighting = spec.simhash.weighting.unwrap_or(web);
+    let web_tf_idf = web_pages && weighting == Weighting::TfIdf && corpus_idf;
+    if web_tf_idf {
+        // A long table of numbers pulls two such fingerprints together (the constant's doc).
+        spec.features.max_feature_count.get_or_insert(WEB_MAX_FEATURE_COUNT);
+    }
     let s = &spec.simhash;
-    let corpus_idf = s.idf == IdfSource::Corpus;
-    let weighting =
-        s.weighting.unwrap_or(if web_pages && corpus_idf { WEB_WEIGHTING } else { Weighting::Tf });
     // Copies of web pages differ more (edits, ads, cut ends) than the plain
     // texts the distance 3 was chosen for; term frequencies chain unrelated
     // pages at the distance document frequencies allow.
-    let k =
-        s.max_distance.unwrap_or(match (web_pages, weighting == Weighting::TfIdf && corpus_idf) {
-            (false, _) => MAX_DISTANCE,
-            (true, true) => WEB_MAX_DISTANCE,
-            (true, false) => WEB_TF_MAX_DISTANCE,
-        });
+    let k = s.max_distance.unwrap_or(match (web_pages, web_tf_idf) {
+        (false, _) => MAX_DISTANCE,
+        (true, true) => WEB_MAX_DISTANCE,
+        (true, false) => WEB_TF_MAX_DISTANCE,
+    });
     if k >= SIMHASH_BITS {
         return Err(invalid("simhash.max_distance", format!("must be below 64, got {k}")));
     }
@@ -745,9 +749,23 @@ mod tests {
         let simhash = JobSpec { method: Method::Simhash, ..JobSpec::default() };
         assert_eq!(resolved(&simhash, &web), (Some(7), Some(Weighting::TfIdf), true));
         assert_eq!(resolved(&simhash, &plain), (Some(3), tf, false));
+        // The over-frequency cap: lower for web pages weighed by corpus TF-IDF only, and
+        // recorded, so that an index and `explain` see the one the run used.
+        let cap = |spec: &JobSpec, inputs: &[PathBuf]| {
+            let c = JobConfig::new(spec.clone(), inputs, out.clone()).unwrap();
+            c.effective_spec(None).features.max_feature_count
+        };
+        let ten = Some(neardup_text::MAX_FEATURE_COUNT);
+        assert_eq!(cap(&simhash, &web), Some(WEB_MAX_FEATURE_COUNT));
+        assert_eq!(cap(&simhash, &plain), ten);
+        assert_eq!(cap(&JobSpec::default(), &web), ten, "MinHash ignores counts");
+        let mut given = simhash.clone();
+        given.features.max_feature_count = Some(10);
+        assert_eq!(cap(&given, &web), Some(10));
         let mut set_tf = simhash.clone();
         set_tf.simhash.weighting = tf;
         assert_eq!(resolved(&set_tf, &web), (Some(WEB_TF_MAX_DISTANCE), tf, false));
+        assert_eq!(cap(&set_tf, &web), ten);
         // jieba's table named without a weighting leaves term frequencies, as before.
         let mut jieba = simhash.clone();
         jieba.simhash.idf = IdfSource::Jieba;

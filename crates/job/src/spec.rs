@@ -167,6 +167,17 @@ pub const WEB_MAX_DISTANCE: u32 = 7;
 /// research set and 0.918 on `bench/warc.sh`'s copies with term frequencies.
 pub const WEB_TF_MAX_DISTANCE: u32 = 6;
 
+/// `features.max_feature_count` for web pages under SimHash with [`WEB_WEIGHTING`] unless
+/// set ([`neardup_text::MAX_FEATURE_COUNT`] otherwise). At the cap of 10, a long table of
+/// numbers that two different pages both hold pulls their fingerprints within distance 7
+/// (`bench/warc.sh 100000 2 simhash`: pair precision 0.988, below the 0.99 that defaults
+/// must keep on every labelled set). Among the caps that keep it (8 and less), 6 finds the
+/// most on the design sets (docs/quality.md): SimHash mean recall 0.814 there, as at 10, and
+/// `bench/warc.sh` precision 0.993 at the same recall. Plain text, at distance 3 with term
+/// frequencies, keeps 10 (recall 0.680 against 0.666 with 6 on `bench/make_corpus.py`'s
+/// corpus).
+pub const WEB_MAX_FEATURE_COUNT: u32 = 6;
+
 /// `simhash.weighting` for web pages unless set (with an index, the frequencies of the batch
 /// and of every generation the index committed). Corpus document frequencies take
 /// one more pass over the input: 1.42 times the wall time of term frequencies at distance
@@ -462,11 +473,14 @@ impl JobSpec {
     }
 
     /// The feature settings with the n-gram lengths resolved ([`JobSpec::ngram_chars`],
-    /// [`JobSpec::han_ngram_chars`]): what analysers of this job take.
+    /// [`JobSpec::han_ngram_chars`]) and the over-frequency cap (unset:
+    /// [`neardup_text::MAX_FEATURE_COUNT`]; a job of web pages sets it when it resolves its
+    /// SimHash weights): what analysers of this job take.
     pub fn feature_config(&self) -> FeatureConfig {
         FeatureConfig {
             ngram_chars: Some(self.ngram_chars()),
             han_ngram_chars: Some(self.han_ngram_chars()),
+            max_feature_count: Some(self.features.max_feature_count()),
             ..self.features.clone()
         }
     }

@@ -46,6 +46,9 @@ pub const DEFAULT_NGRAM_CHARS: usize = 5;
 /// `references.rs`).
 pub const DEFAULT_HAN_NGRAM_CHARS: Option<usize> = Some(2);
 
+/// `max_feature_count` when unset: a feature counts at most this many times in one document.
+pub const MAX_FEATURE_COUNT: u32 = 10;
+
 /// How documents become feature sets.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -70,8 +73,9 @@ pub struct FeatureConfig {
     /// Drop the built-in English and Chinese stop words from word features.
     pub stop_words: bool,
     /// The over-frequency cap: a feature counts at most this many times in one document
-    /// (this bounds SimHash weights; MinHash uses sets and ignores counts).
-    pub max_feature_count: u32,
+    /// (this bounds SimHash weights; MinHash uses sets and ignores counts). Unset means
+    /// [`MAX_FEATURE_COUNT`] (the neardup job sets it for web pages under SimHash).
+    pub max_feature_count: Option<u32>,
     /// Documents with fewer distinct features are not near-duplicate matched (only exact
     /// duplicates are found for them), since tiny feature sets collide with everything.
     pub min_features: usize,
@@ -89,7 +93,7 @@ impl Default for FeatureConfig {
             han_ngram_chars: None,
             shingle_words: 3,
             stop_words: true,
-            max_feature_count: 10,
+            max_feature_count: None,
             min_features: 5,
             jieba_hmm: true,
             drop_punctuation: true,
@@ -101,6 +105,11 @@ impl FeatureConfig {
     /// Characters per n-gram: `ngram_chars`, or [`DEFAULT_NGRAM_CHARS`] when unset.
     pub fn ngram_chars(&self) -> usize {
         self.ngram_chars.unwrap_or(DEFAULT_NGRAM_CHARS)
+    }
+
+    /// The over-frequency cap: `max_feature_count`, or [`MAX_FEATURE_COUNT`] when unset.
+    pub fn max_feature_count(&self) -> u32 {
+        self.max_feature_count.unwrap_or(MAX_FEATURE_COUNT)
     }
 
     /// Characters per n-gram of Han, Hiragana or Katakana: `han_ngram_chars`, or when unset
@@ -243,7 +252,7 @@ impl FeatureExtractor {
     /// Extracts the features of `feature_text` (see [`feature_text_into`]) into `out`.
     pub fn extract(&self, feature_text: &str, out: &mut Features, scratch: &mut FeatureScratch) {
         let counter = &mut scratch.counter;
-        let cap = self.config.max_feature_count.max(1);
+        let cap = self.config.max_feature_count().max(1);
         match self.config.kind {
             FeatureKind::CharNgrams => {
                 let bytes = feature_text.as_bytes();
@@ -850,8 +859,11 @@ mod tests {
 
     #[test]
     fn char_ngrams_count_and_cap() {
-        let config =
-            FeatureConfig { ngram_chars: Some(2), max_feature_count: 2, ..Default::default() };
+        let config = FeatureConfig {
+            ngram_chars: Some(2),
+            max_feature_count: Some(2),
+            ..Default::default()
+        };
         let f = extract(config, "abababab");
         // "ab" x4 capped at 2, "ba" x3 capped at 2.
         assert_eq!(f.len(), 2);
@@ -906,7 +918,7 @@ mod tests {
     /// The features of `text` with `han_ngram_chars` equal to `ngram_chars` are the naive
     /// twin's n-grams of old, each hash once.
     fn check_char_ngrams(text: &str, n: usize, cap: u32) -> Result<(), TestCaseError> {
-        let config = FeatureConfig { max_feature_count: cap, ..config(n, n) };
+        let config = FeatureConfig { max_feature_count: Some(cap), ..config(n, n) };
         let f = extract(config, text);
         let found: BTreeMap<u64, u32> =
             f.hashes().iter().copied().zip(f.counts().iter().copied()).collect();
@@ -918,7 +930,7 @@ mod tests {
     /// The features of `text` are the naive twin's shingles, hashed, each hash once; the
     /// labelled features have the same hashes, and each label hashes to its own.
     fn check_shingles(text: &str, n: usize, han: usize, cap: u32) -> Result<(), TestCaseError> {
-        let config = FeatureConfig { max_feature_count: cap, ..config(n, han) };
+        let config = FeatureConfig { max_feature_count: Some(cap), ..config(n, han) };
         let f = extract(config.clone(), text);
         let found: BTreeMap<u64, u32> =
             f.hashes().iter().copied().zip(f.counts().iter().copied()).collect();

@@ -38,7 +38,7 @@ use neardup_core::ContentHash;
 pub use boilerplate::{Boilerplate, Stripped};
 pub use features::{
     DEFAULT_HAN_NGRAM_CHARS, DEFAULT_NGRAM_CHARS, FeatureConfig, FeatureExtractor, FeatureKind,
-    FeatureScratch, Features, default_han_ngram_chars, feature_text_into,
+    FeatureScratch, Features, MAX_FEATURE_COUNT, default_han_ngram_chars, feature_text_into,
 };
 pub use han_fold::HAN_FOLD_TABLE;
 pub use idf::{JIEBA_IDF_TABLE, WordIdf};

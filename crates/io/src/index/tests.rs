@@ -496,7 +496,8 @@ fn manifests_round_trip_and_name_the_setting_that_differs() {
     other.insert("minhash.bands".into(), "21".into());
     let e = loaded.check(dir.path(), &other).unwrap_err().to_string();
     assert!(e.contains("minhash.bands = 16") && e.contains("minhash.bands = 21"), "{e}");
-    assert!(e.contains("use the settings of the index"), "{e}");
+    assert!(e.contains("use the settings of the index (--set minhash.bands=16)"), "{e}");
+    assert!(!e.contains("  "), "{e}");
     // No setting gives back another signature version's signatures: the index is built
     // again.
     let mut newer = other.clone();
@@ -509,6 +510,7 @@ fn manifests_round_trip_and_name_the_setting_that_differs() {
     );
     assert!(e.contains("(these differ too: minhash.bands)"), "{e}");
     assert!(e.contains("running the index's batches again into another index folder"), "{e}");
+    assert!(!e.contains("  "), "one space between words: {e}");
     assert!(!e.contains("use the settings of the index"), "{e}");
     other.remove("minhash.bands");
     let e = loaded.check(dir.path(), &other).unwrap_err().to_string();
