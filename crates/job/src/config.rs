@@ -10,13 +10,20 @@ use neardup_core::{
 };
 use neardup_io::index::{Generation, Manifest};
 use neardup_io::{InputFile, ReadOptions, resolved_path};
+use neardup_text::{FeatureConfig, MAX_FEATURE_COUNT};
 
-use crate::error::ConfigError;
+use crate::error::{ConfigError, invalid};
 use crate::memory::default_max_record_bytes;
 use crate::spec::{
     INDEX_LAYOUT_DOCUMENTS, IdfSource, JobSpec, MAX_DISTANCE, Method, MinHashSpec, WEB_CONTAINMENT,
     WEB_MAX_DISTANCE, WEB_MAX_FEATURE_COUNT, WEB_TF_MAX_DISTANCE, WEB_WEIGHTING, Weighting,
 };
+
+/// MinHash settings an index does not compare: the weights and the threshold choose bands
+/// and rows, which are compared themselves, and the threshold verifies pairs, which each
+/// run does anew; runs that add to one index may differ in them.
+const NOT_COMPARED: &[&str] =
+    &["minhash.false_positive_weight", "minhash.false_negative_weight", "minhash.threshold"];
 
 /// The method's settings, checked, with every value the job file leaves unset chosen for
 /// the run's inputs.
@@ -40,6 +47,8 @@ pub enum MethodParams {
         max_distance: u32,
         /// `simhash.weighting` (given or chosen).
         weighting: Weighting,
+        /// `features.max_feature_count` (given or chosen).
+        max_feature_count: u32,
     },
 }
 
@@ -163,20 +172,37 @@ impl JobConfig {
     /// runs the same job.
     pub fn effective_spec(&self, max_record_bytes: Option<u64>) -> JobSpec {
         let mut spec = self.spec.clone();
-        spec.features = spec.feature_config();
+        spec.features = self.feature_config();
         spec.input.max_record_bytes = spec.input.max_record_bytes.or(max_record_bytes);
         match &self.params {
-            MethodParams::Minhash { lsh, containment, .. } => {
-                spec.minhash.containment = Some(*containment);
-                spec.minhash.bands = Some(lsh.bands());
-                spec.minhash.rows = Some(lsh.rows());
-            }
+            MethodParams::Minhash { .. } => spec.minhash = self.minhash_spec(),
             MethodParams::Simhash { max_distance, weighting, .. } => {
                 spec.simhash.max_distance = Some(*max_distance);
                 spec.simhash.weighting = Some(*weighting);
             }
         }
         spec
+    }
+
+    /// The MinHash settings the run uses: the spec's, with the containment rule and the
+    /// bands and rows it leaves unset as chosen for the inputs.
+    pub fn minhash_spec(&self) -> MinHashSpec {
+        let mut m = self.spec.minhash.clone();
+        if let MethodParams::Minhash { lsh, containment, .. } = &self.params {
+            m.containment = Some(*containment);
+            (m.bands, m.rows) = (Some(lsh.bands()), Some(lsh.rows()));
+        }
+        m
+    }
+
+    /// The feature settings analysers of this run take: [`JobSpec::feature_config`], with
+    /// SimHash's over-frequency cap as chosen for the inputs.
+    pub fn feature_config(&self) -> FeatureConfig {
+        let mut features = self.spec.feature_config();
+        if let MethodParams::Simhash { max_feature_count, .. } = &self.params {
+            features.max_feature_count = Some(*max_feature_count);
+        }
+        features
     }
 
     /// Every setting that signatures and bucket keys depend on, flattened to
@@ -201,9 +227,9 @@ impl JobConfig {
                 settings.insert("minhash.num_perm".into(), num_perm.to_string());
                 settings.insert("minhash.bands".into(), lsh.bands().to_string());
                 settings.insert("minhash.rows".into(), lsh.rows().to_string());
-                // They only choose bands and rows, which are compared themselves.
-                settings.remove("minhash.false_positive_weight");
-                settings.remove("minhash.false_negative_weight");
+                for verifying_only in NOT_COMPARED {
+                    settings.remove(*verifying_only);
+                }
             }
             MethodParams::Simhash { layout, .. } => {
                 add("simhash", serde_json::to_value(&spec.simhash).expect("serialises"));
@@ -287,7 +313,9 @@ impl JobConfig {
         }
         let settings = self.index_settings();
         let mut manifest = match loaded {
-            Some(m) => {
+            Some(mut m) => {
+                // Indexes made before kept the threshold among their settings.
+                m.settings.retain(|key, _| !NOT_COMPARED.contains(&key.as_str()));
                 m.check(&dir, &settings).map_err(ConfigError::Index)?;
                 m
             }
@@ -336,12 +364,12 @@ impl JobConfig {
     /// # Errors
     /// As [`JobConfig::new`].
     pub fn with_kept(
-        mut spec: JobSpec,
+        spec: JobSpec,
         inputs: &[PathBuf],
         output: PathBuf,
         write_kept: Option<PathBuf>,
     ) -> Result<Self, ConfigError> {
-        check_settings(&spec)?;
+        spec.check()?;
         let exclude: Vec<PathBuf> =
             std::iter::once(output.clone()).chain(write_kept.clone()).collect();
         refuse_outputs_as_inputs(inputs, &exclude)?;
@@ -350,7 +378,7 @@ impl JobConfig {
         let web_pages = inputs.iter().any(|f| neardup_io::has_urls(f, &fields));
         let params = match spec.method {
             Method::Minhash => resolve_minhash(&spec.minhash, web_pages)?,
-            Method::Simhash => resolve_simhash(&mut spec, web_pages)?,
+            Method::Simhash => resolve_simhash(&spec, web_pages)?,
         };
         let config = JobConfig { spec, inputs, output, params, write_kept, index: None, web_pages };
         let output_folder = resolved_path(&config.output);
@@ -465,79 +493,6 @@ fn flatten(prefix: &str, value: &serde_json::Value, out: &mut BTreeMap<String, S
 }
 
 /// A job-file error naming the setting.
-fn invalid(key: &'static str, message: String) -> ConfigError {
-    ConfigError::Invalid { key, message }
-}
-
-/// Checks the settings that do not depend on the method or the inputs.
-fn check_settings(spec: &JobSpec) -> Result<(), ConfigError> {
-    let f = &spec.features;
-    let n = spec.ngram_chars();
-    if n == 0 || n > 64 {
-        return Err(invalid("features.ngram_chars", format!("must be 1..=64, got {n}")));
-    }
-    let han = spec.han_ngram_chars();
-    if han == 0 || han > 64 {
-        return Err(invalid("features.han_ngram_chars", format!("must be 1..=64, got {han}")));
-    }
-    if f.shingle_words == 0 || f.shingle_words > 16 {
-        return Err(invalid(
-            "features.shingle_words",
-            format!("must be 1..=16, got {}", f.shingle_words),
-        ));
-    }
-    if f.max_feature_count == Some(0) {
-        return Err(invalid("features.max_feature_count", "must be at least 1".into()));
-    }
-    if spec.input.max_record_bytes == Some(0) {
-        return Err(invalid("input.max_record_bytes", "must be at least 1".into()));
-    }
-    if spec.input.text_field.is_empty() {
-        return Err(invalid("input.text_field", "must name a field".into()));
-    }
-    let b = &spec.buckets;
-    if b.max_bucket_size < 2 {
-        return Err(invalid(
-            "buckets.max_bucket_size",
-            format!("must be at least 2, got {}", b.max_bucket_size),
-        ));
-    }
-    if b.bucket_anchors == 0 || b.bucket_anchors > b.max_bucket_size {
-        return Err(invalid(
-            "buckets.bucket_anchors",
-            format!(
-                "must be 1..=max_bucket_size ({}), got {}",
-                b.max_bucket_size, b.bucket_anchors
-            ),
-        ));
-    }
-    let ratio = spec.decision.max_reject_ratio;
-    if !(0.0..=1.0).contains(&ratio) {
-        return Err(invalid(
-            "decision.max_reject_ratio",
-            format!("must be within 0..=1, got {ratio}"),
-        ));
-    }
-    let bp = &spec.boilerplate;
-    for (key, share) in [
-        ("boilerplate.min_share", bp.min_share),
-        ("boilerplate.corpus_min_share", bp.corpus_min_share),
-    ] {
-        if !(0.0..=1.0).contains(&share) {
-            return Err(invalid(key, format!("must be within 0..=1, got {share}")));
-        }
-    }
-    if bp.min_pages < 2 || bp.corpus_min_hosts < 2 {
-        let (key, value) = if bp.min_pages < 2 {
-            ("boilerplate.min_pages", bp.min_pages)
-        } else {
-            ("boilerplate.corpus_min_hosts", bp.corpus_min_hosts)
-        };
-        return Err(invalid(key, format!("must be at least 2, got {value}")));
-    }
-    Ok(())
-}
-
 /// Refuses an input folder inside the output or kept folder: listing would leave it out
 /// and find nothing, so say what it is instead. (A file named inside one is refused once
 /// listed, by `JobConfig::refuse_inputs_in`.)
@@ -596,7 +551,8 @@ fn resolve_minhash(m: &MinHashSpec, web_pages: bool) -> Result<MethodParams, Con
                     "weights must be non-negative and not both zero".into(),
                 ));
             }
-            LshParams::choose(m.bands_jaccard_at(containment), m.num_perm, weights[0], weights[1])
+            let resolved = MinHashSpec { containment: Some(containment), ..*m };
+            LshParams::choose(resolved.bands_jaccard(), m.num_perm, weights[0], weights[1])
                 .map_err(|e| invalid("minhash.threshold", e.to_string()))?
         }
         _ => {
@@ -607,7 +563,7 @@ fn resolve_minhash(m: &MinHashSpec, web_pages: bool) -> Result<MethodParams, Con
 }
 
 /// Checks the SimHash settings and resolves the weighting and the distance.
-fn resolve_simhash(spec: &mut JobSpec, web_pages: bool) -> Result<MethodParams, ConfigError> {
+fn resolve_simhash(spec: &JobSpec, web_pages: bool) -> Result<MethodParams, ConfigError> {
     // Common n-grams pull term-frequency fingerprints of web pages' prose one
     // way; corpus document frequencies take them out (WEB_WEIGHTING; with an
     // index, the frequencies of the batch and of every indexed one). Not when
@@ -616,10 +572,9 @@ fn resolve_simhash(spec: &mut JobSpec, web_pages: bool) -> Result<MethodParams, 
     let web = if web_pages && corpus_idf { WEB_WEIGHTING } else { Weighting::Tf };
     let weighting = spec.simhash.weighting.unwrap_or(web);
     let web_tf_idf = web_pages && weighting == Weighting::TfIdf && corpus_idf;
-    if web_tf_idf {
-        // A long table of numbers pulls two such fingerprints together (the constant's doc).
-        spec.features.max_feature_count.get_or_insert(WEB_MAX_FEATURE_COUNT);
-    }
+    // A long table of numbers pulls two such fingerprints together (the constant's doc).
+    let cap = if web_tf_idf { WEB_MAX_FEATURE_COUNT } else { MAX_FEATURE_COUNT };
+    let max_feature_count = spec.features.max_feature_count.unwrap_or(cap);
     let s = &spec.simhash;
     // Copies of web pages differ more (edits, ads, cut ends) than the plain
     // texts the distance 3 was chosen for; term frequencies chain unrelated
@@ -645,7 +600,7 @@ fn resolve_simhash(spec: &mut JobSpec, web_pages: bool) -> Result<MethodParams, 
         let message = "jieba's IDF table holds words: set features.kind = \"words\"";
         return Err(invalid("simhash.idf", message.into()));
     }
-    Ok(MethodParams::Simhash { layout, max_distance: k, weighting })
+    Ok(MethodParams::Simhash { layout, max_distance: k, weighting, max_feature_count })
 }
 
 #[cfg(test)]
@@ -874,6 +829,30 @@ mod tests {
         spec.buckets.max_bucket_size = 100;
         spec.minhash.false_negative_weight = 0.951;
         assert_eq!(settings(spec), base);
+    }
+
+    /// The threshold verifies pairs, which each run does anew, and chooses bands only
+    /// through the bands, which are compared: an index takes runs at another threshold, and
+    /// one made when it was compared (it kept `minhash.threshold`) takes them too.
+    #[test]
+    fn an_index_takes_runs_at_another_threshold() {
+        let dir = tempfile::tempdir().unwrap();
+        let web = dir.path().join("web.jsonl");
+        std::fs::write(&web, "{\"id\":\"1\",\"text\":\"x\",\"url\":\"https://a.example/1\"}\n")
+            .unwrap();
+        let at = |threshold: f64| {
+            let mut spec = JobSpec::default();
+            spec.minhash.threshold = threshold;
+            JobConfig::new(spec, std::slice::from_ref(&web), dir.path().join("out")).unwrap()
+        };
+        let default = at(crate::spec::THRESHOLD);
+        assert_eq!(default.index_settings(), at(0.75).index_settings());
+        let index = dir.path().join("index");
+        let mut recorded = default.index_settings();
+        recorded.insert("minhash.threshold".into(), "0.8".into());
+        neardup_io::index::Manifest::new(recorded).save(&index).unwrap();
+        let indexed = default.with_index(index, "r1".into()).unwrap();
+        assert!(!indexed.index_settings().contains_key("minhash.threshold"));
     }
 
     /// `jobs/default.toml` writes out every default, so it must read as the defaults.

@@ -2,6 +2,11 @@
 
 use std::path::PathBuf;
 
+/// A [`ConfigError::Invalid`] of the job-file key `key`.
+pub(crate) fn invalid(key: &'static str, message: String) -> ConfigError {
+    ConfigError::Invalid { key, message }
+}
+
 /// Errors of checking a job.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -152,8 +152,7 @@ impl Signer {
         corpus_idf: Option<IdfWeights>,
     ) -> Self {
         let spec = &config.spec;
-        let analyzer =
-            Analyzer::new(spec.normalize.clone(), spec.feature_config(), spec.seed, segmenter);
+        let analyzer = Self::analyzer_for(config, segmenter);
         let minhasher = match &config.params {
             MethodParams::Minhash { num_perm, .. } => Some(
                 MinHasher::try_new(*num_perm, spec.seed).expect("num_perm checked by JobConfig"),
@@ -183,7 +182,8 @@ impl Signer {
 
     /// The analyser (normalisation and features) of `config`.
     pub fn analyzer_for(config: &JobConfig, segmenter: Option<Segmenter>) -> Analyzer {
-        Self::analyzer_for_spec(&config.spec, segmenter)
+        let spec = &config.spec;
+        Analyzer::new(spec.normalize.clone(), config.feature_config(), spec.seed, segmenter)
     }
 
     /// The analyser of a job's settings, building the segmenter when the features need it.

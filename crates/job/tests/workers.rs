@@ -206,9 +206,7 @@ fn reference(spec: &JobSpec, inputs: &[PathBuf]) -> (BTreeSet<PairKey>, BTreeMap
         }
     };
     let verifier = match &config.params {
-        MethodParams::Minhash { lsh, containment, .. } => {
-            spec.minhash.verifier_at(*lsh, *containment)
-        }
+        MethodParams::Minhash { lsh, .. } => config.minhash_spec().verifier(*lsh),
         MethodParams::Simhash { layout, max_distance, .. } => neardup_core::Verifier::SimHash {
             layout: layout
                 .clone()

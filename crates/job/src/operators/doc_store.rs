@@ -152,10 +152,9 @@ impl StoreDrain {
     /// Chooses the keys (and verifier) once every count is in: counts sort first.
     fn keyer(&mut self) -> &Keyer {
         if self.keyer.is_none() {
-            let spec = &self.job.spec;
             let (keyer, verifier) = match &self.job.params {
-                MethodParams::Minhash { lsh, containment, .. } => {
-                    (Keyer::MinHash(*lsh), spec.minhash.verifier_at(*lsh, *containment))
+                MethodParams::Minhash { lsh, .. } => {
+                    (Keyer::MinHash(*lsh), self.job.minhash_spec().verifier(*lsh))
                 }
                 MethodParams::Simhash { layout, max_distance, .. } => {
                     let layout = layout.clone().unwrap_or_else(|| {
