@@ -68,14 +68,99 @@ fn code(path: &Path) -> String {
 /// The code of a file's text before its test module, without comments.
 fn code_of(text: &str) -> String {
     let end = text.find("\n#[cfg(test)]").unwrap_or(text.len());
-    text[..end]
+    blank_literals(&text[..end])
         .lines()
         .map(|l| match l.find("//") {
-            Some(i) if !l[..i].contains('"') => &l[..i],
-            _ => l,
+            Some(i) => &l[..i],
+            None => l,
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// `code` with the insides of its string and character literals blanked (every character
+/// but a newline becomes a space), so that a `}` or `//` in a literal (a page's script, a
+/// URL) is not read as code; comments are kept as they are.
+fn blank_literals(code: &str) -> String {
+    let chars: Vec<char> = code.chars().collect();
+    let mut out = String::with_capacity(code.len());
+    let blank = |c: char| if c == '\n' { '\n' } else { ' ' };
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        // A line comment runs to the end of its line.
+        if c == '/' && chars.get(i + 1) == Some(&'/') {
+            while i < chars.len() && chars[i] != '\n' {
+                out.push(chars[i]);
+                i += 1;
+            }
+            continue;
+        }
+        // A raw string: r"...", r#"..."#, br"...", with as many hashes to close it.
+        let word_start = i == 0 || !(chars[i - 1].is_alphanumeric() || chars[i - 1] == '_');
+        let raw_at = if c == 'r' && word_start {
+            Some(i + 1)
+        } else if c == 'b' && chars.get(i + 1) == Some(&'r') && word_start {
+            Some(i + 2)
+        } else {
+            None
+        };
+        if let Some(at) = raw_at {
+            let hashes = chars[at..].iter().take_while(|&&h| h == '#').count();
+            if chars.get(at + hashes) == Some(&'"') {
+                let open = at + hashes + 1;
+                out.extend(&chars[i..open]);
+                let mut j = open;
+                while j < chars.len()
+                    && !(chars[j] == '"'
+                        && chars[j + 1..].iter().take(hashes).filter(|&&h| h == '#').count()
+                            == hashes)
+                {
+                    out.push(blank(chars[j]));
+                    j += 1;
+                }
+                let close = (j + 1 + hashes).min(chars.len());
+                out.extend(&chars[j.min(chars.len())..close]);
+                i = close;
+                continue;
+            }
+        }
+        if c == '"' {
+            out.push('"');
+            let mut j = i + 1;
+            while j < chars.len() && chars[j] != '"' {
+                if chars[j] == '\\' && j + 1 < chars.len() {
+                    out.push(' ');
+                    out.push(blank(chars[j + 1]));
+                    j += 2;
+                    continue;
+                }
+                out.push(blank(chars[j]));
+                j += 1;
+            }
+            out.push('"');
+            i = j + 1;
+            continue;
+        }
+        // A character literal ('}', '\'', '\\'), not a lifetime ('a).
+        if c == '\'' {
+            let len = match (chars.get(i + 1), chars.get(i + 2), chars.get(i + 3)) {
+                (Some('\\'), Some(_), Some('\'')) => Some(4),
+                (Some(_), Some('\''), _) => Some(3),
+                _ => None,
+            };
+            if let Some(len) = len {
+                out.push('\'');
+                out.extend(std::iter::repeat_n(' ', len - 2));
+                out.push('\'');
+                i += len;
+                continue;
+            }
+        }
+        out.push(c);
+        i += 1;
+    }
+    out
 }
 
 /// The module path of a file of a crate (`[]` for `lib.rs`).
@@ -537,6 +622,11 @@ fn outer() {
     assert_eq!(found(3)[0], ("long".to_string(), 6, 10));
     assert_eq!(names(6), vec!["long", "outer"]);
     assert!(names(10).is_empty());
+    // A literal's braces are not code: a page's script inside a function ends nothing.
+    let page = "fn page() -> String {\n    let s = r#\"\n});\n}\n\"#;\n    s.into()\n}\n";
+    assert_eq!(long_functions(&code_of(page), 3), vec![("page".to_string(), 1, 7)]);
+    let quoted = "fn q() {\n    let a = '}';\n    let b = \"}\\\"\n}\";\n    done();\n}\n";
+    assert_eq!(long_functions(&code_of(quoted), 3), vec![("q".to_string(), 1, 6)]);
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("ops")).unwrap();
     std::fs::write(

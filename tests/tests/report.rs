@@ -57,6 +57,10 @@ fn the_report_is_self_contained_and_renders() {
         assert!(!html.contains("Rejected records by reason"), "{name}: an empty panel");
         assert_eq!(html.matches("<svg class=\"plot\"").count(), 3, "{name}: three plots");
         assert!(html.contains("Largest clusters") && html.contains("kept: "), "{name}");
+        // The page's own sentences are written with one space between words.
+        let learned = html.split("<p>Boilerplate: ").nth(1).expect("web pages learn");
+        let learned = learned.split("</p>").next().unwrap();
+        assert!(!learned.contains("  "), "{name}: runs of spaces: {learned}");
         // Every quoted document has its excerpt, read again from the inputs.
         let quoted = html.matches("</code><div class=ex>").count();
         assert!(quoted >= 2, "{name}: {quoted} documents quoted");

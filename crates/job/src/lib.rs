@@ -28,10 +28,11 @@
 //! println!("{} of {} documents kept", summary.counts.kept, summary.counts.records);
 //! ```
 //!
-//! Where things are: [`run`] and the commit order are in `driver` and `outputs`; the
+//! Where things are: [`run`] is in `driver` and the commit order in `commit`; the
 //! worker's dataflow in `worker`, its operators one per file in `operators`; settings in
-//! `config` (checked once into a [`JobConfig`]), processes and workers in `cluster`;
-//! the stages by name in [`Stage`].
+//! `spec` (the job file as given) and `config` (checked once into a [`JobConfig`]);
+//! processes and their workers in `processes`, their connections in `mesh`; the stages by
+//! name in [`Stage`].
 
 mod buckets;
 mod commit;

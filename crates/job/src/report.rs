@@ -1,7 +1,7 @@
 //! `report.html`: a self-contained page about a run, written next to `summary.json`.
 //!
-//! The page has no external resources: styles are inline and the plots are inline SVG
-//! drawn here. It shows the counts, the similarity distribution of verified near pairs,
+//! The page has no external resources: its styles and script (`crates/job/assets/`) are
+//! included at build time and written inline, and the plots are inline SVG drawn here. It shows the counts, the similarity distribution of verified near pairs,
 //! the cluster sizes, the candidate probability of the parameters used, the reject
 //! reasons, and the largest clusters with excerpts of their documents as the run analysed
 //! them, read again from the inputs (a few dozen records), each removed member compared
@@ -22,6 +22,12 @@ use crate::summary::Summary;
 
 /// Name of the report file.
 pub const REPORT_FILE: &str = "report.html";
+
+/// The page's styles.
+const STYLE: &str = include_str!("../assets/report.css");
+
+/// The page's script: it marks the page once the browser has laid out every plot.
+const SCRIPT: &str = include_str!("../assets/report.js");
 
 /// Escapes text for HTML.
 fn esc(text: &str) -> String {
@@ -227,31 +233,25 @@ pub fn render(
     stats: &WorkerStats,
     boilerplate: Option<&Boilerplate>,
 ) -> String {
-    let c = &summary.counts;
-    let mut html = String::from(
-        r#"<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>neardup report</title>
-<style>
-body{font-family:system-ui,sans-serif;margin:24px auto;max-width:1000px;color:#222}
-table{border-collapse:collapse;margin:8px 0 16px}td,th{padding:3px 10px;border-bottom:1px solid #ddd;text-align:left}
-td.n{text-align:right;font-variant-numeric:tabular-nums}figure{margin:12px 0 20px}figcaption{font-weight:600;margin-bottom:4px}
-.grid{display:flex;flex-wrap:wrap;gap:8px}.ex{color:#555;font-size:13px}.vs{color:#2a5d2a;font-size:12px;overflow-wrap:anywhere}.lo{color:#8a6d3b;font-size:12px;overflow-wrap:anywhere}code{font-size:12px;overflow-wrap:anywhere}
-pre{font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f6f6;padding:8px}
-</style>
-<script>
-window.addEventListener("error", function (e) { document.body.dataset.error = String(e.message); });
-window.addEventListener("load", function () {
-  var plots = document.querySelectorAll("svg.plot"), drawn = 0;
-  for (var i = 0; i < plots.length; i++) {
-    var box = plots[i].getBBox();
-    if (box.width > 0 && box.height > 0 && plots[i].childElementCount > 3) drawn++;
-  }
-  document.body.dataset.plots = String(plots.length);
-  document.body.dataset.rendered = String(drawn);
-  document.body.dataset.wide = String(document.documentElement.scrollWidth > window.innerWidth);
-});
-</script></head><body>
-"#,
+    let mut html = format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>neardup report</title>\n<style>\n{STYLE}</style>\n<script>\n{SCRIPT}</script></head><body>\n"
     );
+    write_counts(&mut html, config, summary);
+    write_plots(&mut html, summary, stats);
+    write_radii(&mut html, stats);
+    write_documents(&mut html, config, summary, stats, boilerplate);
+    let _ = writeln!(
+        html,
+        "<details open><summary>Settings</summary><pre>{}</pre></details></body></html>",
+        esc(&serde_json::to_string_pretty(&summary.config).unwrap_or_default())
+    );
+    html
+}
+
+/// The page's heading, the documents by decision and reason, the pairs and clusters, and
+/// what boilerplate learning left out.
+fn write_counts(html: &mut String, config: &JobConfig, summary: &Summary) {
+    let c = &summary.counts;
     let method = config.spec.method.as_str();
     let _ = write!(
         html,
@@ -292,7 +292,7 @@ window.addEventListener("load", function () {
     if let Some(b) = &summary.boilerplate {
         let _ = write!(
             html,
-            "<p>Boilerplate: {} lines learned from {} web pages (repeated on a host's pages, or              short and on many hosts); {} lines ({} characters) left out of {} pages before              analysis, {} pages all boilerplate and analysed whole.</p>",
+            "<p>Boilerplate: {} lines learned from {} web pages (repeated on a host's pages, or short and on many hosts); {} lines ({} characters) left out of {} pages before analysis, {} pages all boilerplate and analysed whole.</p>",
             b.learned_lines,
             b.learned_from_pages,
             b.lines_removed,
@@ -301,7 +301,12 @@ window.addEventListener("load", function () {
             b.pages_all_boilerplate
         );
     }
+}
 
+/// The plots: similarity of verified near pairs, cluster sizes, the candidate probability
+/// of the parameters used, and the rejects by reason (when there are any).
+fn write_plots(html: &mut String, summary: &Summary, stats: &WorkerStats) {
+    let c = &summary.counts;
     html.push_str("<div class=grid>");
     let bins = if stats.matching.similarity_bins.is_empty() {
         vec![0; SIMILARITY_BINS]
@@ -329,7 +334,7 @@ window.addEventListener("load", function () {
     html.push_str(&bars("Cluster sizes (documents per cluster)", "clusters", &labels, &sizes, 1));
 
     let r = &summary.resolved;
-    match (config.spec.method, r.bands, r.rows, r.blocks) {
+    match (summary.config.method, r.bands, r.rows, r.blocks) {
         (Method::Minhash, Some(b), Some(rows), _) => {
             if let Ok(lsh) = LshParams::try_new(b, rows) {
                 let points: Vec<(f64, f64)> = (0..=100)
@@ -379,7 +384,10 @@ window.addEventListener("load", function () {
         html.push_str(&bars("Rejected records by reason", "records", &labels, &values, 1));
     }
     html.push_str("</div>");
+}
 
+/// Clusters by radius, when the run decided any.
+fn write_radii(html: &mut String, stats: &WorkerStats) {
     if !stats.decisions.cluster_radii.is_empty() {
         html.push_str(
             "<h2>Clusters by radius</h2><p class=ex>Radius: the most pair hops from a cluster's kept document to a member. Radius 1: every member was compared with the kept document and passed (or has its text); a larger radius means members joined through others, and the cluster may chain documents that differ more than the threshold allows (decision.removal = \"verified\" removes only the directly verified ones).</p><table><tr><th class=n>radius</th><th class=n>clusters</th></tr>",
@@ -389,6 +397,17 @@ window.addEventListener("load", function () {
         }
         html.push_str("</table>");
     }
+}
+
+/// The largest clusters and the least similar pairs, each document quoted as the run
+/// compared it.
+fn write_documents(
+    html: &mut String,
+    config: &JobConfig,
+    summary: &Summary,
+    stats: &WorkerStats,
+    boilerplate: Option<&Boilerplate>,
+) {
     // A cluster an earlier run kept (`--index`) has no kept document in these inputs.
     let this_run = |kept: ClusterKept| match kept {
         ClusterKept::ThisRun(doc) => Some(doc),
@@ -424,7 +443,7 @@ window.addEventListener("load", function () {
                 };
                 let this = doc.and_then(|d| quoted.get(&d));
                 let against = kept.filter(|_| i > 0).map(|k| (k, "the kept document"));
-                write_quote(&mut html, &format!("{role}: {id}"), this, against);
+                write_quote(html, &format!("{role}: {id}"), this, against);
             }
             html.push_str("</td></tr>");
         }
@@ -440,18 +459,12 @@ window.addEventListener("load", function () {
                 esc(&pair.measure)
             );
             let (a, b) = (quoted.get(&pair.a.0), quoted.get(&pair.b.0));
-            write_quote(&mut html, &pair.a.1, a, None);
-            write_quote(&mut html, &pair.b.1, b, a.map(|a| (a, "the first document")));
+            write_quote(html, &pair.a.1, a, None);
+            write_quote(html, &pair.b.1, b, a.map(|a| (a, "the first document")));
             html.push_str("</td></tr>");
         }
         html.push_str("</table>");
     }
-    let _ = writeln!(
-        html,
-        "<details open><summary>Settings</summary><pre>{}</pre></details></body></html>",
-        esc(&serde_json::to_string_pretty(&summary.config).unwrap_or_default())
-    );
-    html
 }
 
 #[cfg(test)]
