@@ -2,8 +2,9 @@
 //! `crates/*/src` longer than 650 lines before its test module (generated files start with
 //! `// @generated`), no production function longer than 120 lines (test modules and files
 //! of tests aside), every multi-module crate's `lib.rs` at most 300 lines, no import loop
-//! between the files of a crate, and no name taken through the crate root by a module of
-//! the crate when another module defines it.
+//! between the files of a crate, and no name taken through the crate root, or through the
+//! `mod.rs` of a folder it is not in, by a module of the crate when another module
+//! defines it.
 //!
 //! An import is a `use crate::...` or `use super::...` item, or a `crate::a::b::` path in
 //! code, resolved to the file of the module it names; a name taken from a `lib.rs` or
@@ -691,6 +692,110 @@ fn modules_import_from_the_module_that_defines_a_name() {
         }
     }
     assert!(upward.is_empty(), "names taken through the crate root: {upward:#?}");
+}
+
+/// The names that a file of module `module` takes through the `mod.rs` of another folder,
+/// `hub`, which re-exports them from a module inside it (`use crate::hub::Name`, `use
+/// super::hub::Name`, `crate::hub::Name` in code), instead of from that module.
+fn through_a_hub(
+    code: &str,
+    module: &[String],
+    hub: &[String],
+    reexported: &BTreeMap<String, Vec<String>>,
+) -> Vec<String> {
+    let absolute = |path: &[String]| -> Option<Vec<String>> {
+        let mut base = module.to_vec();
+        let mut rest = path;
+        match rest.first().map(String::as_str) {
+            Some("crate") => {
+                base.clear();
+                rest = &rest[1..];
+            }
+            Some("super") => {
+                while rest.first().is_some_and(|s| s == "super") {
+                    base.pop();
+                    rest = &rest[1..];
+                }
+            }
+            Some("self") => rest = &rest[1..],
+            _ => return None,
+        }
+        base.extend(rest.iter().cloned());
+        Some(base)
+    };
+    let taken = |path: &[String]| {
+        let (name, head) = path.split_last()?;
+        (head == hub && reexported.contains_key(name)).then(|| name.clone())
+    };
+    let mut found = Vec::new();
+    for (_, tree) in use_items(code) {
+        for (path, _) in expand(&tree) {
+            found.extend(absolute(&path).as_deref().and_then(taken));
+        }
+    }
+    let (_, rest) = split_uses(code);
+    let mut at = 0;
+    while let Some(i) = rest[at..].find("crate::") {
+        let start = at + i;
+        at = start + "crate::".len();
+        if start > 0
+            && rest[..start].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':')
+        {
+            continue;
+        }
+        let end = rest[start..]
+            .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+            .map_or(rest.len(), |e| start + e);
+        let path: Vec<String> =
+            rest[start..end].split("::").filter(|s| !s.is_empty()).map(String::from).collect();
+        // `crate::hub::Name::item`: the name is the segment after the hub.
+        for n in 2..=path.len() {
+            if let Some(name) = absolute(&path[..n]).as_deref().and_then(taken) {
+                found.push(name);
+                break;
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_module_takes_a_name_through_another_folders_mod_rs() {
+    let mut through = Vec::new();
+    for src in crates() {
+        let krate = Crate::read(&src);
+        for (hub, names) in &krate.reexports {
+            // The crate root has its own rule; a folder's mod.rs here.
+            if hub.is_empty() {
+                continue;
+            }
+            let reexported: BTreeMap<String, Vec<String>> = names
+                .iter()
+                .filter(|(_, from)| from.len() > hub.len() + 1 && from.starts_with(hub))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            for (module, path) in &krate.files {
+                if module.starts_with(hub) {
+                    continue;
+                }
+                for name in through_a_hub(&code(path), module, hub, &reexported) {
+                    through.push(format!("{}: {}::{name}", path.display(), hub.join("::")));
+                }
+            }
+        }
+    }
+    assert!(through.is_empty(), "names taken through a folder's mod.rs: {through:#?}");
+}
+
+#[test]
+fn the_folder_check_sees_uses_and_paths() {
+    let hub = vec!["ops".to_string()];
+    let reexported: BTreeMap<String, Vec<String>> =
+        [("Env".to_string(), vec!["ops".into(), "env".into(), "Env".into()])].into();
+    let module = vec!["driver".to_string()];
+    let code = "use crate::ops::{Env, other};\nuse super::ops::Env as E;\nfn f() -> crate::ops::Env { crate::ops::env::Env::new() }\n";
+    assert_eq!(through_a_hub(code, &module, &hub, &reexported), vec!["Env", "Env", "Env"]);
+    assert!(through_a_hub("use crate::ops::env::Env;\n", &module, &hub, &reexported).is_empty());
 }
 
 #[test]

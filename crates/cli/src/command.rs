@@ -9,7 +9,8 @@ use neardup_job::{JobError, Summary};
 
 use crate::dedup::{self, DedupArgs};
 use crate::error::{UsageError, hint};
-use crate::eval::{self, EvalArgs};
+use crate::eval;
+use crate::eval::command::EvalArgs;
 use crate::explain::{self, ExplainArgs};
 use crate::index::{self, IndexCommand};
 use crate::sign::{self, SignArgs};

@@ -12,7 +12,8 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::remote::{self, Upload, is_remote};
+use crate::remote::write::Upload;
+use crate::remote::{self, is_remote};
 
 /// A file or object being written; it appears under its name on [`OutFile::commit`] and
 /// not at all when dropped first.

@@ -217,7 +217,7 @@ pub fn folder_role(dir: &Path) -> Result<Option<Role>> {
     if let Some(role) = FileList::load(dir)?.and_then(|list| list.role()) {
         return Ok(Some(role));
     }
-    let manifest = dir.join(crate::index::MANIFEST);
+    let manifest = dir.join(crate::index::manifest::MANIFEST);
     match crate::destination::read_optional(&manifest) {
         Ok(Some(bytes)) => {
             let json: Option<serde_json::Value> = serde_json::from_slice(&bytes).ok();
@@ -367,8 +367,11 @@ mod tests {
         // An index.
         let index = dir.path().join("index");
         std::fs::create_dir(&index).unwrap();
-        std::fs::write(index.join(crate::index::MANIFEST), br#"{"format":3,"generations":[]}"#)
-            .unwrap();
+        std::fs::write(
+            index.join(crate::index::manifest::MANIFEST),
+            br#"{"format":3,"generations":[]}"#,
+        )
+        .unwrap();
         let err = outputs().prepare(&index, &[]).unwrap_err();
         assert!(matches!(err, Error::OtherRole { holds: Role::Index, .. }), "{err}");
         assert_eq!(folder_role(&out).unwrap(), Some(Role::Output));

@@ -204,7 +204,7 @@ fn discover_remote(path: &Path, found: &mut Vec<Listed>) -> Result<()> {
     for object in &listed {
         let folder = object.relative.rsplit_once('/').map(|(folder, _)| folder);
         let name = object.relative.rsplit('/').next().unwrap_or_default();
-        let marker = name == crate::files::FILE_LIST || name == crate::index::MANIFEST;
+        let marker = name == crate::files::FILE_LIST || name == crate::index::manifest::MANIFEST;
         if let Some(folder) = folder.filter(|_| marker) {
             let base = path.display().to_string();
             let prefix = PathBuf::from(format!("{}/{folder}", base.trim_end_matches('/')));
@@ -372,7 +372,7 @@ impl CountingFile {
         counter: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     ) -> std::io::Result<Self> {
         let file: Box<dyn Source> = if crate::remote::is_remote(path) {
-            Box::new(crate::remote::RemoteReader::open_version(path, version)?)
+            Box::new(crate::remote::read::RemoteReader::open_version(path, version)?)
         } else {
             Box::new(std::fs::File::open(path)?)
         };

@@ -386,7 +386,7 @@ fn take_stale(path: &Path, judged: &[u8], token: &str) -> Result<bool> {
 /// Takes the lock object `path` with conditional writes: created only if absent, taken over
 /// only if unchanged since it was judged stopped, so of two runs exactly one gets it.
 fn acquire_object(path: &Path) -> Result<(FolderLock, Option<TakenOver>)> {
-    use crate::remote::{Condition, get, put_if};
+    use crate::remote::write::{Condition, get, put_if};
     let me = LockHolder::this_process();
     let json = serde_json::to_vec(&me).expect("a lock holder serialises");
     let write_err = |source| Error::Write { path: path.to_path_buf(), source };
@@ -440,7 +440,7 @@ fn beat_object(
     mut e_tag: String,
     stopped: &mpsc::Receiver<()>,
 ) -> bool {
-    use crate::remote::{Condition, get, put_if};
+    use crate::remote::write::{Condition, get, put_if};
     while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(HEARTBEAT) {
         me.heartbeat_unix = unix_now();
         let json = serde_json::to_vec(&me).expect("a lock holder serialises");
@@ -471,10 +471,10 @@ fn beat_object(
 /// run could take over a lock it judged stale; it judges so only after [`STALE_AFTER`]
 /// without heartbeats, and ours beat until just now.)
 fn release_object(path: &Path, token: &str) {
-    let ours = crate::remote::get(path).ok().flatten().is_some_and(|(bytes, _)| {
+    let ours = crate::remote::write::get(path).ok().flatten().is_some_and(|(bytes, _)| {
         serde_json::from_slice::<LockHolder>(&bytes).is_ok_and(|h| h.token == token)
     });
-    if ours && let Err(e) = crate::remote::delete(path) {
+    if ours && let Err(e) = crate::remote::write::delete(path) {
         tracing::warn!(lock = %path.display(), error = %e, "cannot remove the lock");
     }
 }

@@ -72,7 +72,7 @@ pub(crate) enum ParquetInput {
     /// A local file.
     Local(File),
     /// An object in storage or behind HTTP.
-    Remote(crate::remote::RemoteObject),
+    Remote(crate::remote::read::RemoteObject),
 }
 
 impl ParquetInput {
@@ -88,7 +88,7 @@ impl ParquetInput {
                 Some(size) => size,
                 None => crate::remote::size(path)?,
             };
-            crate::remote::RemoteObject::open(path, size, version).map(ParquetInput::Remote)
+            crate::remote::read::RemoteObject::open(path, size, version).map(ParquetInput::Remote)
         } else {
             File::open(path).map(ParquetInput::Local)
         }

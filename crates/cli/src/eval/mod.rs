@@ -22,9 +22,8 @@ use neardup_text::{Analysis, AnalyzeScratch, Analyzer};
 use neardup_text::{Boilerplate, LineScratch};
 use serde::Serialize;
 
-mod command;
+pub(crate) mod command;
 
-pub(crate) use command::read_summary;
 pub use command::{EvalArgs, print, run};
 
 /// True pairs compared by similarity at most (the rest are left out of the bands).

@@ -14,7 +14,8 @@ use neardup_job::{IdfWeights, JobSpec, Method};
 use serde::Serialize;
 
 use crate::error::UsageError;
-use crate::eval::{id_owners, read_pages, read_summary};
+use crate::eval::command::read_summary;
+use crate::eval::{id_owners, read_pages};
 use crate::settings::{MethodArg, Overrides, job_spec};
 
 mod decisions;

@@ -217,7 +217,7 @@ pub struct Version(String);
 /// The manifest's bytes at `path` and their version, or `None` when there is none.
 fn read_versioned(path: &Path) -> std::io::Result<Option<(Vec<u8>, Version)>> {
     if crate::remote::is_remote(path) {
-        return Ok(crate::remote::get(path)?.map(|(bytes, e_tag)| {
+        return Ok(crate::remote::write::get(path)?.map(|(bytes, e_tag)| {
             // A store without ETags is versioned by content, as a disk is.
             let version = e_tag.unwrap_or_else(|| content_version(&bytes));
             (bytes.to_vec(), Version(version))
@@ -282,7 +282,7 @@ impl IndexLock {
         let json = manifest.to_json();
         let changed = || Error::IndexChanged { path: self.dir.clone() };
         if crate::remote::is_remote(&path) {
-            use crate::remote::{Condition, put_if};
+            use crate::remote::write::{Condition, put_if};
             let condition = match &self.version {
                 None => Condition::Absent,
                 Some(Version(e_tag)) => Condition::Unchanged(e_tag.clone()),

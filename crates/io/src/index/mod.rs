@@ -40,7 +40,7 @@ mod compact;
 mod forget;
 mod frequencies;
 mod lookup;
-mod manifest;
+pub(crate) mod manifest;
 mod parts;
 mod templates;
 

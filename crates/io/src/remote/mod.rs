@@ -39,8 +39,8 @@ use object_store::path::Path as Key;
 use object_store::{ClientOptions, GetOptions, GetRange, ObjectStore, ObjectStoreExt, RetryConfig};
 use tokio::runtime::Runtime;
 
-mod read;
-mod write;
+pub(crate) mod read;
+pub(crate) mod write;
 
 pub use read::{RemoteObject, RemoteReader};
 pub use write::{

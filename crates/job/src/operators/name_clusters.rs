@@ -20,7 +20,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
-use crate::operators::index::{JoinedIn, JoinedKey, OldLink};
+use crate::operators::index::records::{JoinedIn, JoinedKey, OldLink};
 use crate::records::{Assignment, IndexedKept, Membership, NodeInfo, Verdict};
 use crate::routing::route_doc;
 use crate::spill::{MemSize, SpillError};

@@ -25,13 +25,13 @@
 mod fetch;
 mod link;
 mod probe;
-mod records;
+pub(crate) mod records;
 mod size;
 mod verify;
 
 pub use fetch::FetchIndexed;
 pub use link::LinkClusters;
 pub use probe::ProbeIndex;
-pub use records::{IndexKey, IndexMatch, JoinedIn, JoinedKey, OldLink};
+pub use records::{IndexKey, IndexMatch};
 pub use size::SizeJoined;
 pub use verify::VerifyIndexed;
