@@ -255,6 +255,29 @@ fn split_uses(code: &str) -> (Vec<(bool, String)>, String) {
     (items, other)
 }
 
+/// The module path (from the crate root) of a `crate::`, `super::` or `self::` path
+/// written in `module`; `None` for a path of another crate or a local name.
+fn absolute(module: &[String], path: &[String]) -> Option<Vec<String>> {
+    let mut base = module.to_vec();
+    let mut rest = path;
+    match rest.first().map(String::as_str) {
+        Some("crate") => {
+            base.clear();
+            rest = &rest[1..];
+        }
+        Some("super") => {
+            while rest.first().is_some_and(|s| s == "super") {
+                base.pop();
+                rest = &rest[1..];
+            }
+        }
+        Some("self") => rest = &rest[1..],
+        _ => return None,
+    }
+    base.extend(rest.iter().cloned());
+    Some(base)
+}
+
 struct Crate {
     /// Files by module path.
     files: BTreeMap<Vec<String>, PathBuf>,
@@ -341,23 +364,8 @@ impl Crate {
             let hub = path.file_name().is_some_and(|n| n == "lib.rs" || n == "mod.rs");
             let mut targets = BTreeSet::new();
             let mut add = |full: Vec<String>| {
-                let mut base = module.clone();
-                let mut segments = full.as_slice();
-                match segments.first().map(String::as_str) {
-                    Some("crate") => {
-                        base.clear();
-                        segments = &segments[1..];
-                    }
-                    Some("super") => {
-                        while segments.first().is_some_and(|s| s == "super") {
-                            base.pop();
-                            segments = &segments[1..];
-                        }
-                    }
-                    Some("self") => segments = &segments[1..],
-                    _ => return, // another crate, std, or a local name
-                }
-                base.extend(segments.iter().cloned());
+                // Another crate, std, or a local name: not a file of this crate.
+                let Some(base) = absolute(module, &full) else { return };
                 if let Some(target) = self.resolve(&base)
                     && target != *module
                 {
@@ -703,26 +711,7 @@ fn through_a_hub(
     hub: &[String],
     reexported: &BTreeMap<String, Vec<String>>,
 ) -> Vec<String> {
-    let absolute = |path: &[String]| -> Option<Vec<String>> {
-        let mut base = module.to_vec();
-        let mut rest = path;
-        match rest.first().map(String::as_str) {
-            Some("crate") => {
-                base.clear();
-                rest = &rest[1..];
-            }
-            Some("super") => {
-                while rest.first().is_some_and(|s| s == "super") {
-                    base.pop();
-                    rest = &rest[1..];
-                }
-            }
-            Some("self") => rest = &rest[1..],
-            _ => return None,
-        }
-        base.extend(rest.iter().cloned());
-        Some(base)
-    };
+    let absolute = |path: &[String]| absolute(module, path);
     let taken = |path: &[String]| {
         let (name, head) = path.split_last()?;
         (head == hub && reexported.contains_key(name)).then(|| name.clone())
