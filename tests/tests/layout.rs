@@ -647,37 +647,6 @@ fn outer() {
     assert!(!is_test_file(&dir.path().join("ops/a.rs")));
 }
 
-/// The names a crate's `lib.rs` re-exports from its modules that `code` (of another file of
-/// the crate) takes through the crate root (`use crate::Name`, `crate::Name` in code)
-/// instead of from the module that defines them.
-fn through_the_root(code: &str, reexported: &BTreeMap<String, Vec<String>>) -> Vec<String> {
-    let mut found = Vec::new();
-    for (_, tree) in use_items(code) {
-        for (path, _) in expand(&tree) {
-            if path.len() == 2 && path[0] == "crate" && reexported.contains_key(&path[1]) {
-                found.push(path[1].clone());
-            }
-        }
-    }
-    let (_, rest) = split_uses(code);
-    let mut at = 0;
-    while let Some(i) = rest[at..].find("crate::") {
-        let start = at + i;
-        at = start + "crate::".len();
-        if start > 0
-            && rest[..start].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':')
-        {
-            continue;
-        }
-        let name: String =
-            rest[at..].chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-        if reexported.contains_key(&name) {
-            found.push(name);
-        }
-    }
-    found
-}
-
 #[test]
 fn modules_import_from_the_module_that_defines_a_name() {
     let mut upward = Vec::new();
@@ -694,7 +663,7 @@ fn modules_import_from_the_module_that_defines_a_name() {
             if module.is_empty() {
                 continue;
             }
-            for name in through_the_root(&code(path), &reexported) {
+            for name in through_a_hub(&code(path), module, &[], &reexported) {
                 upward.push(format!("{}: crate::{name}", path.display()));
             }
         }
@@ -703,8 +672,9 @@ fn modules_import_from_the_module_that_defines_a_name() {
 }
 
 /// The names that a file of module `module` takes through the `mod.rs` of another folder,
-/// `hub`, which re-exports them from a module inside it (`use crate::hub::Name`, `use
-/// super::hub::Name`, `crate::hub::Name` in code), instead of from that module.
+/// `hub` (or through the crate root, when `hub` is empty), which re-exports them from a
+/// module inside it (`use crate::hub::Name`, `use super::hub::Name`, `crate::hub::Name` in
+/// code), instead of from that module.
 fn through_a_hub(
     code: &str,
     module: &[String],
@@ -793,6 +763,7 @@ fn the_root_check_sees_uses_and_paths() {
         [("Error".to_string(), vec!["error".to_string(), "Error".to_string()])].into();
     let code =
         "use crate::{Error, other::Thing};\nfn f() -> crate::Error { crate::error::Error::A }\n";
-    assert_eq!(through_the_root(code, &reexported), vec!["Error", "Error"]);
-    assert!(through_the_root("use crate::error::Error;\n", &reexported).is_empty());
+    let module = ["a".to_string()];
+    assert_eq!(through_a_hub(code, &module, &[], &reexported), vec!["Error", "Error"]);
+    assert!(through_a_hub("use crate::error::Error;\n", &module, &[], &reexported).is_empty());
 }
