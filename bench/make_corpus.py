@@ -186,14 +186,20 @@ def main():
             originals.append((doc_id, text, chinese))
     # An original that near-duplicates an earlier one is that one's document: it and its
     # copies take the earlier original's truth (the texts stay as drawn).
-    truth = {doc_id: doc_id for doc_id, _, _ in originals}
+    # Each group of such originals is labelled by its earliest (least) id.
+    parent = {doc_id: doc_id for doc_id, _, _ in originals}
+
+    def find(x):
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
     same = same_originals(originals)
     for i, j in same:
-        a, b = truth[originals[i][0]], truth[originals[j][0]]
-        keep, drop = min(a, b), max(a, b)
-        for k, v in truth.items():
-            if v == drop:
-                truth[k] = keep
+        a, b = find(originals[i][0]), find(originals[j][0])
+        parent[max(a, b)] = min(a, b)
+    truth = {doc_id: find(doc_id) for doc_id in parent}
     chars = 0
     with open(out, "w", encoding="utf-8") as f:
         for doc_id, text, base_id in docs:

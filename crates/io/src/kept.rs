@@ -47,7 +47,7 @@ pub fn write_kept(
     kept: &[u64],
     dir: &Path,
     max_record_bytes: u64,
-    main_text: &dyn Fn(&InputDoc) -> String,
+    main_text: &mut dyn FnMut(&InputDoc) -> String,
 ) -> Result<u64> {
     let path = dir.join(kept_file_name(file));
     let write_err = |source| Error::Write { path: path.clone(), source };
@@ -209,7 +209,7 @@ fn copy_web_documents(
     mut out: Encoder,
     path: &Path,
     max_record_bytes: u64,
-    main_text: &dyn Fn(&InputDoc) -> String,
+    main_text: &mut dyn FnMut(&InputDoc) -> String,
 ) -> Result<(u64, OutFile)> {
     let write_err = |source| Error::Write { path: path.to_path_buf(), source };
     let (mut next, mut written) = (0usize, 0u64);
@@ -283,7 +283,7 @@ mod tests {
         enc.finish().unwrap();
         let out = dir.path().join("kept");
         assert_eq!(
-            write_kept(&input(&path, 3), &[1, 4], &out, 1 << 20, &|d| d.text.clone()).unwrap(),
+            write_kept(&input(&path, 3), &[1, 4], &out, 1 << 20, &mut |d| d.text.clone()).unwrap(),
             2
         );
         let copy = out.join("00003-in.jsonl.gz");

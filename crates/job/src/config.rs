@@ -227,8 +227,8 @@ impl JobConfig {
                 settings.insert("minhash.num_perm".into(), num_perm.to_string());
                 settings.insert("minhash.bands".into(), lsh.bands().to_string());
                 settings.insert("minhash.rows".into(), lsh.rows().to_string());
-                for verifying_only in NOT_COMPARED {
-                    settings.remove(*verifying_only);
+                for key in NOT_COMPARED {
+                    settings.remove(*key);
                 }
             }
             MethodParams::Simhash { layout, .. } => {
@@ -492,7 +492,6 @@ fn flatten(prefix: &str, value: &serde_json::Value, out: &mut BTreeMap<String, S
     }
 }
 
-/// A job-file error naming the setting.
 /// Refuses an input folder inside the output or kept folder: listing would leave it out
 /// and find nothing, so say what it is instead. (A file named inside one is refused once
 /// listed, by `JobConfig::refuse_inputs_in`.)
@@ -615,6 +614,16 @@ mod tests {
         (dir, vec![path])
     }
 
+    /// A JSON Lines input of one web page (a record with a URL), in a folder that has room
+    /// for a run's output and index.
+    fn web_input() -> (tempfile::TempDir, Vec<PathBuf>) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("web.jsonl");
+        std::fs::write(&path, "{\"id\":\"1\",\"text\":\"x\",\"url\":\"https://a.example/1\"}\n")
+            .unwrap();
+        (dir, vec![path])
+    }
+
     #[test]
     fn defaults_resolve_bands_and_rows() {
         let (_dir, inputs) = sample_input();
@@ -688,12 +697,8 @@ mod tests {
     /// weights are term frequencies and a set corpus TF-IDF is refused.
     #[test]
     fn simhash_weights_web_pages_by_corpus_frequencies_with_an_index_too() {
-        let dir = tempfile::tempdir().unwrap();
-        let web = dir.path().join("web.jsonl");
-        std::fs::write(&web, "{\"id\":\"1\",\"text\":\"x\",\"url\":\"https://a.example/1\"}\n")
-            .unwrap();
+        let (dir, web) = web_input();
         let (_plain_dir, plain) = sample_input();
-        let web = vec![web];
         let out = dir.path().join("out");
         let resolved = |spec: &JobSpec, inputs: &[PathBuf]| {
             let c = JobConfig::new(spec.clone(), inputs, out.clone()).unwrap();
@@ -836,14 +841,11 @@ mod tests {
     /// one made when it was compared (it kept `minhash.threshold`) takes them too.
     #[test]
     fn an_index_takes_runs_at_another_threshold() {
-        let dir = tempfile::tempdir().unwrap();
-        let web = dir.path().join("web.jsonl");
-        std::fs::write(&web, "{\"id\":\"1\",\"text\":\"x\",\"url\":\"https://a.example/1\"}\n")
-            .unwrap();
+        let (dir, web) = web_input();
         let at = |threshold: f64| {
             let mut spec = JobSpec::default();
             spec.minhash.threshold = threshold;
-            JobConfig::new(spec, std::slice::from_ref(&web), dir.path().join("out")).unwrap()
+            JobConfig::new(spec, &web, dir.path().join("out")).unwrap()
         };
         let default = at(crate::spec::THRESHOLD);
         assert_eq!(default.index_settings(), at(0.75).index_settings());

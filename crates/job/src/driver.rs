@@ -235,13 +235,13 @@ pub fn read_boilerplate(
 pub fn read_weights(
     output: Option<&Path>,
     spec: &JobSpec,
-    analyzer: &neardup_text::Analyzer,
 ) -> Result<Option<IdfWeights>, neardup_io::Error> {
     if spec.simhash.weights() != crate::spec::Weighting::TfIdf {
         return Ok(None);
     }
     match spec.simhash.idf {
         crate::spec::IdfSource::Jieba => {
+            let analyzer = Signer::spec_analyzer(spec);
             Ok(Some(IdfWeights::Words(neardup_text::WordIdf::jieba(analyzer.extractor()))))
         }
         crate::spec::IdfSource::Corpus => {

@@ -83,7 +83,7 @@ pub use processes::{MEMORY_BUDGET_FLOOR, Topology, capture_peer_failures, defaul
 pub use progress::Progress;
 pub use records::{Assignment, BucketRecord, Candidate, ClusterInfo, Membership, SignedDoc};
 pub use report::REPORT_FILE;
-pub use sign::{IdfWeights, SignScratch, Signer, page_text};
+pub use sign::{IdfWeights, SignScratch, Signer, lines_left_out, page_text};
 pub use sign_task::{SignTask, TaskReport, check_signable, sign_share};
 pub use spec::{
     BucketSpec, CONTAINMENT_BANDS_JACCARD, DecisionSpec, INDEX_LAYOUT_DOCUMENTS, IdfSource,

@@ -11,7 +11,7 @@ use neardup_core::{DocId, jaccard_sorted};
 use neardup_text::{AnalyzeScratch, Boilerplate, LineScratch};
 
 use crate::config::JobConfig;
-use crate::sign::{Signer, page_text};
+use crate::sign::{Signer, lines_left_out, page_text};
 use crate::spec::JobSpec;
 
 /// Characters of each excerpt.
@@ -55,20 +55,6 @@ impl Quoted {
         let more = if more > 0 { format!(" and {more} more") } else { String::new() };
         Some(format!("left out ({} lines): {}{more}", self.left_out.len(), shown.join(" ")))
     }
-}
-
-/// The lines of `text` that are not in `kept`, which holds some of its lines in order.
-fn lines_left_out(text: &str, kept: &str) -> Vec<String> {
-    let mut kept = kept.lines().peekable();
-    let mut out = Vec::new();
-    for line in text.lines() {
-        if kept.peek() == Some(&line) {
-            kept.next();
-        } else if !line.trim().is_empty() {
-            out.push(line.to_string());
-        }
-    }
-    out
 }
 
 /// The documents `wanted`, read again from the inputs as the run read them (`spec`, the

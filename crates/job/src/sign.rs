@@ -81,6 +81,22 @@ pub fn page_text<'a>(
     web_page_text(boilerplate, doc, content, |b, url, out| b.strip(&doc.text, url, lines, out))
 }
 
+/// The lines of a page's `text` that [`page_text`] left out of `kept` (which holds some of
+/// its lines, in order), blank lines aside: the template lines and the lines outside the
+/// main text, as `explain` and the report list them.
+pub fn lines_left_out(text: &str, kept: &str) -> Vec<String> {
+    let mut kept = kept.lines().peekable();
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if kept.peek() == Some(&line) {
+            kept.next();
+        } else if !line.trim().is_empty() {
+            out.push(line.to_string());
+        }
+    }
+    out
+}
+
 /// [`page_text`] of a record the first pass kept, with the keys of its lines as that pass
 /// computed them (see [`crate::source::read_once`]): its lines are not hashed again.
 pub(crate) fn kept_page_text<'a>(

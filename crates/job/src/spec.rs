@@ -181,8 +181,8 @@ pub const WEB_TF_MAX_DISTANCE: u32 = 6;
 /// numbers that two different pages both hold pulls their fingerprints within distance 7
 /// (`bench/warc.sh 100000 2 simhash`: pair precision 0.988, below the 0.99 that defaults
 /// must keep on every labelled set). Among the caps that keep it (8 and less), 6 finds the
-/// most on the design sets (docs/quality.md): SimHash mean recall 0.814 there, as at 10, and
-/// `bench/warc.sh` precision 0.993 at the same recall. Plain text, at distance 3 with term
+/// most on the design sets (docs/quality.md): SimHash mean recall 0.814 there (0.815 at 10),
+/// and `bench/warc.sh` precision 0.993 at the same recall. Plain text, at distance 3 with term
 /// frequencies, keeps 10 (recall 0.680 against 0.666 with 6 on `bench/make_corpus.py`'s
 /// corpus).
 pub const WEB_MAX_FEATURE_COUNT: u32 = 6;
@@ -461,8 +461,8 @@ impl JobSpec {
 
     /// The feature settings with the n-gram lengths resolved ([`JobSpec::ngram_chars`],
     /// [`JobSpec::han_ngram_chars`]) and the over-frequency cap (unset:
-    /// [`neardup_text::MAX_FEATURE_COUNT`]; a job of web pages sets it when it resolves its
-    /// SimHash weights): what analysers of this job take.
+    /// [`neardup_text::MAX_FEATURE_COUNT`]; a run's analysers take
+    /// [`crate::JobConfig::feature_config`], which gives web pages SimHash's own cap).
     pub fn feature_config(&self) -> FeatureConfig {
         FeatureConfig {
             ngram_chars: Some(self.ngram_chars()),
@@ -474,13 +474,12 @@ impl JobSpec {
 
     /// Checks the settings that do not depend on the method or the inputs.
     pub(crate) fn check(&self) -> Result<(), ConfigError> {
-        let spec = self;
-        let f = &spec.features;
-        let n = spec.ngram_chars();
+        let f = &self.features;
+        let n = self.ngram_chars();
         if n == 0 || n > 64 {
             return Err(invalid("features.ngram_chars", format!("must be 1..=64, got {n}")));
         }
-        let han = spec.han_ngram_chars();
+        let han = self.han_ngram_chars();
         if han == 0 || han > 64 {
             return Err(invalid("features.han_ngram_chars", format!("must be 1..=64, got {han}")));
         }
@@ -493,13 +492,13 @@ impl JobSpec {
         if f.max_feature_count == Some(0) {
             return Err(invalid("features.max_feature_count", "must be at least 1".into()));
         }
-        if spec.input.max_record_bytes == Some(0) {
+        if self.input.max_record_bytes == Some(0) {
             return Err(invalid("input.max_record_bytes", "must be at least 1".into()));
         }
-        if spec.input.text_field.is_empty() {
+        if self.input.text_field.is_empty() {
             return Err(invalid("input.text_field", "must name a field".into()));
         }
-        let b = &spec.buckets;
+        let b = &self.buckets;
         if b.max_bucket_size < 2 {
             return Err(invalid(
                 "buckets.max_bucket_size",
@@ -515,14 +514,14 @@ impl JobSpec {
                 ),
             ));
         }
-        let ratio = spec.decision.max_reject_ratio;
+        let ratio = self.decision.max_reject_ratio;
         if !(0.0..=1.0).contains(&ratio) {
             return Err(invalid(
                 "decision.max_reject_ratio",
                 format!("must be within 0..=1, got {ratio}"),
             ));
         }
-        let bp = &spec.boilerplate;
+        let bp = &self.boilerplate;
         for (key, share) in [
             ("boilerplate.min_share", bp.min_share),
             ("boilerplate.corpus_min_share", bp.corpus_min_share),

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use neardup_io::{Decision, DocumentRow, OnReadError, Record, RecordReader};
-use neardup_job::{JobSpec, page_text};
+use neardup_job::{JobSpec, lines_left_out, page_text};
 use neardup_text::{Analysis, AnalyzeScratch, Analyzer};
 use neardup_text::{Boilerplate, LineScratch};
 use serde::Serialize;
@@ -595,7 +595,7 @@ pub fn read_pages(
                 {
                     let (text, stripped) = page_text(boilerplate, &d, &mut lines, &mut content);
                     let left_out = match stripped {
-                        Some(s) if s.lines > 0 => left_out(&d.text, text),
+                        Some(s) if s.lines > 0 => lines_left_out(&d.text, text),
                         _ => Vec::new(),
                     };
                     pages.insert(d.id.clone(), PageText { text: text.to_string(), left_out });
@@ -604,20 +604,6 @@ pub fn read_pages(
         }
     }
     Ok(pages)
-}
-
-/// The lines of `text` that are not in `kept`, which holds some of its lines in order.
-fn left_out(text: &str, kept: &str) -> Vec<String> {
-    let mut kept = kept.lines().peekable();
-    let mut out = Vec::new();
-    for line in text.lines() {
-        if kept.peek() == Some(&line) {
-            kept.next();
-        } else {
-            out.push(line.to_string());
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -629,8 +615,9 @@ mod tests {
     #[test]
     fn left_out_lines_are_those_not_kept_in_order() {
         let text = "Home\nTitle\nBody one\nHome\nBody two\nFooter";
-        assert_eq!(left_out(text, "Body one\nHome\nBody two\n"), ["Home", "Title", "Footer"]);
-        assert!(left_out(text, text).is_empty());
+        let left = lines_left_out(text, "Body one\nHome\nBody two\n");
+        assert_eq!(left, ["Home", "Title", "Footer"]);
+        assert!(lines_left_out(text, text).is_empty());
     }
 
     fn labels(pairs: &[(&str, &str)]) -> HashMap<String, String> {

@@ -437,8 +437,7 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Explanation> {
                 Ok(Doc { id: id.to_string(), text: page.text, left_out: page.left_out })
             };
             let (a, b) = (take(&args.a)?, take(&args.b)?);
-            let analyzer = neardup_job::Signer::spec_analyzer(spec);
-            let weights = neardup_job::read_weights(Some(run), spec, &analyzer)?;
+            let weights = neardup_job::read_weights(Some(run), spec)?;
             let (bands_rows, blocks) = (resolved.bands.zip(resolved.rows), resolved.blocks);
             let e = explain(spec, bands_rows, blocks, weights.as_ref(), &a, &b)?;
             if !args.json {
@@ -459,8 +458,7 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Explanation> {
                 Ok(Doc { id: name.to_string(), text, left_out: Vec::new() })
             };
             // Without a run, jieba's table is the one IDF source there is to read.
-            let analyzer = neardup_job::Signer::spec_analyzer(&spec);
-            let weights = neardup_job::read_weights(None, &spec, &analyzer)?;
+            let weights = neardup_job::read_weights(None, &spec)?;
             explain(&spec, None, None, weights.as_ref(), &read(&args.a)?, &read(&args.b)?)?
         }
     };

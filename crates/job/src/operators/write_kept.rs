@@ -37,12 +37,6 @@ pub trait WriteKept<'s, T: Timestamp> {
     ) -> StreamVec<'s, T, ()>;
 }
 
-/// A web page's text as the run compared it, `boilerplate` (what it learned) left out.
-fn main_text(boilerplate: Option<&Boilerplate>, doc: &InputDoc) -> String {
-    let (mut lines, mut content) = (LineScratch::default(), String::new());
-    page_text(boilerplate, doc, &mut lines, &mut content).0.to_string()
-}
-
 impl<'s, T: Timestamp> WriteKept<'s, T> for StreamVec<'s, T, DocId> {
     fn write_kept(
         self,
@@ -70,14 +64,21 @@ impl<'s, T: Timestamp> WriteKept<'s, T> for StreamVec<'s, T, DocId> {
                     return;
                 }
                 let Some(cap) = capability.take() else { return };
+                // A web page's text as the run compared it: what it learned left out.
+                let (mut lines, mut content) = (LineScratch::default(), String::new());
+                let mut main_text = |doc: &InputDoc| {
+                    page_text(boilerplate.as_deref(), doc, &mut lines, &mut content).0.to_string()
+                };
                 for file in job.inputs.iter().filter(|f| f.index as usize % peers == worker) {
                     let mut records = kept.remove(&file.index).unwrap_or_default();
                     records.sort_unstable();
-                    let written =
-                        neardup_io::write_kept(file, &records, &dir, max_record_bytes, &|doc| {
-                            main_text(boilerplate.as_deref(), doc)
-                        });
-                    match written {
+                    match neardup_io::write_kept(
+                        file,
+                        &records,
+                        &dir,
+                        max_record_bytes,
+                        &mut main_text,
+                    ) {
                         Ok(written) => stats.borrow_mut().decisions.kept_written += written,
                         Err(e) => {
                             error.borrow_mut().get_or_insert(e);
