@@ -9,24 +9,24 @@ use std::time::Instant;
 
 use neardup_text::{Analyzer, Boilerplate, Segmenter};
 
-use crate::commit::{self, BOILERPLATE_FILE};
-use crate::config::JobConfig;
-use crate::corpus;
+use crate::distributed::interrupt::Interrupt;
+use crate::distributed::mesh::{Control, Mesh};
+use crate::distributed::processes::{self, Pass, Topology};
+use crate::distributed::traffic::{Exchanged, Traffic};
 use crate::error::{JobError, error_chain};
-use crate::interrupt::Interrupt;
-use crate::memory::MemoryPlan;
-use crate::mesh::{Control, Mesh};
-use crate::processes::{self, Pass, Topology};
-use crate::progress::Progress;
-use crate::sign::{IdfWeights, Signer};
-use crate::sign_task::{self, Tasks};
-use crate::source::KeptShares;
-use crate::spec::JobSpec;
-use crate::summary::Summary;
-use crate::traffic::{Exchanged, Traffic};
-use crate::work_area::{self, KeptGeneration, LearnedState};
-use crate::worker::{LearnedPass, RunContext, run_worker};
-use crate::worker_report::WorkerReport;
+use crate::input::sign::{IdfWeights, Signer};
+use crate::input::sign_task::{self, Tasks};
+use crate::input::source::KeptShares;
+use crate::input::work_area::{self, KeptGeneration, LearnedState};
+use crate::outputs::commit::{self, BOILERPLATE_FILE};
+use crate::passes::corpus;
+use crate::passes::worker::{LearnedPass, RunContext, run_worker};
+use crate::reporting::progress::Progress;
+use crate::reporting::summary::Summary;
+use crate::reporting::worker_report::WorkerReport;
+use crate::settings::config::JobConfig;
+use crate::settings::memory::MemoryPlan;
+use crate::settings::spec::JobSpec;
 
 /// Runs a job to completion and writes its outputs.
 ///
@@ -236,15 +236,15 @@ pub fn read_weights(
     output: Option<&Path>,
     spec: &JobSpec,
 ) -> Result<Option<IdfWeights>, neardup_io::Error> {
-    if spec.simhash.weights() != crate::spec::Weighting::TfIdf {
+    if spec.simhash.weights() != crate::settings::spec::Weighting::TfIdf {
         return Ok(None);
     }
     match spec.simhash.idf {
-        crate::spec::IdfSource::Jieba => {
+        crate::settings::spec::IdfSource::Jieba => {
             let analyzer = Signer::spec_analyzer(spec);
             Ok(Some(IdfWeights::Words(neardup_text::WordIdf::jieba(analyzer.extractor()))))
         }
-        crate::spec::IdfSource::Corpus => {
+        crate::settings::spec::IdfSource::Corpus => {
             let frequencies = neardup_io::index::read_frequencies(output)?;
             Ok(frequencies.as_ref().map(IdfWeights::from_frequencies))
         }

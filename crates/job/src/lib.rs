@@ -28,77 +28,59 @@
 //! println!("{} of {} documents kept", summary.counts.kept, summary.counts.records);
 //! ```
 //!
-//! Where things are: [`run`] is in `driver` and the commit order in `commit`; the
-//! worker's dataflow in `worker`, its operators one per file in `operators`; settings in
-//! `spec` (the job file as given) and `config` (checked once into a [`JobConfig`]);
-//! processes and their workers in `processes`, their connections in `mesh`; the stages by
-//! name in [`Stage`].
+//! Where things are, in the order the folders may use each other (each folder's `mod.rs`
+//! names what it may use): `error`; `distributed` (processes and their workers, their
+//! connections); `settings` (the job file as given, the memory plan, and the run checked
+//! once into a [`JobConfig`]); `storage` (records, spilled runs, logs); `reporting` (the
+//! stages by name, [`Stage`], statistics and the summary); `input` (shares of the input,
+//! signing, the work area); `operators` (one per file); `passes` (the corpus passes and the
+//! main pass); `outputs` (the commit order and `report.html`); and [`run`] in `driver`.
 
-mod buckets;
-mod commit;
-mod config;
-mod corpus;
+mod distributed;
 mod driver;
 mod error;
-mod feed;
-mod frames;
-mod interrupt;
-mod memory;
-mod mesh;
+mod input;
 mod operators;
-mod pass;
-mod processes;
-mod progress;
-mod record_log;
-mod records;
-mod report;
-mod report_quotes;
-mod routing;
-mod sig_log;
-mod sign;
-mod sign_task;
-mod source;
-mod spec;
-mod spill;
-mod stage;
-mod stats;
-mod summary;
-mod templates;
-mod traffic;
-mod work_area;
-mod worker;
-mod worker_report;
+mod outputs;
+mod passes;
+mod reporting;
+mod settings;
+mod storage;
 
-pub use buckets::{BucketReducer, BucketStats};
-pub use commit::{BOILERPLATE_FILE, SUCCESS_MARKER};
-pub use config::{IndexPlan, JobConfig, MethodParams};
+pub use distributed::interrupt::Interrupt;
+pub use distributed::processes::{
+    MEMORY_BUDGET_FLOOR, Topology, capture_peer_failures, default_memory_budget,
+};
+pub use distributed::traffic::Exchanged;
 pub use driver::{read_boilerplate, read_weights, run, run_interruptible, run_with_progress};
 pub use error::{ConfigError, JobError};
-pub use interrupt::Interrupt;
-pub use memory::{
+pub use input::sign::{IdfWeights, SignScratch, Signer, lines_left_out, page_text};
+pub use input::sign_task::{SignTask, TaskReport, check_signable, sign_share};
+pub use operators::buckets::BucketReducer;
+pub use outputs::commit::{BOILERPLATE_FILE, SUCCESS_MARKER};
+pub use outputs::report::REPORT_FILE;
+pub use reporting::progress::Progress;
+pub use reporting::stage::Stage;
+pub use reporting::stats::{
+    BoilerplateStats, BucketStats, DecisionStats, IndexStats, MatchingStats, ReadingStats,
+    ResourceStats, WorkerStats,
+};
+pub use reporting::summary::{
+    Counts, LshCounts, Resolved, RunStatus, SUMMARY_FILE, StageSeconds, Summary, file_metadata,
+    peak_memory_bytes,
+};
+pub use settings::config::{IndexPlan, JobConfig, MethodParams};
+pub use settings::memory::{
     FULL_RECORD_LIMIT_BUDGET, WORKER_FIXED_BYTES, WORKER_PAIR_BYTES, check_workers,
     default_max_record_bytes, workers_fixed_bytes,
 };
-pub use processes::{MEMORY_BUDGET_FLOOR, Topology, capture_peer_failures, default_memory_budget};
-pub use progress::Progress;
-pub use records::{Assignment, BucketRecord, Candidate, ClusterInfo, Membership, SignedDoc};
-pub use report::REPORT_FILE;
-pub use sign::{IdfWeights, SignScratch, Signer, lines_left_out, page_text};
-pub use sign_task::{SignTask, TaskReport, check_signable, sign_share};
-pub use spec::{
+pub use settings::spec::{
     BucketSpec, CONTAINMENT_BANDS_JACCARD, DecisionSpec, INDEX_LAYOUT_DOCUMENTS, IdfSource,
     IndexSpec, InputSpec, JobSpec, KeepRule, MAX_DISTANCE, Method, MinHashSpec, Removal,
     SIMHASH_HAN_NGRAM_CHARS, SIMHASH_NGRAM_CHARS, SimHashSpec, THRESHOLD, WEB_CONTAINMENT,
     WEB_CONTAINMENT_MIN_JACCARD, WEB_MAX_DISTANCE, WEB_MAX_FEATURE_COUNT, WEB_TF_MAX_DISTANCE,
     WEB_WEIGHTING, Weighting,
 };
-pub use stage::Stage;
-pub use stats::{
-    BoilerplateStats, DecisionStats, IndexStats, MatchingStats, ReadingStats, ResourceStats,
-    WorkerStats,
+pub use storage::records::{
+    Assignment, BucketRecord, Candidate, ClusterInfo, Membership, SignedDoc,
 };
-pub use summary::{
-    Counts, LshCounts, Resolved, RunStatus, SUMMARY_FILE, StageSeconds, Summary, file_metadata,
-    peak_memory_bytes,
-};
-pub use traffic::Exchanged;

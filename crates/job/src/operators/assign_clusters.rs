@@ -31,10 +31,10 @@ use timely::dataflow::operators::vec::Map;
 
 use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
 use crate::operators::propagate::{Link, Links, Node, SharedLinks, propagate};
-use crate::records::{Edge, Membership, NodeInfo};
-use crate::routing::route_doc;
-use crate::spec::KeepRule;
-use crate::spill::{MemSize, SortedIter, SpillError};
+use crate::settings::spec::KeepRule;
+use crate::storage::records::{Edge, Membership, NodeInfo};
+use crate::storage::routing::route_doc;
+use crate::storage::spill::{MemSize, SortedIter, SpillError};
 
 /// What clustering keeps of a document in some pair.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

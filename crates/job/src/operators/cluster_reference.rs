@@ -18,8 +18,8 @@ use differential_dataflow::algorithms::graphs::bfs::bfs_arranged;
 use differential_dataflow::algorithms::graphs::propagate::propagate_core;
 use neardup_core::DocId;
 
-use crate::records::{ClusterInfo, Membership};
-use crate::spec::KeepRule;
+use crate::settings::spec::KeepRule;
+use crate::storage::records::{ClusterInfo, Membership};
 
 /// The cluster of every document that is in some pair. `exact` holds exact pairs
 /// `(representative, copy)`, `near` verified pairs `(a, b)` with `a < b` (between

@@ -19,8 +19,8 @@ use timely::dataflow::channels::pact::ParallelizationContract;
 use timely::dataflow::operators::generic::Operator;
 use timely::progress::Timestamp;
 
-use crate::spill::{MemSize, Merged, SortedRuns, SortedWriter, SpillError};
-use crate::stats::WorkerStats;
+use crate::reporting::stats::WorkerStats;
+use crate::storage::spill::{MemSize, Merged, SortedRuns, SortedWriter, SpillError};
 
 /// Where and how much one worker's stages may spill.
 #[derive(Clone)]

@@ -12,10 +12,10 @@ use timely::dataflow::operators::vec::Map;
 use timely::progress::Timestamp;
 
 use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
-use crate::records::{ContentKey, IdClaim};
+use crate::storage::records::{ContentKey, IdClaim};
 #[cfg(doc)]
-use crate::routing::route_id;
-use crate::spill::SpillError;
+use crate::storage::routing::route_id;
+use crate::storage::spill::SpillError;
 
 /// What a claim turns out to be.
 #[derive(Clone, Debug)]

@@ -24,12 +24,12 @@ use timely::dataflow::StreamVec;
 use timely::dataflow::channels::pact::Pipeline;
 use timely::progress::Timestamp;
 
-use crate::config::{JobConfig, MethodParams};
 use crate::operators::collect::collect_sorted_taking;
 use crate::operators::collect::{Drain, Keyed, Spill};
-use crate::records::{BucketRecord, DocMeta, NodeInfo, SigEntry, SignedDoc, content_key};
-use crate::sig_log::{LogAt, LogReader, SigLog, SigLogFile};
-use crate::spill::{Held, MemSize, SortedFile, SortedWriter, SpillError};
+use crate::settings::config::{JobConfig, MethodParams};
+use crate::storage::records::{BucketRecord, DocMeta, NodeInfo, SigEntry, SignedDoc, content_key};
+use crate::storage::sig_log::{LogAt, LogReader, SigLog, SigLogFile};
+use crate::storage::spill::{Held, MemSize, SortedFile, SortedWriter, SpillError};
 
 /// What the document store leaves for later stages of the same worker.
 #[derive(Default)]
@@ -440,7 +440,7 @@ pub(crate) fn store_by_hand(
 mod tests {
     use super::*;
     use crate::operators::testing::{self, signed};
-    use crate::spec::{JobSpec, Method};
+    use crate::settings::spec::{JobSpec, Method};
 
     const LONG: &str = "the quick brown fox jumps over the lazy dog near the river bank today";
 

@@ -12,8 +12,8 @@ use timely::dataflow::operators::vec::Map;
 use timely::progress::Timestamp;
 
 use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
-use crate::records::{ContentKey, Edge, NodeInfo};
-use crate::spill::SpillError;
+use crate::storage::records::{ContentKey, Edge, NodeInfo};
+use crate::storage::spill::SpillError;
 
 /// What grouping by text produces.
 #[derive(Clone, Debug)]

@@ -14,7 +14,7 @@ use timely::dataflow::operators::generic::Operator;
 use timely::dataflow::operators::vec::Broadcast;
 use timely::progress::Timestamp;
 
-use crate::worker_report::WorkerReport;
+use crate::reporting::worker_report::WorkerReport;
 
 /// Exchanges the workers' reports.
 pub trait GatherReports<'s, T: Timestamp> {

@@ -1,4 +1,4 @@
-//! Keeps what signing gave each unit of input in the work area (`crate::work_area`), so that
+//! Keeps what signing gave each unit of input in the work area (`crate::input::work_area`), so that
 //! a rerun replays it instead of reading and signing again.
 //!
 //! Partitioning: signed records and unit ends go to the worker that read their file (by
@@ -25,9 +25,9 @@ use timely::dataflow::channels::pact::{Exchange, ParallelizationContract, Pipeli
 use timely::dataflow::operators::generic::Operator;
 use timely::progress::Timestamp;
 
-use crate::records::SignedDoc;
-use crate::stats::WorkerStats;
-use crate::work_area::{UnitEnd, UnitWriter, WorkArea};
+use crate::input::work_area::{UnitEnd, UnitWriter, WorkArea};
+use crate::reporting::stats::WorkerStats;
+use crate::storage::records::SignedDoc;
 
 type Signed = Result<SignedDoc, RejectedRecord>;
 

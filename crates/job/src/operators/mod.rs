@@ -5,8 +5,11 @@
 //! sorted runs that spill to disk past a limit ([`collect`]), and reduces them once its
 //! input is complete, a batch per activation; its output is all at the first time. Each
 //! module states what it holds in memory.
+//!
+//! May use: `error`, `settings`, `storage`, `reporting`, `input`.
 
 mod assign_clusters;
+pub(crate) mod buckets;
 #[cfg(test)]
 mod cluster_reference;
 pub(crate) mod collect;

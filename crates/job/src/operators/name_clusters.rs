@@ -21,10 +21,10 @@ use std::rc::Rc;
 
 use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
 use crate::operators::index::records::{JoinedIn, JoinedKey, OldLink};
-use crate::records::{Assignment, IndexedKept, Membership, NodeInfo, Verdict};
-use crate::routing::route_doc;
-use crate::spill::{MemSize, SpillError};
-use crate::stats::WorkerStats;
+use crate::reporting::stats::WorkerStats;
+use crate::storage::records::{Assignment, IndexedKept, Membership, NodeInfo, Verdict};
+use crate::storage::routing::route_doc;
+use crate::storage::spill::{MemSize, SpillError};
 
 /// An id, or a member of the cluster kept as the key's document.
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -29,8 +29,8 @@ use timely::dataflow::operators::{Capability, ConnectLoop, Feedback};
 use timely::progress::frontier::MutableAntichain;
 
 use crate::operators::collect::Spill;
-use crate::routing::route_doc;
-use crate::spill::{MemSize, Merged, SortedFile, SortedIter, SortedRuns, SpillError};
+use crate::storage::routing::route_doc;
+use crate::storage::spill::{MemSize, Merged, SortedFile, SortedIter, SortedRuns, SpillError};
 
 /// Links looked at per activation while offering a round's changes.
 const OFFER_BATCH: usize = 65_536;

@@ -8,11 +8,11 @@ use timely::dataflow::StreamVec;
 use timely::dataflow::channels::pact::Exchange;
 use timely::progress::Timestamp;
 
-use crate::buckets::BucketReducer;
+use crate::operators::buckets::BucketReducer;
 use crate::operators::collect::{Drain, Spill, collect_sorted};
-use crate::records::{BucketRecord, Candidate};
-use crate::spec::BucketSpec;
-use crate::spill::SpillError;
+use crate::settings::spec::BucketSpec;
+use crate::storage::records::{BucketRecord, Candidate};
+use crate::storage::spill::SpillError;
 
 /// Reduces LSH buckets to candidate pairs.
 pub trait ReduceBuckets<'s, T: Timestamp> {

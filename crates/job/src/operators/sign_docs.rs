@@ -12,9 +12,9 @@ use timely::dataflow::channels::pact::Pipeline;
 use timely::dataflow::operators::generic::Operator;
 use timely::progress::Timestamp;
 
-use crate::records::SignedDoc;
-use crate::sign::{SignScratch, Signer};
-use crate::stats::WorkerStats;
+use crate::input::sign::{SignScratch, Signer};
+use crate::reporting::stats::WorkerStats;
+use crate::storage::records::SignedDoc;
 
 /// Signs documents; passes readers' rejects through.
 pub trait SignDocs<'s, T: Timestamp> {
@@ -61,7 +61,7 @@ mod tests {
 
     use super::*;
     use crate::operators::testing::{self, run_operator};
-    use crate::spec::JobSpec;
+    use crate::settings::spec::JobSpec;
 
     fn doc(record: u64, text: &str) -> Record {
         let id = format!("d{record}");

@@ -20,14 +20,14 @@ use timely::dataflow::operators::Inspect;
 use timely::dataflow::operators::vec::ToStream;
 use timely::worker::Worker;
 
-use crate::config::JobConfig;
+use crate::input::sign::{SignScratch, Signer};
 use crate::operators::collect::{Drain, Spill};
 use crate::operators::doc_store::{self, DocStore};
 use crate::operators::write_parts::PartSink;
-use crate::records::{NodeInfo, SignedDoc};
-use crate::sign::{SignScratch, Signer};
-use crate::spec::JobSpec;
-use crate::stats::WorkerStats;
+use crate::reporting::stats::WorkerStats;
+use crate::settings::config::JobConfig;
+use crate::settings::spec::JobSpec;
+use crate::storage::records::{NodeInfo, SignedDoc};
 
 /// Feeds `items` to `stage` in sorted order, as `collect_sorted` does once its input is
 /// complete, then ends it; returns what it emitted, in order.

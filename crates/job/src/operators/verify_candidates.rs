@@ -28,9 +28,9 @@ use timely::progress::Timestamp;
 
 use crate::operators::collect::{Drain, Spill, collect_sorted, collect_sorted_taking};
 use crate::operators::doc_store::{DocStore, SigCursor};
-use crate::records::{Candidate, Edge, HalfPair, SigEntry};
-use crate::routing::route_doc;
-use crate::spill::{MemSize, RemoveOnDrop, SpillError, create_run};
+use crate::storage::records::{Candidate, Edge, HalfPair, SigEntry};
+use crate::storage::routing::route_doc;
+use crate::storage::spill::{MemSize, RemoveOnDrop, SpillError, create_run};
 
 /// A verified near-duplicate pair.
 #[derive(Clone, Debug)]
@@ -456,8 +456,8 @@ impl<'s, T: Timestamp> VerifyCandidates<'s, T> for StreamVec<'s, T, Candidate> {
 
 /// The `pairs/` row of a verified pair, ordered by id.
 fn near_row(
-    a: &crate::records::NodeInfo,
-    b: &crate::records::NodeInfo,
+    a: &crate::storage::records::NodeInfo,
+    b: &crate::storage::records::NodeInfo,
     verdict: &Verification,
 ) -> PairRow {
     let (x, y) = if a.id <= b.id { (a, b) } else { (b, a) };
@@ -479,7 +479,7 @@ fn near_row(
 mod tests {
     use super::*;
     use crate::operators::testing::{self, drain, signed, store};
-    use crate::spec::JobSpec;
+    use crate::settings::spec::JobSpec;
     use neardup_core::Measure;
 
     const TEXT: &str = "a river runs through the old town and past the mill where the baker \

@@ -21,15 +21,15 @@ use timely::progress::Timestamp;
 
 use neardup_io::index::{DocPartWriter, IndexRef, IndexedDoc};
 
-use crate::config::{IndexPlan, JobConfig};
 use crate::operators::PartSink;
 use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
 use crate::operators::doc_store::{DocStore, SigCursor};
-use crate::records::{Assignment, DocMeta, Verdict, encode_signature};
-use crate::routing::route_doc;
-use crate::spec::Removal;
-use crate::spill::{SortedIter, SpillError};
-use crate::stats::{ClusterKept, WorkerStats};
+use crate::reporting::stats::{ClusterKept, WorkerStats};
+use crate::settings::config::{IndexPlan, JobConfig};
+use crate::settings::spec::Removal;
+use crate::storage::records::{Assignment, DocMeta, Verdict, encode_signature};
+use crate::storage::routing::route_doc;
+use crate::storage::spill::{SortedIter, SpillError};
 
 /// Rows written per Parquet batch.
 const ROWS_PER_BATCH: usize = 65_536;
@@ -462,7 +462,7 @@ mod tests {
 
     use super::*;
     use crate::operators::testing::{drain, sink};
-    use crate::spill::SortedRuns;
+    use crate::storage::spill::SortedRuns;
 
     fn doc(record: u64) -> DocId {
         DocId::new(0, record)

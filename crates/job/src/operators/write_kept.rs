@@ -17,10 +17,10 @@ use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::Operator;
 use timely::progress::Timestamp;
 
-use crate::config::JobConfig;
+use crate::input::pass_worker::PassWorker;
+use crate::input::sign::page_text;
 use crate::operators::PartSink;
-use crate::pass::PassWorker;
-use crate::sign::page_text;
+use crate::settings::config::JobConfig;
 
 /// Copies kept records out of the input files.
 pub trait WriteKept<'s, T: Timestamp> {
@@ -99,10 +99,10 @@ mod tests {
     use std::rc::Rc;
 
     use super::*;
+    use crate::input::source::ReadPlan;
     use crate::operators::testing::{self, run_operator};
-    use crate::source::ReadPlan;
-    use crate::spec::JobSpec;
-    use crate::stats::WorkerStats;
+    use crate::reporting::stats::WorkerStats;
+    use crate::settings::spec::JobSpec;
 
     #[test]
     fn the_kept_records_of_this_workers_files_are_copied() {

@@ -17,9 +17,9 @@ use timely::dataflow::operators::vec::Map;
 use timely::progress::Timestamp;
 
 use crate::operators::collect::{Drain, Spill, collect_sorted};
-use crate::records::PairOut;
-use crate::spill::SpillError;
-use crate::stats::WorkerStats;
+use crate::reporting::stats::WorkerStats;
+use crate::storage::records::PairOut;
+use crate::storage::spill::SpillError;
 
 /// Rows handed to the Parquet writer at once.
 const ROWS_PER_BATCH: usize = 65_536;

@@ -9,10 +9,10 @@ use timely::dataflow::StreamVec;
 use timely::dataflow::channels::pact::Exchange;
 use timely::progress::Timestamp;
 
-use crate::config::IndexPlan;
 use crate::operators::PartSink;
 use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
-use crate::spill::SpillError;
+use crate::settings::config::IndexPlan;
+use crate::storage::spill::SpillError;
 
 use super::records::{IndexCandidate, IndexedSide};
 

@@ -10,9 +10,9 @@ use timely::dataflow::operators::vec::Map;
 use timely::progress::Timestamp;
 
 use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
-use crate::records::Membership;
-use crate::routing::route_doc;
-use crate::spill::{MemSize, SpillError};
+use crate::storage::records::Membership;
+use crate::storage::routing::route_doc;
+use crate::storage::spill::{MemSize, SpillError};
 
 use super::records::{IndexMatch, OldLink};
 

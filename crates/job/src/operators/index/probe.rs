@@ -9,10 +9,10 @@ use timely::dataflow::StreamVec;
 use timely::dataflow::channels::pact::Exchange;
 use timely::progress::Timestamp;
 
-use crate::config::IndexPlan;
 use crate::operators::PartSink;
 use crate::operators::collect::{Drain, Spill, collect_sorted};
-use crate::spill::SpillError;
+use crate::settings::config::IndexPlan;
+use crate::storage::spill::SpillError;
 
 use super::records::{IndexCandidate, IndexKey};
 
@@ -119,7 +119,7 @@ pub trait ProbeIndex<'s, T: Timestamp> {
     fn probe_index(
         self,
         plan: Arc<IndexPlan>,
-        buckets: crate::spec::BucketSpec,
+        buckets: crate::settings::spec::BucketSpec,
         sink: PartSink,
         spill: Spill,
     ) -> StreamVec<'s, T, IndexCandidate>;
@@ -129,7 +129,7 @@ impl<'s, T: Timestamp> ProbeIndex<'s, T> for StreamVec<'s, T, IndexKey> {
     fn probe_index(
         self,
         plan: Arc<IndexPlan>,
-        buckets: crate::spec::BucketSpec,
+        buckets: crate::settings::spec::BucketSpec,
         sink: PartSink,
         spill: Spill,
     ) -> StreamVec<'s, T, IndexCandidate> {

@@ -5,8 +5,8 @@ use neardup_io::index::{IndexRef, IndexedDoc};
 use serde::{Deserialize, Serialize};
 
 use crate::operators::collect::Keyed;
-use crate::records::{Assignment, IndexedKept};
-use crate::spill::MemSize;
+use crate::storage::records::{Assignment, IndexedKept};
+use crate::storage::spill::MemSize;
 
 /// A key of a new representative, for the index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

@@ -18,9 +18,9 @@ use timely::dataflow::channels::pact::Exchange;
 use timely::progress::Timestamp;
 
 use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
-use crate::records::Verdict;
-use crate::spill::SpillError;
-use crate::stats::{ClusterKept, WorkerStats};
+use crate::reporting::stats::{ClusterKept, WorkerStats};
+use crate::storage::records::Verdict;
+use crate::storage::spill::SpillError;
 
 use super::records::{JoinedIn, JoinedKey};
 
@@ -90,7 +90,7 @@ mod tests {
 
     use super::*;
     use crate::operators::testing::drain;
-    use crate::records::{Assignment, IndexedKept};
+    use crate::storage::records::{Assignment, IndexedKept};
 
     fn doc(record: u64) -> DocId {
         DocId::new(0, record)

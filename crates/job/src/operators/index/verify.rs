@@ -13,19 +13,19 @@ use timely::progress::Timestamp;
 use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
 use crate::operators::doc_store::DocStore;
 use crate::operators::doc_store::{Cursor, SigCursor};
-use crate::records::DocMeta;
-use crate::routing::route_doc;
-use crate::spill::SpillError;
+use crate::storage::records::DocMeta;
+use crate::storage::routing::route_doc;
+use crate::storage::spill::SpillError;
 
 use super::records::{IndexMatch, IndexedSide};
-use crate::records::decode_signature;
+use crate::storage::records::decode_signature;
 
 struct VerifyDrain {
     store: Rc<RefCell<DocStore>>,
     signatures: SigCursor,
     /// For the content hash of new documents without a signature.
     meta: Cursor<DocMeta>,
-    stats: Rc<RefCell<crate::stats::WorkerStats>>,
+    stats: Rc<RefCell<crate::reporting::stats::WorkerStats>>,
 }
 
 impl Drain<Keyed<(DocId, IndexRef), IndexedSide>, IndexMatch> for VerifyDrain {
@@ -105,8 +105,8 @@ mod tests {
 
     use super::*;
     use crate::operators::testing::{self, drain, signed, store};
-    use crate::records::{SignedDoc, encode_signature};
-    use crate::stats::WorkerStats;
+    use crate::reporting::stats::WorkerStats;
+    use crate::storage::records::{SignedDoc, encode_signature};
 
     const TEXT: &str = "a river runs through the old town and past the mill where the baker \
                         sells bread every morning before the market opens on the square";

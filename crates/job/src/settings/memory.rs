@@ -12,7 +12,7 @@
 
 use std::path::PathBuf;
 
-use crate::processes::{MEMORY_BUDGET_FLOOR, Topology};
+use crate::distributed::processes::{MEMORY_BUDGET_FLOOR, Topology};
 
 /// A collecting stage holds at most one eighth of its worker's share.
 pub(crate) const SPILL_SHARE: u64 = 8;

@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::stage::Stage;
+use crate::reporting::stage::Stage;
 
 /// Counters this process's workers update as the job runs (cheap atomics, updated once per
 /// batch of records, never per record).

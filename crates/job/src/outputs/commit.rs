@@ -12,7 +12,7 @@
 //!   -> summary.json -> _SUCCESS
 //! ```
 //!
-//! Then the work area (`_work/`, see `crate::work_area`) is removed.
+//! Then the work area (`_work/`, see `crate::input::work_area`) is removed.
 //!
 //! A run that dies before the manifest leaves the index as it was; one that dies after it
 //! leaves its generation committed and no `_SUCCESS`, and its retry (same run name and
@@ -27,15 +27,15 @@ use neardup_io::failpoint;
 use neardup_io::index::{FREQUENCIES_FILE, Frequencies, IndexLock, Manifest};
 use neardup_io::{FileList, FolderLock, Role, write_atomically};
 
-use crate::config::{IndexPlan, JobConfig};
+use crate::distributed::processes::Topology;
 use crate::error::{JobError, error_chain};
-use crate::processes::Topology;
-use crate::report::{self, REPORT_FILE};
-use crate::spill::RemoveDir;
-use crate::stats::IndexStats;
-use crate::summary::{RunStatus, SUMMARY_FILE, Summary};
-use crate::work_area;
-use crate::worker_report::WorkerReport;
+use crate::input::work_area;
+use crate::outputs::report::{self, REPORT_FILE};
+use crate::reporting::stats::IndexStats;
+use crate::reporting::summary::{RunStatus, SUMMARY_FILE, Summary};
+use crate::reporting::worker_report::WorkerReport;
+use crate::settings::config::{IndexPlan, JobConfig};
+use crate::storage::spill::RemoveDir;
 
 /// Name of the marker written last, when every output is complete.
 pub const SUCCESS_MARKER: &str = "_SUCCESS";
@@ -223,7 +223,7 @@ pub(crate) fn finish(
     };
     let mut seconds = totals.seconds.clone();
     seconds.total = start.elapsed().as_secs_f64();
-    let resolved = crate::summary::Resolved::of(config, totals.blocks);
+    let resolved = crate::reporting::summary::Resolved::of(config, totals.blocks);
     let mut summary = Summary::new(config, topology, &totals.stats, resolved, seconds);
     summary.exchanged_bytes.clone_from(&totals.exchanged);
     let (rejected, records) = (summary.counts.rejected, summary.counts.records);

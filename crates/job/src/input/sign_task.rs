@@ -1,6 +1,6 @@
 //! Signing as independent tasks (`neardup sign`): task `index` of `count` reads and signs
 //! the input files whose index is `index` modulo `count`, each file one unit of the work
-//! area (`crate::work_area`), with no connection to any other task, so that a Kubernetes
+//! area (`crate::input::work_area`), with no connection to any other task, so that a Kubernetes
 //! Indexed Job or a Slurm array of any size signs a corpus. A later `neardup dedup` with
 //! the same inputs and settings into the same output replays every unit the tasks
 //! committed and reads only the files no task finished.
@@ -27,14 +27,14 @@ use std::time::Instant;
 use neardup_io::{InputFile, Item};
 use serde::{Deserialize, Serialize};
 
-use crate::config::JobConfig;
+use crate::distributed::interrupt::Interrupt;
 use crate::error::{ConfigError, JobError, ReadFailure, error_chain};
-use crate::interrupt::Interrupt;
-use crate::progress::Progress;
-use crate::sign::{SignScratch, Signer};
-use crate::source::{ReadPlan, ReadTotals, read_files};
-use crate::stats::BoilerplateStats;
-use crate::work_area::{self, TASKS, UnitEnd, UnitWriter, WorkArea};
+use crate::input::sign::{SignScratch, Signer};
+use crate::input::source::{ReadPlan, ReadTotals, read_files};
+use crate::input::work_area::{self, TASKS, UnitEnd, UnitWriter, WorkArea};
+use crate::reporting::progress::Progress;
+use crate::reporting::stats::BoilerplateStats;
+use crate::settings::config::JobConfig;
 
 /// One task of `neardup sign`.
 #[derive(Clone, Debug)]

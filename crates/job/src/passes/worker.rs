@@ -22,10 +22,12 @@ use timely::dataflow::operators::probe::Handle as ProbeHandle;
 use timely::dataflow::operators::vec::{Broadcast, Map};
 use timely::worker::Worker;
 
-use crate::config::JobConfig;
+use crate::distributed::processes::Heartbeat;
 use crate::error::{JobError, ReadFailure, error_chain};
-use crate::feed::{Inputs, Source, feed};
-use crate::memory::MemoryPlan;
+use crate::input::pass_worker::PassWorker;
+use crate::input::sign::Signer;
+use crate::input::source::{KeptShares, ShareError};
+use crate::input::work_area::{UnitEnd, WorkArea};
 use crate::operators::{
     DedupIds, DocStore, ExactGroups, FetchIndexed, GatherReports, Grouped, IdOutcome, IndexKey,
     IndexMatch, KeepUnits, Keyed, LinkClusters, NameClusters, Near, PartSink, ProbeIndex,
@@ -33,19 +35,18 @@ use crate::operators::{
     VerifyIndexed, WriteDocuments, WriteKept, WritePairs, assign_clusters, count_in, doc_in,
     representative_in,
 };
-use crate::pass::{PassWorker, step_until};
-use crate::processes::Heartbeat;
-use crate::progress::Progress;
-use crate::records::{ContentKey, Edge, IdClaim, NodeInfo, SignedDoc, Verdict};
-use crate::routing::{id_hash, route_doc, route_id};
-use crate::sign::Signer;
-use crate::source::{KeptShares, ShareError};
-use crate::spill::{self, RemoveDir};
-use crate::stage::{PerStage, Stage};
-use crate::stats::{BoilerplateStats, ReadingStats, WorkerStats};
-use crate::summary::{Resolved, StageSeconds, file_metadata, peak_memory_bytes};
-use crate::work_area::{UnitEnd, WorkArea};
-use crate::worker_report::{Failure, WorkerReport};
+use crate::passes::feed::{Inputs, Source, feed};
+use crate::passes::pass::step_until;
+use crate::reporting::progress::Progress;
+use crate::reporting::stage::{PerStage, Stage};
+use crate::reporting::stats::{BoilerplateStats, ReadingStats, WorkerStats};
+use crate::reporting::summary::{Resolved, StageSeconds, file_metadata, peak_memory_bytes};
+use crate::reporting::worker_report::{Failure, WorkerReport};
+use crate::settings::config::JobConfig;
+use crate::settings::memory::MemoryPlan;
+use crate::storage::records::{ContentKey, Edge, IdClaim, NodeInfo, SignedDoc, Verdict};
+use crate::storage::routing::{id_hash, route_doc, route_id};
+use crate::storage::spill::{self, RemoveDir};
 
 /// What every worker of a run shares.
 pub(crate) struct RunContext {
@@ -64,9 +65,9 @@ pub(crate) struct RunContext {
     /// The boilerplate learned, which the main pass leaves out of the pages it replays.
     pub(crate) boilerplate: Option<Arc<Boilerplate>>,
     /// A digest of what the corpus passes learned, part of every unit's name in the work
-    /// area (`crate::work_area::learned_digest`).
+    /// area (`crate::input::work_area::learned_digest`).
     pub(crate) learned_digest: u64,
-    /// How many `neardup sign` tasks signed into the work area (`crate::sign_task`).
+    /// How many `neardup sign` tasks signed into the work area (`crate::input::sign_task`).
     pub(crate) signed_tasks: usize,
     /// Whether the workers read whole files: `neardup sign` tasks started in the work
     /// area, and their units are whole files.

@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use neardup_io::Record;
 use neardup_text::LineKey;
 
-use crate::spill::{RemoveDir, SpillError};
+use crate::storage::spill::{RemoveDir, SpillError};
 
 /// Bytes of encoded records per chunk.
 const CHUNK: usize = 1 << 20;

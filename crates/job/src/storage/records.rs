@@ -5,7 +5,7 @@ use neardup_core::{BucketKey, ContentHash, DocId, MinHashSignature, Signature, S
 use neardup_io::{RejectedRecord, WebMeta};
 use serde::{Deserialize, Serialize};
 
-use crate::spill::MemSize;
+use crate::storage::spill::MemSize;
 
 /// A document after analysis and signing.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

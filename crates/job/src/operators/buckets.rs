@@ -3,31 +3,9 @@
 
 use neardup_core::{BucketKey, DocId};
 
-use crate::records::Candidate;
-use crate::spec::BucketSpec;
-
-/// Bucket statistics, summed over workers into the summary.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct BucketStats {
-    /// Buckets with at least two members.
-    pub shared_buckets: u64,
-    /// Buckets above `max_bucket_size`, compared only against their anchors.
-    pub cut_buckets: u64,
-    /// Members of the largest bucket.
-    pub largest_bucket: u64,
-    /// Candidate pairs emitted (before removing pairs found in several buckets).
-    pub candidates: u64,
-}
-
-impl BucketStats {
-    /// Adds another worker's statistics.
-    pub fn merge(&mut self, other: &BucketStats) {
-        self.shared_buckets += other.shared_buckets;
-        self.cut_buckets += other.cut_buckets;
-        self.largest_bucket = self.largest_bucket.max(other.largest_bucket);
-        self.candidates += other.candidates;
-    }
-}
+use crate::reporting::stats::BucketStats;
+use crate::settings::spec::BucketSpec;
+use crate::storage::records::Candidate;
 
 /// Turns bucket records, sorted by `(key, doc)`, into candidate pairs.
 ///

@@ -20,12 +20,12 @@ use timely::dataflow::operators::probe::Handle as ProbeHandle;
 use timely::dataflow::operators::vec::Broadcast;
 use timely::worker::Worker;
 
-use crate::config::JobConfig;
+use crate::distributed::processes::Heartbeat;
 use crate::error::{JobError, ReadFailure, error_chain};
-use crate::processes::Heartbeat;
-use crate::progress::Progress;
-use crate::record_log::RecordLog;
-use crate::spill::SpillError;
+use crate::reporting::progress::Progress;
+use crate::settings::config::JobConfig;
+use crate::storage::record_log::RecordLog;
+use crate::storage::spill::SpillError;
 
 /// How the workers share the input files: worker `index` of `peers` reads the whole files
 /// whose index is `index` modulo `peers`, or, with `lines_before`, its byte range
@@ -462,7 +462,7 @@ pub(crate) fn read_once(
 mod tests {
     use super::*;
     use crate::operators::testing;
-    use crate::spec::JobSpec;
+    use crate::settings::spec::JobSpec;
 
     #[test]
     fn a_file_that_changed_since_it_was_listed_fails_the_worker_reading_it() {

@@ -25,8 +25,8 @@ use std::time::{Duration, Instant};
 
 use timely::communication::allocator::zero_copy::stream::Stream;
 
+use crate::distributed::interrupt::Interrupt;
 use crate::error::JobError;
-use crate::interrupt::Interrupt;
 
 /// The start of every connection between neardup processes.
 const MAGIC: &[u8; 8] = b"neardup\x01";

@@ -38,12 +38,12 @@ use neardup_core::hash::{
     CHECKSUM_BYTES, ChecksumWriter, append_checksum, check_stream, checked_body,
 };
 
-use crate::config::{IndexPlan, JobConfig};
-use crate::frames::{FrameReader, write_frame};
-use crate::records::SignedDoc;
-use crate::sign::IdfWeights;
-use crate::source::{ReadPlan, ReadTotals};
-use crate::stats::BoilerplateStats;
+use crate::input::sign::IdfWeights;
+use crate::input::source::{ReadPlan, ReadTotals};
+use crate::reporting::stats::BoilerplateStats;
+use crate::settings::config::{IndexPlan, JobConfig};
+use crate::storage::frames::{FrameReader, write_frame};
+use crate::storage::records::SignedDoc;
 
 /// The work area's folder in the output.
 pub const WORK_FOLDER: &str = "_work";

@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 use neardup_io::{Decision, Reason};
 use serde::{Deserialize, Serialize};
 
-use crate::config::{JobConfig, MethodParams};
-use crate::spec::JobSpec;
-use crate::stage::Stage;
-use crate::stats::WorkerStats;
+use crate::reporting::stage::Stage;
+use crate::reporting::stats::WorkerStats;
+use crate::settings::config::{JobConfig, MethodParams};
+use crate::settings::spec::JobSpec;
 
 /// Seconds from the start of the run until each stage had finished on every worker.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -243,17 +243,17 @@ pub struct Summary {
     /// document frequencies); with two processes, all the bytes exchanged. Empty for one
     /// process, whose workers exchange without serialising.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub exchanged_bytes: BTreeMap<String, crate::traffic::Exchanged>,
+    pub exchanged_bytes: BTreeMap<String, crate::distributed::traffic::Exchanged>,
     /// Boilerplate learned from web pages and left out, when the job learned it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub boilerplate: Option<crate::stats::BoilerplateStats>,
+    pub boilerplate: Option<crate::reporting::stats::BoilerplateStats>,
     /// The index of earlier runs, when the run used one (`--index`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub index: Option<IndexSummary>,
     /// Units of input (a worker's share of a file) read and signed, kept in the work area
     /// for a rerun, and replayed from it (a rerun after a failure reads only the rest).
     #[serde(default)]
-    pub work_area: crate::stats::WorkStats,
+    pub work_area: crate::reporting::stats::WorkStats,
     /// The folder the run was started in (process 0's): the inputs' relative paths, as
     /// `documents/` gives them in `source`, are relative to it, so `eval` and `explain`
     /// find them from another folder too.
@@ -276,7 +276,7 @@ pub struct IndexSummary {
     pub segments_read: u64,
     /// Counts of what was read, matched and written.
     #[serde(flatten)]
-    pub stats: crate::stats::IndexStats,
+    pub stats: crate::reporting::stats::IndexStats,
 }
 
 impl Summary {
@@ -304,7 +304,7 @@ impl Summary {
     /// Builds the summary of a run from the summed worker counts.
     pub fn new(
         config: &JobConfig,
-        topology: &crate::processes::Topology,
+        topology: &crate::distributed::processes::Topology,
         stats: &WorkerStats,
         resolved: Resolved,
         seconds: StageSeconds,
@@ -435,7 +435,7 @@ fn han_fold_description(config: &JobConfig) -> String {
 
 /// What SimHash weights come from, for output metadata.
 fn idf_description(config: &JobConfig) -> String {
-    use crate::spec::{IdfSource, Method, Weighting};
+    use crate::settings::spec::{IdfSource, Method, Weighting};
     match (config.spec.method, config.weighting(), config.spec.simhash.idf) {
         (Method::Simhash, Some(Weighting::TfIdf), IdfSource::Jieba) => {
             neardup_text::JIEBA_IDF_TABLE.into()

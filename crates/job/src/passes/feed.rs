@@ -1,6 +1,6 @@
 //! The source of the main pass: a worker's share of the input fed into the dataflow in
 //! rounds, the units an earlier run kept in the work area replayed first
-//! (`crate::work_area`), and each unit read ended, so that it is kept in turn.
+//! (`crate::input::work_area`), and each unit read ended, so that it is kept in turn.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
@@ -13,16 +13,16 @@ use timely::dataflow::InputHandleVec;
 use timely::dataflow::operators::probe::Handle as ProbeHandle;
 use timely::worker::Worker;
 
-use crate::config::JobConfig;
-use crate::pass::PassWorker;
-use crate::processes::Heartbeat;
-use crate::progress::Progress;
-use crate::records::SignedDoc;
-use crate::sign::{kept_page_text, page_text, take_page_text};
-use crate::source::{KeptShares, ReadTotals, Share, ShareError, read_files, read_once};
-use crate::spill::MemSize;
-use crate::stats::{BoilerplateStats, WorkerStats};
-use crate::work_area::{UnitEnd, WorkArea};
+use crate::distributed::processes::Heartbeat;
+use crate::input::pass_worker::PassWorker;
+use crate::input::sign::{kept_page_text, page_text, take_page_text};
+use crate::input::source::{KeptShares, ReadTotals, Share, ShareError, read_files, read_once};
+use crate::input::work_area::{UnitEnd, WorkArea};
+use crate::reporting::progress::Progress;
+use crate::reporting::stats::{BoilerplateStats, WorkerStats};
+use crate::settings::config::JobConfig;
+use crate::storage::records::SignedDoc;
+use crate::storage::spill::MemSize;
 
 /// What one worker's source uses.
 #[derive(Clone, Copy)]
@@ -46,7 +46,7 @@ pub(crate) struct Source<'a> {
     pub(crate) boilerplate: Option<&'a Boilerplate>,
 }
 
-/// The source's handles into the main dataflow (see `crate::worker`'s `Fed`).
+/// The source's handles into the main dataflow (see `crate::passes::worker`'s `Fed`).
 pub(crate) struct Inputs {
     pub(crate) items: InputHandleVec<u64, Item>,
     pub(crate) replayed: InputHandleVec<u64, Result<SignedDoc, RejectedRecord>>,
@@ -275,7 +275,7 @@ fn replay_units(
             break;
         }
         let mut sent = 0u64;
-        let end = crate::work_area::replay(&path, |signed| {
+        let end = crate::input::work_area::replay(&path, |signed| {
             let size = replayed_size(&signed);
             inputs.borrow_mut().replayed.send(signed);
             sent += 1;

@@ -5,7 +5,7 @@
 //! the cluster sizes, the candidate probability of the parameters used, the reject
 //! reasons, and the largest clusters with excerpts of their documents as the run analysed
 //! them, read again from the inputs (a few dozen records), each removed member compared
-//! with its kept document (`crate::report_quotes`). A small inline script marks the page once the browser has
+//! with its kept document (`crate::outputs::report_quotes`). A small inline script marks the page once the browser has
 //! laid out every plot, so a headless browser can check that it renders.
 
 use std::collections::BTreeSet;
@@ -14,20 +14,20 @@ use std::fmt::Write as _;
 use neardup_core::{BlockLayout, DocId, LshParams};
 use neardup_text::Boilerplate;
 
-use crate::config::JobConfig;
-use crate::report_quotes::{Quoted, comparison, quoted};
-use crate::spec::Method;
-use crate::stats::{ClusterKept, SIMILARITY_BINS, WorkerStats};
-use crate::summary::Summary;
+use crate::outputs::report_quotes::{Quoted, comparison, quoted};
+use crate::reporting::stats::{ClusterKept, SIMILARITY_BINS, WorkerStats};
+use crate::reporting::summary::Summary;
+use crate::settings::config::JobConfig;
+use crate::settings::spec::Method;
 
 /// Name of the report file.
 pub const REPORT_FILE: &str = "report.html";
 
 /// The page's styles.
-const STYLE: &str = include_str!("../assets/report.css");
+const STYLE: &str = include_str!("../../assets/report.css");
 
 /// The page's script: it marks the page once the browser has laid out every plot.
-const SCRIPT: &str = include_str!("../assets/report.js");
+const SCRIPT: &str = include_str!("../../assets/report.js");
 
 /// Escapes text for HTML.
 fn esc(text: &str) -> String {

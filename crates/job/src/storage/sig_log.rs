@@ -23,9 +23,9 @@
 
 use std::sync::Arc;
 
-use crate::frames::{FrameReader, FrameWriter};
-use crate::records::SigEntry;
-use crate::spill::{MemSize, RemoveOnDrop, SpillError, grow_within};
+use crate::storage::frames::{FrameReader, FrameWriter};
+use crate::storage::records::SigEntry;
+use crate::storage::spill::{MemSize, RemoveOnDrop, SpillError, grow_within};
 use std::path::PathBuf;
 
 /// Where a signature is in the log: an index into memory, or with [`IN_FILE`] set, the
@@ -208,7 +208,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::records::NodeInfo;
+    use crate::storage::records::NodeInfo;
 
     fn entry(record: u64) -> SigEntry {
         let values = (0..128u32).map(|i| i.wrapping_mul(record as u32 + 7)).collect();

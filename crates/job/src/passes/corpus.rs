@@ -1,7 +1,7 @@
 //! The corpus passes: statistics over every document, gathered before signing.
 //!
 //! Only the first pass reads the input files; it keeps each worker's records
-//! ([`Reading`], [`crate::record_log`]) for the next pass and the main dataflow, which read
+//! ([`Reading`], [`crate::storage::record_log`]) for the next pass and the main dataflow, which read
 //! them again instead.
 //!
 //! [`document_frequencies`] counts document frequencies of features for SimHash `tf_idf`
@@ -40,20 +40,21 @@ use timely::worker::Worker;
 use neardup_text::{Boilerplate, Learner, Lesson, LineKey, LineScratch, Occurrence};
 use timely::dataflow::channels::pact::Exchange;
 
-use crate::config::{IndexPlan, JobConfig};
+use crate::distributed::mesh::Control;
+use crate::distributed::processes::{Heartbeat, Pass, Topology, run_workers};
+use crate::distributed::traffic::Traffic;
 use crate::error::JobError;
-use crate::mesh::Control;
+use crate::input::pass_worker::PassWorker;
+use crate::input::sign::{IdfWeights, kept_page_text};
+use crate::input::source::{KeptShares, ReadTotals, Share, ShareError, read_once};
 use crate::operators::collect::{Drain, Spill, collect_sorted};
-use crate::pass::{FailureCell, PassFailure, PassWorker, step_until};
-use crate::processes::{Heartbeat, Pass, Topology, run_workers};
-use crate::progress::Progress;
-use crate::sign::{IdfWeights, kept_page_text};
-use crate::source::{KeptShares, ReadTotals, Share, ShareError, read_once};
-use crate::spill::RemoveDir;
-use crate::spill::SpillError;
-use crate::stats::WorkerStats;
-use crate::templates::{PageRow, SampleDrain, read_index_share};
-use crate::traffic::Traffic;
+use crate::passes::pass::{FailureCell, PassFailure, step_until};
+use crate::passes::templates::{PageRow, SampleDrain, read_index_share};
+use crate::reporting::progress::Progress;
+use crate::reporting::stats::WorkerStats;
+use crate::settings::config::{IndexPlan, JobConfig};
+use crate::storage::spill::RemoveDir;
+use crate::storage::spill::SpillError;
 
 /// Rows of the document-frequency sketch.
 const SKETCH_DEPTH: usize = 4;
@@ -255,7 +256,8 @@ pub(crate) fn learn_boilerplate(
     let job = job.clone();
     let results = run_workers(topology, pass, fingerprint, move |worker, heartbeat| {
         let me = reading.start(worker, heartbeat, &job)?;
-        let dir = crate::spill::worker_folder(&reading.spill_root, "boilerplate", me.index);
+        let dir =
+            crate::storage::spill::worker_folder(&reading.spill_root, "boilerplate", me.index);
         let _remove = RemoveDir(dir.clone());
         // With an index, pages are sent (and its sample of their hosts added) rather than
         // occurrences; the two stages share the spill limit.
@@ -468,7 +470,7 @@ enum Note {
 
 /// How the corpus passes read: the first one reads the files and keeps the records, in
 /// memory up to the spill limit and spilled beyond, for the passes after it (see
-/// [`crate::record_log`]).
+/// [`crate::storage::record_log`]).
 #[derive(Clone)]
 pub(crate) struct Reading {
     /// The records kept, by worker slot.
@@ -514,7 +516,7 @@ impl Reading {
         let share = match &mut earlier {
             Some(kept) => Share::Reread(kept),
             None => Share::ReadAndKeep {
-                dir: crate::spill::worker_folder(&self.spill_root, "records", me.index),
+                dir: crate::storage::spill::worker_folder(&self.spill_root, "records", me.index),
                 limit_bytes: self.limit_bytes,
             },
         };

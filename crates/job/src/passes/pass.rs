@@ -1,7 +1,7 @@
-//! The skeleton every pass of the workers follows (the corpus passes of [`crate::corpus`]
-//! and the main pass of [`crate::worker`]):
+//! The skeleton every pass of the workers follows (the corpus passes of [`crate::passes::corpus`]
+//! and the main pass of [`crate::passes::worker`]):
 //!
-//! 1. each worker takes its share of the input: [`PassWorker::start`] agrees on the read
+//! 1. each worker takes its share of the input: [`PassWorker::start`](crate::input::pass_worker::PassWorker::start) agrees on the read
 //!    plan with the other workers, or takes the one a pass before it kept;
 //! 2. it builds its dataflow and reads its share into it;
 //! 3. a worker that cannot read, spill or read the index tells every other with a
@@ -16,53 +16,9 @@ use std::time::Duration;
 
 use timely::worker::Worker;
 
-use crate::config::JobConfig;
+use crate::distributed::processes::Heartbeat;
 use crate::error::{JobError, ReadFailure, error_chain};
-use crate::processes::Heartbeat;
-use crate::source::{KeptShares, ReadPlan, ShareError};
-
-/// One worker's place in a pass.
-pub(crate) struct PassWorker {
-    /// The worker's index among all workers of the run.
-    pub(crate) index: usize,
-    /// Workers of the run, all processes.
-    pub(crate) peers: usize,
-    /// The worker's slot among the workers of its process: where its kept records are.
-    pub(crate) slot: usize,
-    /// Whether it is its process's first worker (which counts what the process shares).
-    pub(crate) first_of_process: bool,
-    /// What it reads.
-    pub(crate) plan: ReadPlan,
-}
-
-impl PassWorker {
-    /// The worker's place: its read plan is the one an earlier pass kept in `kept`, or is
-    /// agreed with the other workers now (whole files only with `whole_files`).
-    ///
-    /// # Errors
-    /// When the workers cannot agree on the plan (see [`ReadPlan::agree`]).
-    pub(crate) fn start(
-        worker: &mut Worker,
-        heartbeat: &mut Heartbeat,
-        job: &JobConfig,
-        kept: &KeptShares,
-        local_workers: usize,
-        max_record_bytes: u64,
-        whole_files: bool,
-    ) -> Result<PassWorker, JobError> {
-        let index = worker.index();
-        let slot = index % local_workers.max(1);
-        let options = job.read_options(max_record_bytes);
-        let plan = kept.plan(slot, worker, heartbeat, job, options, whole_files)?;
-        Ok(PassWorker {
-            index,
-            peers: worker.peers(),
-            slot,
-            first_of_process: index.is_multiple_of(local_workers.max(1)),
-            plan,
-        })
-    }
-}
+use crate::input::source::ShareError;
 
 /// Why a worker failed, as it tells the others.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]

@@ -16,8 +16,8 @@ use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-pub use crate::frames::SpillError;
-pub(crate) use crate::frames::{FrameReader, FrameWriter, create_run};
+pub use crate::storage::frames::SpillError;
+pub(crate) use crate::storage::frames::{FrameReader, FrameWriter, create_run};
 
 /// Approximate memory a record holds, heap included, for the spill limit.
 pub trait MemSize {

@@ -1,8 +1,8 @@
 //! What each worker reports at the end of a run, gathered by every worker and merged.
 
 use crate::error::{JobError, ReadFailure};
-use crate::stats::WorkerStats;
-use crate::summary::StageSeconds;
+use crate::reporting::stats::WorkerStats;
+use crate::reporting::summary::StageSeconds;
 
 /// Why a worker failed, carried to every other worker.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
@@ -23,7 +23,8 @@ pub(crate) struct WorkerReport {
     /// This process's bytes exchanged with the others, by stage: filled in after the
     /// workers end, not gathered.
     #[serde(skip)]
-    pub(crate) exchanged: std::collections::BTreeMap<String, crate::traffic::Exchanged>,
+    pub(crate) exchanged:
+        std::collections::BTreeMap<String, crate::distributed::traffic::Exchanged>,
 }
 
 impl WorkerReport {

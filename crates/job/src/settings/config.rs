@@ -13,8 +13,8 @@ use neardup_io::{InputFile, ReadOptions, resolved_path};
 use neardup_text::{FeatureConfig, MAX_FEATURE_COUNT};
 
 use crate::error::{ConfigError, invalid};
-use crate::memory::default_max_record_bytes;
-use crate::spec::{
+use crate::settings::memory::default_max_record_bytes;
+use crate::settings::spec::{
     INDEX_LAYOUT_DOCUMENTS, IdfSource, JobSpec, MAX_DISTANCE, Method, MinHashSpec, WEB_CONTAINMENT,
     WEB_MAX_DISTANCE, WEB_MAX_FEATURE_COUNT, WEB_TF_MAX_DISTANCE, WEB_WEIGHTING, Weighting,
 };
@@ -605,7 +605,7 @@ fn resolve_simhash(spec: &JobSpec, web_pages: bool) -> Result<MethodParams, Conf
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::{KeepRule, MinHashSpec};
+    use crate::settings::spec::{KeepRule, MinHashSpec};
 
     fn sample_input() -> (tempfile::TempDir, Vec<PathBuf>) {
         let dir = tempfile::tempdir().unwrap();
@@ -773,7 +773,7 @@ mod tests {
 
     #[test]
     fn the_ngram_lengths_are_chosen_by_method_unless_set() {
-        use crate::spec::SIMHASH_HAN_NGRAM_CHARS;
+        use crate::settings::spec::SIMHASH_HAN_NGRAM_CHARS;
         use neardup_text::{DEFAULT_HAN_NGRAM_CHARS, default_han_ngram_chars};
         let (_dir, inputs) = sample_input();
         let resolved = |spec: JobSpec| {
@@ -847,7 +847,7 @@ mod tests {
             spec.minhash.threshold = threshold;
             JobConfig::new(spec, &web, dir.path().join("out")).unwrap()
         };
-        let default = at(crate::spec::THRESHOLD);
+        let default = at(crate::settings::spec::THRESHOLD);
         assert_eq!(default.index_settings(), at(0.75).index_settings());
         let index = dir.path().join("index");
         let mut recorded = default.index_settings();

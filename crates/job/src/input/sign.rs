@@ -10,9 +10,9 @@ use neardup_text::{
     Segmenter, Stripped, WordIdf,
 };
 
-use crate::config::{JobConfig, MethodParams};
-use crate::records::SignedDoc;
-use crate::spec::{IdfSource, JobSpec, Weighting};
+use crate::settings::config::{JobConfig, MethodParams};
+use crate::settings::spec::{IdfSource, JobSpec, Weighting};
+use crate::storage::records::SignedDoc;
 
 /// Inverse document frequencies for SimHash `tf_idf` weights.
 #[derive(Clone, Debug)]
@@ -98,7 +98,7 @@ pub fn lines_left_out(text: &str, kept: &str) -> Vec<String> {
 }
 
 /// [`page_text`] of a record the first pass kept, with the keys of its lines as that pass
-/// computed them (see [`crate::source::read_once`]): its lines are not hashed again.
+/// computed them (see [`crate::input::source::read_once`]): its lines are not hashed again.
 pub(crate) fn kept_page_text<'a>(
     boilerplate: Option<&Boilerplate>,
     doc: &'a InputDoc,
@@ -289,7 +289,7 @@ mod tests {
     use neardup_core::DocId;
 
     use super::*;
-    use crate::spec::{JobSpec, Method};
+    use crate::settings::spec::{JobSpec, Method};
 
     fn job(spec: JobSpec) -> (tempfile::TempDir, JobConfig) {
         let dir = tempfile::tempdir().unwrap();

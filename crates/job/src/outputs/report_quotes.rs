@@ -10,9 +10,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use neardup_core::{DocId, jaccard_sorted};
 use neardup_text::{AnalyzeScratch, Boilerplate, LineScratch};
 
-use crate::config::JobConfig;
-use crate::sign::{Signer, lines_left_out, page_text};
-use crate::spec::JobSpec;
+use crate::input::sign::{Signer, lines_left_out, page_text};
+use crate::settings::config::JobConfig;
+use crate::settings::spec::JobSpec;
 
 /// Characters of each excerpt.
 const EXCERPT_CHARS: usize = 240;

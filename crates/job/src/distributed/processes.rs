@@ -30,9 +30,9 @@ use timely::dataflow::operators::vec::Broadcast;
 use timely::worker::Worker;
 use timely::{CommunicationConfig, WorkerConfig};
 
+use crate::distributed::mesh::{Control, PeerStream};
+use crate::distributed::traffic::Traffic;
 use crate::error::JobError;
-use crate::mesh::{Control, PeerStream};
-use crate::traffic::Traffic;
 
 /// How the job is spread over threads and processes. Never changes results.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -88,7 +88,7 @@ impl Topology {
 }
 
 /// Starts the `threads` workers of process `process` of a cluster on `sockets` (one to
-/// every other process, from [`crate::mesh::Mesh::pass_sockets`]), as timely's own cluster
+/// every other process, from [`crate::distributed::mesh::Mesh::pass_sockets`]), as timely's own cluster
 /// configuration would after connecting.
 fn execute_cluster<T, F>(
     sockets: Vec<Option<PeerStream>>,

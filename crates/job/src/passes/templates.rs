@@ -24,9 +24,9 @@ use neardup_io::index::{
 use neardup_text::{BoilerplateRule, LineKey, LineScratch, Occurrence};
 use serde::{Deserialize, Serialize};
 
-use crate::config::IndexPlan;
 use crate::operators::collect::Drain;
-use crate::spill::{MemSize, SpillError};
+use crate::settings::config::IndexPlan;
+use crate::storage::spill::{MemSize, SpillError};
 
 /// A web page for template learning, ordered by host and rank.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

@@ -7,8 +7,6 @@ use neardup_io::index::IndexRef;
 use neardup_io::{Decision, DocumentRow, PairRow, Reason};
 use serde::{Deserialize, Serialize};
 
-use crate::buckets::BucketStats;
-
 /// What one worker counted, by the part of the run that counts it. Every field is a sum
 /// (or a maximum) over workers; each group merges its own.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -30,7 +28,7 @@ pub struct WorkerStats {
     pub work: WorkStats,
 }
 
-/// The work area (`crate::work_area`).
+/// The work area (`crate::input::work_area`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WorkStats {
     /// Units of input read and signed, and kept in the work area.
@@ -471,6 +469,29 @@ impl IndexStats {
         self.bloom_filters_read += p.bloom_filters;
         self.row_groups_read += p.row_groups_read;
         self.rows_read += p.rows_read;
+    }
+}
+
+/// Bucket statistics, summed over workers into the summary.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct BucketStats {
+    /// Buckets with at least two members.
+    pub shared_buckets: u64,
+    /// Buckets above `max_bucket_size`, compared only against their anchors.
+    pub cut_buckets: u64,
+    /// Members of the largest bucket.
+    pub largest_bucket: u64,
+    /// Candidate pairs emitted (before removing pairs found in several buckets).
+    pub candidates: u64,
+}
+
+impl BucketStats {
+    /// Adds another worker's statistics.
+    pub fn merge(&mut self, other: &BucketStats) {
+        self.shared_buckets += other.shared_buckets;
+        self.cut_buckets += other.cut_buckets;
+        self.largest_bucket = self.largest_bucket.max(other.largest_bucket);
+        self.candidates += other.candidates;
     }
 }
 
