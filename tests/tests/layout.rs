@@ -4,7 +4,9 @@
 //! of tests aside), every multi-module crate's `lib.rs` at most 300 lines, no import loop
 //! between the files of a crate, and no name taken through the crate root, or through the
 //! `mod.rs` of a folder it is not in, by a module of the crate when another module
-//! defines it.
+//! defines it. No production function takes more than six parameters (`self` counted).
+//! `neardup-job` has at most ten top-level modules, each of its folders' `mod.rs` says on a
+//! `May use:` line which top-level modules its files may use, and they use no other.
 //!
 //! An import is a `use crate::...` or `use super::...` item, or a `crate::a::b::` path in
 //! code, resolved to the file of the module it names; a name taken from a `lib.rs` or
@@ -17,6 +19,8 @@ use std::path::{Path, PathBuf};
 const MAX_FILE_LINES: usize = 650;
 const MAX_LIB_LINES: usize = 300;
 const MAX_FN_LINES: usize = 120;
+const MAX_PARAMS: usize = 6;
+const MAX_JOB_MODULES: usize = 10;
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace").to_path_buf()
@@ -766,4 +770,173 @@ fn the_root_check_sees_uses_and_paths() {
     let module = ["a".to_string()];
     assert_eq!(through_a_hub(code, &module, &[], &reexported), vec!["Error", "Error"]);
     assert!(through_a_hub("use crate::error::Error;\n", &module, &[], &reexported).is_empty());
+}
+
+/// The top-level modules a folder's files may use, from the `May use:` line of its
+/// `mod.rs` (the names in backticks up to the sentence's full stop); `None` without one.
+fn may_use(mod_rs: &str) -> Option<BTreeSet<String>> {
+    let doc: Vec<&str> =
+        mod_rs.lines().filter_map(|l| l.trim_start().strip_prefix("//!")).map(str::trim).collect();
+    let doc = doc.join(" ");
+    let rest = &doc[doc.find("May use:")? + "May use:".len()..];
+    let sentence = &rest[..rest.find(". ").map_or(rest.len(), |e| e + 1)];
+    Some(sentence.split('`').skip(1).step_by(2).map(String::from).collect())
+}
+
+#[test]
+fn the_job_crate_has_at_most_ten_top_level_modules_and_folders_keep_their_order() {
+    let src = workspace().join("crates/job/src");
+    let root = code(&src.join("lib.rs"));
+    let modules: Vec<&str> = root
+        .lines()
+        .filter_map(|l| {
+            l.trim_start_matches("pub ").trim_start_matches("pub(crate) ").strip_prefix("mod ")
+        })
+        .collect();
+    assert!(
+        modules.len() <= MAX_JOB_MODULES,
+        "{} top-level modules in neardup-job, at most {MAX_JOB_MODULES}: {modules:?}",
+        modules.len()
+    );
+    for module in &modules {
+        let module = module.trim_end_matches(';');
+        let mod_rs = src.join(module).join("mod.rs");
+        if mod_rs.exists() {
+            let text = std::fs::read_to_string(&mod_rs).unwrap();
+            assert!(may_use(&text).is_some(), "{} has no `May use:` line", mod_rs.display());
+        }
+    }
+}
+
+#[test]
+fn a_folder_uses_only_what_its_mod_rs_allows() {
+    let mut outside = Vec::new();
+    for src in crates() {
+        let krate = Crate::read(&src);
+        let graph = krate.imports();
+        for (module, targets) in &graph {
+            let Some(folder) = module.first() else { continue };
+            let Ok(text) = std::fs::read_to_string(src.join(folder).join("mod.rs")) else {
+                continue;
+            };
+            let Some(allowed) = may_use(&text) else { continue };
+            if is_test_file(&krate.files[module]) {
+                continue;
+            }
+            for target in targets {
+                let top = target.first().cloned().unwrap_or_default();
+                if top != *folder && !allowed.contains(&top) {
+                    outside.push(format!(
+                        "{} uses {}",
+                        krate.files[module].display(),
+                        target.join("::")
+                    ));
+                }
+            }
+        }
+    }
+    assert!(outside.is_empty(), "uses outside a folder's `May use:` line: {outside:#?}");
+}
+
+#[test]
+fn the_order_check_reads_may_use_lines() {
+    let text =
+        "//! Holds things.\n//!\n//! May use: `error`,\n//! `storage`. Not `passes`.\n\nmod a;\n";
+    assert_eq!(may_use(text), Some(["error".to_string(), "storage".to_string()].into()));
+    assert_eq!(may_use("//! Holds things.\nmod a;\n"), None);
+}
+
+/// The functions of some code (formatted by rustfmt) that take more than `max`
+/// parameters, `self` counted, as (name, first line, parameters).
+fn many_parameters(code: &str, max: usize) -> Vec<(String, usize, usize)> {
+    let mut found = Vec::new();
+    let mut at = 0;
+    while let Some(i) = code[at..].find("fn ") {
+        let start = at + i;
+        at = start + 3;
+        if start > 0 && code[..start].ends_with(|c: char| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let rest = &code[at..];
+        let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        if name.is_empty() {
+            continue; // `fn(` in a type
+        }
+        // Past the generics to the parameters' parenthesis.
+        let mut j = at + name.len();
+        let bytes = code.as_bytes();
+        let mut angle = 0;
+        while j < code.len() {
+            match bytes[j] {
+                b'<' => angle += 1,
+                b'>' if bytes[j - 1] != b'-' => angle -= 1,
+                b'(' if angle == 0 => break,
+                _ => {}
+            }
+            j += 1;
+        }
+        let (mut depth, mut params, mut segment) = (0i32, 0, false);
+        let mut k = j + 1;
+        while k < code.len() {
+            let c = bytes[k];
+            match c {
+                b'(' | b'[' | b'{' => depth += 1,
+                b'<' => depth += 1,
+                b'>' if bytes[k - 1] != b'-' => depth -= 1,
+                b')' | b']' | b'}' if depth == 0 => break,
+                b')' | b']' | b'}' => depth -= 1,
+                b',' if depth == 0 => {
+                    params += usize::from(segment);
+                    segment = false;
+                    k += 1;
+                    continue;
+                }
+                _ => {}
+            }
+            if !c.is_ascii_whitespace() {
+                segment = true;
+            }
+            k += 1;
+        }
+        params += usize::from(segment);
+        if params > max {
+            let line = code[..start].matches('\n').count() + 1;
+            found.push((name, line, params));
+        }
+    }
+    found
+}
+
+#[test]
+fn no_production_function_takes_more_than_six_parameters() {
+    let mut many = Vec::new();
+    for (file, text) in written_sources().into_iter().filter(|(file, _)| !is_test_file(file)) {
+        for (name, line, params) in many_parameters(&code_of(&text), MAX_PARAMS) {
+            many.push(format!("{}:{line} {name} ({params} parameters)", file.display()));
+        }
+    }
+    assert!(many.is_empty(), "functions of more than {MAX_PARAMS} parameters: {many:#?}");
+}
+
+#[test]
+fn the_parameter_check_counts_parameters() {
+    let code = "\
+fn none() {}
+pub(crate) fn seven<T: Into<u64>>(
+    &self,
+    a: T,
+    b: impl Fn(u32, u32) -> u32,
+    c: Vec<(u8, u8)>,
+    d: [u8; 2],
+    e: &mut dyn FnMut(&str) -> Result<(), E>,
+    f: u8,
+) -> u8 {
+    let g = |x: u8, y: u8| x + y;
+    g(a, f)
+}
+fn six(a: u8, b: u8, c: u8, d: u8, e: u8, f: u8) {}
+type Callback = fn(u8, u8, u8, u8, u8, u8, u8);
+";
+    assert_eq!(many_parameters(code, 6), vec![("seven".to_string(), 2, 7)]);
+    assert_eq!(many_parameters(code, 5).len(), 2);
 }

@@ -52,15 +52,16 @@ pub fn write_kept(
     let path = dir.join(kept_file_name(file));
     let write_err = |source| Error::Write { path: path.clone(), source };
     let out = OutFile::create(&path).map_err(write_err)?;
+    let copying = Copying { file, kept, path: &path, max_record_bytes };
     let (written, out) = match file.format {
         Format::Jsonl(compression) => {
             let out = Encoder::new(out, compression, &path)?;
-            copy_jsonl(file, compression, kept, out, &path, max_record_bytes)?
+            copy_jsonl(&copying, compression, out)?
         }
         Format::Parquet => copy_parquet(file, kept, out, &path)?,
         Format::Warc(compression) => {
             let out = Encoder::new(out, Compression::Gzip, &path)?;
-            copy_web_documents(file, compression, kept, out, &path, max_record_bytes, main_text)?
+            copy_web_documents(&copying, compression, out, main_text)?
         }
     };
     out.commit().map_err(write_err)?;
@@ -118,14 +119,21 @@ impl Write for Encoder {
     }
 }
 
-fn copy_jsonl(
-    file: &InputFile,
-    compression: Compression,
-    kept: &[u64],
-    mut out: Encoder,
-    path: &Path,
+/// What one kept copy copies: the records of `file` numbered in `kept` (ascending), read
+/// with the run's record size limit, into the copy at `path`.
+struct Copying<'a> {
+    file: &'a InputFile,
+    kept: &'a [u64],
+    path: &'a Path,
     max_record_bytes: u64,
+}
+
+fn copy_jsonl(
+    copying: &Copying<'_>,
+    compression: Compression,
+    mut out: Encoder,
 ) -> Result<(u64, OutFile)> {
+    let Copying { file, kept, path, max_record_bytes } = *copying;
     let open_err = |source| Error::Open { path: file.path.clone(), source };
     let raw = BufReader::new(crate::input::CountingFile::open_input(file, None).map_err(open_err)?);
     // The run that kept these records counted any zero padding after the last gzip member.
@@ -203,14 +211,12 @@ fn copy_parquet(
 }
 
 fn copy_web_documents(
-    file: &InputFile,
+    copying: &Copying<'_>,
     compression: Compression,
-    kept: &[u64],
     mut out: Encoder,
-    path: &Path,
-    max_record_bytes: u64,
     main_text: &mut dyn FnMut(&InputDoc) -> String,
 ) -> Result<(u64, OutFile)> {
+    let Copying { file, kept, path, max_record_bytes } = *copying;
     let write_err = |source| Error::Write { path: path.to_path_buf(), source };
     let (mut next, mut written) = (0usize, 0u64);
     for record in WarcRecords::open(file, compression, OnReadError::Fail, None, max_record_bytes)? {

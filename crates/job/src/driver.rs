@@ -25,7 +25,7 @@ use crate::reporting::progress::Progress;
 use crate::reporting::summary::Summary;
 use crate::reporting::worker_report::WorkerReport;
 use crate::settings::config::JobConfig;
-use crate::settings::memory::MemoryPlan;
+use crate::settings::plan::RunPlan;
 use crate::settings::spec::JobSpec;
 
 /// Runs a job to completion and writes its outputs.
@@ -73,9 +73,11 @@ pub fn run_interruptible(
     interrupt: &Interrupt,
 ) -> Result<Summary, JobError> {
     let start = Instant::now();
+    // The run resolved once: every stage reads it.
+    let run = RunPlan::new(config, topology);
     // What the corpus passes of a failed run into the same output learned: read once, so
     // every process of a cluster agrees on whether the passes run.
-    let kept = LearnedState::load(config, config.max_record_bytes(topology.memory_budget));
+    let kept = LearnedState::load(config, run.max_record_bytes);
     // What `neardup sign` tasks signed into the work area: its units are whole files.
     let tasks = sign_task::tasks_in(&config.output);
     // A cluster's processes agree on their settings before any folder is changed, and stay
@@ -87,7 +89,7 @@ pub fn run_interruptible(
             let mesh = Mesh::join(
                 &topology.addresses,
                 topology.process,
-                &agreed_settings(config, topology, kept.is_some(), &tasks),
+                &agreed_settings(&run, kept.is_some(), &tasks),
                 topology.connect_timeout,
                 interrupt,
             );
@@ -97,7 +99,7 @@ pub fn run_interruptible(
     };
     let control = Control { mesh, interrupt: interrupt.clone() };
     let work = Kept { learned: kept, tasks };
-    let result = prepare_and_execute(config, topology, &control, start, progress, work);
+    let result = prepare_and_execute(run, &control, start, progress, work);
     if let Some(mesh) = &control.mesh {
         mesh.end(result.as_ref().err().map(|e| error_chain(e)).as_deref());
     }
@@ -114,8 +116,7 @@ struct Kept {
 
 /// The run once the processes agree: prepares the folders, runs, and commits or cleans up.
 fn prepare_and_execute(
-    config: &JobConfig,
-    topology: &Topology,
+    run: RunPlan,
     control: &Control,
     start: Instant,
     progress: Arc<Progress>,
@@ -125,15 +126,15 @@ fn prepare_and_execute(
     // A rerun that replays what its corpus passes learned keeps the template sample they
     // wrote into the index's new generation.
     let kept_sample = kept.learned.as_ref().and_then(|l| l.generation()).map(|g| g.template_parts);
-    let mut held = commit::prepare(config, topology, kept_sample)?;
-    let topology = commit::with_spill_dir(topology, &held);
+    let mut held = commit::prepare(&run, kept_sample)?;
+    let run = run.spilling_in(held.spill_dir());
     let mut learned = commit::ToCommit::default();
-    let mut outcome = execute(config, &topology, control, start, progress, kept, &mut learned);
+    let mut outcome = execute(&run, control, start, progress, kept, &mut learned);
     // A signal once the workers are done still stops the run before it commits.
     if let (Ok(_), Some(interrupted)) = (&outcome, control.interrupt.error()) {
         outcome = Err(interrupted);
     }
-    let result = commit::finish(config, &topology, outcome, &learned, start, &mut held);
+    let result = commit::finish(&run, outcome, &learned, start, &mut held);
     drop(held);
     result
 }
@@ -144,14 +145,14 @@ fn prepare_and_execute(
 /// statistics are replayed from the work area (`statistics_kept`), and how many
 /// `neardup sign` tasks started and finished in it (`tasks`).
 fn agreed_settings(
-    config: &JobConfig,
-    topology: &Topology,
+    run: &RunPlan,
     statistics_kept: bool,
     tasks: &Tasks,
 ) -> BTreeMap<String, String> {
+    let (config, topology) = (&*run.job, &run.topology);
     let mut settings = BTreeMap::new();
-    let spec = config.effective_spec(Some(config.max_record_bytes(topology.memory_budget)));
-    flatten("", &serde_json::to_value(&spec).expect("the spec serialises"), &mut settings);
+    let spec = serde_json::to_value(&run.effective).expect("the spec serialises");
+    flatten("", &spec, &mut settings);
     let files = config.inputs.len();
     let fingerprint = config.input_fingerprint();
     let index = config.index.as_ref().map(|plan| format!("{} ({})", plan.generation, plan.folder));
@@ -254,22 +255,19 @@ pub fn read_weights(
 /// The failpoint hit once the corpus passes are done (`neardup_io::failpoint`).
 pub(crate) const CORPUS_FAILPOINT: &str = "after-corpus-passes";
 
-/// Runs the corpus passes (when needed) and the main dataflow; what the passes learned
 /// A corpus pass of the run, as `execute` starts it.
-struct CorpusPass<'a> {
-    job: &'a Arc<JobConfig>,
-    topology: &'a Topology,
+struct CorpusPass {
     fingerprint: u64,
     reading: corpus::Reading,
     /// When the run started.
     start: Instant,
 }
 
-impl CorpusPass<'_> {
+impl CorpusPass {
     /// Learns the templates of the corpus's web pages, counted in `learned`.
     fn learn_boilerplate(self, learned: &mut LearnedPass) -> Result<Arc<Boilerplate>, JobError> {
-        let CorpusPass { job, topology, fingerprint, reading, start } = self;
-        let pass = corpus::learn_boilerplate(job, topology, fingerprint, &reading)?;
+        let CorpusPass { fingerprint, reading, start } = self;
+        let pass = corpus::learn_boilerplate(&reading, fingerprint)?;
         tracing::info!(
             seconds = start.elapsed().as_secs_f64(),
             pages = pass.pages,
@@ -291,20 +289,14 @@ impl CorpusPass<'_> {
         boilerplate: Option<Arc<Boilerplate>>,
         learned_out: &mut commit::ToCommit,
     ) -> Result<IdfWeights, JobError> {
-        let CorpusPass { job, topology, fingerprint, reading, start } = self;
-        let mut weights = corpus::document_frequencies(
-            job,
-            topology,
-            fingerprint,
-            analyzer,
-            boilerplate,
-            &reading,
-        )?;
+        let CorpusPass { fingerprint, reading, start } = self;
+        let mut weights =
+            corpus::document_frequencies(&reading, fingerprint, analyzer, boilerplate)?;
         tracing::info!(
             seconds = start.elapsed().as_secs_f64(),
             "corpus document frequencies counted"
         );
-        if let Some(plan) = &job.index {
+        if let Some(plan) = &reading.run.job.index {
             learned_out.frequencies = weights.frequencies();
             corpus::add_index_frequencies(plan, &mut weights)?;
         }
@@ -317,14 +309,14 @@ impl CorpusPass<'_> {
 /// the same output kept them (`kept`), learned by the corpus passes otherwise (process 0
 /// then keeps them there for a rerun).
 fn corpus_statistics(
-    topology: &Topology,
+    run: &RunPlan,
     kept: Option<LearnedState>,
-    passes: [CorpusPass<'_>; 2],
+    passes: [CorpusPass; 2],
     segmenter: Option<Segmenter>,
     learned: &mut LearnedPass,
     learned_out: &mut commit::ToCommit,
 ) -> Result<(Option<Arc<Boilerplate>>, Option<IdfWeights>), JobError> {
-    let config = passes[0].job;
+    let (config, topology) = (&*run.job, &run.topology);
     if let Some(state) = kept {
         let restored = state.restore(config);
         let boilerplate = restored.boilerplate;
@@ -355,7 +347,6 @@ fn corpus_statistics(
     };
     if topology.process == 0 {
         let pages = learned.stats.learned_from_pages;
-        let limit = config.max_record_bytes(topology.memory_budget);
         // The learning pass of a run with an index writes a templates part per worker.
         let generation = config.index.as_ref().map(|_| {
             let parts = if config.needs_boilerplate() { topology.total_workers() } else { 0 };
@@ -367,28 +358,27 @@ fn corpus_statistics(
         });
         let state =
             LearnedState::of(boilerplate.as_deref(), pages, corpus_idf.as_ref(), generation);
-        learned_out.learned_kept = state.keep(config, limit);
+        learned_out.learned_kept = state.keep(config, run.max_record_bytes);
     } else {
         // Process 0 keeps it (a failure to is a warning there).
-        let limit = config.max_record_bytes(topology.memory_budget);
-        learned_out.learned_kept = work_area::keeps_learned(config, limit);
+        learned_out.learned_kept = work_area::keeps_learned(config, run.max_record_bytes);
     }
     Ok((boilerplate, corpus_idf))
 }
 
+/// Runs the corpus passes (when needed) and the main dataflow; what the passes learned
 /// that the commit writes is left in `learned_out`.
 fn execute(
-    config: &JobConfig,
-    topology: &Topology,
+    run: &RunPlan,
     control: &Control,
     start: Instant,
     progress: Arc<Progress>,
     kept: Kept,
     learned_out: &mut commit::ToCommit,
 ) -> Result<WorkerReport, JobError> {
+    let (config, topology) = (&*run.job, &run.topology);
     let segmenter =
         Signer::needs_segmenter(config).then(|| Segmenter::new(config.spec.features.jieba_hmm));
-    let job = Arc::new(config.clone());
     tracing::info!(
         method = config.spec.method.as_str(),
         files = config.inputs.len(),
@@ -398,9 +388,8 @@ fn execute(
         "job started"
     );
     let fingerprint = config.input_fingerprint();
-    let memory = MemoryPlan::of(topology, config.max_record_bytes(topology.memory_budget));
     let records = KeptShares::default();
-    let mut learned = LearnedPass { local_workers: topology.workers, ..LearnedPass::default() };
+    let mut learned = LearnedPass::default();
     // Bytes exchanged with the other processes, in a cluster: each pass counts its own (its
     // channels are numbered afresh), the corpus passes together as `corpus_statistics`.
     let count_traffic =
@@ -408,26 +397,16 @@ fn execute(
     let corpus_traffic = [count_traffic(false), count_traffic(false)];
     // The first corpus pass reads the files; later passes replay what it read.
     let reading = |traffic: &Option<Arc<Traffic>>| corpus::Reading {
+        run: run.clone(),
         kept: records.clone(),
-        local_workers: topology.workers,
-        spill_root: memory.dir.clone(),
-        limit_bytes: memory.limit_bytes,
-        max_record_bytes: memory.max_record_bytes,
         progress: Some(progress.clone()),
         traffic: traffic.clone(),
         control: control.clone(),
     };
-    let pass =
-        |traffic| CorpusPass { job: &job, topology, fingerprint, reading: reading(traffic), start };
+    let pass = |traffic| CorpusPass { fingerprint, reading: reading(traffic), start };
     let passes = [pass(&corpus_traffic[0]), pass(&corpus_traffic[1])];
-    let (boilerplate, corpus_idf) = corpus_statistics(
-        topology,
-        kept.learned,
-        passes,
-        segmenter.clone(),
-        &mut learned,
-        learned_out,
-    )?;
+    let (boilerplate, corpus_idf) =
+        corpus_statistics(run, kept.learned, passes, segmenter.clone(), &mut learned, learned_out)?;
     learned.kept_spilled_bytes = records.spilled_bytes();
     let corpus_passes = config.needs_corpus_idf() || config.needs_boilerplate();
     if corpus_passes {
@@ -438,8 +417,8 @@ fn execute(
     let frequencies = frequencies.map(|(sketch, documents)| (sketch.counts(), documents));
     let learned_digest =
         work_area::learned_digest(boilerplate.as_deref().map(Boilerplate::entries), frequencies);
-    let limit = config.max_record_bytes(topology.memory_budget);
     if topology.process == 0 {
+        let limit = run.max_record_bytes;
         let settings = work_area::settings_digest(config, limit, learned_digest);
         sign_task::warn_unused(&kept.tasks, settings, limit);
     }
@@ -455,14 +434,13 @@ fn execute(
         .into();
     let abort = Arc::new(AtomicBool::new(false));
     let context = RunContext {
-        job,
+        run: run.clone(),
         signer,
         sources,
         abort: abort.clone(),
         progress,
         start,
         learned,
-        memory,
         kept: records,
         boilerplate,
         learned_digest,

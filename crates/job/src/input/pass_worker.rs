@@ -6,7 +6,7 @@ use timely::worker::Worker;
 use crate::distributed::processes::Heartbeat;
 use crate::error::JobError;
 use crate::input::source::{KeptShares, ReadPlan};
-use crate::settings::config::JobConfig;
+use crate::settings::plan::RunPlan;
 
 /// One worker's place in a pass.
 pub(crate) struct PassWorker {
@@ -31,16 +31,21 @@ impl PassWorker {
     pub(crate) fn start(
         worker: &mut Worker,
         heartbeat: &mut Heartbeat,
-        job: &JobConfig,
+        run: &RunPlan,
         kept: &KeptShares,
-        local_workers: usize,
-        max_record_bytes: u64,
         whole_files: bool,
     ) -> Result<PassWorker, JobError> {
         let index = worker.index();
+        let local_workers = run.topology.workers;
         let slot = index % local_workers.max(1);
-        let options = job.read_options(max_record_bytes);
-        let plan = kept.plan(slot, worker, heartbeat, job, options, whole_files)?;
+        let options = run.job.read_options(run.max_record_bytes);
+        // Either every worker of the job kept its share or none did, so all take the same
+        // branch.
+        let plan = match kept.plan(slot) {
+            Some(plan) => plan,
+            None if whole_files => ReadPlan::whole_files(index, worker.peers(), options),
+            None => ReadPlan::agree(worker, heartbeat, &run.job, options)?,
+        };
         Ok(PassWorker {
             index,
             peers: worker.peers(),

@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 use crate::distributed::interrupt::Interrupt;
 use crate::error::{ConfigError, JobError, ReadFailure, error_chain};
 use crate::input::sign::{SignScratch, Signer};
-use crate::input::source::{ReadPlan, ReadTotals, read_files};
+use crate::input::source::{ReadContext, ReadPlan, ReadTotals, read_files};
 use crate::input::work_area::{self, TASKS, UnitEnd, UnitWriter, WorkArea};
 use crate::reporting::progress::Progress;
 use crate::reporting::stats::BoilerplateStats;
@@ -54,9 +54,14 @@ impl SignTask {
     /// The input files this task signs, each a unit: those whose index is this task's
     /// modulo the count.
     pub fn share<'j>(&self, config: &'j JobConfig) -> Vec<&'j InputFile> {
+        self.plan(config).files(config).map(|(_, file, _)| file).collect()
+    }
+
+    /// How this task reads its share: whole files, with the record size limit its memory
+    /// budget gives (resolved here once for the task).
+    fn plan(&self, config: &JobConfig) -> ReadPlan {
         let options = config.read_options(config.max_record_bytes(self.memory_budget));
-        let plan = ReadPlan::whole_files(self.index, self.count, options);
-        plan.files(config).map(|(_, file, _)| file).collect()
+        ReadPlan::whole_files(self.index, self.count, options)
     }
 }
 
@@ -144,8 +149,8 @@ pub fn sign_share(
     assert!(check_signable(config).is_ok(), "the job was checked to be signable");
     assert!(task.index < task.count, "the task's index is below the count");
     let start = Instant::now();
-    let max_record_bytes = config.max_record_bytes(task.memory_budget);
-    let plan = ReadPlan::whole_files(task.index, task.count, config.read_options(max_record_bytes));
+    let plan = task.plan(config);
+    let max_record_bytes = plan.options.max_record_bytes;
     let learned = work_area::learned_digest(None, None);
     let area = WorkArea::open(config, &plan, learned);
     let share: Vec<u32> = plan.files(config).map(|(f, _, _)| f).collect();
@@ -340,17 +345,13 @@ impl Thread<'_> {
                 Err(e) => fail(w, file, &path, &e),
             }
         };
-        let (_, error) = read_files(
-            self.job,
-            self.plan,
-            skip,
-            false,
-            self.abort,
-            Some(self.progress),
-            on_item,
-            between_batches,
-            on_file_end,
-        );
+        let at = ReadContext {
+            job: self.job,
+            plan: self.plan,
+            abort: self.abort,
+            progress: Some(self.progress),
+        };
+        let (_, error) = read_files(at, skip, false, on_item, between_batches, on_file_end);
         let writing = writing.into_inner();
         if let Some(failure) = writing.failure {
             return Err(failure);

@@ -178,24 +178,36 @@ impl ReadTotals {
 /// Records between calls of `between_batches`, which lets the worker step its dataflow.
 const BATCH: u64 = 1024;
 
-/// Reads this worker's share of the input as `plan` says, in file order, leaving out the
-/// files in `skip` (by index): hands every record (with `lines`, JSONL lines come unparsed)
-/// to `on_record`, calls `between_batches` every [`BATCH`] records and whenever
+/// What reading a worker's share takes besides what is done with each record: the job,
+/// the worker's read plan, the flag that stops it early, and the display that counts the
+/// bytes read (`None`: not counted).
+#[derive(Clone, Copy)]
+pub(crate) struct ReadContext<'a> {
+    /// The job, whose inputs are read.
+    pub(crate) job: &'a JobConfig,
+    /// The worker's share of them.
+    pub(crate) plan: &'a ReadPlan,
+    /// Set when the run gives up: reading stops at the next record.
+    pub(crate) abort: &'a AtomicBool,
+    /// Counts the bytes of files read.
+    pub(crate) progress: Option<&'a Progress>,
+}
+
+/// Reads this worker's share of the input as `at.plan` says, in file order, leaving out
+/// the files in `skip` (by index): hands every record (with `lines`, JSONL lines come
+/// unparsed) to `on_record`, calls `between_batches` every [`BATCH`] records and whenever
 /// `on_record` returns true (a round is complete), and `on_file_end` with what each file
-/// gave once it was read whole and unchanged. Stops early when `abort` is set or a file
+/// gave once it was read whole and unchanged. Stops early when `at.abort` is set or a file
 /// cannot be read, and returns that error with what was read.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn read_files(
-    job: &JobConfig,
-    plan: &ReadPlan,
+    at: ReadContext<'_>,
     skip: &BTreeSet<u32>,
     lines: bool,
-    abort: &AtomicBool,
-    progress: Option<&Progress>,
     mut on_record: impl FnMut(Item) -> bool,
     mut between_batches: impl FnMut(),
     mut on_file_end: impl FnMut(u32, &ReadTotals),
 ) -> (ReadTotals, Option<neardup_io::Error>) {
+    let ReadContext { job, plan, abort, progress } = at;
     let mut totals = ReadTotals::default();
     let fields = &plan.options;
     for (_, file, range) in plan.files(job).filter(|(f, _, _)| !skip.contains(f)) {
@@ -313,33 +325,10 @@ impl KeptShares {
         shares[slot] = Some(share);
     }
 
-    /// The plan the first pass read by (for the worker at `slot`), when it kept its share;
-    /// otherwise the plan every worker agrees on now (see [`ReadPlan::agree`]; whole files
-    /// only with `whole_files`). Either every worker of the job kept its share or none did,
-    /// so all take the same branch.
-    ///
-    /// # Errors
-    /// As [`ReadPlan::agree`].
-    pub(crate) fn plan(
-        &self,
-        slot: usize,
-        worker: &mut Worker,
-        heartbeat: &mut Heartbeat,
-        job: &JobConfig,
-        options: ReadOptions,
-        whole_files: bool,
-    ) -> Result<ReadPlan, JobError> {
-        let kept = {
-            let shares = self.0.lock().expect("not poisoned");
-            shares.get(slot).and_then(Option::as_ref).map(|share| share.plan.clone())
-        };
-        match kept {
-            Some(plan) => Ok(plan),
-            None if whole_files => {
-                Ok(ReadPlan::whole_files(worker.index(), worker.peers(), options))
-            }
-            None => ReadPlan::agree(worker, heartbeat, job, options),
-        }
+    /// The plan the first pass read by, for the worker at `slot`, when it kept its share.
+    pub(crate) fn plan(&self, slot: usize) -> Option<ReadPlan> {
+        let shares = self.0.lock().expect("not poisoned");
+        shares.get(slot).and_then(Option::as_ref).map(|share| share.plan.clone())
     }
 
     /// Bytes the kept shares spilled.
@@ -375,14 +364,12 @@ pub(crate) enum Share<'a> {
 /// ([`neardup_text::line_keys`]) when the job learns boilerplate and it is a page with a
 /// URL, computed in the first pass and kept with it; otherwise with none.
 pub(crate) fn read_once(
-    job: &JobConfig,
-    plan: &ReadPlan,
+    at: ReadContext<'_>,
     share: Share<'_>,
-    abort: &AtomicBool,
-    progress: Option<&Progress>,
     mut on_record: impl FnMut(Record, &[Option<LineKey>]) -> bool,
     mut between_batches: impl FnMut(),
 ) -> (ReadTotals, Option<ShareError>, Option<KeptShare>) {
+    let ReadContext { job, plan, abort, .. } = at;
     let mut owned;
     let (kept, consume) = match share {
         Share::ReadAndKeep { dir, limit_bytes } => {
@@ -393,12 +380,9 @@ pub(crate) fn read_once(
             let mut files = BTreeMap::new();
             let every = BTreeSet::new();
             let (totals, error) = read_files(
-                job,
-                plan,
+                at,
                 &every,
                 false,
-                abort,
-                progress,
                 |item| {
                     let Item::Record(record) = item else {
                         unreachable!("lines come only when asked for")
@@ -477,8 +461,8 @@ mod tests {
                 false
             };
             let every = BTreeSet::new();
-            let (_, error) =
-                read_files(&job, &plan, &every, false, &abort, None, on_item, || {}, |_, _| {});
+            let at = ReadContext { job: &job, plan: &plan, abort: &abort, progress: None };
+            let (_, error) = read_files(at, &every, false, on_item, || {}, |_, _| {});
             (records, error)
         };
         let (records, error) = read();

@@ -24,7 +24,7 @@ use neardup_io::index::{DocPartWriter, IndexRef, IndexedDoc};
 use crate::operators::PartSink;
 use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
 use crate::operators::doc_store::{DocStore, SigCursor};
-use crate::reporting::stats::{ClusterKept, WorkerStats};
+use crate::reporting::stats::ClusterKept;
 use crate::settings::config::{IndexPlan, JobConfig};
 use crate::settings::spec::Removal;
 use crate::storage::records::{Assignment, DocMeta, Verdict, encode_signature};
@@ -197,17 +197,101 @@ impl Assemble {
             }
             let m = self.next_meta.take().expect("present");
             self.index(m.key, &m.value, None)?;
-            let row = accepted_row(
-                m.key,
-                m.value,
-                None,
-                self.removal,
-                &self.sources,
-                self.index.as_ref().map(|i| &*i.plan),
-                &mut self.sink.stats.borrow_mut(),
-            );
+            let row = self.accepted_row(m.key, m.value, None);
             self.push(row, emit);
         }
+    }
+
+    /// The row of an accepted document: kept, or removed as a duplicate of its cluster's
+    /// kept document (`assignment`; `None` for a document in no cluster), counted in the
+    /// sink's statistics.
+    fn accepted_row(
+        &self,
+        doc: DocId,
+        meta: DocMeta,
+        assignment: Option<Assignment>,
+    ) -> DocumentRow {
+        let (removal, sources) = (self.removal, &self.sources);
+        let index = self.index.as_ref().map(|i| &*i.plan);
+        let mut stats = self.sink.stats.borrow_mut();
+        let template_only = meta.web.as_deref().is_some_and(|w| w.own_text == OwnText::Absent);
+        let unmatched = (!meta.matched).then_some(if template_only {
+            Reason::BoilerplateOnly
+        } else {
+            Reason::TooFewFeatures
+        });
+        let mut row = DocumentRow {
+            doc,
+            id: Some(meta.id.clone()),
+            source: sources[doc.file_index() as usize].clone(),
+            decision: Decision::Keep,
+            cluster: Some(meta.id.clone()),
+            cluster_size: Some(1),
+            duplicate_of: None,
+            duplicate_of_run: None,
+            reason: unmatched,
+            detail: None,
+            verified_with_kept: None,
+            features: Some(meta.features),
+            chars: Some(meta.chars),
+            web: meta.web,
+        };
+        if let Some(a) = assignment {
+            row.cluster_size = Some(a.cluster_size);
+            if let Some(ik) = &a.indexed {
+                // Joins a cluster of an earlier run, whose kept document stays kept.
+                row.cluster = Some(ik.kept_id.clone());
+                if removal == Removal::Verified && !a.verified_with_kept {
+                    row.reason = Some(Reason::UnverifiedInCluster);
+                    row.verified_with_kept = Some(false);
+                } else {
+                    row.decision = Decision::Remove;
+                    row.duplicate_of = Some(ik.kept_id.clone());
+                    row.duplicate_of_run = index.map(|p| p.run_of(ik.kept.generation).to_string());
+                    row.reason = Some(if meta.content.get() == ik.kept_content {
+                        Reason::ExactDuplicate
+                    } else {
+                        Reason::NearDuplicate
+                    });
+                    row.verified_with_kept = Some(a.verified_with_kept);
+                    stats.index.removed += 1;
+                    let kept = ClusterKept::Earlier(ik.kept);
+                    stats.decisions.note_member(a.cluster_size, kept, &ik.kept_id, doc, &meta.id);
+                }
+                return row;
+            }
+            if a.kept == doc {
+                stats.decisions.record_cluster(a.cluster_size, ClusterKept::ThisRun(doc), &meta.id);
+                *stats.decisions.cluster_radii.entry(a.radius).or_default() += 1;
+            } else if removal == Removal::Verified && !a.verified_with_kept {
+                // Safety over recall: in the cluster, but never compared with its kept document.
+                row.cluster = Some(a.kept_id);
+                row.reason = Some(Reason::UnverifiedInCluster);
+                row.verified_with_kept = Some(false);
+            } else {
+                row.decision = Decision::Remove;
+                row.cluster = Some(a.kept_id.clone());
+                row.duplicate_of = Some(a.kept_id);
+                row.reason = Some(if meta.content == a.kept_content {
+                    Reason::ExactDuplicate
+                } else {
+                    Reason::NearDuplicate
+                });
+                row.verified_with_kept = Some(a.verified_with_kept);
+                let kept_id = row.cluster.as_deref().unwrap_or_default();
+                stats.decisions.note_member(
+                    a.cluster_size,
+                    ClusterKept::ThisRun(a.kept),
+                    kept_id,
+                    doc,
+                    &meta.id,
+                );
+                if !a.verified_with_kept {
+                    stats.decisions.removed_not_verified_with_kept += 1;
+                }
+            }
+        }
+        row
     }
 
     fn push(&mut self, row: DocumentRow, emit: &mut dyn FnMut(DocId)) {
@@ -266,15 +350,7 @@ impl Drain<Keyed<DocId, Verdict>, DocId> for Assemble {
             Verdict::Assigned(a) => {
                 let meta = self.take_meta(doc, emit)?;
                 self.index(doc, &meta, Some(&a))?;
-                accepted_row(
-                    doc,
-                    meta,
-                    Some(a),
-                    self.removal,
-                    &self.sources,
-                    self.index.as_ref().map(|i| &*i.plan),
-                    &mut self.sink.stats.borrow_mut(),
-                )
+                self.accepted_row(doc, meta, Some(a))
             }
         };
         self.push(row, emit);
@@ -347,95 +423,6 @@ impl<'s, T: Timestamp> WriteDocuments<'s, T> for StreamVec<'s, T, Keyed<DocId, V
     }
 }
 
-fn accepted_row(
-    doc: DocId,
-    meta: DocMeta,
-    assignment: Option<Assignment>,
-    removal: Removal,
-    sources: &[Arc<str>],
-    index: Option<&IndexPlan>,
-    stats: &mut WorkerStats,
-) -> DocumentRow {
-    let template_only = meta.web.as_deref().is_some_and(|w| w.own_text == OwnText::Absent);
-    let unmatched = (!meta.matched).then_some(if template_only {
-        Reason::BoilerplateOnly
-    } else {
-        Reason::TooFewFeatures
-    });
-    let mut row = DocumentRow {
-        doc,
-        id: Some(meta.id.clone()),
-        source: sources[doc.file_index() as usize].clone(),
-        decision: Decision::Keep,
-        cluster: Some(meta.id.clone()),
-        cluster_size: Some(1),
-        duplicate_of: None,
-        duplicate_of_run: None,
-        reason: unmatched,
-        detail: None,
-        verified_with_kept: None,
-        features: Some(meta.features),
-        chars: Some(meta.chars),
-        web: meta.web,
-    };
-    if let Some(a) = assignment {
-        row.cluster_size = Some(a.cluster_size);
-        if let Some(ik) = &a.indexed {
-            // Joins a cluster of an earlier run, whose kept document stays kept.
-            row.cluster = Some(ik.kept_id.clone());
-            if removal == Removal::Verified && !a.verified_with_kept {
-                row.reason = Some(Reason::UnverifiedInCluster);
-                row.verified_with_kept = Some(false);
-            } else {
-                row.decision = Decision::Remove;
-                row.duplicate_of = Some(ik.kept_id.clone());
-                row.duplicate_of_run = index.map(|p| p.run_of(ik.kept.generation).to_string());
-                row.reason = Some(if meta.content.get() == ik.kept_content {
-                    Reason::ExactDuplicate
-                } else {
-                    Reason::NearDuplicate
-                });
-                row.verified_with_kept = Some(a.verified_with_kept);
-                stats.index.removed += 1;
-                let kept = ClusterKept::Earlier(ik.kept);
-                stats.decisions.note_member(a.cluster_size, kept, &ik.kept_id, doc, &meta.id);
-            }
-            return row;
-        }
-        if a.kept == doc {
-            stats.decisions.record_cluster(a.cluster_size, ClusterKept::ThisRun(doc), &meta.id);
-            *stats.decisions.cluster_radii.entry(a.radius).or_default() += 1;
-        } else if removal == Removal::Verified && !a.verified_with_kept {
-            // Safety over recall: in the cluster, but never compared with its kept document.
-            row.cluster = Some(a.kept_id);
-            row.reason = Some(Reason::UnverifiedInCluster);
-            row.verified_with_kept = Some(false);
-        } else {
-            row.decision = Decision::Remove;
-            row.cluster = Some(a.kept_id.clone());
-            row.duplicate_of = Some(a.kept_id);
-            row.reason = Some(if meta.content == a.kept_content {
-                Reason::ExactDuplicate
-            } else {
-                Reason::NearDuplicate
-            });
-            row.verified_with_kept = Some(a.verified_with_kept);
-            let kept_id = row.cluster.as_deref().unwrap_or_default();
-            stats.decisions.note_member(
-                a.cluster_size,
-                ClusterKept::ThisRun(a.kept),
-                kept_id,
-                doc,
-                &meta.id,
-            );
-            if !a.verified_with_kept {
-                stats.decisions.removed_not_verified_with_kept += 1;
-            }
-        }
-    }
-    row
-}
-
 /// The `documents/` row of a rejected record.
 pub fn reject_row(r: RejectedRecord, sources: &[Arc<str>]) -> DocumentRow {
     DocumentRow {
@@ -462,6 +449,7 @@ mod tests {
 
     use super::*;
     use crate::operators::testing::{drain, sink};
+    use crate::reporting::stats::WorkerStats;
     use crate::storage::spill::SortedRuns;
 
     fn doc(record: u64) -> DocId {

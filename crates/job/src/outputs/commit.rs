@@ -19,7 +19,7 @@
 //! output) replaces that generation, so either way a retry gives what one clean run gives.
 //! Every step has a failpoint (`neardup_io::failpoint`) named after what is in place.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -35,6 +35,7 @@ use crate::reporting::stats::IndexStats;
 use crate::reporting::summary::{RunStatus, SUMMARY_FILE, Summary};
 use crate::reporting::worker_report::WorkerReport;
 use crate::settings::config::{IndexPlan, JobConfig};
+use crate::settings::plan::RunPlan;
 use crate::storage::spill::RemoveDir;
 
 /// Name of the marker written last, when every output is complete.
@@ -82,11 +83,8 @@ pub(crate) struct Held {
 /// [`JobError::Write`] when the output folder is locked by a live run, holds files neardup
 /// did not write or cannot be written; [`JobError::Index`] when the index is locked or
 /// changed since the run read it.
-pub(crate) fn prepare(
-    config: &JobConfig,
-    topology: &Topology,
-    kept_sample: Option<u32>,
-) -> Result<Held, JobError> {
+pub(crate) fn prepare(run: &RunPlan, kept_sample: Option<u32>) -> Result<Held, JobError> {
+    let (config, topology) = (&*run.job, &run.topology);
     let output = &config.output;
     let write_err = |path: &Path, source| {
         JobError::Write(neardup_io::Error::Write { path: path.into(), source })
@@ -118,7 +116,7 @@ pub(crate) fn prepare(
         None => None,
     };
     let index_lock = match &config.index {
-        Some(plan) => Some(lock_index(config, topology, plan, kept_sample)?),
+        Some(plan) => Some(lock_index(run, plan, kept_sample)?),
         None => None,
     };
     outputs.replace(output, &OWNED_FOLDERS, &earlier).map_err(JobError::Write)?;
@@ -156,8 +154,7 @@ fn refusal(other: fn(neardup_io::Error) -> JobError) -> impl Fn(neardup_io::Erro
 /// the run's own folder when it replays its corpus passes (`kept_sample`: the sample's
 /// parts), which must still be there now that the run holds the lock.
 fn lock_index(
-    config: &JobConfig,
-    topology: &Topology,
+    run: &RunPlan,
     plan: &IndexPlan,
     kept_sample: Option<u32>,
 ) -> Result<IndexLock, JobError> {
@@ -169,8 +166,8 @@ fn lock_index(
     let own = kept_sample.map(|_| plan.folder.as_str());
     let removed = neardup_io::index::remove_orphans(&plan.dir, &as_read.segments(), own)
         .map_err(JobError::Index)?;
-    let limit = config.max_record_bytes(topology.memory_budget);
-    if let Some(parts) = kept_sample.filter(|p| !work_area::sample_in_place(config, limit, *p)) {
+    let in_place = |parts| work_area::sample_in_place(&run.job, run.max_record_bytes, parts);
+    if let Some(parts) = kept_sample.filter(|p| !in_place(*p)) {
         // Another run removed it since this one started (it was there then).
         let path = plan.new_generation_dir().join("templates");
         let detail = format!(
@@ -209,13 +206,13 @@ fn kept_files(config: &JobConfig) -> Vec<String> {
 /// Checks the reject ratio and, on process 0, commits the run's outputs in order (see the
 /// module documentation), or on failure removes its parts and writes the failure summary.
 pub(crate) fn finish(
-    config: &JobConfig,
-    topology: &Topology,
+    run: &RunPlan,
     outcome: Result<WorkerReport, JobError>,
     learned: &ToCommit,
     start: Instant,
     held: &mut Held,
 ) -> Result<Summary, JobError> {
+    let (config, topology) = (&*run.job, &run.topology);
     let boilerplate = learned.boilerplate.as_deref();
     let (totals, mut failure) = match outcome {
         Ok(totals) => (totals, None),
@@ -224,7 +221,7 @@ pub(crate) fn finish(
     let mut seconds = totals.seconds.clone();
     seconds.total = start.elapsed().as_secs_f64();
     let resolved = crate::reporting::summary::Resolved::of(config, totals.blocks);
-    let mut summary = Summary::new(config, topology, &totals.stats, resolved, seconds);
+    let mut summary = Summary::new(run, &totals.stats, resolved, seconds);
     summary.exchanged_bytes.clone_from(&totals.exchanged);
     let (rejected, records) = (summary.counts.rejected, summary.counts.records);
     let max_ratio = config.spec.decision.max_reject_ratio;
@@ -248,7 +245,7 @@ pub(crate) fn finish(
         };
     }
     let committed = match &failure {
-        None => commit(config, topology, &mut summary, &totals, learned, held),
+        None => commit(run, &mut summary, &totals, learned, held),
         Some(JobError::TooManyRejects { .. }) => {
             // The parts stay: they show what was rejected.
             write_report(config, &summary, &totals, boilerplate).map(|()| false)
@@ -322,13 +319,13 @@ fn lock_lost(error: &JobError) -> bool {
 /// The success path of process 0; on failure returns the error and whether the index
 /// generation was committed before it.
 fn commit(
-    config: &JobConfig,
-    topology: &Topology,
+    run: &RunPlan,
     summary: &mut Summary,
     totals: &WorkerReport,
     learned: &ToCommit,
     held: &mut Held,
 ) -> Result<bool, (JobError, bool)> {
+    let config = &*run.job;
     let boilerplate = learned.boilerplate.as_deref();
     let point = |name: &str, path: &Path, committed: bool| {
         failpoint::hit(name).map_err(|source| {
@@ -353,8 +350,7 @@ fn commit(
     }
     let mut index_committed = false;
     if let (Some(plan), Some(lock)) = (&config.index, held.index.as_mut()) {
-        commit_generation(plan, topology, &totals.stats.index, learned, config, lock)
-            .map_err(|e| (e, false))?;
+        commit_generation(run, plan, &totals.stats.index, learned, lock).map_err(|e| (e, false))?;
         index_committed = true;
         point("manifest-written", &plan.dir.join(neardup_io::index::MANIFEST), true)?;
     }
@@ -412,13 +408,13 @@ fn write_report(
 /// it counted them), then the manifest without the generation it replaces, plus its own;
 /// then removes the replaced generation's folder.
 fn commit_generation(
+    run: &RunPlan,
     plan: &IndexPlan,
-    topology: &Topology,
     stats: &IndexStats,
     learned: &ToCommit,
-    config: &JobConfig,
     lock: &mut IndexLock,
 ) -> Result<(), JobError> {
+    let (config, topology) = (&*run.job, &run.topology);
     if let Some(frequencies) = &learned.frequencies {
         let dir = plan.new_generation_dir();
         neardup_io::index::write_frequencies(&dir, frequencies).map_err(JobError::Write)?;
@@ -537,7 +533,9 @@ fn spill_owner_gone(dir: &Path) -> bool {
     owner.is_some_and(|o| neardup_io::process_gone(o.pid, &o.host, o.process_start))
 }
 
-/// The spill root of a run, for the stages below it.
-pub(crate) fn with_spill_dir(topology: &Topology, held: &Held) -> Topology {
-    Topology { spill_dir: held.spill.0.clone(), ..topology.clone() }
+impl Held {
+    /// This process's own spill folder, for the stages below it.
+    pub(crate) fn spill_dir(&self) -> PathBuf {
+        self.spill.0.clone()
+    }
 }

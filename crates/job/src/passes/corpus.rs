@@ -41,18 +41,19 @@ use neardup_text::{Boilerplate, Learner, Lesson, LineKey, LineScratch, Occurrenc
 use timely::dataflow::channels::pact::Exchange;
 
 use crate::distributed::mesh::Control;
-use crate::distributed::processes::{Heartbeat, Pass, Topology, run_workers};
+use crate::distributed::processes::{Heartbeat, Pass, run_workers};
 use crate::distributed::traffic::Traffic;
 use crate::error::JobError;
 use crate::input::pass_worker::PassWorker;
 use crate::input::sign::{IdfWeights, kept_page_text};
-use crate::input::source::{KeptShares, ReadTotals, Share, ShareError, read_once};
+use crate::input::source::{KeptShares, ReadContext, ReadTotals, Share, ShareError, read_once};
 use crate::operators::collect::{Drain, Spill, collect_sorted};
 use crate::passes::pass::{FailureCell, PassFailure, step_until};
 use crate::passes::templates::{PageRow, SampleDrain, read_index_share};
 use crate::reporting::progress::Progress;
 use crate::reporting::stats::WorkerStats;
 use crate::settings::config::{IndexPlan, JobConfig};
+use crate::settings::plan::RunPlan;
 use crate::storage::spill::RemoveDir;
 use crate::storage::spill::SpillError;
 
@@ -70,21 +71,19 @@ const PIECE: usize = 1 << 16;
 /// [`JobError::Input`] when a file cannot be read, [`JobError::Start`] or
 /// [`JobError::WorkerFailed`] when timely fails.
 pub(crate) fn document_frequencies(
-    job: &Arc<JobConfig>,
-    topology: &Topology,
+    reading: &Reading,
     fingerprint: u64,
     analyzer: &Analyzer,
     boilerplate: Option<Arc<Boilerplate>>,
-    reading: &Reading,
 ) -> Result<IdfWeights, JobError> {
-    let job = job.clone();
     let reading = reading.clone();
     let traffic = reading.traffic.clone();
     let analyzer = analyzer.clone();
     let abort = Arc::new(AtomicBool::new(false));
     let pass = Pass { control: reading.control.clone(), traffic, abort: abort.clone() };
-    let results = run_workers(topology, pass, fingerprint, move |worker, heartbeat| {
-        let me = reading.start(worker, heartbeat, &job)?;
+    let topology = reading.run.topology.clone();
+    let results = run_workers(&topology, pass, fingerprint, move |worker, heartbeat| {
+        let me = reading.start(worker, heartbeat)?;
         let total = Rc::new(RefCell::new(CountMinSketch::new(SKETCH_DEPTH, SKETCH_WIDTH_BITS)));
         let documents = Rc::new(Cell::new(0u64));
         let failure = FailureCell::default();
@@ -105,7 +104,7 @@ pub(crate) fn document_frequencies(
             input
         });
         let (local, local_documents, error) =
-            count_share(&job, &reading, &me, &abort, &analyzer, boilerplate.as_deref(), || {
+            count_share(&reading, &me, &abort, &analyzer, boilerplate.as_deref(), || {
                 heartbeat.beat()
             });
         // Every worker sends its pieces (and its failure), so no peer waits forever.
@@ -138,7 +137,6 @@ pub(crate) fn document_frequencies(
 /// Counts one worker's share into a sketch: the features of every document with some.
 /// Returns the sketch, the documents counted, and why the share could not be read whole.
 fn count_share(
-    job: &JobConfig,
     reading: &Reading,
     me: &PassWorker,
     abort: &AtomicBool,
@@ -152,7 +150,6 @@ fn count_share(
     let mut analysis = Analysis::default();
     let mut content = String::new();
     let (_totals, error) = reading.read(
-        job,
         me,
         abort,
         |record, lines| {
@@ -242,28 +239,24 @@ pub(crate) struct Learned {
 /// # Errors
 /// [`JobError::Input`] when a file cannot be read, [`JobError::Spill`] when a worker cannot
 /// spill, [`JobError::Start`] or [`JobError::WorkerFailed`] when timely fails.
-pub(crate) fn learn_boilerplate(
-    job: &Arc<JobConfig>,
-    topology: &Topology,
-    fingerprint: u64,
-    reading: &Reading,
-) -> Result<Learned, JobError> {
+pub(crate) fn learn_boilerplate(reading: &Reading, fingerprint: u64) -> Result<Learned, JobError> {
     let reading = reading.clone();
+    let job = reading.run.job.clone();
     let traffic = reading.traffic.clone();
     let (rule, seed) = (job.spec.boilerplate.clone(), job.spec.seed);
     let abort = Arc::new(AtomicBool::new(false));
     let pass = Pass { control: reading.control.clone(), traffic, abort: abort.clone() };
-    let job = job.clone();
-    let results = run_workers(topology, pass, fingerprint, move |worker, heartbeat| {
-        let me = reading.start(worker, heartbeat, &job)?;
-        let dir =
-            crate::storage::spill::worker_folder(&reading.spill_root, "boilerplate", me.index);
+    let topology = reading.run.topology.clone();
+    let results = run_workers(&topology, pass, fingerprint, move |worker, heartbeat| {
+        let me = reading.start(worker, heartbeat)?;
+        let memory = &reading.run.memory;
+        let dir = crate::storage::spill::worker_folder(&memory.dir, "boilerplate", me.index);
         let _remove = RemoveDir(dir.clone());
         // With an index, pages are sent (and its sample of their hosts added) rather than
         // occurrences; the two stages share the spill limit.
         let spill = Spill {
             dir,
-            limit_bytes: reading.limit_bytes,
+            limit_bytes: memory.limit_bytes,
             stats: Rc::new(RefCell::new(WorkerStats::default())),
             error: Rc::new(RefCell::new(None)),
             abort: abort.clone(),
@@ -271,8 +264,7 @@ pub(crate) fn learn_boilerplate(
         let spill = if job.index.is_some() { spill.share(2) } else { spill };
         let learning = Learning::default();
         let mut inputs = learning.build(worker, &job, &me, &spill);
-        let (local_pages, read_all) =
-            inputs.send_share(&job, &reading, &me, &abort, &spill, worker, heartbeat);
+        let (local_pages, read_all) = inputs.send_share(&reading, &me, &spill, worker, heartbeat);
         if let Some(index_plan) = job.index.as_deref()
             && read_all
         {
@@ -395,23 +387,22 @@ impl Learning {
 impl LearnInputs {
     /// Reads the worker's share and sends its pages' occurrences (or, with an index, its
     /// pages); a worker that cannot read tells the others. Returns the pages sent and
-    /// whether the share was read whole.
-    #[allow(clippy::too_many_arguments)]
+    /// whether the share was read whole. A worker that cannot read sets the pass's stop
+    /// flag (its spill's).
     fn send_share(
         &mut self,
-        job: &JobConfig,
         reading: &Reading,
         me: &PassWorker,
-        abort: &AtomicBool,
         spill: &Spill,
         worker: &mut Worker,
         heartbeat: &mut Heartbeat,
     ) -> (u64, bool) {
+        let job = &reading.run.job;
+        let abort = &spill.abort;
         let (rule, seed) = (&job.spec.boilerplate, job.spec.seed);
         let (mut scratch, mut one) = (LineScratch::default(), Vec::new());
         let mut local_pages = 0u64;
         let (_totals, error) = reading.read(
-            job,
             me,
             abort,
             |record, lines| {
@@ -473,16 +464,11 @@ enum Note {
 /// [`crate::storage::record_log`]).
 #[derive(Clone)]
 pub(crate) struct Reading {
+    /// The run: its job, workers and memory plan (where kept records spill, and how much
+    /// of them a worker holds in memory).
+    pub run: RunPlan,
     /// The records kept, by worker slot.
     pub kept: KeptShares,
-    /// Workers in this process.
-    pub local_workers: usize,
-    /// Where kept records spill.
-    pub spill_root: std::path::PathBuf,
-    /// Bytes a worker's kept records may hold in memory.
-    pub limit_bytes: usize,
-    /// The largest record read.
-    pub max_record_bytes: u64,
     /// Counts the reading of files.
     pub progress: Option<Arc<Progress>>,
     /// Counts the bytes the pass exchanges with other processes.
@@ -497,16 +483,13 @@ impl Reading {
         &self,
         worker: &mut Worker,
         heartbeat: &mut Heartbeat,
-        job: &JobConfig,
     ) -> Result<PassWorker, JobError> {
-        let (kept, workers, limit) = (&self.kept, self.local_workers, self.max_record_bytes);
-        PassWorker::start(worker, heartbeat, job, kept, workers, limit, false)
+        PassWorker::start(worker, heartbeat, &self.run, &self.kept, false)
     }
 
     /// Reads worker `index`'s share: what an earlier pass kept, or the files (kept then).
     fn read(
         &self,
-        job: &JobConfig,
         me: &PassWorker,
         abort: &AtomicBool,
         on_record: impl FnMut(Record, &[Option<LineKey>]) -> bool,
@@ -516,13 +499,18 @@ impl Reading {
         let share = match &mut earlier {
             Some(kept) => Share::Reread(kept),
             None => Share::ReadAndKeep {
-                dir: crate::storage::spill::worker_folder(&self.spill_root, "records", me.index),
-                limit_bytes: self.limit_bytes,
+                dir: crate::storage::spill::worker_folder(
+                    &self.run.memory.dir,
+                    "records",
+                    me.index,
+                ),
+                limit_bytes: self.run.memory.limit_bytes,
             },
         };
+        let job = &self.run.job;
         let progress = self.progress.as_deref();
-        let (totals, error, kept) =
-            read_once(job, &me.plan, share, abort, progress, on_record, between_batches);
+        let at = ReadContext { job, plan: &me.plan, abort, progress };
+        let (totals, error, kept) = read_once(at, share, on_record, between_batches);
         if let Some(kept) = kept.or(earlier) {
             self.kept.put(me.slot, kept);
         }

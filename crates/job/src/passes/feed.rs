@@ -16,7 +16,9 @@ use timely::worker::Worker;
 use crate::distributed::processes::Heartbeat;
 use crate::input::pass_worker::PassWorker;
 use crate::input::sign::{kept_page_text, page_text, take_page_text};
-use crate::input::source::{KeptShares, ReadTotals, Share, ShareError, read_files, read_once};
+use crate::input::source::{
+    KeptShares, ReadContext, ReadTotals, Share, ShareError, read_files, read_once,
+};
 use crate::input::work_area::{UnitEnd, WorkArea};
 use crate::reporting::progress::Progress;
 use crate::reporting::stats::{BoilerplateStats, WorkerStats};
@@ -119,6 +121,7 @@ pub(crate) fn feed(
         source.stats.borrow_mut().work.units_read += 1;
     };
     let plan = &source.me.plan;
+    let at = |progress| ReadContext { job, plan, abort, progress };
     let (read, error) = match share {
         // The corpus passes read the files: their records are replayed.
         Some(share) => {
@@ -137,8 +140,7 @@ pub(crate) fn feed(
                 }
             };
             let share = Share::Replay(Box::new(share));
-            let (read, error, _) =
-                read_once(job, plan, share, abort, None, on_record, &mut between_batches);
+            let (read, error, _) = read_once(at(None), share, on_record, &mut between_batches);
             if let (None, Some(last)) = (&error, kept.unit.into_inner())
                 && !abort.load(Ordering::Relaxed)
             {
@@ -156,14 +158,10 @@ pub(crate) fn feed(
             };
             let on_file_end = |file, read: &ReadTotals| end_unit(direct.end(file, read));
             let lines = spread && source.boilerplate.is_none();
-            let progress = Some(progress);
             let (read, error) = read_files(
-                job,
-                plan,
+                at(Some(progress)),
                 &done,
                 lines,
-                abort,
-                progress,
                 on_item,
                 &mut between_batches,
                 on_file_end,

@@ -42,15 +42,16 @@ use crate::reporting::stage::{PerStage, Stage};
 use crate::reporting::stats::{BoilerplateStats, ReadingStats, WorkerStats};
 use crate::reporting::summary::{Resolved, StageSeconds, file_metadata, peak_memory_bytes};
 use crate::reporting::worker_report::{Failure, WorkerReport};
-use crate::settings::config::JobConfig;
-use crate::settings::memory::MemoryPlan;
+
+use crate::settings::plan::RunPlan;
 use crate::storage::records::{ContentKey, Edge, IdClaim, NodeInfo, SignedDoc, Verdict};
 use crate::storage::routing::{id_hash, route_doc, route_id};
 use crate::storage::spill::{self, RemoveDir};
 
 /// What every worker of a run shares.
 pub(crate) struct RunContext {
-    pub(crate) job: Arc<JobConfig>,
+    /// The run, resolved once.
+    pub(crate) run: RunPlan,
     pub(crate) signer: Signer,
     /// Input paths by file index, for the `source` column.
     pub(crate) sources: Arc<[Arc<str>]>,
@@ -59,7 +60,6 @@ pub(crate) struct RunContext {
     pub(crate) progress: Arc<Progress>,
     pub(crate) start: Instant,
     pub(crate) learned: LearnedPass,
-    pub(crate) memory: MemoryPlan,
     /// The records the corpus passes read, replayed instead of reading the files again.
     pub(crate) kept: KeptShares,
     /// The boilerplate learned, which the main pass leaves out of the pages it replays.
@@ -83,8 +83,6 @@ pub(crate) struct LearnedPass {
     pub(crate) spilled_bytes: u64,
     /// Bytes this process spilled keeping the records the corpus passes read.
     pub(crate) kept_spilled_bytes: u64,
-    /// Workers per process.
-    pub(crate) local_workers: usize,
     /// Whether what the passes learn was replayed from the work area instead.
     pub(crate) corpus_statistics_reused: bool,
 }
@@ -119,7 +117,8 @@ struct WorkerEnv {
 
 impl WorkerEnv {
     fn new(me: PassWorker, context: &RunContext) -> WorkerEnv {
-        let RunContext { job, abort, learned, memory, .. } = context;
+        let RunContext { run, abort, learned, .. } = context;
+        let (job, memory) = (&run.job, &run.memory);
         let area = Rc::new(WorkArea::open(job, &me.plan, context.learned_digest));
         let mut own = WorkerStats::default();
         if me.index == 0 {
@@ -141,8 +140,7 @@ impl WorkerEnv {
             abort: abort.clone(),
         };
         let metadata = {
-            let (job, store) = (job.clone(), store.clone());
-            let spec = job.effective_spec(Some(memory.max_record_bytes));
+            let (job, store, spec) = (job.clone(), store.clone(), run.effective.clone());
             Rc::new(move || file_metadata(&job, &spec, &Resolved::of(&job, store.borrow().blocks)))
         };
         let sink = PartSink {
@@ -232,11 +230,10 @@ pub(crate) fn run_worker(
     heartbeat: &mut Heartbeat,
     context: &RunContext,
 ) -> Result<WorkerReport, JobError> {
-    let (job, local_workers) = (&context.job, context.learned.local_workers);
-    let limit = context.memory.max_record_bytes;
+    let job = &context.run.job;
     // Units signed by `neardup sign` tasks are whole files: a run over them reads so.
     let whole = context.whole_files;
-    let me = PassWorker::start(worker, heartbeat, job, &context.kept, local_workers, limit, whole)?;
+    let me = PassWorker::start(worker, heartbeat, &context.run, &context.kept, whole)?;
     // With fewer files than four per worker, every worker reads a byte range of each plain
     // JSONL file; other few files are read whole and their records spread, so that every
     // worker signs.
@@ -259,7 +256,7 @@ pub(crate) fn run_worker(
         paced: &env.paced,
         abort: &context.abort,
         progress: &context.progress,
-        round_bytes: context.memory.round_bytes,
+        round_bytes: context.run.memory.round_bytes,
         kept: &context.kept,
         boilerplate: context.boilerplate.as_deref(),
     };
@@ -310,7 +307,7 @@ fn main_dataflow<'s>(fed: Fed<'s>, env: &WorkerEnv, context: &RunContext) {
         .docs
         .concat(grouped.representatives.exchange(|k| route_doc(DocId::from_raw(k.key.0))))
         .concat(grouped.counts.broadcast())
-        .store_docs(context.job.clone(), env.store.clone(), env.spill.clone());
+        .store_docs(context.run.job.clone(), env.store.clone(), env.spill.clone());
     let matched = match_and_verify(stored, env, context);
     let pairs_written = grouped
         .exact_pairs
@@ -354,7 +351,7 @@ struct Fed<'s> {
 /// and adds the records replayed from it; every record, document or reject, claims its id.
 fn read_and_sign<'s>(fed: Fed<'s>, env: &WorkerEnv, context: &RunContext) -> Signed<'s> {
     let Fed { items, replayed, ends, spread } = fed;
-    let job = context.job.clone();
+    let job = context.run.job.clone();
     let fields = env.me.plan.options.clone();
     let records = items.probe_with(&env.paced).map(move |item| match item {
         Item::Record(record) => record,
@@ -413,7 +410,7 @@ fn ids_and_exact<'s>(
         });
     // Pairs and their edges one way, representatives and their counts the other.
     let (exact, representatives): (Stream<_>, Stream<_>) = accepted
-        .exact_groups(context.job.index.is_some(), env.spill.clone())
+        .exact_groups(context.run.job.index.is_some(), env.spill.clone())
         .probe_with(env.probes.get(Stage::IdsAndExact))
         .ok_err(move |g| match g {
             Grouped::Pair(p) => Ok(Ok(p)),
@@ -441,7 +438,7 @@ fn match_and_verify<'s>(
     env: &WorkerEnv,
     context: &RunContext,
 ) -> Matched<'s> {
-    let job = &context.job;
+    let job = &context.run.job;
     let index = job.index.as_ref().map(|plan| {
         stored
             .clone()
@@ -483,7 +480,7 @@ fn cluster<'s>(
     env: &WorkerEnv,
     context: &RunContext,
 ) -> Stream<'s, Keyed<DocId, Verdict>> {
-    let job = &context.job;
+    let job = &context.run.job;
     let spill = &env.spill;
     let names = exact_edges.clone().concat(near_edges.clone()).flat_map(|e: Edge| [e.a, e.b]);
     let assignments =
@@ -505,7 +502,7 @@ fn write_documents<'s>(
     env: &WorkerEnv,
     context: &RunContext,
 ) -> Stream<'s, ()> {
-    let job = &context.job;
+    let job = &context.run.job;
     let kept = verdicts.write_documents(
         env.store.clone(),
         env.sink.clone(),

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::reporting::stage::Stage;
 use crate::reporting::stats::WorkerStats;
 use crate::settings::config::{JobConfig, MethodParams};
+use crate::settings::plan::RunPlan;
 use crate::settings::spec::JobSpec;
 
 /// Seconds from the start of the run until each stage had finished on every worker.
@@ -302,13 +303,13 @@ impl Summary {
     }
 
     /// Builds the summary of a run from the summed worker counts.
-    pub fn new(
-        config: &JobConfig,
-        topology: &crate::distributed::processes::Topology,
+    pub(crate) fn new(
+        run: &RunPlan,
         stats: &WorkerStats,
         resolved: Resolved,
         seconds: StageSeconds,
     ) -> Self {
+        let (config, topology) = (&*run.job, &run.topology);
         let by = |decision: Decision| -> BTreeMap<Reason, u64> {
             stats
                 .decisions
@@ -324,7 +325,7 @@ impl Summary {
             error: None,
             neardup_version: env!("CARGO_PKG_VERSION").into(),
             signature_version: neardup_core::SIGNATURE_VERSION,
-            config: config.effective_spec(Some(config.max_record_bytes(topology.memory_budget))),
+            config: run.effective.clone(),
             resolved,
             input_files: config.inputs.len(),
             input_bytes: stats.reading.input_bytes,

@@ -5,7 +5,7 @@
 //! collecting stage (sorted runs, the document store, a pass's occurrences) holds at most
 //! [`SPILL_SHARE`] before it spills, since a few stages collect at once and rounds of
 //! input are in flight alongside; a stage that holds several collections at once splits
-//! its limit among them ([`crate::operators::Spill::share`]). A round of input text is
+//! its limit among them ([`crate::operators::collect::Spill::share`]). A round of input text is
 //! [`ROUND_SHARE`] of it. Of the process's budget, the largest record read is
 //! [`RECORD_SHARE`] unless the job file sets one (signing a record takes some 25 times its
 //! size). No share is below [`MIN_SHARE_BYTES`].
@@ -28,6 +28,7 @@ pub(crate) const RECORD_SHARE: u64 = 64;
 pub(crate) const MIN_SHARE_BYTES: u64 = 1 << 16;
 
 /// How a worker spends its share of the memory budget.
+#[derive(Clone, Debug)]
 pub(crate) struct MemoryPlan {
     /// The folder below which each worker spills.
     pub(crate) dir: PathBuf,
@@ -35,21 +36,17 @@ pub(crate) struct MemoryPlan {
     pub(crate) limit_bytes: usize,
     /// Bytes of text read per round.
     pub(crate) round_bytes: u64,
-    /// The largest record read (`crate::JobConfig::max_record_bytes`).
-    pub(crate) max_record_bytes: u64,
 }
 
 impl MemoryPlan {
-    /// The plan of each worker of `topology`, reading records of at most
-    /// `max_record_bytes`.
-    pub(crate) fn of(topology: &Topology, max_record_bytes: u64) -> MemoryPlan {
+    /// The plan of each worker of `topology`.
+    pub(crate) fn of(topology: &Topology) -> MemoryPlan {
         let worker = topology.memory_budget / topology.workers.max(1) as u64;
         let limit_bytes = (worker / SPILL_SHARE).max(MIN_SHARE_BYTES);
         MemoryPlan {
             dir: topology.spill_dir.clone(),
             limit_bytes: usize::try_from(limit_bytes).unwrap_or(usize::MAX),
             round_bytes: (worker / ROUND_SHARE).max(MIN_SHARE_BYTES),
-            max_record_bytes,
         }
     }
 }
@@ -182,13 +179,13 @@ mod tests {
     fn shares_of_the_budget() {
         let mut topology = Topology::local(4);
         topology.memory_budget = 8 << 30;
-        let plan = MemoryPlan::of(&topology, 1 << 20);
+        let plan = MemoryPlan::of(&topology);
         assert_eq!(plan.limit_bytes, 256 << 20);
         assert_eq!(plan.round_bytes, 128 << 20);
         topology.memory_budget = 1 << 20;
-        let plan = MemoryPlan::of(&topology, default_max_record_bytes(topology.memory_budget));
+        let plan = MemoryPlan::of(&topology);
         assert_eq!((plan.limit_bytes, plan.round_bytes), (1 << 16, 1 << 16));
-        assert_eq!(plan.max_record_bytes, 1 << 16);
+        assert_eq!(default_max_record_bytes(1 << 20), 1 << 16);
         assert_eq!(default_max_record_bytes(8 << 30), neardup_io::DEFAULT_MAX_RECORD_BYTES);
         assert_eq!(default_max_record_bytes(64 << 20), 1 << 20);
     }

@@ -6,4 +6,5 @@
 
 pub(crate) mod config;
 pub(crate) mod memory;
+pub(crate) mod plan;
 pub(crate) mod spec;
