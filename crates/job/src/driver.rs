@@ -4,14 +4,13 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use neardup_text::{Analyzer, Boilerplate, Segmenter};
 
 use crate::distributed::interrupt::Interrupt;
 use crate::distributed::mesh::{Control, Mesh};
-use crate::distributed::processes::{self, Pass, Topology};
+use crate::distributed::processes::Topology;
 use crate::distributed::traffic::{Exchanged, Traffic};
 use crate::error::{JobError, error_chain};
 use crate::input::sign::{IdfWeights, Signer};
@@ -20,7 +19,8 @@ use crate::input::source::KeptShares;
 use crate::input::work_area::{self, KeptGeneration, LearnedState};
 use crate::outputs::commit::{self, BOILERPLATE_FILE};
 use crate::passes::corpus;
-use crate::passes::worker::{LearnedPass, RunContext, run_worker};
+use crate::passes::runner::PassRunner;
+use crate::passes::worker::{LearnedPass, MainPass};
 use crate::reporting::progress::Progress;
 use crate::reporting::summary::Summary;
 use crate::reporting::worker_report::WorkerReport;
@@ -33,12 +33,12 @@ use crate::settings::spec::JobSpec;
 /// The output folder is cleared of earlier parts and markers first. On success it holds
 /// `pairs/`, `documents/`, `summary.json` and, written last, `_SUCCESS`. On failure it holds
 /// `summary.json` with the error and no `_SUCCESS`; parts are removed unless the failure is
-/// only the reject ratio, whose parts show what was rejected. In a cluster, the processes
-/// first connect and compare every setting that changes results, and refuse to run before
-/// changing any folder when they differ; then every process writes its own parts and
-/// process 0 writes the summary and the marker, once every part of every process is in
-/// place; every process returns the same outcome, and a process that ends early fails the
-/// others naming it.
+/// only the reject ratio, whose parts show what was rejected. In a distributed run, the
+/// processes first connect and compare every setting that changes results, and refuse to
+/// run before changing any folder when they differ; then every process writes its own
+/// parts and process 0 writes the summary and the marker, once every part of every process
+/// is in place; every process returns the same outcome, and a process that ends early fails
+/// the others naming it.
 ///
 /// # Errors
 /// [`JobError`] for unreadable input (unless rejected by configuration), unwritable output,
@@ -76,12 +76,12 @@ pub fn run_interruptible(
     // The run resolved once: every stage reads it.
     let run = RunPlan::new(config, topology);
     // What the corpus passes of a failed run into the same output learned: read once, so
-    // every process of a cluster agrees on whether the passes run.
+    // every process of a distributed run agrees on whether the passes run.
     let kept = LearnedState::load(config, run.max_record_bytes);
     // What `neardup sign` tasks signed into the work area: its units are whole files.
     let tasks = sign_task::tasks_in(&config.output);
-    // A cluster's processes agree on their settings before any folder is changed, and stay
-    // connected, so that each learns when another ends.
+    // The processes of a distributed run agree on their settings before any folder is
+    // changed, and stay connected, so that each learns when another ends.
     let mesh = match topology.processes {
         1 => None,
         _ => {
@@ -139,7 +139,7 @@ fn prepare_and_execute(
     result
 }
 
-/// Every setting the processes of a cluster must share, flattened to `key = value`: the
+/// Every setting the processes of a distributed run must share, flattened to `key = value`: the
 /// job file's settings as resolved (with the record limit the memory budget gives), the
 /// versions, the topology, the inputs and the folders written, whether the corpus
 /// statistics are replayed from the work area (`statistics_kept`), and how many
@@ -256,18 +256,22 @@ pub fn read_weights(
 pub(crate) const CORPUS_FAILPOINT: &str = "after-corpus-passes";
 
 /// A corpus pass of the run, as `execute` starts it.
-struct CorpusPass {
-    fingerprint: u64,
+struct CorpusPass<'a> {
+    runner: &'a PassRunner,
     reading: corpus::Reading,
+    /// Counts the bytes the pass exchanges with the other processes.
+    traffic: Option<Arc<Traffic>>,
     /// When the run started.
     start: Instant,
 }
 
-impl CorpusPass {
+impl CorpusPass<'_> {
     /// Learns the templates of the corpus's web pages, counted in `learned`.
     fn learn_boilerplate(self, learned: &mut LearnedPass) -> Result<Arc<Boilerplate>, JobError> {
-        let CorpusPass { fingerprint, reading, start } = self;
-        let pass = corpus::learn_boilerplate(&reading, fingerprint)?;
+        let CorpusPass { runner, reading, traffic, start } = self;
+        let job = reading.run.job.clone();
+        let learning = corpus::LearnBoilerplate { reading };
+        let pass = corpus::LearnBoilerplate::learned(&job, runner.run(learning, traffic)?);
         tracing::info!(
             seconds = start.elapsed().as_secs_f64(),
             pages = pass.pages,
@@ -289,14 +293,15 @@ impl CorpusPass {
         boilerplate: Option<Arc<Boilerplate>>,
         learned_out: &mut commit::ToCommit,
     ) -> Result<IdfWeights, JobError> {
-        let CorpusPass { fingerprint, reading, start } = self;
-        let mut weights =
-            corpus::document_frequencies(&reading, fingerprint, analyzer, boilerplate)?;
+        let CorpusPass { runner, reading, traffic, start } = self;
+        let analyzer = analyzer.clone();
+        let counting = corpus::DocumentFrequencies { reading, analyzer, boilerplate };
+        let mut weights = corpus::DocumentFrequencies::weights(runner.run(counting, traffic)?);
         tracing::info!(
             seconds = start.elapsed().as_secs_f64(),
             "corpus document frequencies counted"
         );
-        if let Some(plan) = &reading.run.job.index {
+        if let Some(plan) = &runner.run.job.index {
             learned_out.frequencies = weights.frequencies();
             corpus::add_index_frequencies(plan, &mut weights)?;
         }
@@ -311,7 +316,7 @@ impl CorpusPass {
 fn corpus_statistics(
     run: &RunPlan,
     kept: Option<LearnedState>,
-    passes: [CorpusPass; 2],
+    passes: [CorpusPass<'_>; 2],
     segmenter: Option<Segmenter>,
     learned: &mut LearnedPass,
     learned_out: &mut commit::ToCommit,
@@ -390,20 +395,30 @@ fn execute(
     let fingerprint = config.input_fingerprint();
     let records = KeptShares::default();
     let mut learned = LearnedPass::default();
-    // Bytes exchanged with the other processes, in a cluster: each pass counts its own (its
-    // channels are numbered afresh), the corpus passes together as `corpus_statistics`.
+    // Bytes exchanged with the other processes, in a distributed run: each pass counts its
+    // own (its channels are numbered afresh), the corpus passes together as
+    // `corpus_statistics`.
     let count_traffic =
         |by_stage| (topology.processes > 1).then(|| Arc::new(Traffic::new(by_stage)));
     let corpus_traffic = [count_traffic(false), count_traffic(false)];
+    let runner = PassRunner {
+        run: run.clone(),
+        control: control.clone(),
+        fingerprint,
+        kept: records.clone(),
+    };
     // The first corpus pass reads the files; later passes replay what it read.
-    let reading = |traffic: &Option<Arc<Traffic>>| corpus::Reading {
+    let reading = corpus::Reading {
         run: run.clone(),
         kept: records.clone(),
         progress: Some(progress.clone()),
-        traffic: traffic.clone(),
-        control: control.clone(),
     };
-    let pass = |traffic| CorpusPass { fingerprint, reading: reading(traffic), start };
+    let pass = |traffic: &Option<Arc<Traffic>>| CorpusPass {
+        runner: &runner,
+        reading: reading.clone(),
+        traffic: traffic.clone(),
+        start,
+    };
     let passes = [pass(&corpus_traffic[0]), pass(&corpus_traffic[1])];
     let (boilerplate, corpus_idf) =
         corpus_statistics(run, kept.learned, passes, segmenter.clone(), &mut learned, learned_out)?;
@@ -432,12 +447,10 @@ fn execute(
         .map(|f| Arc::from(f.path.display().to_string()))
         .collect::<Vec<_>>()
         .into();
-    let abort = Arc::new(AtomicBool::new(false));
-    let context = RunContext {
+    let main = MainPass {
         run: run.clone(),
         signer,
         sources,
-        abort: abort.clone(),
         progress,
         start,
         learned,
@@ -448,10 +461,7 @@ fn execute(
         whole_files: kept.tasks.any(),
     };
     let traffic = count_traffic(true);
-    let pass = Pass { control: control.clone(), traffic: traffic.clone(), abort };
-    let results = processes::run_workers(topology, pass, fingerprint, move |worker, heartbeat| {
-        run_worker(worker, heartbeat, &context)
-    })?;
+    let results = runner.run(main, traffic.clone())?;
     let mut total = results.into_iter().next().expect("at least one worker");
     total.seconds.corpus_statistics = corpus_seconds;
     if let Some(traffic) = traffic {
@@ -465,5 +475,5 @@ fn execute(
             total.exchanged.insert("corpus_statistics".into(), corpus);
         }
     }
-    total.into_result()
+    Ok(total)
 }

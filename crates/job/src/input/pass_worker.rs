@@ -9,6 +9,7 @@ use crate::input::source::{KeptShares, ReadPlan};
 use crate::settings::plan::RunPlan;
 
 /// One worker's place in a pass.
+#[derive(Clone)]
 pub(crate) struct PassWorker {
     /// The worker's index among all workers of the run.
     pub(crate) index: usize,

@@ -4,12 +4,12 @@
 //! ([`Reading`], [`crate::storage::record_log`]) for the next pass and the main dataflow, which read
 //! them again instead.
 //!
-//! [`document_frequencies`] counts document frequencies of features for SimHash `tf_idf`
+//! [`DocumentFrequencies`] counts document frequencies of features for SimHash `tf_idf`
 //! weights. Each worker counts its share of the input into a count-min sketch; the
 //! sketches are broadcast in pieces and summed, so every worker ends with the same corpus
 //! sketch whatever the number of workers. Holds: two sketches per worker (16 MiB each).
 //!
-//! [`learn_boilerplate`] learns the boilerplate lines of web pages: every page sends its
+//! [`LearnBoilerplate`] learns the boilerplate lines of web pages: every page sends its
 //! line occurrences (see [`neardup_text::occurrences`]), exchanged by host (corpus-wide
 //! ones by line), to a stage that collects them in sorted runs spilling past the worker's
 //! limit and reads them once in order ([`Learner`]); what each learns (host entries, the
@@ -24,7 +24,7 @@ use std::cell::{Cell, RefCell};
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 
 use neardup_core::CountMinSketch;
 use neardup_io::Record;
@@ -40,15 +40,12 @@ use timely::worker::Worker;
 use neardup_text::{Boilerplate, Learner, Lesson, LineKey, LineScratch, Occurrence};
 use timely::dataflow::channels::pact::Exchange;
 
-use crate::distributed::mesh::Control;
-use crate::distributed::processes::{Heartbeat, Pass, run_workers};
-use crate::distributed::traffic::Traffic;
 use crate::error::JobError;
 use crate::input::pass_worker::PassWorker;
 use crate::input::sign::{IdfWeights, kept_page_text};
 use crate::input::source::{KeptShares, ReadContext, ReadTotals, Share, ShareError, read_once};
 use crate::operators::collect::{Drain, Spill, collect_sorted};
-use crate::passes::pass::{FailureCell, PassFailure, step_until};
+use crate::passes::runner::{PassAt, PassFailure, WorkerPass};
 use crate::passes::templates::{PageRow, SampleDrain, read_index_share};
 use crate::reporting::progress::Progress;
 use crate::reporting::stats::WorkerStats;
@@ -65,93 +62,80 @@ const SKETCH_WIDTH_BITS: u32 = 20;
 const PIECE: usize = 1 << 16;
 
 /// Counts, for every feature, the documents that contain it: in the text the job analyses,
-/// so web pages without their `boilerplate` lines.
-///
-/// # Errors
-/// [`JobError::Input`] when a file cannot be read, [`JobError::Start`] or
-/// [`JobError::WorkerFailed`] when timely fails.
-pub(crate) fn document_frequencies(
-    reading: &Reading,
-    fingerprint: u64,
-    analyzer: &Analyzer,
-    boilerplate: Option<Arc<Boilerplate>>,
-) -> Result<IdfWeights, JobError> {
-    let reading = reading.clone();
-    let traffic = reading.traffic.clone();
-    let analyzer = analyzer.clone();
-    let abort = Arc::new(AtomicBool::new(false));
-    let pass = Pass { control: reading.control.clone(), traffic, abort: abort.clone() };
-    let topology = reading.run.topology.clone();
-    let results = run_workers(&topology, pass, fingerprint, move |worker, heartbeat| {
-        let me = reading.start(worker, heartbeat)?;
+/// so web pages without their `boilerplate` lines. Each worker gives the corpus's counts
+/// and documents counted ([`DocumentFrequencies::weights`] makes them weights).
+pub(crate) struct DocumentFrequencies {
+    /// How the pass reads.
+    pub(crate) reading: Reading,
+    /// The analyser the main pass signs with.
+    pub(crate) analyzer: Analyzer,
+    /// The boilerplate learned, left out of the pages counted.
+    pub(crate) boilerplate: Option<Arc<Boilerplate>>,
+}
+
+impl DocumentFrequencies {
+    /// The weights of what every worker counted (each has the whole corpus's).
+    pub(crate) fn weights(results: Vec<(CountMinSketch, u64)>) -> IdfWeights {
+        let (sketch, documents) = results.into_iter().next().expect("at least one worker");
+        IdfWeights::Corpus { sketch, documents }
+    }
+}
+
+impl WorkerPass for DocumentFrequencies {
+    type Output = (CountMinSketch, u64);
+
+    fn work(&self, worker: &mut Worker, at: &mut PassAt<'_>) -> Result<Self::Output, JobError> {
         let total = Rc::new(RefCell::new(CountMinSketch::new(SKETCH_DEPTH, SKETCH_WIDTH_BITS)));
         let documents = Rc::new(Cell::new(0u64));
-        let failure = FailureCell::default();
         let merged = ProbeHandle::<u64>::new();
         let mut input = worker.dataflow::<u64, _, _>(|scope| {
             let (input, pieces) = scope.new_input::<Vec<Piece>>();
-            let (total, documents, failure) = (total.clone(), documents.clone(), failure.clone());
+            let (total, documents) = (total.clone(), documents.clone());
             pieces
                 .broadcast()
-                .inspect(move |piece| match piece {
-                    Piece::Counts { offset, documents: docs, counts } => {
-                        total.borrow_mut().merge_counts(*offset, counts);
-                        documents.set(documents.get() + docs);
-                    }
-                    Piece::Failed(f) => failure.hear(f),
+                .inspect(move |piece| {
+                    total.borrow_mut().merge_counts(piece.offset, &piece.counts);
+                    documents.set(documents.get() + piece.documents);
                 })
                 .probe_with(&merged);
             input
         });
-        let (local, local_documents, error) =
-            count_share(&reading, &me, &abort, &analyzer, boilerplate.as_deref(), || {
-                heartbeat.beat()
-            });
-        // Every worker sends its pieces (and its failure), so no peer waits forever.
+        let boilerplate = self.boilerplate.as_deref();
+        let (local, local_documents, error) = count_share(self, at, boilerplate);
         if let Some(e) = error {
-            abort.store(true, Ordering::Relaxed);
-            input.send(Piece::Failed(PassFailure::of_share(me.index, &e, "document frequencies")));
+            at.fail(PassFailure::of_share(at.me.index, &e, "document frequencies"));
         }
+        // Every worker sends its pieces, so no peer waits forever.
         for (i, piece) in local.counts().chunks(PIECE).enumerate() {
             if piece.iter().any(|c| *c != 0) || i == 0 {
                 let docs = if i == 0 { local_documents } else { 0 };
-                input.send(Piece::Counts {
-                    offset: i * PIECE,
-                    documents: docs,
-                    counts: piece.to_vec(),
-                });
+                input.send(Piece { offset: i * PIECE, documents: docs, counts: piece.to_vec() });
             }
         }
         drop(local);
         drop(input);
-        step_until(worker, heartbeat, || merged.done())?;
-        match failure.take() {
-            Some(error) => Err(error),
-            None => Ok((total.replace(CountMinSketch::new(1, 4)), documents.get())),
-        }
-    })?;
-    let (sketch, documents) = results.into_iter().next().expect("at least one worker");
-    Ok(IdfWeights::Corpus { sketch, documents })
+        at.step_until(worker, || merged.done())?;
+        Ok((total.replace(CountMinSketch::new(1, 4)), documents.get()))
+    }
 }
 
 /// Counts one worker's share into a sketch: the features of every document with some.
 /// Returns the sketch, the documents counted, and why the share could not be read whole.
 fn count_share(
-    reading: &Reading,
-    me: &PassWorker,
-    abort: &AtomicBool,
-    analyzer: &Analyzer,
+    pass: &DocumentFrequencies,
+    at: &mut PassAt<'_>,
     boilerplate: Option<&Boilerplate>,
-    between_batches: impl FnMut(),
 ) -> (CountMinSketch, u64, Option<ShareError>) {
+    let analyzer = &pass.analyzer;
     let mut local = CountMinSketch::new(SKETCH_DEPTH, SKETCH_WIDTH_BITS);
     let mut local_documents = 0u64;
     let mut scratch = AnalyzeScratch::default();
     let mut analysis = Analysis::default();
     let mut content = String::new();
-    let (_totals, error) = reading.read(
-        me,
-        abort,
+    let heartbeat = &mut *at.heartbeat;
+    let (_totals, error) = pass.reading.read(
+        &at.me,
+        &at.abort,
         |record, lines| {
             if let Record::Doc(doc) = record {
                 let (text, _) = kept_page_text(boilerplate, &doc, lines, &mut content);
@@ -163,7 +147,7 @@ fn count_share(
             }
             false
         },
-        between_batches,
+        || heartbeat.beat(),
     );
     (local, local_documents, error)
 }
@@ -199,14 +183,13 @@ pub(crate) fn add_index_frequencies(
     Ok(())
 }
 
-/// What workers exchange in the corpus pass.
+/// What workers exchange in the document-frequency pass: counters of one worker's sketch
+/// from `offset` on, and (in the first piece) how many documents it counted.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-enum Piece {
-    /// Counters of one worker's sketch from `offset` on, and (in the first piece) how many
-    /// documents it counted.
-    Counts { offset: usize, documents: u64, counts: Vec<u32> },
-    /// A worker could not read its input, or keep what it read for the next pass.
-    Failed(PassFailure),
+struct Piece {
+    offset: usize,
+    documents: u64,
+    counts: Vec<u32>,
 }
 
 /// Reads occurrences in order and emits what it learns.
@@ -224,7 +207,7 @@ impl Drain<Occurrence, Lesson> for LearnDrain {
     }
 }
 
-/// What [`learn_boilerplate`] found.
+/// What [`LearnBoilerplate`] found.
 pub(crate) struct Learned {
     /// The boilerplate set.
     pub boilerplate: Boilerplate,
@@ -234,23 +217,33 @@ pub(crate) struct Learned {
     pub spilled_bytes: u64,
 }
 
-/// Learns the boilerplate lines of the corpus's web pages.
-///
-/// # Errors
-/// [`JobError::Input`] when a file cannot be read, [`JobError::Spill`] when a worker cannot
-/// spill, [`JobError::Start`] or [`JobError::WorkerFailed`] when timely fails.
-pub(crate) fn learn_boilerplate(reading: &Reading, fingerprint: u64) -> Result<Learned, JobError> {
-    let reading = reading.clone();
-    let job = reading.run.job.clone();
-    let traffic = reading.traffic.clone();
-    let (rule, seed) = (job.spec.boilerplate.clone(), job.spec.seed);
-    let abort = Arc::new(AtomicBool::new(false));
-    let pass = Pass { control: reading.control.clone(), traffic, abort: abort.clone() };
-    let topology = reading.run.topology.clone();
-    let results = run_workers(&topology, pass, fingerprint, move |worker, heartbeat| {
-        let me = reading.start(worker, heartbeat)?;
-        let memory = &reading.run.memory;
-        let dir = crate::storage::spill::worker_folder(&memory.dir, "boilerplate", me.index);
+/// Learns the boilerplate lines of the corpus's web pages. Each worker gives the entries
+/// learned (its process's first worker; the others none), the pages learned from, and
+/// what it spilled ([`LearnBoilerplate::learned`] makes them the set).
+pub(crate) struct LearnBoilerplate {
+    /// How the pass reads.
+    pub(crate) reading: Reading,
+}
+
+impl LearnBoilerplate {
+    /// The boilerplate every worker of a run of `job` learned, and what learning it
+    /// spilled.
+    pub(crate) fn learned(job: &JobConfig, results: Vec<(Vec<Lesson>, u64, u64)>) -> Learned {
+        let spilled_bytes = results.iter().map(|r| r.2).sum();
+        let (entries, pages, _) = results.into_iter().next().expect("at least one worker");
+        let boilerplate = Boilerplate::learned(&entries, &job.spec.boilerplate, job.spec.seed);
+        Learned { boilerplate, pages, spilled_bytes }
+    }
+}
+
+impl WorkerPass for LearnBoilerplate {
+    type Output = (Vec<Lesson>, u64, u64);
+
+    fn work(&self, worker: &mut Worker, at: &mut PassAt<'_>) -> Result<Self::Output, JobError> {
+        let job = &self.reading.run.job;
+        let memory = &self.reading.run.memory;
+        let index = at.me.index;
+        let dir = crate::storage::spill::worker_folder(&memory.dir, "boilerplate", index);
         let _remove = RemoveDir(dir.clone());
         // With an index, pages are sent (and its sample of their hosts added) rather than
         // occurrences; the two stages share the spill limit.
@@ -259,49 +252,35 @@ pub(crate) fn learn_boilerplate(reading: &Reading, fingerprint: u64) -> Result<L
             limit_bytes: memory.limit_bytes,
             stats: Rc::new(RefCell::new(WorkerStats::default())),
             error: Rc::new(RefCell::new(None)),
-            abort: abort.clone(),
+            abort: at.abort.clone(),
         };
         let spill = if job.index.is_some() { spill.share(2) } else { spill };
         let learning = Learning::default();
-        let mut inputs = learning.build(worker, &job, &me, &spill);
-        let (local_pages, read_all) = inputs.send_share(&reading, &me, &spill, worker, heartbeat);
+        let mut inputs = learning.build(worker, job, &at.me, &spill);
+        let (local_pages, read_all) = inputs.send_share(&self.reading, at, &spill, worker);
         if let Some(index_plan) = job.index.as_deref()
             && read_all
         {
-            let read = read_index_share(index_plan, me.index, me.peers, |page| {
+            let read = read_index_share(index_plan, index, at.me.peers, |page| {
                 inputs.pages.send(page);
             });
             if let Err(e) = read {
-                abort.store(true, Ordering::Relaxed);
                 let message = crate::error::error_chain(&e);
-                inputs.notes.send(Note::Failed(PassFailure::Index { worker: me.index, message }));
+                at.fail(PassFailure::Index { worker: index, message });
             }
         }
-        inputs.notes.send(Note::Pages(local_pages));
-        let LearnInputs { occurrences, mut notes, pages } = inputs;
-        drop(occurrences);
-        drop(pages);
-        // Once everything of time 0 is learned, each worker tells the others whether it
-        // could spill, so a spill error fails every process, not only this one.
-        notes.advance_to(1);
-        step_until(worker, heartbeat, || !learning.done.less_equal(&0))?;
+        inputs.pages_read.send(local_pages);
+        drop(inputs);
+        at.step_until(worker, || learning.done.done())?;
+        // A spill error fails every process, not only this one.
         if let Some(message) = spill.error.borrow().clone() {
             let message = format!("boilerplate pass: {message}");
-            notes.send(Note::Failed(PassFailure::Spill { worker: me.index, message }));
-        }
-        drop(notes);
-        step_until(worker, heartbeat, || learning.done.done())?;
-        if let Some(error) = learning.failure.take() {
-            return Err(error);
+            at.fail(PassFailure::Spill { worker: index, message });
         }
         let entries = learning.entries.replace(Vec::new());
         let spilled = spill.stats.borrow().resources.spilled_bytes;
         Ok((entries, learning.pages.get(), spilled))
-    })?;
-    let spilled_bytes = results.iter().map(|r| r.2).sum();
-    let (entries, pages, _) = results.into_iter().next().expect("at least one worker");
-    let boilerplate = Boilerplate::learned(&entries, &rule, seed);
-    Ok(Learned { boilerplate, pages, spilled_bytes })
+    }
 }
 
 /// What one worker of the boilerplate pass gathers from the dataflow.
@@ -311,9 +290,7 @@ struct Learning {
     entries: Rc<RefCell<Vec<Lesson>>>,
     /// Pages all workers read.
     pages: Rc<Cell<u64>>,
-    /// The first failure heard of.
-    failure: FailureCell,
-    /// Done with time 0 once everything is learned, done once the notes are through.
+    /// Done once everything is learned and every worker's page count is in.
     done: ProbeHandle<u64>,
 }
 
@@ -321,8 +298,8 @@ struct Learning {
 struct LearnInputs {
     /// Line occurrences (a run without an index).
     occurrences: InputHandleVec<u64, Occurrence>,
-    /// Page counts and failures, for every worker.
-    notes: InputHandleVec<u64, Note>,
+    /// The pages each worker read, for every worker.
+    pages_read: InputHandleVec<u64, u64>,
     /// Pages and their line keys (a run with an index, which samples them by host).
     pages: InputHandleVec<u64, PageRow>,
 }
@@ -345,7 +322,7 @@ impl Learning {
         let keeps_entries = me.first_of_process;
         worker.dataflow::<u64, _, _>(|scope| {
             let (occurrences, stream) = scope.new_input::<Vec<Occurrence>>();
-            let (notes, note_stream) = scope.new_input::<Vec<Note>>();
+            let (pages_read, pages_read_stream) = scope.new_input::<Vec<u64>>();
             let (pages, page_stream) = scope.new_input::<Vec<PageRow>>();
             let by_host = Exchange::new(|p: &PageRow| neardup_core::hash::route(p.host()));
             let sample_rule = rule.clone();
@@ -370,16 +347,12 @@ impl Learning {
                     }
                 })
                 .probe_with(&self.done);
-            let (read_pages, failure) = (self.pages.clone(), self.failure.clone());
-            note_stream
+            let read_pages = self.pages.clone();
+            pages_read_stream
                 .broadcast()
-                .inspect(move |note| match note {
-                    Note::Pages(n) => read_pages.set(read_pages.get() + n),
-                    // Input errors (time 0) arrive before spill errors (time 1).
-                    Note::Failed(f) => failure.hear(f),
-                })
+                .inspect(move |n| read_pages.set(read_pages.get() + n))
                 .probe_with(&self.done);
-            LearnInputs { occurrences, notes, pages }
+            LearnInputs { occurrences, pages_read, pages }
         })
     }
 }
@@ -392,19 +365,18 @@ impl LearnInputs {
     fn send_share(
         &mut self,
         reading: &Reading,
-        me: &PassWorker,
+        at: &mut PassAt<'_>,
         spill: &Spill,
         worker: &mut Worker,
-        heartbeat: &mut Heartbeat,
     ) -> (u64, bool) {
         let job = &reading.run.job;
-        let abort = &spill.abort;
+        let heartbeat = &mut *at.heartbeat;
         let (rule, seed) = (&job.spec.boilerplate, job.spec.seed);
         let (mut scratch, mut one) = (LineScratch::default(), Vec::new());
         let mut local_pages = 0u64;
         let (_totals, error) = reading.read(
-            me,
-            abort,
+            &at.me,
+            &at.abort,
             |record, lines| {
                 if let Record::Doc(doc) = record
                     && let Some(url) = doc.meta.as_deref().and_then(|m| m.url.as_deref())
@@ -434,29 +406,15 @@ impl LearnInputs {
         );
         let read_all = error.is_none();
         match error {
-            // Told the others with the spill errors of learning, in the second round.
+            // Told the others with the spill errors of learning, at the end.
             Some(ShareError::Keep(e)) => {
                 spill.settle::<()>(0, Err(e));
             }
-            Some(e) => {
-                abort.store(true, Ordering::Relaxed);
-                let failure = PassFailure::of_share(me.index, &e, "boilerplate");
-                self.notes.send(Note::Failed(failure));
-            }
+            Some(e) => at.fail(PassFailure::of_share(at.me.index, &e, "boilerplate")),
             None => {}
         }
         (local_pages, read_all)
     }
-}
-
-/// What workers tell each other in the boilerplate pass.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-enum Note {
-    /// Pages a worker read.
-    Pages(u64),
-    /// A worker could not read its input, spill its occurrences or read the index's
-    /// template statistics.
-    Failed(PassFailure),
 }
 
 /// How the corpus passes read: the first one reads the files and keeps the records, in
@@ -471,22 +429,9 @@ pub(crate) struct Reading {
     pub kept: KeptShares,
     /// Counts the reading of files.
     pub progress: Option<Arc<Progress>>,
-    /// Counts the bytes the pass exchanges with other processes.
-    pub traffic: Option<Arc<Traffic>>,
-    /// What stops the pass from outside: a signal, another process's end.
-    pub control: Control,
 }
 
 impl Reading {
-    /// A worker's place in a pass that reads so ([`PassWorker::start`]).
-    fn start(
-        &self,
-        worker: &mut Worker,
-        heartbeat: &mut Heartbeat,
-    ) -> Result<PassWorker, JobError> {
-        PassWorker::start(worker, heartbeat, &self.run, &self.kept, false)
-    }
-
     /// Reads worker `index`'s share: what an earlier pass kept, or the files (kept then).
     fn read(
         &self,

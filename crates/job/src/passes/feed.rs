@@ -2,10 +2,9 @@
 //! rounds, the units an earlier run kept in the work area replayed first
 //! (`crate::input::work_area`), and each unit read ended, so that it is kept in turn.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 use neardup_io::{Item, Record, RejectedRecord};
 use neardup_text::{Boilerplate, LineKey, LineScratch};
@@ -20,6 +19,7 @@ use crate::input::source::{
     KeptShares, ReadContext, ReadTotals, Share, ShareError, read_files, read_once,
 };
 use crate::input::work_area::{UnitEnd, WorkArea};
+use crate::passes::runner::Rounds;
 use crate::reporting::progress::Progress;
 use crate::reporting::stats::{BoilerplateStats, WorkerStats};
 use crate::settings::config::JobConfig;
@@ -76,36 +76,20 @@ pub(crate) fn feed(
     spread: bool,
 ) -> (ReadTotals, u64, Option<ShareError>) {
     let Source { job, abort, progress, round_bytes, kept, .. } = *source;
-    let mut round: u64 = 0;
     let inputs = RefCell::new(inputs);
-    let round_text = Cell::new(0u64);
+    let rounds = Rounds::new(round_bytes, source.paced);
     // `text` is an item's size as read (a page's before its boilerplate is left out), so
     // rounds do not depend on what was learned.
-    let paced = |text: u64| {
-        round_text.set(round_text.get() + text);
-        round_text.get() >= round_bytes
-    };
-    let probe = source.paced;
+    let paced = |text: u64| rounds.fed(text);
     let mut between_batches = || {
-        worker.step();
-        heartbeat.beat();
-        if round_text.get() < round_bytes {
-            return;
-        }
-        round_text.set(0);
-        round += 1;
-        inputs.borrow_mut().advance_to(round);
-        while probe.less_than(&(round - 1)) && !heartbeat.aborted() {
-            worker.step_or_park(Some(Duration::from_millis(1)));
-            heartbeat.beat();
-        }
+        rounds.between_batches(worker, heartbeat, |round| inputs.borrow_mut().advance_to(round));
     };
     let share = kept.take(source.me.slot);
     let direct = share.is_none();
     let replayed = replay_units(source, direct, &inputs, &paced, &mut between_batches);
     let (mut totals, done) = match replayed {
         Ok(replayed) => replayed,
-        Err(e) => return (ReadTotals::default(), round + 1, Some(ShareError::Input(e))),
+        Err(e) => return (ReadTotals::default(), rounds.round() + 1, Some(ShareError::Input(e))),
     };
     let send = |item: Item, text: usize| {
         inputs.borrow_mut().items.send(item);
@@ -170,7 +154,7 @@ pub(crate) fn feed(
         }
     };
     totals.add(&read);
-    (totals, round + 1, error)
+    (totals, rounds.round() + 1, error)
 }
 
 /// The records a worker reads itself, and what it counts of the unit being read.

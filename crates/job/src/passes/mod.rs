@@ -1,12 +1,12 @@
 //! The passes of the workers over the input: the corpus passes that learn templates and
 //! document frequencies (`corpus`, `templates`), and the main pass (`worker`, fed by
-//! `feed`), each built on the skeleton in `pass`.
+//! `feed`), each a value given to the pass runner (`runner`).
 //!
 //! May use: `error`, `distributed`, `settings`, `storage`, `reporting`, `input`,
 //! `operators`.
 
 pub(crate) mod corpus;
 pub(crate) mod feed;
-pub(crate) mod pass;
+pub(crate) mod runner;
 pub(crate) mod templates;
 pub(crate) mod worker;

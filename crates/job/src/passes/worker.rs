@@ -10,7 +10,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use neardup_core::DocId;
@@ -22,7 +22,6 @@ use timely::dataflow::operators::probe::Handle as ProbeHandle;
 use timely::dataflow::operators::vec::{Broadcast, Map};
 use timely::worker::Worker;
 
-use crate::distributed::processes::Heartbeat;
 use crate::error::{JobError, ReadFailure, error_chain};
 use crate::input::pass_worker::PassWorker;
 use crate::input::sign::Signer;
@@ -36,27 +35,27 @@ use crate::operators::{
     representative_in,
 };
 use crate::passes::feed::{Inputs, Source, feed};
-use crate::passes::pass::step_until;
+use crate::passes::runner::{PassAt, PassFailure, WorkerPass};
 use crate::reporting::progress::Progress;
 use crate::reporting::stage::{PerStage, Stage};
 use crate::reporting::stats::{BoilerplateStats, ReadingStats, WorkerStats};
 use crate::reporting::summary::{Resolved, StageSeconds, file_metadata, peak_memory_bytes};
-use crate::reporting::worker_report::{Failure, WorkerReport};
+use crate::reporting::worker_report::WorkerReport;
 
 use crate::settings::plan::RunPlan;
 use crate::storage::records::{ContentKey, Edge, IdClaim, NodeInfo, SignedDoc, Verdict};
 use crate::storage::routing::{id_hash, route_doc, route_id};
 use crate::storage::spill::{self, RemoveDir};
 
-/// What every worker of a run shares.
-pub(crate) struct RunContext {
+/// The main pass: what every worker of it shares. Given to the pass runner, each worker
+/// reads its share, signs, matches, clusters and writes its parts (see the module
+/// documentation).
+pub(crate) struct MainPass {
     /// The run, resolved once.
     pub(crate) run: RunPlan,
     pub(crate) signer: Signer,
     /// Input paths by file index, for the `source` column.
     pub(crate) sources: Arc<[Arc<str>]>,
-    /// Set when this process gives up, so its workers stop reading and writing.
-    pub(crate) abort: Arc<AtomicBool>,
     pub(crate) progress: Arc<Progress>,
     pub(crate) start: Instant,
     pub(crate) learned: LearnedPass,
@@ -99,9 +98,6 @@ struct WorkerEnv {
     store: Rc<RefCell<DocStore>>,
     spill: Spill,
     sink: PartSink,
-    /// The first input error of this worker (spill and write errors are in `spill` and
-    /// `sink`).
-    read_error: Rc<RefCell<Option<ReadFailure>>>,
     /// When each probed stage was seen done, in seconds from the start.
     stage_done: Rc<RefCell<PerStage<Option<f64>>>>,
     /// Every worker's report, gathered once all parts are written.
@@ -116,8 +112,8 @@ struct WorkerEnv {
 }
 
 impl WorkerEnv {
-    fn new(me: PassWorker, context: &RunContext) -> WorkerEnv {
-        let RunContext { run, abort, learned, .. } = context;
+    fn new(me: PassWorker, context: &MainPass, abort: &Arc<AtomicBool>) -> WorkerEnv {
+        let MainPass { run, learned, .. } = context;
         let (job, memory) = (&run.job, &run.memory);
         let area = Rc::new(WorkArea::open(job, &me.plan, context.learned_digest));
         let mut own = WorkerStats::default();
@@ -157,7 +153,6 @@ impl WorkerEnv {
             store,
             spill,
             sink,
-            read_error: Rc::default(),
             stage_done: Rc::default(),
             reports: Rc::default(),
             probes: PerStage::default(),
@@ -171,8 +166,6 @@ impl WorkerEnv {
     fn report(&self, start: Instant) -> impl FnMut() -> WorkerReport + 'static {
         let (stats, store, stage_done) =
             (self.stats.clone(), self.store.clone(), self.stage_done.clone());
-        let (write_error, read_error) = (self.sink.error.clone(), self.read_error.clone());
-        let spill_error = self.spill.error.clone();
         let (index, first_of_process) = (self.me.index, self.me.first_of_process);
         move || {
             let now = start.elapsed().as_secs_f64();
@@ -180,25 +173,13 @@ impl WorkerEnv {
             for stage in Stage::PROBED {
                 seconds.set(stage, stage_done.borrow().get(stage).unwrap_or(now));
             }
-            let failure = match (read_error.borrow().clone(), write_error.borrow().as_ref()) {
-                (Some(failure), _) => Some((index, Failure::Input(failure))),
-                (None, Some(e)) => Some((index, Failure::Output(error_chain(e)))),
-                (None, None) => spill_error.borrow().clone().map(|m| (index, Failure::Spill(m))),
-            };
             let mut stats = stats.borrow().clone();
             stats.resources.peak_memory_bytes = peak_memory_bytes().unwrap_or(0);
             if first_of_process {
                 stats.resources.remote_retries = neardup_io::remote::retries();
             }
             let blocks = store.borrow().blocks;
-            WorkerReport {
-                worker: index,
-                stats,
-                seconds,
-                blocks,
-                failure,
-                ..WorkerReport::default()
-            }
+            WorkerReport { worker: index, stats, seconds, blocks, ..WorkerReport::default() }
         }
     }
 
@@ -224,21 +205,33 @@ impl WorkerEnv {
     }
 }
 
-/// Builds and runs one worker's dataflow; returns the merged report of all workers.
-pub(crate) fn run_worker(
+impl WorkerPass for MainPass {
+    type Output = WorkerReport;
+
+    /// Units signed by `neardup sign` tasks are whole files: a run over them reads so.
+    fn whole_files(&self) -> bool {
+        self.whole_files
+    }
+
+    /// Builds and runs one worker's dataflow; returns the merged report of all workers.
+    fn work(&self, worker: &mut Worker, at: &mut PassAt<'_>) -> Result<WorkerReport, JobError> {
+        main_pass(self, worker, at)
+    }
+}
+
+/// One worker of the main pass (see [`MainPass`]'s `work`).
+fn main_pass(
+    context: &MainPass,
     worker: &mut Worker,
-    heartbeat: &mut Heartbeat,
-    context: &RunContext,
+    at: &mut PassAt<'_>,
 ) -> Result<WorkerReport, JobError> {
     let job = &context.run.job;
-    // Units signed by `neardup sign` tasks are whole files: a run over them reads so.
-    let whole = context.whole_files;
-    let me = PassWorker::start(worker, heartbeat, &context.run, &context.kept, whole)?;
+    let me = at.me.clone();
     // With fewer files than four per worker, every worker reads a byte range of each plain
     // JSONL file; other few files are read whole and their records spread, so that every
     // worker signs.
     let spread = !me.plan.ranges() && job.inputs.len() < 4 * me.peers;
-    let env = WorkerEnv::new(me, context);
+    let env = WorkerEnv::new(me, context, &at.abort);
     let _remove_spill = RemoveDir(env.spill.dir.clone());
     let mut inputs = worker.dataflow::<u64, _, _>(|scope| {
         let (items_in, items) = scope.new_input::<Vec<Item>>();
@@ -254,14 +247,14 @@ pub(crate) fn run_worker(
         area: &env.area,
         stats: &env.stats,
         paced: &env.paced,
-        abort: &context.abort,
+        abort: &at.abort,
         progress: &context.progress,
         round_bytes: context.run.memory.round_bytes,
         kept: &context.kept,
         boilerplate: context.boilerplate.as_deref(),
     };
     context.progress.start_share();
-    let (totals, rounds, error) = feed(worker, heartbeat, &mut inputs, &source, spread);
+    let (totals, rounds, error) = feed(worker, at.heartbeat, &mut inputs, &source, spread);
     context.progress.end_share();
     env.stats.borrow_mut().reading = ReadingStats {
         records_read: totals.records,
@@ -270,14 +263,15 @@ pub(crate) fn run_worker(
         trailing_zero_bytes: totals.trailing_zero_bytes,
         input_rounds: rounds,
     };
-    if let Some(error) = error {
-        match error {
-            ShareError::Input(e) => *env.read_error.borrow_mut() = Some(ReadFailure::of(&e)),
-            ShareError::Keep(e) => {
-                env.spill.error.borrow_mut().get_or_insert_with(|| error_chain(&e));
-            }
+    let index = env.me.index;
+    match error {
+        Some(ShareError::Input(e)) => {
+            at.fail(PassFailure::Read { worker: index, failure: ReadFailure::of(&e) });
         }
-        context.abort.store(true, Ordering::Relaxed);
+        Some(ShareError::Keep(e)) => {
+            at.fail(PassFailure::Spill { worker: index, message: error_chain(&e) });
+        }
+        None => {}
     }
     drop(inputs);
     tracing::debug!(
@@ -288,11 +282,18 @@ pub(crate) fn run_worker(
     );
 
     let progress = &context.progress;
-    step_until(worker, heartbeat, || {
+    at.step_until(worker, || {
         progress.reach(env.note_stages(context.start));
         env.finished.done()
     })?;
     progress.reach(Stage::Writing);
+    // What the stages could not write or spill fails every process.
+    if let Some(e) = env.sink.error.borrow().as_ref() {
+        at.fail(PassFailure::Output { worker: index, message: error_chain(e) });
+    }
+    if let Some(message) = env.spill.error.borrow().clone() {
+        at.fail(PassFailure::Spill { worker: index, message });
+    }
     let all = std::mem::take(&mut *env.reports.borrow_mut());
     assert_eq!(all.len(), env.me.peers, "every worker reports once");
     Ok(WorkerReport::merge(all))
@@ -300,7 +301,7 @@ pub(crate) fn run_worker(
 
 /// Wires the main dataflow from the items read to the reports gathered, one stage at a
 /// time.
-fn main_dataflow<'s>(fed: Fed<'s>, env: &WorkerEnv, context: &RunContext) {
+fn main_dataflow<'s>(fed: Fed<'s>, env: &WorkerEnv, context: &MainPass) {
     let signed = read_and_sign(fed, env, context);
     let grouped = ids_and_exact(signed.claims, env, context);
     let stored = signed
@@ -349,7 +350,7 @@ struct Fed<'s> {
 
 /// Parses and signs the items read, keeping each unit's signed records in the work area,
 /// and adds the records replayed from it; every record, document or reject, claims its id.
-fn read_and_sign<'s>(fed: Fed<'s>, env: &WorkerEnv, context: &RunContext) -> Signed<'s> {
+fn read_and_sign<'s>(fed: Fed<'s>, env: &WorkerEnv, context: &MainPass) -> Signed<'s> {
     let Fed { items, replayed, ends, spread } = fed;
     let job = context.run.job.clone();
     let fields = env.me.plan.options.clone();
@@ -361,7 +362,7 @@ fn read_and_sign<'s>(fed: Fed<'s>, env: &WorkerEnv, context: &RunContext) -> Sig
         }
     });
     let signed = records.sign_docs(context.signer.clone(), env.stats.clone());
-    let (area, stats, abort) = (env.area.clone(), env.stats.clone(), context.abort.clone());
+    let (area, stats, abort) = (env.area.clone(), env.stats.clone(), env.spill.abort.clone());
     // Records are kept on their way, so the stages after them see their units committed.
     let signed = signed.keep_units(ends, area, spread, stats, abort);
     let (docs, rejects): (Stream<_>, Stream<_>) = signed
@@ -398,7 +399,7 @@ struct Exact<'s> {
 fn ids_and_exact<'s>(
     claims: Stream<'s, IdClaim>,
     env: &WorkerEnv,
-    context: &RunContext,
+    context: &MainPass,
 ) -> Exact<'s> {
     let index = env.me.index;
     let (accepted, repeated_ids): (Stream<_>, Stream<_>) =
@@ -436,7 +437,7 @@ struct Matched<'s> {
 fn match_and_verify<'s>(
     stored: Stream<'s, Stored>,
     env: &WorkerEnv,
-    context: &RunContext,
+    context: &MainPass,
 ) -> Matched<'s> {
     let job = &context.run.job;
     let index = job.index.as_ref().map(|plan| {
@@ -478,7 +479,7 @@ fn cluster<'s>(
     near_edges: Stream<'s, Edge>,
     index_matches: Option<Stream<'s, IndexMatch>>,
     env: &WorkerEnv,
-    context: &RunContext,
+    context: &MainPass,
 ) -> Stream<'s, Keyed<DocId, Verdict>> {
     let job = &context.run.job;
     let spill = &env.spill;
@@ -500,7 +501,7 @@ fn cluster<'s>(
 fn write_documents<'s>(
     verdicts: Stream<'s, Keyed<DocId, Verdict>>,
     env: &WorkerEnv,
-    context: &RunContext,
+    context: &MainPass,
 ) -> Stream<'s, ()> {
     let job = &context.run.job;
     let kept = verdicts.write_documents(
