@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Scaling benchmark: the same labelled corpus of real documents (bench/make_real_corpus.py)
 # run with 1 worker, 2 workers, and 2 processes of 1 worker each on loopback (timely's
-# cluster mode, as on a cluster), for MinHash and SimHash, and at each size given. Prints
-# wall seconds, documents per second, peak memory (the larger process for two), pairs, and
-# the ratios the targets are stated in: 2 workers against 1, 2 processes against 1 process
-# of 2 workers, and the time per document of each size against the first. Each figure is
-# the best of REPEATS (default 3) runs, the three modes taking turns. Not part of the test
-# run; needs ../shared/data-samples.
+# multi-process mode, as in a distributed run), for MinHash and SimHash, and at each size
+# given. Prints wall seconds, documents per second, peak memory (the larger process for
+# two), pairs, and the ratios the targets are stated in: 2 workers against 1, 2 processes
+# against 1 process of 2 workers, and the time per document of each size against the
+# first. Each figure is the best of REPEATS (default 3) runs, the three modes taking turns.
+# Not part of the test run; needs ../shared/data-samples.
 #
 #   bash bench/scale.sh [DOCS...]        default: 100000 1000000
 set -euo pipefail

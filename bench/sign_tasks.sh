@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Signing in tasks: the 1,000,000-document corpus in FILES JSON Lines files, run as one
-# `neardup dedup`, then as TASKS `neardup sign` tasks (one after another here; on a cluster
+# `neardup dedup`, then as TASKS `neardup sign` tasks (one after another here; deployed,
 # they run on other machines at once) and a `dedup` over what they signed. Prints each
 # wall time, the tasks' total against the clean run, the dedup-after-tasks against the
-# clean run (what the smaller cluster still does), what it replayed and read (summary.json's
-# work_area), and whether it decided as the clean run did (summary counts; with pyarrow,
-# every documents/ and pairs/ row but `source`). Not part of the test run.
+# clean run (the share of the work left to the dedup's machines), what it replayed and
+# read (summary.json's work_area), and whether it decided as the clean run did (summary
+# counts; with pyarrow, every documents/ and pairs/ row but `source`). Not part of the test
+# run.
 #
 #   bash bench/sign_tasks.sh [DOCS] [FILES] [TASKS] [WORKERS]   e.g. bash bench/sign_tasks.sh 1000000 20 4 2
 # NEARDUP=BINARY times that binary instead of this tree's; PYTHON names one with pyarrow.

@@ -12,11 +12,15 @@
 //! `crawl/2026-47/` and `crawl/2026-48/` are made from them (`EXAMPLE_INPUTS`), and `ID_A`
 //! and `ID_B` become the ids of a near pair of the `--run` folder. Commands needing what
 //! the test machine lacks are not run, by the rules of `NOT_RUN`: object storage and HTTP
-//! inputs (`s3://`, `gs://`, `az://`, `http(s)://`), cluster runs (`--hostfile`,
+//! inputs (`s3://`, `gs://`, `az://`, `http(s)://`), distributed runs (`--hostfile`,
 //! `--processes`) and the command of a line that installs the wheel (`pip`). Other
 //! programs in the blocks (cargo, pip, maturin, docker, `bash` scripts, curl) are not run
 //! either: CI runs the quick start's and the tests' (`.ci/run`), and the rest build,
 //! install or measure. At least `MIN_COMMANDS_RUN` commands must run.
+//!
+//! One word per meaning: "cluster" is a group of near-duplicate documents, and several
+//! `neardup` processes run together are a "distributed run". The repository's prose,
+//! comments and tests never call the latter a cluster (`WRONG_WORDING`).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -342,8 +346,8 @@ const NOT_RUN: [(&str, &str); 8] = [
     ("az://", "object storage"),
     ("http://", "an HTTP server"),
     ("https://", "an HTTP server"),
-    ("--hostfile", "a cluster of processes"),
-    ("--processes", "a cluster of processes"),
+    ("--hostfile", "a distributed run of several processes"),
+    ("--processes", "a distributed run of several processes"),
     ("pip", "the command a wheel installs"),
 ];
 
@@ -484,6 +488,125 @@ fn shell_commands_run() {
     );
 }
 
+/// Phrases that call a distributed run (several `neardup` processes connected over the
+/// network) a cluster, a word this repository keeps for groups of near-duplicate
+/// documents; matched case-insensitively. The check skips these lines of this file.
+const WRONG_WORDING: [&str; 18] = [
+    "cluster run",
+    "cluster mode",
+    "cluster process",
+    "processes of a cluster",
+    "process of a cluster",
+    "processes of the cluster",
+    "process of the cluster",
+    "a cluster's process",
+    "in a cluster,",
+    "in a cluster:",
+    "in a cluster each",
+    "cluster of processes",
+    "cluster of timely",
+    "timely cluster",
+    "on a cluster",
+    "sizing a cluster",
+    "cluster.md",
+    "tests/cluster.rs",
+];
+
+/// Where the wording check reads, from the repository: these files, and the text files
+/// under these folders and under every crate's `src/` and `tests/`.
+const WORDING_ROOTS: [&str; 11] = [
+    "README.md",
+    "ARCHITECTURE.md",
+    "CHANGELOG.md",
+    "docs",
+    "deploy",
+    "bench",
+    "tests/tests",
+    "tests/src",
+    "python",
+    "jobs",
+    ".ci",
+];
+
+/// Folders the wording check never enters: build outputs, samples and expected outputs,
+/// whose text is data.
+const WORDING_SKIPPED: [&str; 4] = ["target", "data-samples", "golden", "fixtures"];
+
+/// The phrases of `WRONG_WORDING` in `line`.
+fn wrong_wording(line: &str) -> Vec<&'static str> {
+    let line = line.to_lowercase();
+    WRONG_WORDING.iter().copied().filter(|phrase| line.contains(phrase)).collect()
+}
+
+/// The files under `path` (itself, when a file), relative to the repository, in order,
+/// without the skipped folders.
+fn files_under(path: &Path, out: &mut Vec<PathBuf>) {
+    let full = repo().join(path);
+    if full.is_file() {
+        out.push(path.to_path_buf());
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(&full) else { return };
+    let mut names: Vec<_> = entries.flatten().map(|e| e.file_name()).collect();
+    names.sort();
+    for name in names {
+        if WORDING_SKIPPED.iter().any(|skipped| name == *skipped) {
+            continue;
+        }
+        files_under(&path.join(name), out);
+    }
+}
+
+#[test]
+fn a_distributed_run_is_never_called_a_cluster() {
+    let mut roots: Vec<PathBuf> = WORDING_ROOTS.iter().map(PathBuf::from).collect();
+    let mut crates: Vec<_> = std::fs::read_dir(repo().join("crates"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    crates.sort();
+    for name in crates {
+        roots.push(Path::new("crates").join(&name).join("src"));
+        roots.push(Path::new("crates").join(&name).join("tests"));
+    }
+    let mut files = Vec::new();
+    for root in &roots {
+        files_under(root, &mut files);
+    }
+    let this_file = Path::new("tests/tests/readme.rs");
+    let mut found = Vec::new();
+    let mut read = 0;
+    for file in &files {
+        // Binary files (an image) are not text to read.
+        let Ok(text) = std::fs::read_to_string(repo().join(file)) else { continue };
+        read += 1;
+        let mut in_list = false;
+        for (i, line) in text.lines().enumerate() {
+            // This file's phrase list names the phrases it looks for.
+            if file == this_file {
+                if line.starts_with("const WRONG_WORDING") {
+                    in_list = true;
+                }
+                if in_list {
+                    in_list = line != "];";
+                    continue;
+                }
+            }
+            for phrase in wrong_wording(line) {
+                found.push(format!("{}:{}: {phrase:?}: {}", file.display(), i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(read >= 100, "read only {read} files: the roots moved? {roots:?}");
+    assert!(
+        found.is_empty(),
+        "a distributed run (several processes) called a cluster, a word kept for groups of \
+         near duplicates; say \"distributed run\", or name the machines:\n{}",
+        found.join("\n")
+    );
+}
+
 #[test]
 fn the_checks_find_what_they_look_for() {
     assert_eq!(slug("Incremental runs: `--index`"), "incremental-runs---index");
@@ -501,4 +624,15 @@ fn the_checks_find_what_they_look_for() {
     cli.build();
     let dedup = cli.find_subcommand("dedup").unwrap();
     assert!(accepts(dedup, "--input") && accepts(dedup, "--log") && !accepts(dedup, "--nope"));
+    // Built from parts, so that the check of this file does not find them here.
+    let run = format!("In a {}, process 0 writes the summary", "cluster");
+    assert_eq!(wrong_wording(&run).len(), 1, "{run}");
+    assert_eq!(wrong_wording(&format!("the {}.md page", "CLUSTER")).len(), 1);
+    assert!(wrong_wording("a cluster member never verified against its kept document").is_empty());
+    assert!(wrong_wording("the processes of a distributed run; the largest cluster").is_empty());
+    let mut files = Vec::new();
+    files_under(Path::new("tests"), &mut files);
+    assert!(files.contains(&PathBuf::from("tests/tests/readme.rs")));
+    assert!(!files.iter().any(|f| f.starts_with("tests/golden")), "{files:?}");
+    assert!(!files.iter().any(|f| f.starts_with("tests/fixtures")), "{files:?}");
 }

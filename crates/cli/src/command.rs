@@ -138,7 +138,7 @@ where
 }
 
 /// The exit code of a failed command: 2 for usage and job-file errors (processes of a
-/// cluster started with different settings too), 128 + the signal's number for a run a
+/// distributed run started with different settings too), 128 + the signal's number for a run a
 /// signal stopped (130 for SIGINT, 143 for SIGTERM), else 1.
 fn exit_code(e: &anyhow::Error) -> ExitCode {
     if e.downcast_ref::<UsageError>().is_some() {

@@ -23,7 +23,7 @@ pub struct JobArgs {
     #[arg(long, short = 'i', num_args = 1.., required_unless_present = "input_list")]
     pub input: Vec<PathBuf>,
     /// A manifest of inputs: a text file with one path or address per line (blank lines and
-    /// lines starting with # are ignored), as cluster schedulers hand them out; local or an
+    /// lines starting with # are ignored), as job schedulers hand them out; local or an
     /// address, gunzipped when its name ends in .gz (Common Crawl's wet.paths.gz).
     #[arg(long)]
     pub input_list: Option<PathBuf>,
@@ -95,19 +95,19 @@ pub struct DedupArgs {
     /// Worker threads per process; results do not depend on it [default: the number of CPUs].
     #[arg(long, short = 'w', value_parser = crate::settings::at_least_one)]
     pub workers: Option<usize>,
-    /// Processes of a cluster run (each started with the same arguments but --process).
+    /// Processes of a distributed run (each started with the same arguments but --process).
     #[arg(long, short = 'n', default_value_t = 1, value_parser = crate::settings::at_least_one)]
     pub processes: usize,
-    /// This process's index in a cluster run, 0..processes.
+    /// This process's index in a distributed run, 0..processes.
     #[arg(long, short = 'p', default_value_t = 0)]
     pub process: usize,
-    /// For a cluster run: a file with one host:port per process, in process order.
+    /// For a distributed run: a file with one host:port per process, in process order.
     #[arg(long)]
     pub hostfile: Option<PathBuf>,
-    /// A cluster run fails when a process has sent nothing for this many seconds.
+    /// A distributed run fails when a process has sent nothing for this many seconds.
     #[arg(long, default_value_t = 600)]
     pub watchdog: u64,
-    /// A cluster run fails when the processes have not all connected within this many seconds.
+    /// A distributed run fails when the processes have not all connected within this many seconds.
     #[arg(long, default_value_t = 300)]
     pub connect_timeout: u64,
     /// Memory this process aims to stay within, e.g. 8G or 512M; grouping stages spill
@@ -226,7 +226,9 @@ pub fn topology(args: &DedupArgs) -> anyhow::Result<Topology> {
         .into());
     }
     let Some(hostfile) = &args.hostfile else {
-        return Err(UsageError::new("a cluster run (--processes above 1) needs --hostfile").into());
+        return Err(
+            UsageError::new("a distributed run (--processes above 1) needs --hostfile").into()
+        );
     };
     let text = std::fs::read_to_string(hostfile).map_err(|e| {
         UsageError::new(format!("cannot read hostfile \"{}\": {e}", hostfile.display()))
@@ -374,7 +376,7 @@ impl Drop for SignalHandlers {
 }
 
 /// Prints the run's summary as `summary.json` holds it (process 0 writes that file; the
-/// other processes of a cluster print their own).
+/// other processes of a distributed run print their own).
 fn print_summary_json(summary: &Summary) -> anyhow::Result<()> {
     let mut out = crate::stdout::stdout();
     serde_json::to_writer_pretty(&mut out, summary)?;
@@ -398,7 +400,7 @@ fn report_progress(progress: &Progress, total_bytes: u64, processes: usize, stop
         let records = progress.records();
         let rate = records as f64 / start.elapsed().as_secs_f64().max(1e-3);
         let line = match progress.waiting_for() {
-            // A process of a cluster that does nothing but wait says what for.
+            // A process of a distributed run that does nothing but wait says what for.
             Some(what) if processes > 1 => {
                 format!("{records} records read here; waiting for {what}")
             }

@@ -1,8 +1,9 @@
 //! The `neardup` command line: argument parsing, job files, reports and exit codes.
 //!
 //! This is a library with a thin `main.rs`, so tests run [`run`] in-process. Exit codes:
-//! 0 success, 1 the job failed, 2 a usage or job-file error (or processes of a cluster
-//! started with different settings), 130 and 143 a run stopped by SIGINT or SIGTERM.
+//! 0 success, 1 the job failed, 2 a usage or job-file error (or processes of a
+//! distributed run started with different settings), 130 and 143 a run stopped by SIGINT
+//! or SIGTERM.
 //!
 //! One module per subcommand, each with its flags and `run(args)`: [`dedup`], [`sign`],
 //! [`eval`], [`explain`], [`tune`] and [`index`]. `command` parses and dispatches; `settings`

@@ -1,4 +1,4 @@
-//! Cluster runs: two `neardup` processes on 127.0.0.1 give the same outputs as one; a
+//! Distributed runs: two `neardup` processes on 127.0.0.1 give the same outputs as one; a
 //! process whose port is still taken waits for it; processes started with different
 //! settings refuse to run before changing anything; a stalled or killed process fails the
 //! job naming it, at any stage; a rerun into the same folder starts clean.
@@ -104,16 +104,16 @@ fn two_processes_give_the_same_outputs_as_one() {
     assert!(status.success());
 
     let hosts = hostfile(dir.path(), 2);
-    let cluster = dir.path().join("cluster");
-    let p1 = start(1, 2, &hosts, &[&samples], &cluster, &[]);
-    let p0 = start(0, 2, &hosts, &[&samples], &cluster, &[]);
+    let distributed = dir.path().join("distributed");
+    let p1 = start(1, 2, &hosts, &[&samples], &distributed, &[]);
+    let p0 = start(0, 2, &hosts, &[&samples], &distributed, &[]);
     for (p, child) in [(0, p0), (1, p1)] {
         let out = wait(child, Duration::from_secs(120));
         assert!(out.status.success(), "process {p}: {}", String::from_utf8_lossy(&out.stderr));
     }
-    assert!(cluster.join("_SUCCESS").exists());
-    assert_eq!(render(&cluster), render(&single));
-    let summary = summary(&cluster);
+    assert!(distributed.join("_SUCCESS").exists());
+    assert_eq!(render(&distributed), render(&single));
+    let summary = summary(&distributed);
     assert_eq!((summary["processes"].as_u64(), summary["workers"].as_u64()), (Some(2), Some(2)));
     // The bytes exchanged, by stage: every grouping stage crosses between the processes.
     let exchanged = &summary["exchanged_bytes"];

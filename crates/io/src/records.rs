@@ -139,7 +139,7 @@ pub enum Reason {
     NearDuplicate,
     /// Kept without near-duplicate matching: fewer than `min_features` features.
     TooFewFeatures,
-    /// Kept although in a cluster: never verified against the kept document, and
+    /// Kept although a cluster member: never verified against the kept document, and
     /// `decision.removal` is `verified`.
     UnverifiedInCluster,
     /// Kept without near-duplicate matching: a web page whose every line is boilerplate

@@ -156,7 +156,7 @@ pub enum JobError {
         /// What the network thread reported.
         message: String,
     },
-    /// A process of the cluster stopped with an error of its own, and said so.
+    /// Another process of the run stopped with an error of its own, and said so.
     #[error("process {process} stopped: {message}")]
     PeerFailed {
         /// The process that stopped.
@@ -164,8 +164,8 @@ pub enum JobError {
         /// Its error.
         message: String,
     },
-    /// The processes of a cluster were started with different settings; they stop before
-    /// changing any folder.
+    /// The processes of a distributed run were started with different settings; they stop
+    /// before changing any folder.
     #[error(
         "the run did not start, and changed nothing: process {process} has {}, where this process (process {this}) has {}; start every process with the same job file, flags and binary{}",
         settings_list(.differences, |(setting, _, theirs)| format!("`{setting}` = {theirs}")),

@@ -35,18 +35,18 @@ pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
-/// The loopback ports the processes of a cluster run listen on are chosen here, below the
+/// The loopback ports the processes of a distributed run listen on are chosen here, below the
 /// kernel's ephemeral range (32768 and up on Linux): a port the kernel handed out with
 /// `bind(":0")` and that the test released goes back to that range, and any outgoing
 /// connection on the machine (another test's processes connecting) may be given it before
 /// the run's process listens on it. Each test process starts at its own place (its pid).
-const CLUSTER_PORTS: std::ops::Range<u32> = 20_000..32_000;
+const PROCESS_PORTS: std::ops::Range<u32> = 20_000..32_000;
 
 /// `n` loopback ports that bind now, none handed out twice by this test process.
-pub fn cluster_ports(n: usize) -> Vec<u16> {
+pub fn process_ports(n: usize) -> Vec<u16> {
     use std::sync::atomic::{AtomicU32, Ordering};
     static NEXT: AtomicU32 = AtomicU32::new(u32::MAX);
-    let span = CLUSTER_PORTS.end - CLUSTER_PORTS.start;
+    let span = PROCESS_PORTS.end - PROCESS_PORTS.start;
     let _ = NEXT.compare_exchange(
         u32::MAX,
         std::process::id().wrapping_mul(7_919) % span,
@@ -56,7 +56,7 @@ pub fn cluster_ports(n: usize) -> Vec<u16> {
     let mut ports = Vec::new();
     while ports.len() < n {
         let at = NEXT.fetch_add(1, Ordering::Relaxed) % span;
-        let port = u16::try_from(CLUSTER_PORTS.start + at).expect("a port");
+        let port = u16::try_from(PROCESS_PORTS.start + at).expect("a port");
         if TcpListener::bind(("127.0.0.1", port)).is_ok() {
             ports.push(port);
         }
@@ -64,9 +64,9 @@ pub fn cluster_ports(n: usize) -> Vec<u16> {
     ports
 }
 
-/// A hostfile for `n` processes on loopback ports ([`cluster_ports`]), in `dir`.
+/// A hostfile for `n` processes on loopback ports ([`process_ports`]), in `dir`.
 pub fn hostfile(dir: &Path, n: usize) -> PathBuf {
-    let text: String = cluster_ports(n).iter().map(|p| format!("127.0.0.1:{p}\n")).collect();
+    let text: String = process_ports(n).iter().map(|p| format!("127.0.0.1:{p}\n")).collect();
     let path = dir.join("hosts.txt");
     std::fs::write(&path, text).unwrap();
     path

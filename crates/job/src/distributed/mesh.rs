@@ -1,4 +1,4 @@
-//! The connections between the processes of a cluster run, and what they say about the
+//! The connections between the processes of a distributed run, and what they say about the
 //! other processes.
 //!
 //! At start every process connects to every other ([`Mesh::join`]) and they compare their
@@ -103,7 +103,7 @@ impl PeerEnds {
     }
 }
 
-/// This process's connections to the others of its cluster run.
+/// This process's connections to the other processes of its distributed run.
 pub(crate) struct Mesh {
     me: usize,
     addresses: Vec<String>,
@@ -122,10 +122,10 @@ pub(crate) struct Mesh {
 }
 
 /// What can stop a run from outside its workers: a signal to this process, or the end of
-/// another process of its cluster.
+/// another process of its distributed run.
 #[derive(Clone, Default)]
 pub(crate) struct Control {
-    /// The cluster's connections (`None` for one process).
+    /// The run's connections to the other processes (`None` for one process).
     pub(crate) mesh: Option<Arc<Mesh>>,
     /// Set by a signal.
     pub(crate) interrupt: Interrupt,

@@ -1,9 +1,9 @@
-//! Running worker bodies on one process or a cluster of timely processes, with the failure
-//! handling timely itself does not give.
+//! Running worker bodies on one process or on the several timely processes of a
+//! distributed run, with the failure handling timely itself does not give.
 //!
-//! Timely connects the processes of a cluster at start and never re-admits one that
-//! leaves. A peer that dies breaks timely's connections to it; a peer that stalls makes
-//! everyone wait forever. So:
+//! Timely's multi-process mode (`Config::Cluster`) connects the processes at start and
+//! never re-admits one that leaves. A peer that dies breaks timely's connections to it; a
+//! peer that stalls makes everyone wait forever. So:
 //!
 //! - the processes connect through `mesh`, which compares their settings first, tells
 //!   each process when another ends (cleanly, with an error, or lost), and hands timely
@@ -39,7 +39,7 @@ use crate::error::JobError;
 pub struct Topology {
     /// Worker threads per process.
     pub workers: usize,
-    /// Processes in the cluster (1 for a single machine).
+    /// Processes in the run (1 for a single machine).
     pub processes: usize,
     /// This process's index, `0..processes`.
     pub process: usize,
@@ -75,8 +75,8 @@ impl Topology {
         self.workers * self.processes
     }
 
-    /// The configuration of a one-process run (a cluster run connects in
-    /// [`execute_cluster`]).
+    /// The configuration of a one-process run (a distributed run connects in
+    /// [`execute_distributed`]).
     fn timely_config(&self) -> timely::Config {
         let communication = if self.workers > 1 {
             CommunicationConfig::Process(self.workers)
@@ -87,10 +87,10 @@ impl Topology {
     }
 }
 
-/// Starts the `threads` workers of process `process` of a cluster on `sockets` (one to
-/// every other process, from [`crate::distributed::mesh::Mesh::pass_sockets`]), as timely's own cluster
-/// configuration would after connecting.
-fn execute_cluster<T, F>(
+/// Starts the `threads` workers of process `process` of a distributed run on `sockets` (one
+/// to every other process, from [`crate::distributed::mesh::Mesh::pass_sockets`]), as
+/// timely's own multi-process configuration would after connecting.
+fn execute_distributed<T, F>(
     sockets: Vec<Option<PeerStream>>,
     process: usize,
     threads: usize,
@@ -325,7 +325,7 @@ pub(crate) struct Pass {
 /// The first worker error; [`JobError::Connect`] when the processes do not connect in
 /// time; [`JobError::Interrupted`] on a signal; [`JobError::PeerSilent`],
 /// [`JobError::PeerLost`], [`JobError::PeerFailed`] or [`JobError::InputMismatch`] for
-/// cluster failures; [`JobError::WorkerFailed`] when a worker panics.
+/// the failures of other processes; [`JobError::WorkerFailed`] when a worker panics.
 pub(crate) fn run_workers<T, F>(
     topology: &Topology,
     pass: Pass,
@@ -457,7 +457,7 @@ where
                 slots.lock().expect("slots lock")[slot] = Some(result);
             };
             let guards = match sockets {
-                Some(sockets) => execute_cluster(sockets, process, local, traffic, run),
+                Some(sockets) => execute_distributed(sockets, process, local, traffic, run),
                 None => timely::execute(config, run),
             };
             let _ = started.send(guards);

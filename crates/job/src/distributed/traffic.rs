@@ -1,6 +1,7 @@
-//! Bytes this process exchanged with the other processes of a cluster, by stage: what a
-//! network model of a larger cluster is fed with. Each timely execution (the corpus passes,
-//! the main dataflow) counts in its own [`Traffic`], as it numbers its channels afresh.
+//! Bytes this process exchanged with the other processes of a distributed run, by stage:
+//! what a network model of a run on more machines is fed with. Each timely execution (the
+//! corpus passes, the main dataflow) counts in its own [`Traffic`], as it numbers its
+//! channels afresh.
 //!
 //! Timely's network threads log every message they write or read (payload and header)
 //! with its channel; the first worker of the process logs, as the dataflow is built,

@@ -50,7 +50,7 @@ impl Progress {
     }
 
     /// What this process waits for while it does nothing else: the other processes of a
-    /// cluster, to connect or to read their shares once it has read its own.
+    /// distributed run, to connect or to read their shares once it has read its own.
     pub fn waiting_for(&self) -> Option<&'static str> {
         if let Some(what) = *self.waiting.lock().expect("not poisoned") {
             return Some(what);

@@ -238,11 +238,11 @@ pub struct Summary {
     pub remote_retries: u64,
     /// Rounds the input was read in (the most of any worker).
     pub input_rounds: u64,
-    /// In a cluster, the bytes process 0 (which writes this summary) sent to and received
-    /// from the other processes, by stage (`progress`: timely's progress messages;
-    /// `corpus_statistics`: the passes before the main dataflow, template learning and
-    /// document frequencies); with two processes, all the bytes exchanged. Empty for one
-    /// process, whose workers exchange without serialising.
+    /// In a distributed run, the bytes process 0 (which writes this summary) sent to and
+    /// received from the other processes, by stage (`progress`: timely's progress
+    /// messages; `corpus_statistics`: the passes before the main dataflow, template
+    /// learning and document frequencies); with two processes, all the bytes exchanged.
+    /// Empty for one process, whose workers exchange without serialising.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub exchanged_bytes: BTreeMap<String, crate::distributed::traffic::Exchanged>,
     /// Boilerplate learned from web pages and left out, when the job learned it.

@@ -167,8 +167,8 @@ impl JobConfig {
     /// The settings the run uses, as a job file would give them: the spec with every
     /// value it leaves unset filled in with the one chosen, and the record size limit
     /// `max_record_bytes` when known ([`JobConfig::max_record_bytes`]). A run records this
-    /// (`summary.json`, the Parquet metadata, the report), the processes of a cluster
-    /// compare it, and an index keeps its signature settings; given as a job file, it
+    /// (`summary.json`, the Parquet metadata, the report), the processes of a distributed
+    /// run compare it, and an index keeps its signature settings; given as a job file, it
     /// runs the same job.
     pub fn effective_spec(&self, max_record_bytes: Option<u64>) -> JobSpec {
         let mut spec = self.spec.clone();

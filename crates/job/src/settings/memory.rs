@@ -167,11 +167,11 @@ mod tests {
         topology.workers = 4;
         assert!(check_workers(&topology).is_ok());
         // Other processes' workers pair with this one's.
-        let mut cluster = Topology::local(24);
-        cluster.memory_budget = 256 << 20;
-        assert!(check_workers(&cluster).is_ok());
-        cluster.processes = 8;
-        let error = check_workers(&cluster).unwrap_err();
+        let mut distributed = Topology::local(24);
+        distributed.memory_budget = 256 << 20;
+        assert!(check_workers(&distributed).is_ok());
+        distributed.processes = 8;
+        let error = check_workers(&distributed).unwrap_err();
         assert!(error.contains("in each of 8 processes"), "{error}");
     }
 

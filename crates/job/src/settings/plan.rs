@@ -25,7 +25,7 @@ pub(crate) struct RunPlan {
     pub(crate) memory: MemoryPlan,
     /// The settings the run uses, as a job file would give them, with its record size
     /// limit ([`JobConfig::effective_spec`]): what `summary.json`, the Parquet metadata
-    /// and an index record, and what the processes of a cluster compare.
+    /// and an index record, and what the processes of a distributed run compare.
     pub(crate) effective: JobSpec,
 }
 
