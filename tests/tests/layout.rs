@@ -70,9 +70,26 @@ fn code(path: &Path) -> String {
     code_of(&std::fs::read_to_string(path).unwrap())
 }
 
+/// Where a file's tests start: its first `#[cfg(test)]` item that is not the declaration
+/// of a module in a file of its own (`#[cfg(test)] mod testing;` in a `mod.rs`, whose
+/// re-exports and other declarations follow it).
+fn tests_start(text: &str) -> usize {
+    let mut at = 0;
+    while let Some(i) = text[at..].find("\n#[cfg(test)]\n") {
+        let start = at + i;
+        let next = text[start + "\n#[cfg(test)]\n".len()..].lines().next().unwrap_or("");
+        let declared = next.trim_start_matches("pub(crate) ").trim_start_matches("pub ");
+        if !(declared.starts_with("mod ") && declared.trim_end().ends_with(';')) {
+            return start;
+        }
+        at = start + 1;
+    }
+    text.len()
+}
+
 /// The code of a file's text before its test module, without comments.
 fn code_of(text: &str) -> String {
-    let end = text.find("\n#[cfg(test)]").unwrap_or(text.len());
+    let end = tests_start(text);
     blank_literals(&text[..end])
         .lines()
         .map(|l| match l.find("//") {
@@ -446,8 +463,7 @@ fn find_loop(graph: &BTreeMap<Vec<String>, BTreeSet<Vec<String>>>) -> Option<Vec
 fn no_source_file_is_longer_than_650_lines_before_its_tests() {
     let mut long = Vec::new();
     for (file, text) in written_sources() {
-        let end = text.find("\n#[cfg(test)]").unwrap_or(text.len());
-        let lines = text[..end].lines().count();
+        let lines = text[..tests_start(&text)].lines().count();
         if lines > MAX_FILE_LINES {
             long.push(format!("{} ({lines} lines)", file.display()));
         }
@@ -836,6 +852,16 @@ fn a_folder_uses_only_what_its_mod_rs_allows() {
         }
     }
     assert!(outside.is_empty(), "uses outside a folder's `May use:` line: {outside:#?}");
+}
+
+#[test]
+fn a_test_module_declared_in_a_mod_rs_does_not_hide_what_follows_it() {
+    let text = "mod a;\n#[cfg(test)]\npub(crate) mod testing;\npub use a::X;\n#[cfg(test)]\nmod tests {\n}\n";
+    let code = code_of(text);
+    assert!(code.contains("pub use a::X;"), "{code}");
+    assert!(!code.contains("mod tests"), "{code}");
+    let helper = "fn a() {}\n#[cfg(test)]\npub(crate) fn by_hand() {}\n";
+    assert!(!code_of(helper).contains("by_hand"));
 }
 
 #[test]

@@ -5,7 +5,7 @@
 //! document (a document's id is sent to its own worker, where it may be a kept document).
 //! Emits: once the input is complete, in order, a batch per activation: verdicts, and
 //! with an index, for a cluster that joins an earlier one, its members and their number
-//! instead, for [`super::index::SizeJoined`] to give them the earlier cluster's size.
+//! instead, for [`super::index::size::SizeJoined`] to give them the earlier cluster's size.
 //! Holds: at most its spill limit of records and one id.
 
 use neardup_core::DocId;

@@ -21,9 +21,9 @@ use timely::progress::Timestamp;
 
 use neardup_io::index::{DocPartWriter, IndexRef, IndexedDoc};
 
-use crate::operators::PartSink;
 use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
 use crate::operators::doc_store::{DocStore, SigCursor};
+use crate::operators::write_parts::PartSink;
 use crate::reporting::stats::ClusterKept;
 use crate::settings::config::{IndexPlan, JobConfig};
 use crate::settings::spec::Removal;

@@ -19,7 +19,7 @@ use timely::progress::Timestamp;
 
 use crate::input::pass_worker::PassWorker;
 use crate::input::sign::page_text;
-use crate::operators::PartSink;
+use crate::operators::write_parts::PartSink;
 use crate::settings::config::JobConfig;
 
 /// Copies kept records out of the input files.

@@ -27,13 +27,28 @@ use crate::input::pass_worker::PassWorker;
 use crate::input::sign::Signer;
 use crate::input::source::{KeptShares, ShareError};
 use crate::input::work_area::{UnitEnd, WorkArea};
-use crate::operators::{
-    DedupIds, DocStore, ExactGroups, FetchIndexed, GatherReports, Grouped, IdOutcome, IndexKey,
-    IndexMatch, KeepUnits, Keyed, LinkClusters, NameClusters, Near, PartSink, ProbeIndex,
-    ReduceBuckets, SignDocs, SizeJoined, Spill, StoreDocs, StoreKey, Stored, VerifyCandidates,
-    VerifyIndexed, WriteDocuments, WriteKept, WritePairs, assign_clusters, count_in, doc_in,
-    representative_in,
+use crate::operators::assign_clusters::assign_clusters;
+use crate::operators::collect::{Keyed, Spill};
+use crate::operators::dedup_ids::{DedupIds, IdOutcome};
+use crate::operators::doc_store::{
+    DocStore, StoreDocs, StoreKey, Stored, count_in, doc_in, representative_in,
 };
+use crate::operators::exact_groups::{ExactGroups, Grouped};
+use crate::operators::gather_reports::GatherReports;
+use crate::operators::index::fetch::FetchIndexed;
+use crate::operators::index::link::LinkClusters;
+use crate::operators::index::probe::ProbeIndex;
+use crate::operators::index::records::{IndexKey, IndexMatch};
+use crate::operators::index::size::SizeJoined;
+use crate::operators::index::verify::VerifyIndexed;
+use crate::operators::keep_units::KeepUnits;
+use crate::operators::name_clusters::NameClusters;
+use crate::operators::reduce_buckets::ReduceBuckets;
+use crate::operators::sign_docs::SignDocs;
+use crate::operators::verify_candidates::{Near, VerifyCandidates};
+use crate::operators::write_documents::WriteDocuments;
+use crate::operators::write_kept::WriteKept;
+use crate::operators::write_parts::{PartSink, WritePairs};
 use crate::passes::feed::{Inputs, Source, feed};
 use crate::passes::runner::{PassAt, PassFailure, WorkerPass};
 use crate::reporting::progress::Progress;

@@ -9,8 +9,8 @@ use timely::dataflow::StreamVec;
 use timely::dataflow::channels::pact::Exchange;
 use timely::progress::Timestamp;
 
-use crate::operators::PartSink;
 use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
+use crate::operators::write_parts::PartSink;
 use crate::settings::config::IndexPlan;
 use crate::storage::spill::SpillError;
 
