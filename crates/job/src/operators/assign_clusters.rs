@@ -29,7 +29,8 @@ use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::core::{Concat, OkErr};
 use timely::dataflow::operators::vec::Map;
 
-use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
+use crate::operators::collect::{Drain, Keyed, collect_sorted};
+use crate::operators::env::OperatorEnv;
 use crate::operators::propagate::{Link, Links, Node, SharedLinks, propagate};
 use crate::settings::spec::KeepRule;
 use crate::storage::records::{Edge, Membership, NodeInfo};
@@ -109,8 +110,9 @@ pub fn assign_clusters<'s>(
     exact: StreamVec<'s, u64, Edge>,
     near: StreamVec<'s, u64, Edge>,
     keep: KeepRule,
-    spill: Spill,
+    env: &OperatorEnv,
 ) -> StreamVec<'s, u64, (DocId, Membership)> {
+    let spill = env.spill.clone();
     let seed = |n: &NodeInfo, rep: DocId| Node {
         node: n.doc,
         value: n.doc,
@@ -314,7 +316,7 @@ mod tests {
 
     use super::*;
     use crate::operators::cluster_reference;
-    use crate::operators::testing::{one_worker, spill};
+    use crate::operators::testing::{self, one_worker};
 
     /// A document: its record number, length and text (copies share their text).
     type Doc = (u64, u64, u64);
@@ -372,11 +374,11 @@ mod tests {
                 edges.iter().skip(index).step_by(peers).cloned().collect::<Vec<_>>()
             };
             let (exact, near) = (mine(&exact), mine(&near));
-            let spill = spill(&root.join(index.to_string()), limit);
-            let stats = spill.stats.clone();
+            let env = testing::env(&root.join(index.to_string()), limit);
+            let stats = env.stats.clone();
             let sink = sink.clone();
             worker.dataflow::<u64, _, _>(move |scope| {
-                assign_clusters(exact.to_stream(scope), near.to_stream(scope), keep, spill)
+                assign_clusters(exact.to_stream(scope), near.to_stream(scope), keep, &env)
                     .inspect(move |(d, m)| sink.lock().unwrap().push(row(*d, m)));
             });
             while worker.has_dataflows() {

@@ -19,6 +19,7 @@ use timely::dataflow::channels::pact::ParallelizationContract;
 use timely::dataflow::operators::generic::Operator;
 use timely::progress::Timestamp;
 
+use crate::operators::failure::{StageFailure, StageFailures};
 use crate::reporting::stats::WorkerStats;
 use crate::storage::spill::{MemSize, Merged, SortedRuns, SortedWriter, SpillError};
 
@@ -31,8 +32,8 @@ pub struct Spill {
     pub limit_bytes: usize,
     /// Counts bytes spilled.
     pub stats: Rc<RefCell<WorkerStats>>,
-    /// The first spill error of this worker.
-    pub error: Rc<RefCell<Option<String>>>,
+    /// The worker's first stage failure (shared with its sink).
+    pub error: StageFailures,
     /// Set on a spill error, so this process stops reading and writing.
     pub abort: Arc<AtomicBool>,
 }
@@ -62,7 +63,8 @@ impl Spill {
         match result {
             Ok(value) => Some(value),
             Err(e) => {
-                self.error.borrow_mut().get_or_insert_with(|| crate::error::error_chain(&e));
+                let failure = || StageFailure::Spill(crate::error::error_chain(&e));
+                self.error.borrow_mut().get_or_insert_with(failure);
                 self.abort.store(true, AtomicOrdering::Relaxed);
                 None
             }
@@ -345,7 +347,7 @@ mod tests {
         let out = collect(spill.clone(), 20_000, 2);
         assert!(out.is_empty(), "{} records emitted", out.len());
         assert!(spill.failed());
-        let error = spill.error.borrow().clone().unwrap();
+        let error = spill.error.borrow().clone().unwrap().message().to_string();
         assert!(error.contains("file/spill"), "{error}");
         assert!(spill.abort.load(AtomicOrdering::Relaxed));
     }

@@ -11,7 +11,8 @@ use timely::dataflow::channels::pact::Pipeline;
 use timely::dataflow::operators::vec::Map;
 use timely::progress::Timestamp;
 
-use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
+use crate::operators::collect::{Drain, Keyed, collect_sorted};
+use crate::operators::env::OperatorEnv;
 use crate::storage::records::{ContentKey, IdClaim};
 #[cfg(doc)]
 use crate::storage::routing::route_id;
@@ -34,7 +35,7 @@ pub enum IdOutcome {
 /// Finds repeated ids.
 pub trait DedupIds<'s, T: Timestamp> {
     /// Resolves every claim; the input must be exchanged by [`route_id`] of its hash.
-    fn dedup_ids(self, spill: Spill) -> StreamVec<'s, T, IdOutcome>;
+    fn dedup_ids(self, env: &OperatorEnv) -> StreamVec<'s, T, IdOutcome>;
 }
 
 type Claim = Keyed<(u128, DocId), Option<ContentKey>>;
@@ -64,7 +65,8 @@ impl Drain<Claim, IdOutcome> for FirstOfId {
 }
 
 impl<'s, T: Timestamp> DedupIds<'s, T> for StreamVec<'s, T, IdClaim> {
-    fn dedup_ids(self, spill: Spill) -> StreamVec<'s, T, IdOutcome> {
+    fn dedup_ids(self, env: &OperatorEnv) -> StreamVec<'s, T, IdOutcome> {
+        let spill = env.spill.clone();
         let claims = self.map(|c| Keyed { key: (c.id_hash, c.doc), value: c.accepted });
         collect_sorted(claims, Pipeline, "DedupIds", spill, || Ok(FirstOfId { current: None }))
     }

@@ -11,7 +11,8 @@ use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::vec::Map;
 use timely::progress::Timestamp;
 
-use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
+use crate::operators::collect::{Drain, Keyed, collect_sorted};
+use crate::operators::env::OperatorEnv;
 use crate::storage::records::{ContentKey, Edge, NodeInfo};
 use crate::storage::spill::SpillError;
 
@@ -33,7 +34,7 @@ pub enum Grouped {
 pub trait ExactGroups<'s, T: Timestamp> {
     /// Groups documents by content hash.
     /// With `index`, texts too short to sign get a representative too.
-    fn exact_groups(self, index: bool, spill: Spill) -> StreamVec<'s, T, Grouped>;
+    fn exact_groups(self, index: bool, env: &OperatorEnv) -> StreamVec<'s, T, Grouped>;
 }
 
 type Key = Keyed<(ContentHash, DocId), ContentKey>;
@@ -76,7 +77,8 @@ impl Drain<Key, Grouped> for Groups {
 }
 
 impl<'s, T: Timestamp> ExactGroups<'s, T> for StreamVec<'s, T, ContentKey> {
-    fn exact_groups(self, index: bool, spill: Spill) -> StreamVec<'s, T, Grouped> {
+    fn exact_groups(self, index: bool, env: &OperatorEnv) -> StreamVec<'s, T, Grouped> {
+        let spill = env.spill.clone();
         let by_content = Exchange::new(|k: &Key| k.key.0.route());
         let keys = self.map(|k| Keyed { key: (k.node.content, k.node.doc), value: k });
         collect_sorted(keys, by_content, "ExactGroups", spill, move || {

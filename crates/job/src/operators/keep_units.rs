@@ -26,6 +26,7 @@ use timely::dataflow::operators::generic::Operator;
 use timely::progress::Timestamp;
 
 use crate::input::work_area::{UnitEnd, UnitWriter, WorkArea};
+use crate::operators::env::OperatorEnv;
 use crate::reporting::stats::WorkerStats;
 use crate::storage::records::SignedDoc;
 
@@ -51,8 +52,7 @@ pub trait KeepUnits<'s, T: Timestamp> {
         ends: StreamVec<'s, T, UnitEnd>,
         area: Rc<WorkArea>,
         spread: bool,
-        stats: Rc<RefCell<WorkerStats>>,
-        abort: Arc<AtomicBool>,
+        env: &OperatorEnv,
     ) -> StreamVec<'s, T, Signed>;
 }
 
@@ -62,9 +62,9 @@ impl<'s, T: Timestamp> KeepUnits<'s, T> for StreamVec<'s, T, Signed> {
         ends: StreamVec<'s, T, UnitEnd>,
         area: Rc<WorkArea>,
         spread: bool,
-        stats: Rc<RefCell<WorkerStats>>,
-        abort: Arc<AtomicBool>,
+        env: &OperatorEnv,
     ) -> StreamVec<'s, T, Signed> {
+        let (stats, abort) = (env.stats.clone(), env.spill.abort.clone());
         let units = Units { area, open: BTreeMap::new(), failed: false, stats, abort };
         if spread {
             let peers = self.scope().peers() as u64;

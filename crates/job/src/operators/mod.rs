@@ -15,7 +15,9 @@ pub(crate) mod cluster_reference;
 pub(crate) mod collect;
 pub(crate) mod dedup_ids;
 pub(crate) mod doc_store;
+pub(crate) mod env;
 pub(crate) mod exact_groups;
+pub(crate) mod failure;
 pub(crate) mod gather_reports;
 pub(crate) mod index;
 pub(crate) mod keep_units;
@@ -23,6 +25,8 @@ pub(crate) mod name_clusters;
 pub(crate) mod propagate;
 pub(crate) mod reduce_buckets;
 pub(crate) mod sign_docs;
+pub(crate) mod sink;
+pub(crate) mod store;
 #[cfg(test)]
 pub(crate) mod testing;
 pub(crate) mod verify_candidates;

@@ -19,7 +19,8 @@ use timely::progress::Timestamp;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
+use crate::operators::collect::{Drain, Keyed, collect_sorted};
+use crate::operators::env::OperatorEnv;
 use crate::operators::index::records::{JoinedIn, JoinedKey, OldLink};
 use crate::reporting::stats::WorkerStats;
 use crate::storage::records::{Assignment, IndexedKept, Membership, NodeInfo, Verdict};
@@ -67,7 +68,7 @@ pub trait NameClusters<'s, T: Timestamp> {
         self,
         names: StreamVec<'s, T, NodeInfo>,
         links: Option<StreamVec<'s, T, Keyed<DocId, OldLink>>>,
-        spill: Spill,
+        env: &OperatorEnv,
     ) -> (StreamVec<'s, T, Keyed<DocId, Verdict>>, StreamVec<'s, T, JoinedKey>);
 }
 
@@ -201,8 +202,9 @@ impl<'s, T: Timestamp> NameClusters<'s, T> for StreamVec<'s, T, (DocId, Membersh
         self,
         names: StreamVec<'s, T, NodeInfo>,
         links: Option<StreamVec<'s, T, Keyed<DocId, OldLink>>>,
-        spill: Spill,
+        env: &OperatorEnv,
     ) -> (StreamVec<'s, T, Keyed<DocId, Verdict>>, StreamVec<'s, T, JoinedKey>) {
+        let spill = env.spill.clone();
         let members =
             self.map(|(doc, m)| Keyed { key: (m.kept, 2, doc), value: NameIn::Member(m) });
         let names = names.map(|n| Keyed { key: (n.doc, 0, n.doc), value: NameIn::Name(n.id) });

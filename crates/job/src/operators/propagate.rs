@@ -572,7 +572,7 @@ mod tests {
         let out = label_chains(2_000, spill.clone());
         assert!(out.is_empty(), "{} nodes emitted", out.len());
         assert!(spill.failed());
-        let error = spill.error.borrow().clone().unwrap();
+        let error = spill.error.borrow().clone().unwrap().message().to_string();
         assert!(error.contains("file/spill"), "{error}");
     }
 }

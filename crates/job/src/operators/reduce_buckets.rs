@@ -10,6 +10,7 @@ use timely::progress::Timestamp;
 
 use crate::operators::buckets::BucketReducer;
 use crate::operators::collect::{Drain, Spill, collect_sorted};
+use crate::operators::env::OperatorEnv;
 use crate::settings::spec::BucketSpec;
 use crate::storage::records::{BucketRecord, Candidate};
 use crate::storage::spill::SpillError;
@@ -18,7 +19,7 @@ use crate::storage::spill::SpillError;
 pub trait ReduceBuckets<'s, T: Timestamp> {
     /// Routes each record to the worker owning its key and, once all records have arrived,
     /// emits the candidate pairs of every bucket (see [`BucketReducer`]).
-    fn reduce_buckets(self, limits: BucketSpec, spill: Spill) -> StreamVec<'s, T, Candidate>;
+    fn reduce_buckets(self, limits: BucketSpec, env: &OperatorEnv) -> StreamVec<'s, T, Candidate>;
 }
 
 struct Buckets {
@@ -44,7 +45,8 @@ impl Drain<BucketRecord, Candidate> for Buckets {
 }
 
 impl<'s, T: Timestamp> ReduceBuckets<'s, T> for StreamVec<'s, T, BucketRecord> {
-    fn reduce_buckets(self, limits: BucketSpec, spill: Spill) -> StreamVec<'s, T, Candidate> {
+    fn reduce_buckets(self, limits: BucketSpec, env: &OperatorEnv) -> StreamVec<'s, T, Candidate> {
+        let spill = env.spill.clone();
         let by_key = Exchange::new(|r: &BucketRecord| r.key.get());
         let drain_spill = spill.clone();
         collect_sorted(self, by_key, "ReduceBuckets", spill, move || {

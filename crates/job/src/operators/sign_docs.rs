@@ -3,9 +3,6 @@
 //! Partitioning: whatever the input has (the job spreads records over workers first).
 //! Emits: at once, per record. Holds: nothing between records.
 
-use std::cell::RefCell;
-use std::rc::Rc;
-
 use neardup_io::{Record, RejectedRecord};
 use timely::dataflow::StreamVec;
 use timely::dataflow::channels::pact::Pipeline;
@@ -13,7 +10,7 @@ use timely::dataflow::operators::generic::Operator;
 use timely::progress::Timestamp;
 
 use crate::input::sign::{SignScratch, Signer};
-use crate::reporting::stats::WorkerStats;
+use crate::operators::env::OperatorEnv;
 use crate::storage::records::SignedDoc;
 
 /// Signs documents; passes readers' rejects through.
@@ -23,7 +20,7 @@ pub trait SignDocs<'s, T: Timestamp> {
     fn sign_docs(
         self,
         signer: Signer,
-        stats: Rc<RefCell<WorkerStats>>,
+        env: &OperatorEnv,
     ) -> StreamVec<'s, T, Result<SignedDoc, RejectedRecord>>;
 }
 
@@ -31,8 +28,9 @@ impl<'s, T: Timestamp> SignDocs<'s, T> for StreamVec<'s, T, Record> {
     fn sign_docs(
         self,
         signer: Signer,
-        stats: Rc<RefCell<WorkerStats>>,
+        env: &OperatorEnv,
     ) -> StreamVec<'s, T, Result<SignedDoc, RejectedRecord>> {
+        let stats = env.stats.clone();
         self.unary(Pipeline, "SignDocs", move |_cap, _info| {
             let mut scratch = SignScratch::default();
             move |input, output| {
@@ -72,7 +70,8 @@ mod tests {
     fn documents_are_signed_and_rejects_pass_through() {
         let dir = tempfile::tempdir().unwrap();
         let job = testing::job(dir.path(), JobSpec::default());
-        let stats = Rc::new(RefCell::new(WorkerStats::default()));
+        let env = testing::env(dir.path(), 0);
+        let stats = env.stats.clone();
         let reject = RejectedRecord {
             doc: DocId::new(0, 2),
             id: None,
@@ -80,14 +79,13 @@ mod tests {
             detail: "no id".into(),
         };
         let signer = Signer::new(&job, None, None);
-        let counted = stats.clone();
         let out = run_operator(
             vec![
                 doc(1, "a document long enough to have a signature of its own"),
                 Record::Reject(reject),
                 doc(3, "<p> </p>"),
             ],
-            move |records| records.sign_docs(signer, counted),
+            move |records| records.sign_docs(signer, &env),
         );
         assert_eq!(out.len(), 3);
         assert!(matches!(&out[0], Ok(d) if d.id == "d1" && d.signature.is_some()));

@@ -22,8 +22,10 @@ use timely::worker::Worker;
 
 use crate::input::sign::{SignScratch, Signer};
 use crate::operators::collect::{Drain, Spill};
-use crate::operators::doc_store::{self, DocStore};
-use crate::operators::write_parts::PartSink;
+use crate::operators::doc_store;
+use crate::operators::env::OperatorEnv;
+use crate::operators::sink::PartSink;
+use crate::operators::store::DocStore;
 use crate::reporting::stats::WorkerStats;
 use crate::settings::config::JobConfig;
 use crate::settings::spec::JobSpec;
@@ -62,6 +64,16 @@ pub(crate) fn sink(dir: &Path, stats: Rc<RefCell<WorkerStats>>) -> PartSink {
         error: Rc::default(),
         abort: Arc::default(),
     }
+}
+
+/// What every operator of a worker is given, spilling under `dir/spill` (holding
+/// `limit_bytes` in memory) and writing part 0 below `dir`, with fresh statistics and an
+/// empty store; spill and sink share one failure.
+pub(crate) fn env(dir: &Path, limit_bytes: usize) -> OperatorEnv {
+    let spill = spill(&dir.join("spill"), limit_bytes);
+    let mut sink = sink(dir, spill.stats.clone());
+    sink.error = spill.error.clone();
+    OperatorEnv { stats: spill.stats.clone(), spill, sink, store: Rc::default() }
 }
 
 /// A checked job with `spec` over one JSONL file `a.jsonl` in `dir` (written when missing),

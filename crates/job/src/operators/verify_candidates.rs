@@ -27,7 +27,8 @@ use timely::dataflow::channels::pact::Exchange;
 use timely::progress::Timestamp;
 
 use crate::operators::collect::{Drain, Spill, collect_sorted, collect_sorted_taking};
-use crate::operators::doc_store::{DocStore, SigCursor};
+use crate::operators::env::OperatorEnv;
+use crate::operators::store::{DocStore, SigCursor};
 use crate::storage::records::{Candidate, Edge, HalfPair, SigEntry};
 use crate::storage::routing::route_doc;
 use crate::storage::spill::{MemSize, RemoveOnDrop, SpillError, create_run};
@@ -388,19 +389,12 @@ impl Drain<HalfPair, Near> for VerifySecond {
 /// Verifies candidates against the document store.
 pub trait VerifyCandidates<'s, T: Timestamp> {
     /// Emits the verified pairs among the candidates, each pair once.
-    fn verify_candidates(
-        self,
-        store: Rc<RefCell<DocStore>>,
-        spill: Spill,
-    ) -> StreamVec<'s, T, Near>;
+    fn verify_candidates(self, env: &OperatorEnv) -> StreamVec<'s, T, Near>;
 }
 
 impl<'s, T: Timestamp> VerifyCandidates<'s, T> for StreamVec<'s, T, Candidate> {
-    fn verify_candidates(
-        self,
-        store: Rc<RefCell<DocStore>>,
-        spill: Spill,
-    ) -> StreamVec<'s, T, Near> {
+    fn verify_candidates(self, env: &OperatorEnv) -> StreamVec<'s, T, Near> {
+        let (store, spill) = (env.store.clone(), env.spill.clone());
         let workers = self.scope().peers() as u64;
         let by_first = Exchange::new(|c: &Candidate| route_doc(c.a));
         let (first_store, first_spill) = (store.clone(), spill.clone());

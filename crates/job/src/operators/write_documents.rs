@@ -9,8 +9,6 @@
 //! store's signatures alongside and writes the representatives to this worker's part of the
 //! new generation (`docs/part-<worker>`: a document's home worker is its part).
 
-use std::cell::RefCell;
-use std::rc::Rc;
 use std::sync::Arc;
 
 use neardup_core::DocId;
@@ -21,9 +19,10 @@ use timely::progress::Timestamp;
 
 use neardup_io::index::{DocPartWriter, IndexRef, IndexedDoc};
 
-use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
-use crate::operators::doc_store::{DocStore, SigCursor};
-use crate::operators::write_parts::PartSink;
+use crate::operators::collect::{Drain, Keyed, collect_sorted};
+use crate::operators::env::OperatorEnv;
+use crate::operators::sink::PartSink;
+use crate::operators::store::SigCursor;
 use crate::reporting::stats::ClusterKept;
 use crate::settings::config::{IndexPlan, JobConfig};
 use crate::settings::spec::Removal;
@@ -41,9 +40,7 @@ pub trait WriteDocuments<'s, T: Timestamp> {
     /// worker's part of the new generation's documents.
     fn write_documents(
         self,
-        store: Rc<RefCell<DocStore>>,
-        sink: PartSink,
-        spill: Spill,
+        env: &OperatorEnv,
         sources: Arc<[Arc<str>]>,
         job: &JobConfig,
     ) -> StreamVec<'s, T, DocId>;
@@ -383,12 +380,11 @@ impl Drain<Keyed<DocId, Verdict>, DocId> for Assemble {
 impl<'s, T: Timestamp> WriteDocuments<'s, T> for StreamVec<'s, T, Keyed<DocId, Verdict>> {
     fn write_documents(
         self,
-        store: Rc<RefCell<DocStore>>,
-        sink: PartSink,
-        spill: Spill,
+        env: &OperatorEnv,
         sources: Arc<[Arc<str>]>,
         job: &JobConfig,
     ) -> StreamVec<'s, T, DocId> {
+        let (store, sink, spill) = (env.store.clone(), env.sink.clone(), env.spill.clone());
         let (emit_kept, removal) = (job.write_kept.is_some(), job.spec.decision.removal);
         let index = job.index.clone();
         let by_doc = Exchange::new(|v: &Keyed<DocId, Verdict>| route_doc(v.key));
@@ -503,7 +499,7 @@ mod tests {
             runs.push(m).unwrap();
         }
         let file = runs.into_file().unwrap();
-        let sink = sink(dir.path(), Rc::default());
+        let sink = sink(dir.path(), std::rc::Rc::default());
         let mut stage = Assemble {
             meta: file.iter().unwrap(),
             next_meta: None,

@@ -17,9 +17,12 @@ use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::Operator;
 use timely::progress::Timestamp;
 
+use crate::error::error_chain;
 use crate::input::pass_worker::PassWorker;
 use crate::input::sign::page_text;
-use crate::operators::write_parts::PartSink;
+use crate::operators::env::OperatorEnv;
+use crate::operators::failure::StageFailure;
+use crate::operators::sink::PartSink;
 use crate::settings::config::JobConfig;
 
 /// Copies kept records out of the input files.
@@ -32,7 +35,7 @@ pub trait WriteKept<'s, T: Timestamp> {
         me: &PassWorker,
         job: Arc<JobConfig>,
         dir: PathBuf,
-        sink: PartSink,
+        env: &OperatorEnv,
         boilerplate: Option<Arc<Boilerplate>>,
     ) -> StreamVec<'s, T, ()>;
 }
@@ -43,9 +46,10 @@ impl<'s, T: Timestamp> WriteKept<'s, T> for StreamVec<'s, T, DocId> {
         me: &PassWorker,
         job: Arc<JobConfig>,
         dir: PathBuf,
-        sink: PartSink,
+        env: &OperatorEnv,
         boilerplate: Option<Arc<Boilerplate>>,
     ) -> StreamVec<'s, T, ()> {
+        let sink = env.sink.clone();
         let (worker, peers) = (me.index, me.peers);
         let PartSink { stats, error, .. } = sink;
         let max_record_bytes = me.plan.options.max_record_bytes;
@@ -81,7 +85,8 @@ impl<'s, T: Timestamp> WriteKept<'s, T> for StreamVec<'s, T, DocId> {
                     ) {
                         Ok(written) => stats.borrow_mut().decisions.kept_written += written,
                         Err(e) => {
-                            error.borrow_mut().get_or_insert(e);
+                            let failure = StageFailure::Output(error_chain(&e));
+                            error.borrow_mut().get_or_insert(failure);
                             break;
                         }
                     }
@@ -95,13 +100,10 @@ impl<'s, T: Timestamp> WriteKept<'s, T> for StreamVec<'s, T, DocId> {
 
 #[cfg(test)]
 mod tests {
-    use std::cell::RefCell;
-    use std::rc::Rc;
 
     use super::*;
     use crate::input::source::ReadPlan;
     use crate::operators::testing::{self, run_operator};
-    use crate::reporting::stats::WorkerStats;
     use crate::settings::spec::JobSpec;
 
     #[test]
@@ -115,14 +117,13 @@ mod tests {
         std::fs::write(dir.path().join("a.jsonl"), lines.join("\n") + "\n").unwrap();
         let job = Arc::new(testing::job(dir.path(), JobSpec::default()));
         let kept_dir = dir.path().join("kept");
-        let stats = Rc::new(RefCell::new(WorkerStats::default()));
-        let sink = testing::sink(&dir.path().join("out"), stats.clone());
-        let error = sink.error.clone();
+        let env = testing::env(&dir.path().join("out"), 0);
+        let (stats, error) = (env.stats.clone(), env.sink.error.clone());
         let (file, into) = (job.inputs[0].clone(), kept_dir.clone());
         let plan = ReadPlan::whole_files(0, 1, job.spec.input.read_options());
         let me = PassWorker { index: 0, peers: 1, slot: 0, first_of_process: true, plan };
         let markers = run_operator(vec![DocId::new(0, 3), DocId::new(0, 1)], move |kept| {
-            kept.write_kept(&me, job, into, sink, None)
+            kept.write_kept(&me, job, into, &env, None)
         });
         assert_eq!(markers.len(), 1);
         assert!(error.borrow().is_none());

@@ -4,61 +4,26 @@
 //! complete, rows in `(id_a, id_b)` order, a batch at a time, to a hidden file renamed into
 //! place. Holds: at most its spill limit of rows (about 100 bytes each) and one batch.
 
-use std::cell::RefCell;
-use std::path::PathBuf;
-use std::rc::Rc;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use neardup_io::{PairKind, PairRow, PairsWriter};
 use timely::dataflow::StreamVec;
 use timely::dataflow::channels::pact::Pipeline;
 use timely::dataflow::operators::vec::Map;
 use timely::progress::Timestamp;
 
-use crate::operators::collect::{Drain, Spill, collect_sorted};
-use crate::reporting::stats::WorkerStats;
+use crate::operators::collect::{Drain, collect_sorted};
+use crate::operators::env::OperatorEnv;
+use crate::operators::sink::PartSink;
 use crate::storage::records::PairOut;
 use crate::storage::spill::SpillError;
 
 /// Rows handed to the Parquet writer at once.
 const ROWS_PER_BATCH: usize = 65_536;
 
-/// Where and how a worker writes its parts.
-#[derive(Clone)]
-pub struct PartSink {
-    /// The output folder (`pairs/` and `documents/` go below it).
-    pub output: PathBuf,
-    /// This worker's part number (its global index).
-    pub part: usize,
-    /// Key-value metadata for every file, computed when the file is written.
-    pub metadata: Rc<dyn Fn() -> Vec<(String, String)>>,
-    /// This worker's statistics.
-    pub stats: Rc<RefCell<WorkerStats>>,
-    /// The first write error of this worker.
-    pub error: Rc<RefCell<Option<neardup_io::Error>>>,
-    /// Set when the job has failed elsewhere: nothing is written.
-    pub abort: Arc<AtomicBool>,
-}
-
-impl PartSink {
-    /// Records a write error (the first one wins) and stops this process's writing.
-    pub fn fail(&self, error: neardup_io::Error) {
-        self.error.borrow_mut().get_or_insert(error);
-        self.abort.store(true, Ordering::Relaxed);
-    }
-
-    /// Whether nothing more should be written.
-    pub fn stopped(&self) -> bool {
-        self.error.borrow().is_some() || self.abort.load(Ordering::Relaxed)
-    }
-}
-
 /// Writes `pairs/` rows.
 pub trait WritePairs<'s, T: Timestamp> {
     /// Writes every row of this worker, sorted by `(id_a, id_b)`; emits one marker when the
     /// part is in place.
-    fn write_pairs(self, sink: PartSink, spill: Spill) -> StreamVec<'s, T, ()>;
+    fn write_pairs(self, env: &OperatorEnv) -> StreamVec<'s, T, ()>;
 }
 
 struct Pairs {
@@ -126,7 +91,8 @@ impl Drain<PairOut, ()> for Pairs {
 }
 
 impl<'s, T: Timestamp> WritePairs<'s, T> for StreamVec<'s, T, PairRow> {
-    fn write_pairs(self, sink: PartSink, spill: Spill) -> StreamVec<'s, T, ()> {
+    fn write_pairs(self, env: &OperatorEnv) -> StreamVec<'s, T, ()> {
+        let (sink, spill) = (env.sink.clone(), env.spill.clone());
         collect_sorted(self.map(PairOut), Pipeline, "WritePairs", spill, move || {
             Ok(Pairs { sink: sink.clone(), rows: Vec::new(), writer: None })
         })
@@ -135,6 +101,9 @@ impl<'s, T: Timestamp> WritePairs<'s, T> for StreamVec<'s, T, PairRow> {
 
 #[cfg(test)]
 mod tests {
+    use std::rc::Rc;
+    use std::sync::atomic::Ordering;
+
     use neardup_core::DocId;
 
     use super::*;

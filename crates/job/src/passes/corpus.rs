@@ -273,8 +273,8 @@ impl WorkerPass for LearnBoilerplate {
         drop(inputs);
         at.step_until(worker, || learning.done.done())?;
         // A spill error fails every process, not only this one.
-        if let Some(message) = spill.error.borrow().clone() {
-            let message = format!("boilerplate pass: {message}");
+        if let Some(failure) = spill.error.borrow().clone() {
+            let message = format!("boilerplate pass: {}", failure.message());
             at.fail(PassFailure::Spill { worker: index, message });
         }
         let entries = learning.entries.replace(Vec::new());

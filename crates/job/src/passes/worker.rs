@@ -31,9 +31,11 @@ use crate::operators::assign_clusters::assign_clusters;
 use crate::operators::collect::{Keyed, Spill};
 use crate::operators::dedup_ids::{DedupIds, IdOutcome};
 use crate::operators::doc_store::{
-    DocStore, StoreDocs, StoreKey, Stored, count_in, doc_in, representative_in,
+    StoreDocs, StoreKey, Stored, count_in, doc_in, representative_in,
 };
+use crate::operators::env::OperatorEnv;
 use crate::operators::exact_groups::{ExactGroups, Grouped};
+use crate::operators::failure::StageFailure;
 use crate::operators::gather_reports::GatherReports;
 use crate::operators::index::fetch::FetchIndexed;
 use crate::operators::index::link::LinkClusters;
@@ -45,10 +47,12 @@ use crate::operators::keep_units::KeepUnits;
 use crate::operators::name_clusters::NameClusters;
 use crate::operators::reduce_buckets::ReduceBuckets;
 use crate::operators::sign_docs::SignDocs;
+use crate::operators::sink::PartSink;
+use crate::operators::store::DocStore;
 use crate::operators::verify_candidates::{Near, VerifyCandidates};
 use crate::operators::write_documents::WriteDocuments;
 use crate::operators::write_kept::WriteKept;
-use crate::operators::write_parts::{PartSink, WritePairs};
+use crate::operators::write_parts::WritePairs;
 use crate::passes::feed::{Inputs, Source, feed};
 use crate::passes::runner::{PassAt, PassFailure, WorkerPass};
 use crate::reporting::progress::Progress;
@@ -104,15 +108,13 @@ pub(crate) struct LearnedPass {
 /// A stream of the main dataflow.
 type Stream<'s, D> = StreamVec<'s, u64, D>;
 
-/// What one worker's operators share: where they spill and write, the document store, the
-/// cells their failures go to, and the probes that see each stage end.
+/// One worker of the main pass: what its operators share ([`OperatorEnv`]: where they
+/// spill and write, the document store, the statistics and the one place their failures
+/// go), and the probes that see each stage end.
 struct WorkerEnv {
     me: PassWorker,
-    /// This worker's statistics (the ones `spill` and `sink` count into).
-    stats: Rc<RefCell<WorkerStats>>,
-    store: Rc<RefCell<DocStore>>,
-    spill: Spill,
-    sink: PartSink,
+    /// What every operator of the worker is given.
+    ops: OperatorEnv,
     /// When each probed stage was seen done, in seconds from the start.
     stage_done: Rc<RefCell<PerStage<Option<f64>>>>,
     /// Every worker's report, gathered once all parts are written.
@@ -159,15 +161,12 @@ impl WorkerEnv {
             part: me.index,
             metadata,
             stats: stats.clone(),
-            error: Rc::default(),
+            error: spill.error.clone(),
             abort: abort.clone(),
         };
         WorkerEnv {
             me,
-            stats,
-            store,
-            spill,
-            sink,
+            ops: OperatorEnv { spill, sink, store, stats },
             stage_done: Rc::default(),
             reports: Rc::default(),
             probes: PerStage::default(),
@@ -180,7 +179,7 @@ impl WorkerEnv {
     /// This worker's report, taken once its parts are written (so its counters are final).
     fn report(&self, start: Instant) -> impl FnMut() -> WorkerReport + 'static {
         let (stats, store, stage_done) =
-            (self.stats.clone(), self.store.clone(), self.stage_done.clone());
+            (self.ops.stats.clone(), self.ops.store.clone(), self.stage_done.clone());
         let (index, first_of_process) = (self.me.index, self.me.first_of_process);
         move || {
             let now = start.elapsed().as_secs_f64();
@@ -247,7 +246,7 @@ fn main_pass(
     // worker signs.
     let spread = !me.plan.ranges() && job.inputs.len() < 4 * me.peers;
     let env = WorkerEnv::new(me, context, &at.abort);
-    let _remove_spill = RemoveDir(env.spill.dir.clone());
+    let _remove_spill = RemoveDir(env.ops.spill.dir.clone());
     let mut inputs = worker.dataflow::<u64, _, _>(|scope| {
         let (items_in, items) = scope.new_input::<Vec<Item>>();
         let (replayed_in, replayed) = scope.new_input::<Vec<Result<SignedDoc, RejectedRecord>>>();
@@ -260,7 +259,7 @@ fn main_pass(
         job,
         me: &env.me,
         area: &env.area,
-        stats: &env.stats,
+        stats: &env.ops.stats,
         paced: &env.paced,
         abort: &at.abort,
         progress: &context.progress,
@@ -271,7 +270,7 @@ fn main_pass(
     context.progress.start_share();
     let (totals, rounds, error) = feed(worker, at.heartbeat, &mut inputs, &source, spread);
     context.progress.end_share();
-    env.stats.borrow_mut().reading = ReadingStats {
+    env.ops.stats.borrow_mut().reading = ReadingStats {
         records_read: totals.records,
         input_bytes: totals.bytes,
         skipped_records: totals.skipped.clone(),
@@ -303,11 +302,14 @@ fn main_pass(
     })?;
     progress.reach(Stage::Writing);
     // What the stages could not write or spill fails every process.
-    if let Some(e) = env.sink.error.borrow().as_ref() {
-        at.fail(PassFailure::Output { worker: index, message: error_chain(e) });
-    }
-    if let Some(message) = env.spill.error.borrow().clone() {
-        at.fail(PassFailure::Spill { worker: index, message });
+    match env.ops.failure() {
+        Some(StageFailure::Output(message)) => {
+            at.fail(PassFailure::Output { worker: index, message });
+        }
+        Some(StageFailure::Spill(message)) => {
+            at.fail(PassFailure::Spill { worker: index, message })
+        }
+        None => {}
     }
     let all = std::mem::take(&mut *env.reports.borrow_mut());
     assert_eq!(all.len(), env.me.peers, "every worker reports once");
@@ -323,12 +325,9 @@ fn main_dataflow<'s>(fed: Fed<'s>, env: &WorkerEnv, context: &MainPass) {
         .docs
         .concat(grouped.representatives.exchange(|k| route_doc(DocId::from_raw(k.key.0))))
         .concat(grouped.counts.broadcast())
-        .store_docs(context.run.job.clone(), env.store.clone(), env.spill.clone());
+        .store_docs(context.run.job.clone(), &env.ops);
     let matched = match_and_verify(stored, env, context);
-    let pairs_written = grouped
-        .exact_pairs
-        .concat(matched.near_pairs)
-        .write_pairs(env.sink.clone(), env.spill.clone());
+    let pairs_written = grouped.exact_pairs.concat(matched.near_pairs).write_pairs(&env.ops);
     let assignments = cluster(grouped.exact_edges, matched.near_edges, matched.index, env, context);
     let documents_written = write_documents(
         signed.rejects.concat(grouped.repeated_ids).concat(assignments),
@@ -376,10 +375,9 @@ fn read_and_sign<'s>(fed: Fed<'s>, env: &WorkerEnv, context: &MainPass) -> Signe
             neardup_io::parse_line(file, &fields, line.doc, &line.bytes)
         }
     });
-    let signed = records.sign_docs(context.signer.clone(), env.stats.clone());
-    let (area, stats, abort) = (env.area.clone(), env.stats.clone(), env.spill.abort.clone());
+    let signed = records.sign_docs(context.signer.clone(), &env.ops);
     // Records are kept on their way, so the stages after them see their units committed.
-    let signed = signed.keep_units(ends, area, spread, stats, abort);
+    let signed = signed.keep_units(ends, env.area.clone(), spread, &env.ops);
     let (docs, rejects): (Stream<_>, Stream<_>) = signed
         .concat(replayed)
         .probe_with(env.probes.get(Stage::ReadAndSign))
@@ -418,7 +416,7 @@ fn ids_and_exact<'s>(
 ) -> Exact<'s> {
     let index = env.me.index;
     let (accepted, repeated_ids): (Stream<_>, Stream<_>) =
-        claims.dedup_ids(env.spill.clone()).ok_err(|o| match o {
+        claims.dedup_ids(&env.ops).ok_err(|o| match o {
             IdOutcome::Accepted(key) => Ok(key),
             IdOutcome::Duplicate { doc, first } => {
                 Err(Keyed { key: doc, value: Verdict::DuplicateId { first } })
@@ -426,7 +424,7 @@ fn ids_and_exact<'s>(
         });
     // Pairs and their edges one way, representatives and their counts the other.
     let (exact, representatives): (Stream<_>, Stream<_>) = accepted
-        .exact_groups(context.run.job.index.is_some(), env.spill.clone())
+        .exact_groups(context.run.job.index.is_some(), &env.ops)
         .probe_with(env.probes.get(Stage::IdsAndExact))
         .ok_err(move |g| match g {
             Grouped::Pair(p) => Ok(Ok(p)),
@@ -462,23 +460,18 @@ fn match_and_verify<'s>(
                 let r = s.record();
                 IndexKey { key: r.key.get(), doc: r.doc }
             })
-            .probe_index(
-                plan.clone(),
-                job.spec.buckets.clone(),
-                env.sink.clone(),
-                env.spill.clone(),
-            )
-            .fetch_indexed(plan.clone(), env.sink.clone(), env.spill.clone())
-            .verify_indexed(env.store.clone(), env.spill.clone())
+            .probe_index(plan.clone(), job.spec.buckets.clone(), &env.ops)
+            .fetch_indexed(plan.clone(), &env.ops)
+            .verify_indexed(&env.ops)
     });
     let (near_pairs, near_edges): (Stream<_>, Stream<_>) = stored
         .flat_map(|s| match s {
             Stored::Bucket(r) => Some(r),
             Stored::Content(_) => None,
         })
-        .reduce_buckets(job.spec.buckets.clone(), env.spill.clone())
+        .reduce_buckets(job.spec.buckets.clone(), &env.ops)
         .probe_with(env.probes.get(Stage::Buckets))
-        .verify_candidates(env.store.clone(), env.spill.clone())
+        .verify_candidates(&env.ops)
         .probe_with(env.probes.get(Stage::Verify))
         .ok_err(|n| match n {
             Near::Pair(p) => Ok(p),
@@ -497,16 +490,14 @@ fn cluster<'s>(
     context: &MainPass,
 ) -> Stream<'s, Keyed<DocId, Verdict>> {
     let job = &context.run.job;
-    let spill = &env.spill;
+    let ops = &env.ops;
     let names = exact_edges.clone().concat(near_edges.clone()).flat_map(|e: Edge| [e.a, e.b]);
-    let assignments =
-        assign_clusters(exact_edges, near_edges, job.spec.decision.keep, spill.clone())
-            .probe_with(env.probes.get(Stage::Cluster));
-    let links =
-        index_matches.map(|matches| matches.link_clusters(assignments.clone(), spill.clone()));
-    let (mut assignments, joined) = assignments.name_clusters(names, links, spill.clone());
+    let assignments = assign_clusters(exact_edges, near_edges, job.spec.decision.keep, ops)
+        .probe_with(env.probes.get(Stage::Cluster));
+    let links = index_matches.map(|matches| matches.link_clusters(assignments.clone(), ops));
+    let (mut assignments, joined) = assignments.name_clusters(names, links, ops);
     if job.index.is_some() {
-        assignments = assignments.concat(joined.size_joined(spill.clone()));
+        assignments = assignments.concat(joined.size_joined(ops));
     }
     assignments
 }
@@ -519,19 +510,13 @@ fn write_documents<'s>(
     context: &MainPass,
 ) -> Stream<'s, ()> {
     let job = &context.run.job;
-    let kept = verdicts.write_documents(
-        env.store.clone(),
-        env.sink.clone(),
-        env.spill.clone(),
-        context.sources.clone(),
-        job,
-    );
+    let kept = verdicts.write_documents(&env.ops, context.sources.clone(), job);
     match &job.write_kept {
         Some(dir) => kept.write_kept(
             &env.me,
             job.clone(),
             dir.clone(),
-            env.sink.clone(),
+            &env.ops,
             context.boilerplate.clone(),
         ),
         None => kept.flat_map(|_| None::<()>),

@@ -9,8 +9,9 @@ use timely::dataflow::StreamVec;
 use timely::dataflow::channels::pact::Exchange;
 use timely::progress::Timestamp;
 
-use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
-use crate::operators::write_parts::PartSink;
+use crate::operators::collect::{Drain, Keyed, collect_sorted};
+use crate::operators::env::OperatorEnv;
+use crate::operators::sink::PartSink;
 use crate::settings::config::IndexPlan;
 use crate::storage::spill::SpillError;
 
@@ -85,8 +86,7 @@ pub trait FetchIndexed<'s, T: Timestamp> {
     fn fetch_indexed(
         self,
         plan: Arc<IndexPlan>,
-        sink: PartSink,
-        spill: Spill,
+        env: &OperatorEnv,
     ) -> StreamVec<'s, T, Keyed<(DocId, IndexRef), IndexedSide>>;
 }
 
@@ -94,9 +94,9 @@ impl<'s, T: Timestamp> FetchIndexed<'s, T> for StreamVec<'s, T, IndexCandidate> 
     fn fetch_indexed(
         self,
         plan: Arc<IndexPlan>,
-        sink: PartSink,
-        spill: Spill,
+        env: &OperatorEnv,
     ) -> StreamVec<'s, T, Keyed<(DocId, IndexRef), IndexedSide>> {
+        let (sink, spill) = (env.sink.clone(), env.spill.clone());
         let by_part = Exchange::new(|c: &IndexCandidate| {
             neardup_core::hash::route((u64::from(c.segment) << 32) | u64::from(c.part))
         });

@@ -9,7 +9,8 @@ use timely::dataflow::operators::core::Concat;
 use timely::dataflow::operators::vec::Map;
 use timely::progress::Timestamp;
 
-use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
+use crate::operators::collect::{Drain, Keyed, collect_sorted};
+use crate::operators::env::OperatorEnv;
 use crate::storage::records::Membership;
 use crate::storage::routing::route_doc;
 use crate::storage::spill::{MemSize, SpillError};
@@ -75,7 +76,7 @@ pub trait LinkClusters<'s, T: Timestamp> {
     fn link_clusters(
         self,
         memberships: StreamVec<'s, T, (DocId, Membership)>,
-        spill: Spill,
+        env: &OperatorEnv,
     ) -> StreamVec<'s, T, Keyed<DocId, OldLink>>;
 }
 
@@ -83,8 +84,9 @@ impl<'s, T: Timestamp> LinkClusters<'s, T> for StreamVec<'s, T, IndexMatch> {
     fn link_clusters(
         self,
         memberships: StreamVec<'s, T, (DocId, Membership)>,
-        spill: Spill,
+        env: &OperatorEnv,
     ) -> StreamVec<'s, T, Keyed<DocId, OldLink>> {
+        let spill = env.spill.clone();
         let lowest = IndexRef { generation: 0, doc: 0 };
         let members = memberships
             .map(move |(doc, m)| Keyed { key: (doc, 0u8, lowest), value: LinkIn::Member(m.kept) });

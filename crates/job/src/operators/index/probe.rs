@@ -9,8 +9,9 @@ use timely::dataflow::StreamVec;
 use timely::dataflow::channels::pact::Exchange;
 use timely::progress::Timestamp;
 
-use crate::operators::collect::{Drain, Spill, collect_sorted};
-use crate::operators::write_parts::PartSink;
+use crate::operators::collect::{Drain, collect_sorted};
+use crate::operators::env::OperatorEnv;
+use crate::operators::sink::PartSink;
 use crate::settings::config::IndexPlan;
 use crate::storage::spill::SpillError;
 
@@ -120,8 +121,7 @@ pub trait ProbeIndex<'s, T: Timestamp> {
         self,
         plan: Arc<IndexPlan>,
         buckets: crate::settings::spec::BucketSpec,
-        sink: PartSink,
-        spill: Spill,
+        env: &OperatorEnv,
     ) -> StreamVec<'s, T, IndexCandidate>;
 }
 
@@ -130,9 +130,9 @@ impl<'s, T: Timestamp> ProbeIndex<'s, T> for StreamVec<'s, T, IndexKey> {
         self,
         plan: Arc<IndexPlan>,
         buckets: crate::settings::spec::BucketSpec,
-        sink: PartSink,
-        spill: Spill,
+        env: &OperatorEnv,
     ) -> StreamVec<'s, T, IndexCandidate> {
+        let (sink, spill) = (env.sink.clone(), env.spill.clone());
         let partitions = plan.manifest.partitions;
         let by_partition =
             Exchange::new(move |k: &IndexKey| u64::from(partition_of(k.key, partitions)));

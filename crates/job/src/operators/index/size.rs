@@ -17,7 +17,8 @@ use timely::dataflow::StreamVec;
 use timely::dataflow::channels::pact::Exchange;
 use timely::progress::Timestamp;
 
-use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
+use crate::operators::collect::{Drain, Keyed, collect_sorted};
+use crate::operators::env::OperatorEnv;
 use crate::reporting::stats::{ClusterKept, WorkerStats};
 use crate::storage::records::Verdict;
 use crate::storage::spill::SpillError;
@@ -29,7 +30,7 @@ pub trait SizeJoined<'s, T: Timestamp> {
     /// Sums, for each earlier cluster, the members of this run's clusters that join it,
     /// and emits every member's verdict with that sum plus the earlier kept document as
     /// its cluster's size; counts each earlier cluster once in the statistics.
-    fn size_joined(self, spill: Spill) -> StreamVec<'s, T, Keyed<DocId, Verdict>>;
+    fn size_joined(self, env: &OperatorEnv) -> StreamVec<'s, T, Keyed<DocId, Verdict>>;
 }
 
 /// The earlier cluster at hand.
@@ -72,7 +73,8 @@ impl Drain<JoinedKey, Keyed<DocId, Verdict>> for Sizing {
 }
 
 impl<'s, T: Timestamp> SizeJoined<'s, T> for StreamVec<'s, T, JoinedKey> {
-    fn size_joined(self, spill: Spill) -> StreamVec<'s, T, Keyed<DocId, Verdict>> {
+    fn size_joined(self, env: &OperatorEnv) -> StreamVec<'s, T, Keyed<DocId, Verdict>> {
+        let spill = env.spill.clone();
         let by_earlier = Exchange::new(|k: &JoinedKey| {
             let earlier = k.key.0;
             route(splitmix64(u64::from(earlier.generation)) ^ earlier.doc)

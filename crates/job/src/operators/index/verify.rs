@@ -10,9 +10,10 @@ use timely::dataflow::StreamVec;
 use timely::dataflow::channels::pact::Exchange;
 use timely::progress::Timestamp;
 
-use crate::operators::collect::{Drain, Keyed, Spill, collect_sorted};
-use crate::operators::doc_store::DocStore;
-use crate::operators::doc_store::{Cursor, SigCursor};
+use crate::operators::collect::{Drain, Keyed, collect_sorted};
+use crate::operators::env::OperatorEnv;
+use crate::operators::store::DocStore;
+use crate::operators::store::{Cursor, SigCursor};
 use crate::storage::records::DocMeta;
 use crate::storage::routing::route_doc;
 use crate::storage::spill::SpillError;
@@ -67,21 +68,14 @@ impl Drain<Keyed<(DocId, IndexRef), IndexedSide>, IndexMatch> for VerifyDrain {
 /// Verifies new documents against the indexed documents they met.
 pub trait VerifyIndexed<'s, T: Timestamp> {
     /// The verified matches.
-    fn verify_indexed(
-        self,
-        store: Rc<RefCell<DocStore>>,
-        spill: Spill,
-    ) -> StreamVec<'s, T, IndexMatch>;
+    fn verify_indexed(self, env: &OperatorEnv) -> StreamVec<'s, T, IndexMatch>;
 }
 
 impl<'s, T: Timestamp> VerifyIndexed<'s, T>
     for StreamVec<'s, T, Keyed<(DocId, IndexRef), IndexedSide>>
 {
-    fn verify_indexed(
-        self,
-        store: Rc<RefCell<DocStore>>,
-        spill: Spill,
-    ) -> StreamVec<'s, T, IndexMatch> {
+    fn verify_indexed(self, env: &OperatorEnv) -> StreamVec<'s, T, IndexMatch> {
+        let (store, spill) = (env.store.clone(), env.spill.clone());
         let by_new = Exchange::new(|k: &Keyed<(DocId, IndexRef), IndexedSide>| route_doc(k.key.0));
         let stats = spill.stats.clone();
         collect_sorted(self, by_new, "VerifyIndexed", spill, move || {
