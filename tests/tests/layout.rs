@@ -603,14 +603,24 @@ fn long_functions(code: &str, max: usize) -> Vec<(String, usize, usize)> {
     long
 }
 
-#[test]
-fn no_production_function_is_longer_than_120_lines() {
-    let mut long = Vec::new();
+/// What `find` finds in the production code of every source file (test modules and files
+/// of tests aside), as `file:line name (count unit)`.
+fn in_production_code(
+    find: impl Fn(&str) -> Vec<(String, usize, usize)>,
+    unit: &str,
+) -> Vec<String> {
+    let mut found = Vec::new();
     for (file, text) in written_sources().into_iter().filter(|(file, _)| !is_test_file(file)) {
-        for (name, line, lines) in long_functions(&code_of(&text), MAX_FN_LINES) {
-            long.push(format!("{}:{line} {name} ({lines} lines)", file.display()));
+        for (name, line, count) in find(&code_of(&text)) {
+            found.push(format!("{}:{line} {name} ({count} {unit})", file.display()));
         }
     }
+    found
+}
+
+#[test]
+fn no_production_function_is_longer_than_120_lines() {
+    let long = in_production_code(|code| long_functions(code, MAX_FN_LINES), "lines");
     assert!(long.is_empty(), "functions longer than {MAX_FN_LINES} lines: {long:#?}");
 }
 
@@ -935,12 +945,7 @@ fn many_parameters(code: &str, max: usize) -> Vec<(String, usize, usize)> {
 
 #[test]
 fn no_production_function_takes_more_than_six_parameters() {
-    let mut many = Vec::new();
-    for (file, text) in written_sources().into_iter().filter(|(file, _)| !is_test_file(file)) {
-        for (name, line, params) in many_parameters(&code_of(&text), MAX_PARAMS) {
-            many.push(format!("{}:{line} {name} ({params} parameters)", file.display()));
-        }
-    }
+    let many = in_production_code(|code| many_parameters(code, MAX_PARAMS), "parameters");
     assert!(many.is_empty(), "functions of more than {MAX_PARAMS} parameters: {many:#?}");
 }
 
