@@ -330,6 +330,71 @@ impl PassRunner {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::distributed::interrupt::Interrupt;
+    use crate::distributed::processes::Topology;
+    use crate::settings::spec::JobSpec;
+
+    /// A pass whose workers fail as `fails` says (by worker), after building a dataflow
+    /// that every worker steps to its end; each worker gives its index.
+    struct Failing {
+        fails: Vec<Option<PassFailure>>,
+    }
+
+    impl WorkerPass for Failing {
+        type Output = usize;
+
+        fn work(&self, worker: &mut Worker, at: &mut PassAt<'_>) -> Result<usize, JobError> {
+            let done = ProbeHandle::new();
+            let mut input = worker.dataflow::<u64, _, _>(|scope| {
+                let (input, stream) = scope.new_input::<Vec<u64>>();
+                stream.broadcast().probe_with(&done);
+                input
+            });
+            if let Some(failure) = self.fails.get(at.me.index).cloned().flatten() {
+                at.fail(failure);
+            }
+            input.send(at.me.index as u64);
+            drop(input);
+            at.step_until(worker, || done.done())?;
+            Ok(at.me.index)
+        }
+    }
+
+    fn run(fails: Vec<Option<PassFailure>>) -> Result<Vec<usize>, JobError> {
+        let dir = tempfile::tempdir().unwrap();
+        let job = crate::operators::testing::job(dir.path(), JobSpec::default());
+        let mut topology = Topology::local(3);
+        topology.spill_dir = dir.path().to_path_buf();
+        let control = Control { mesh: None, interrupt: Interrupt::default() };
+        let runner = PassRunner {
+            run: RunPlan::new(&job, &topology),
+            control,
+            fingerprint: 0,
+            kept: KeptShares::default(),
+        };
+        runner.run(Failing { fails }, None)
+    }
+
+    #[test]
+    fn every_worker_gives_its_output_when_none_fails() {
+        assert_eq!(run(vec![None, None, None]).unwrap(), vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn the_failure_every_worker_keeps_is_the_read_failure_of_the_least_worker() {
+        let read =
+            |worker| PassFailure::Read { worker, failure: ReadFailure::message("bad".into()) };
+        let spill = PassFailure::Spill { worker: 0, message: "disk full".into() };
+        match run(vec![Some(spill), Some(read(1)), Some(read(2))]) {
+            Err(JobError::Input { worker: 1, message, .. }) => assert_eq!(message, "bad"),
+            other => panic!("expected worker 1's read failure, got {other:?}"),
+        }
+        let output = PassFailure::Output { worker: 2, message: "read-only".into() };
+        match run(vec![None, None, Some(output)]) {
+            Err(JobError::Output { worker: 2, message }) => assert_eq!(message, "read-only"),
+            other => panic!("expected worker 2's output failure, got {other:?}"),
+        }
+    }
 
     #[test]
     fn a_read_failure_ranks_before_the_writes_and_spills_it_causes_then_the_least_worker() {
