@@ -45,7 +45,7 @@ use crate::input::pass_worker::PassWorker;
 use crate::input::sign::{IdfWeights, kept_page_text};
 use crate::input::source::{KeptShares, ReadContext, ReadTotals, Share, ShareError, read_once};
 use crate::operators::collect::{Drain, Spill, collect_sorted};
-use crate::passes::runner::{PassAt, PassFailure, WorkerPass};
+use crate::passes::runner::{PassAt, PassFailure, Stopped, WorkerPass};
 use crate::passes::templates::{PageRow, SampleDrain, read_index_share};
 use crate::reporting::progress::Progress;
 use crate::reporting::stats::WorkerStats;
@@ -84,7 +84,7 @@ impl DocumentFrequencies {
 impl WorkerPass for DocumentFrequencies {
     type Output = (CountMinSketch, u64);
 
-    fn work(&self, worker: &mut Worker, at: &mut PassAt<'_>) -> Result<Self::Output, JobError> {
+    fn work(&self, worker: &mut Worker, at: &mut PassAt<'_>) -> Result<Self::Output, Stopped> {
         let total = Rc::new(RefCell::new(CountMinSketch::new(SKETCH_DEPTH, SKETCH_WIDTH_BITS)));
         let documents = Rc::new(Cell::new(0u64));
         let merged = ProbeHandle::<u64>::new();
@@ -239,7 +239,7 @@ impl LearnBoilerplate {
 impl WorkerPass for LearnBoilerplate {
     type Output = (Vec<Lesson>, u64, u64);
 
-    fn work(&self, worker: &mut Worker, at: &mut PassAt<'_>) -> Result<Self::Output, JobError> {
+    fn work(&self, worker: &mut Worker, at: &mut PassAt<'_>) -> Result<Self::Output, Stopped> {
         let job = &self.reading.run.job;
         let memory = &self.reading.run.memory;
         let index = at.me.index;
@@ -307,7 +307,7 @@ struct LearnInputs {
 impl Learning {
     /// Builds the pass's dataflow: occurrences (and the sampled pages' occurrences) meet by
     /// host, corpus-wide ones by line, in sorted runs read once in order; the learned
-    /// entries and the notes are broadcast.
+    /// entries and every worker's count of pages read are broadcast.
     fn build(
         &self,
         worker: &mut Worker,

@@ -8,7 +8,8 @@
 //!    before it kept;
 //! 2. it builds, on each worker and before the pass's own dataflow, the pass's failure
 //!    broadcast: a worker that cannot read, spill, write or read the index tells every
-//!    other ([`PassAt::fail`]), and stops reading; every worker keeps the failure that
+//!    other ([`PassAt::fail`]), and its process stops reading (the others go on, and
+//!    keep their units in the work area for a rerun); every worker keeps the failure that
 //!    explains the others ([`PassFailure::rank`]), so that every process fails with the
 //!    same error whichever failure it hears first;
 //! 3. it steps the worker until the pass's probes say it is done ([`PassAt::step_until`])
@@ -129,6 +130,11 @@ impl FailureCell {
     }
 }
 
+/// A pass's work ended early because the run was stopped from outside (a signal, another
+/// process's end, a silent peer): the one way a pass's `work` may end early.
+#[derive(Debug)]
+pub(crate) struct Stopped;
+
 /// One pass of the workers, as the runner runs it.
 pub(crate) trait WorkerPass: Send + Sync + 'static {
     /// What each worker gives back.
@@ -143,11 +149,12 @@ pub(crate) trait WorkerPass: Send + Sync + 'static {
     /// One worker's part: builds its dataflow, reads its share into it and steps until its
     /// probes are done ([`PassAt::step_until`]). A failure it meets it tells every worker
     /// ([`PassAt::fail`]) and goes on to the end, so that no worker waits for it; the
-    /// runner then fails the pass.
+    /// runner then fails the pass. It returns early only when the run is stopped from
+    /// outside, which is all [`Stopped`] can say.
     ///
     /// # Errors
-    /// [`JobError::Stopped`] when the run is stopped from outside.
-    fn work(&self, worker: &mut Worker, at: &mut PassAt<'_>) -> Result<Self::Output, JobError>;
+    /// [`Stopped`] when the run is stopped from outside.
+    fn work(&self, worker: &mut Worker, at: &mut PassAt<'_>) -> Result<Self::Output, Stopped>;
 }
 
 /// A worker's place in a running pass, and what the runner gives its work.
@@ -156,7 +163,8 @@ pub(crate) struct PassAt<'a> {
     pub(crate) me: PassWorker,
     /// Beats while the worker steps; says when the run is stopped from outside.
     pub(crate) heartbeat: &'a mut Heartbeat,
-    /// Set when this process gives up the pass, so its workers stop reading and writing.
+    /// Set when a worker of this process fails ([`PassAt::fail`], a spill, a write) or the
+    /// driver gives up the run, so this process's workers stop reading and writing.
     pub(crate) abort: Arc<AtomicBool>,
     /// Where this worker tells the others it failed.
     failures: InputHandleVec<u64, PassFailure>,
@@ -179,18 +187,17 @@ impl PassAt<'_> {
     /// Steps the worker until `done` says so, keeping its heartbeat.
     ///
     /// # Errors
-    /// [`JobError::Stopped`] when the run is stopped from outside (see
-    /// [`Heartbeat::aborted`]).
+    /// [`Stopped`] when the run is stopped from outside (see [`Heartbeat::aborted`]).
     pub(crate) fn step_until(
         &mut self,
         worker: &mut Worker,
         mut done: impl FnMut() -> bool,
-    ) -> Result<(), JobError> {
+    ) -> Result<(), Stopped> {
         while !done() {
             worker.step_or_park(Some(Duration::from_millis(1)));
             self.heartbeat.beat();
             if self.heartbeat.aborted() {
-                return Err(JobError::Stopped);
+                return Err(Stopped);
             }
         }
         Ok(())
@@ -292,19 +299,14 @@ impl PassRunner {
             let told = ProbeHandle::new();
             let failures = worker.dataflow::<u64, _, _>(|scope| {
                 let (input, failures) = scope.new_input::<Vec<PassFailure>>();
-                let (heard, abort) = (heard.clone(), abort.clone());
-                failures
-                    .broadcast()
-                    .inspect(move |failure| {
-                        // Another worker's failure stops this one's reading too.
-                        abort.store(true, Ordering::Relaxed);
-                        heard.hear(failure);
-                    })
-                    .probe_with(&told);
+                // Another process's failure does not stop this one's workers: they go on
+                // reading and committing units to the work area, which a rerun replays.
+                let heard = heard.clone();
+                failures.broadcast().inspect(move |failure| heard.hear(failure)).probe_with(&told);
                 input
             });
             let mut at = PassAt { me, heartbeat, abort: abort.clone(), failures, told: false };
-            let output = pass.work(worker, &mut at)?;
+            let output = pass.work(worker, &mut at).map_err(|Stopped| JobError::Stopped)?;
             // Every worker's failures are in once every worker has closed its input.
             let PassAt { heartbeat, failures, .. } = at;
             drop(failures);
@@ -313,12 +315,12 @@ impl PassRunner {
                     worker.step_or_park(Some(Duration::from_millis(1)));
                     heartbeat.beat();
                     if heartbeat.aborted() {
-                        return Err(JobError::Stopped);
+                        return Err(Stopped);
                     }
                 }
                 Ok(())
             };
-            at_end(worker)?;
+            at_end(worker).map_err(|Stopped| JobError::Stopped)?;
             match heard.take() {
                 Some(failure) => Err(failure.into_error()),
                 None => Ok(output),
@@ -343,7 +345,7 @@ mod tests {
     impl WorkerPass for Failing {
         type Output = usize;
 
-        fn work(&self, worker: &mut Worker, at: &mut PassAt<'_>) -> Result<usize, JobError> {
+        fn work(&self, worker: &mut Worker, at: &mut PassAt<'_>) -> Result<usize, Stopped> {
             let done = ProbeHandle::new();
             let mut input = worker.dataflow::<u64, _, _>(|scope| {
                 let (input, stream) = scope.new_input::<Vec<u64>>();

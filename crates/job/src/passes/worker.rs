@@ -22,7 +22,7 @@ use timely::dataflow::operators::probe::Handle as ProbeHandle;
 use timely::dataflow::operators::vec::{Broadcast, Map};
 use timely::worker::Worker;
 
-use crate::error::{JobError, ReadFailure, error_chain};
+use crate::error::{ReadFailure, error_chain};
 use crate::input::pass_worker::PassWorker;
 use crate::input::sign::Signer;
 use crate::input::source::{KeptShares, ShareError};
@@ -54,7 +54,7 @@ use crate::operators::write_documents::WriteDocuments;
 use crate::operators::write_kept::WriteKept;
 use crate::operators::write_parts::WritePairs;
 use crate::passes::feed::{Inputs, Source, feed};
-use crate::passes::runner::{PassAt, PassFailure, WorkerPass};
+use crate::passes::runner::{PassAt, PassFailure, Stopped, WorkerPass};
 use crate::reporting::progress::Progress;
 use crate::reporting::stage::{PerStage, Stage};
 use crate::reporting::stats::{BoilerplateStats, ReadingStats, WorkerStats};
@@ -228,7 +228,7 @@ impl WorkerPass for MainPass {
     }
 
     /// Builds and runs one worker's dataflow; returns the merged report of all workers.
-    fn work(&self, worker: &mut Worker, at: &mut PassAt<'_>) -> Result<WorkerReport, JobError> {
+    fn work(&self, worker: &mut Worker, at: &mut PassAt<'_>) -> Result<WorkerReport, Stopped> {
         main_pass(self, worker, at)
     }
 }
@@ -238,7 +238,7 @@ fn main_pass(
     context: &MainPass,
     worker: &mut Worker,
     at: &mut PassAt<'_>,
-) -> Result<WorkerReport, JobError> {
+) -> Result<WorkerReport, Stopped> {
     let job = &context.run.job;
     let me = at.me.clone();
     // With fewer files than four per worker, every worker reads a byte range of each plain

@@ -1,6 +1,7 @@
-//! The job's settings: the job file as given (`spec`), the memory plan that divides the
-//! budget among workers and stages (`memory`), and the run as checked and resolved once
-//! (`config`), which every stage reads and none changes.
+//! The job's settings: the job file as given (`spec`), checked into a `JobConfig` that
+//! chooses what it leaves unset (`config`), the memory plan that divides the budget among
+//! workers and stages (`memory`), and the run resolved once as it starts (`plan`:
+//! `RunPlan`), which every stage reads and none changes.
 //!
 //! May use: `error`, `distributed`.
 
