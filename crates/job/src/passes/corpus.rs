@@ -103,7 +103,7 @@ impl WorkerPass for DocumentFrequencies {
         let boilerplate = self.boilerplate.as_deref();
         let (local, local_documents, error) = count_share(self, at, boilerplate);
         if let Some(e) = error {
-            at.fail(PassFailure::of_share(at.me.index, &e, "document frequencies"));
+            at.fail(PassFailure::of_share(at.me.index, &e, Some("document frequencies")));
         }
         // Every worker sends its pieces, so no peer waits forever.
         for (i, piece) in local.counts().chunks(PIECE).enumerate() {
@@ -410,7 +410,7 @@ impl LearnInputs {
             Some(ShareError::Keep(e)) => {
                 spill.settle::<()>(0, Err(e));
             }
-            Some(e) => at.fail(PassFailure::of_share(at.me.index, &e, "boilerplate")),
+            Some(e) => at.fail(PassFailure::of_share(at.me.index, &e, Some("boilerplate"))),
             None => {}
         }
         (local_pages, read_all)

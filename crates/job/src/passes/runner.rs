@@ -76,12 +76,14 @@ pub(crate) enum PassFailure {
 }
 
 impl PassFailure {
-    /// The failure of a worker that could not read its share in the pass named `pass`.
-    pub(crate) fn of_share(worker: usize, error: &ShareError, pass: &str) -> PassFailure {
+    /// The failure of a worker that could not read its share in the pass named `pass`
+    /// (`None`: the main pass, whose messages name no pass).
+    pub(crate) fn of_share(worker: usize, error: &ShareError, pass: Option<&str>) -> PassFailure {
         match error {
             ShareError::Input(e) => PassFailure::Read { worker, failure: ReadFailure::of(e) },
             ShareError::Keep(e) => {
-                PassFailure::Spill { worker, message: format!("{pass} pass: {}", error_chain(e)) }
+                let named = pass.map(|p| format!("{p} pass: ")).unwrap_or_default();
+                PassFailure::Spill { worker, message: format!("{named}{}", error_chain(e)) }
             }
         }
     }
@@ -166,8 +168,8 @@ pub(crate) struct PassAt<'a> {
     /// Set when a worker of this process fails ([`PassAt::fail`], a spill, a write) or the
     /// driver gives up the run, so this process's workers stop reading and writing.
     pub(crate) abort: Arc<AtomicBool>,
-    /// Where this worker tells the others it failed.
-    failures: InputHandleVec<u64, PassFailure>,
+    /// Where this worker tells the others it failed (closed once its work is done).
+    failures: Option<InputHandleVec<u64, PassFailure>>,
     /// Whether it has.
     told: bool,
 }
@@ -178,9 +180,11 @@ impl PassAt<'_> {
     /// this process's reading.
     pub(crate) fn fail(&mut self, failure: PassFailure) {
         self.abort.store(true, Ordering::Relaxed);
-        if !self.told {
+        if !self.told
+            && let Some(failures) = &mut self.failures
+        {
             self.told = true;
-            self.failures.send(failure);
+            failures.send(failure);
         }
     }
 
@@ -305,22 +309,12 @@ impl PassRunner {
                 failures.broadcast().inspect(move |failure| heard.hear(failure)).probe_with(&told);
                 input
             });
+            let failures = Some(failures);
             let mut at = PassAt { me, heartbeat, abort: abort.clone(), failures, told: false };
             let output = pass.work(worker, &mut at).map_err(|Stopped| JobError::Stopped)?;
             // Every worker's failures are in once every worker has closed its input.
-            let PassAt { heartbeat, failures, .. } = at;
-            drop(failures);
-            let mut at_end = |worker: &mut Worker| {
-                while !told.done() {
-                    worker.step_or_park(Some(Duration::from_millis(1)));
-                    heartbeat.beat();
-                    if heartbeat.aborted() {
-                        return Err(Stopped);
-                    }
-                }
-                Ok(())
-            };
-            at_end(worker).map_err(|Stopped| JobError::Stopped)?;
+            at.failures = None;
+            at.step_until(worker, || told.done()).map_err(|Stopped| JobError::Stopped)?;
             match heard.take() {
                 Some(failure) => Err(failure.into_error()),
                 None => Ok(output),

@@ -22,10 +22,9 @@ use timely::dataflow::operators::probe::Handle as ProbeHandle;
 use timely::dataflow::operators::vec::{Broadcast, Map};
 use timely::worker::Worker;
 
-use crate::error::{ReadFailure, error_chain};
 use crate::input::pass_worker::PassWorker;
 use crate::input::sign::Signer;
-use crate::input::source::{KeptShares, ShareError};
+use crate::input::source::KeptShares;
 use crate::input::work_area::{UnitEnd, WorkArea};
 use crate::operators::assign_clusters::assign_clusters;
 use crate::operators::collect::{Keyed, Spill};
@@ -278,14 +277,8 @@ fn main_pass(
         input_rounds: rounds,
     };
     let index = env.me.index;
-    match error {
-        Some(ShareError::Input(e)) => {
-            at.fail(PassFailure::Read { worker: index, failure: ReadFailure::of(&e) });
-        }
-        Some(ShareError::Keep(e)) => {
-            at.fail(PassFailure::Spill { worker: index, message: error_chain(&e) });
-        }
-        None => {}
+    if let Some(e) = error {
+        at.fail(PassFailure::of_share(index, &e, None));
     }
     drop(inputs);
     tracing::debug!(
