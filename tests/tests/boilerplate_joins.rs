@@ -131,6 +131,64 @@ fn poem_pages_of_a_small_site_keep_their_verses() {
     check(&pages, &[("poem-2-print", "poem-2")], true);
 }
 
+/// A poetry site of two pages: a poem of two verses each, under a menu and a footer of six
+/// sentences longer than the verses. Both pages are named by the footer's sentences, so
+/// nothing told the site's template from one text at two URLs, and the second poem was
+/// removed as a near-duplicate of the first by the footer they share.
+fn two_poem_site() -> Vec<Page> {
+    let footer = [
+        "本站部分诗词来源于网络公开资料，仅供学习交流使用，如有侵权请联系我们删除。",
+        "未经本站书面授权，任何单位和个人不得转载、摘编或以其他方式使用本站内容。",
+        "诗词鉴赏栏目每日更新，欢迎读者朋友投稿，来稿请注明作者姓名与联系方式和通讯地址。",
+        "本站所载作品的译文与赏析均为编辑整理，观点仅代表作者本人，与本站立场无关。",
+        "如发现本站内容有错误或不妥之处，欢迎通过页面底部的意见反馈入口告诉我们。",
+        "本站诗词按朝代与作者分类整理，读者可在作者页查看诗人生平与全部作品目录及相关赏析文章。",
+        "Copyright 2024 诗词网 版权所有 京ICP备12345678号",
+    ];
+    let poems = [
+        ("静夜思", "李白", "床前明月光，疑是地上霜。", "举头望明月，低头思故乡。"),
+        ("登鹳雀楼", "王之涣", "白日依山尽，黄河入海流。", "欲穷千里目，更上一层楼。"),
+    ];
+    let mut pages = Vec::new();
+    for (i, (title, author, first, second)) in poems.iter().enumerate() {
+        let byline = format!("唐 · {author}");
+        let mut lines =
+            vec!["首页 | 诗词 | 作者 | 名句 | 古籍 | 关于我们", title, &byline, first, second];
+        lines.extend(footer);
+        pages.push(page(
+            &format!("poem-{i}"),
+            &format!("https://shici.example.cn/poem/{i}.html"),
+            &lines,
+        ));
+    }
+    pages
+}
+
+/// [`two_poem_site`] in one run, and in two batches (a poem each) against an index: the
+/// second batch learns the site's template from the index's sample of the first's page.
+#[test]
+fn two_poems_of_a_site_of_two_pages_are_not_joined_by_its_footer() {
+    let pages = two_poem_site();
+    check(&pages, &[], true);
+    let dir = tempfile::tempdir().unwrap();
+    let first = write(dir.path(), "b1.jsonl", &pages[..1]);
+    let second = write(dir.path(), "b2.jsonl", &pages[1..]);
+    for method in ["minhash", "simhash"] {
+        let index = dir.path().join(format!("index-{method}"));
+        let index = index.to_str().unwrap();
+        for (input, name) in [(&first, "b1"), (&second, "b2")] {
+            let out = dir.path().join(format!("{method}-{name}"));
+            dedup(input, &out, &["--method", method, "--index", index, "--run-name", name])
+                .unwrap();
+            let decisions = decisions(&out);
+            assert!(
+                decisions.iter().all(|d| d.1 == Decision::Keep),
+                "{method} {name}: {decisions:?}"
+            );
+        }
+    }
+}
+
 /// A reprint notice that many news sites carry below their articles (on every page), and a
 /// small poetry site carries below two of its poems. A poem page used to keep only the notice (longer
 /// than its verses) and be joined to every news page by containment.

@@ -664,6 +664,69 @@ mod tests {
         });
     }
 
+    /// The pages of a host of two URLs, each a poem of two verses under a menu and a
+    /// footer of longer sentences than the verses, so both pages have the footer's
+    /// identity, and copies of one article at two URLs of another host with one sentence
+    /// edited, whose pages share an identity too.
+    fn two_url_hosts() -> [Vec<(String, String)>; 2] {
+        let footer = [
+            "本站部分诗词来源于网络公开资料，仅供学习交流使用，如有侵权请联系我们删除。",
+            "未经本站书面授权，任何单位和个人不得转载、摘编或以其他方式使用本站内容。",
+            "诗词鉴赏栏目每日更新，欢迎读者朋友投稿，来稿请注明作者姓名与联系方式。",
+        ];
+        let poems = [
+            ("静夜思", "床前明月光，疑是地上霜。", "举头望明月，低头思故乡。"),
+            ("登鹳雀楼", "白日依山尽，黄河入海流。", "欲穷千里目，更上一层楼。"),
+        ];
+        let poem_pages = poems
+            .iter()
+            .enumerate()
+            .map(|(i, (title, first, second))| {
+                let text = format!(
+                    "首页 | 诗词 | 作者 | 名句 | 古籍\n{title}\n唐 · 佚名\n{first}\n{second}\n{}\nCopyright 2024 诗词网",
+                    footer.join("\n")
+                );
+                (format!("https://shici.example/poem/{i}.html"), text)
+            })
+            .collect();
+        let article = [
+            "The harbour board met on Tuesday to hear the plans for the new ferry terminal.",
+            "Residents asked whether the building work would close the beach path in summer.",
+            "The board said the path would stay open and the work would end before June.",
+        ];
+        let copy = |url: &str, last: &str| {
+            let text = format!(
+                "Home | News | Sport\n{}\n{}\n{last}\nAbout us | Contact",
+                article[0], article[1]
+            );
+            (url.to_string(), text)
+        };
+        let copies = vec![
+            copy("https://harbour.example/news/ferry.html", article[2]),
+            copy(
+                "https://harbour.example/archive/2024/ferry.html",
+                "The board said the path would stay open and the work would end before July.",
+            ),
+        ];
+        [poem_pages, copies]
+    }
+
+    /// On a host of two URLs with one identity, the lines both pages have are its template
+    /// when each page has sentences of its own (two poems), and stay when the pages are
+    /// copies of one text with an edited sentence.
+    #[test]
+    fn a_host_of_two_texts_under_a_longer_template_learns_it() {
+        for_every_seed(&two_url_hosts().concat(), |seed, learned, pages| {
+            let mut out = String::new();
+            learned.strip(pages[1].1, pages[1].0, &mut LineScratch::default(), &mut out);
+            assert_eq!(out, "白日依山尽，黄河入海流。\n欲穷千里目，更上一层楼。\n", "seed {seed}");
+            for page in &pages[2..] {
+                learned.strip(page.1, page.0, &mut LineScratch::default(), &mut out);
+                assert_eq!(out.trim_end(), page.1, "seed {seed}");
+            }
+        });
+    }
+
     #[test]
     fn tracking_parameters_and_site_versions_are_one_url() {
         let k = |u| url_key(u, SEED);

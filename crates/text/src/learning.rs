@@ -28,6 +28,12 @@
 //! while the lines of an article copied at several URLs are on pages of its one identity
 //! (unless the host has nothing else, where nothing tells the two apart).
 //!
+//! A host of two URLs whose pages share one identity is either one text at two URLs or
+//! two short texts (two poems, two briefs) under a template whose sentences are longer
+//! than theirs. Its lines on both URLs are its template when each URL has at least
+//! [`OWN_SENTENCES`] sentences of its own: copies of one text differ in an edited line or
+//! two, and two texts in all of theirs (see [`TwoUrls`]).
+//!
 //! Across hosts, a line is counted by host and by the sentences nearest it before and
 //! after ([`Neighbours`]): a notice or a promotion that many sites put beside their own
 //! texts has other sentences around it on each, where a paragraph of an article copied to
@@ -43,7 +49,7 @@
 use neardup_core::hash::hash_u64s;
 use serde::{Deserialize, Serialize};
 
-use crate::lines::{CONTENT_BIT, LineKey, LineScratch};
+use crate::lines::{CONTENT_BIT, LineKey, LineScratch, PROSE_BIT};
 use crate::urls::{host_key, url_key};
 
 /// The scope of corpus-wide entries (hosts are never 0).
@@ -76,6 +82,13 @@ pub const IDENTITY_FALLBACK_SHARE: u32 = 4;
 /// under a long footer name the text (measured on `bench/make_crawlset.py`'s court pages,
 /// whose copies at four were counted by URL and learned as their host's template).
 pub const MIN_IDENTITY_LINES: usize = 3;
+
+/// On a host of two URLs with one identity, each URL needs this many sentences (lines
+/// that end one) on it alone for the lines on both to be the host's template: a poem's two
+/// verses, or a brief's two sentences, under a footer of longer sentences. A copy of one
+/// text with an edited sentence has one; with more edits, what is left of each page is
+/// those sentences, still alike.
+pub const OWN_SENTENCES: u32 = 2;
 
 /// `boilerplate.corpus_min_hosts` unless set.
 pub const CORPUS_MIN_HOSTS: u32 = 4;
@@ -376,6 +389,46 @@ pub struct Learner {
     hosts: u32,
     /// The host's lines (with [`CONTENT_BIT`]) on enough URLs to be boilerplate.
     by_url: std::collections::HashSet<u64>,
+    /// The first distinct value of the current group.
+    first: u64,
+    /// On a host of two URLs with one identity, what its lines say of the two.
+    two_urls: TwoUrls,
+}
+
+/// What a host of two URLs with one identity (see the module documentation) shows while
+/// its lines are counted by URL: the lines on both, and each URL's sentences of its own.
+#[derive(Debug, Default)]
+struct TwoUrls {
+    /// The lines on both URLs (with [`CONTENT_BIT`]).
+    both: Vec<u64>,
+    /// Each URL's key and its sentences on no other URL.
+    own: [(u64, u32); 2],
+    /// Whether the lines on both were decided.
+    settled: bool,
+}
+
+impl TwoUrls {
+    /// A line counted by URL: on both (`urls` 2), or on the one of key `url`.
+    fn line(&mut self, line: u64, urls: u32, url: u64) {
+        if urls == 2 {
+            self.both.push(line | CONTENT_BIT);
+        } else if line & PROSE_BIT != 0 {
+            match self.own.iter_mut().find(|(u, n)| *u == url || *n == 0) {
+                Some(slot) => *slot = (url, slot.1 + 1),
+                None => debug_assert!(false, "a third URL on a host of two"),
+            }
+        }
+    }
+
+    /// The lines on both URLs when they are the host's template (each URL has
+    /// [`OWN_SENTENCES`] of its own), once.
+    fn settle(&mut self) -> Vec<u64> {
+        if std::mem::replace(&mut self.settled, true) {
+            return Vec::new();
+        }
+        let texts = self.own.iter().all(|&(_, n)| n >= OWN_SENTENCES);
+        if texts { std::mem::take(&mut self.both) } else { Vec::new() }
+    }
 }
 
 impl Learner {
@@ -394,6 +447,8 @@ impl Learner {
             host_pages: 0,
             hosts: 0,
             by_url: Default::default(),
+            first: 0,
+            two_urls: TwoUrls::default(),
         }
     }
 
@@ -410,6 +465,7 @@ impl Learner {
             if self.group.is_none_or(|(s, _)| s != scope) {
                 (self.host_urls, self.host_pages) = (0, 0);
                 self.by_url.clear();
+                self.two_urls = TwoUrls::default();
                 if scope != CORPUS_SCOPE {
                     self.hosts += 1;
                 }
@@ -433,7 +489,12 @@ impl Learner {
                     other => *other = Some((host, 1)),
                 }
             }
-            _ => self.distinct += 1,
+            _ => {
+                if self.distinct == 0 {
+                    self.first = distinct;
+                }
+                self.distinct += 1;
+            }
         }
     }
 
@@ -460,11 +521,18 @@ impl Learner {
         } else if line & CONTENT_BIT == 0 {
             if self.rule.host_line(self.distinct, self.host_urls) {
                 self.by_url.insert(line | CONTENT_BIT);
+            } else if self.host_urls == 2 && self.host_pages == 1 {
+                self.two_urls.line(line, self.distinct, self.first);
             }
-        } else if self.rule.host_line_by_content(self.distinct, self.host_pages)
-            || (self.distinct >= self.host_pages && self.by_url.contains(&line))
-        {
-            emit(Lesson::Entry(entry(scope, line)));
+        } else {
+            // Lines with the content bit come after every line counted by URL.
+            let template = self.two_urls.settle();
+            self.by_url.extend(template);
+            if self.rule.host_line_by_content(self.distinct, self.host_pages)
+                || (self.distinct >= self.host_pages && self.by_url.contains(&line))
+            {
+                emit(Lesson::Entry(entry(scope, line)));
+            }
         }
     }
 }
