@@ -62,7 +62,7 @@ pub struct JobArgs {
     /// Signature method [job file: method; default: minhash].
     #[arg(long, value_enum)]
     pub method: Option<MethodArg>,
-    /// MinHash Jaccard threshold for a verified pair [job file: minhash.threshold; default: 0.8].
+    /// MinHash Jaccard threshold for a verified pair [job file: minhash.threshold; default: 0.8, or 0.75 for web pages].
     #[arg(long)]
     pub threshold: Option<f64>,
     /// SimHash largest Hamming distance of a verified pair [job file: simhash.max_distance; default: 3, or for web pages 7 with TF-IDF weights and 6 with term frequencies].

@@ -79,7 +79,7 @@ pub fn job_spec(job: Option<&Path>, overrides: &Overrides) -> anyhow::Result<Job
         spec.method = m.into();
     }
     if let Some(t) = o.threshold {
-        spec.minhash.threshold = t;
+        spec.minhash.threshold = Some(t);
     }
     if let Some(k) = o.max_distance {
         spec.simhash.max_distance = Some(k);
@@ -281,7 +281,7 @@ mod tests {
         let spec = job_spec(Some(&job), &overrides).unwrap();
         assert_eq!(spec.method, Method::Simhash);
         assert_eq!(spec.seed, 7);
-        assert_eq!(spec.minhash.threshold, 0.9);
+        assert_eq!(spec.minhash.threshold, Some(0.9));
         assert_eq!(spec.decision.keep, KeepRule::Longest);
         assert_eq!(spec.input.text_field, JobSpec::default().input.text_field);
         let plain = job_spec(None, &Overrides::default()).unwrap();
@@ -316,7 +316,7 @@ mod tests {
             (7, Some(3)),
             "the file's other keys stay"
         );
-        assert_eq!(spec.minhash.threshold, 0.75, "a flag goes over --set");
+        assert_eq!(spec.minhash.threshold, Some(0.75), "a flag goes over --set");
         assert_eq!(spec.input.url_field, "link", "a bare word is a string");
         assert!(!spec.boilerplate.enabled);
         for (bad, says) in [

@@ -73,7 +73,7 @@ impl MinHashCurve {
             features,
             bands: lsh.bands(),
             rows: lsh.rows(),
-            threshold: m.threshold,
+            threshold: m.threshold(),
             containment: m.containment_rule(),
             bands_jaccard: target,
             knee: lsh.knee(),
@@ -442,7 +442,7 @@ pub fn run(args: &TuneArgs) -> anyhow::Result<Vec<Trial>> {
     let Some(truth_path) = &args.truth else {
         if minhash {
             let mut m = spec.minhash.clone();
-            m.threshold = args.threshold.unwrap_or(m.threshold);
+            m.threshold = args.threshold.or(m.threshold);
             let lsh = match (args.bands, args.rows) {
                 (Some(b), Some(r)) => neardup_core::LshParams::try_new(b, r),
                 // As a run chooses them.
@@ -491,7 +491,7 @@ pub fn run(args: &TuneArgs) -> anyhow::Result<Vec<Trial>> {
     for (i, &setting) in grid.iter().enumerate() {
         let mut trial_spec = spec.clone();
         if minhash {
-            trial_spec.minhash.threshold = setting;
+            trial_spec.minhash.threshold = Some(setting);
             trial_spec.minhash.bands = None;
             trial_spec.minhash.rows = None;
         } else {
@@ -573,7 +573,7 @@ mod tests {
     #[test]
     fn minhash_curve_rates_match_the_areas() {
         let lsh = LshParams::try_new(9, 13).unwrap();
-        let m = MinHashSpec { threshold: 0.8, ..MinHashSpec::default() };
+        let m = MinHashSpec { threshold: Some(0.8), ..MinHashSpec::default() };
         let c = MinHashCurve::of(lsh, &m, "5-grams".into());
         assert_eq!(c.records_per_document, 9);
         assert_eq!(c.bands_jaccard, 0.8);
@@ -588,7 +588,7 @@ mod tests {
     fn with_containment_the_rates_are_taken_where_the_bands_are_chosen() {
         let lsh = LshParams::try_new(24, 4).unwrap();
         let plain =
-            MinHashSpec { threshold: 0.8, containment: Some(0.0), ..MinHashSpec::default() };
+            MinHashSpec { threshold: Some(0.8), containment: Some(0.0), ..MinHashSpec::default() };
         // The default floor, 0.4, is verified; the bands are chosen for 0.6.
         let rule = MinHashSpec { containment: Some(0.9), ..plain.clone() };
         let c = MinHashCurve::of(lsh, &rule, "5-grams (Han 2-grams)".into());

@@ -102,15 +102,21 @@ fn eval_names_a_path_that_is_not_there_as_a_usage_error() {
 fn help_text_defaults_are_the_job_files() {
     use clap::CommandFactory;
     let defaults = serde_json::to_value(neardup_job::JobSpec::default()).unwrap();
-    let resolved = [(
-        "simhash.max_distance",
-        format!(
-            "{}, or for web pages {} with TF-IDF weights and {} with term frequencies",
-            neardup_job::MAX_DISTANCE,
-            neardup_job::WEB_MAX_DISTANCE,
-            neardup_job::WEB_TF_MAX_DISTANCE
+    let resolved = [
+        (
+            "simhash.max_distance",
+            format!(
+                "{}, or for web pages {} with TF-IDF weights and {} with term frequencies",
+                neardup_job::MAX_DISTANCE,
+                neardup_job::WEB_MAX_DISTANCE,
+                neardup_job::WEB_TF_MAX_DISTANCE
+            ),
         ),
-    )];
+        (
+            "minhash.threshold",
+            format!("{}, or {} for web pages", neardup_job::THRESHOLD, neardup_job::WEB_THRESHOLD),
+        ),
+    ];
     let mut checked = 0;
     let cli = neardup_cli::Cli::command();
     for sub in cli.get_subcommands() {

@@ -79,7 +79,7 @@ pub use settings::spec::{
     IndexSpec, InputSpec, JobSpec, KeepRule, MAX_DISTANCE, Method, MinHashSpec, Removal,
     SIMHASH_HAN_NGRAM_CHARS, SIMHASH_NGRAM_CHARS, SimHashSpec, THRESHOLD, WEB_CONTAINMENT,
     WEB_CONTAINMENT_MIN_JACCARD, WEB_MAX_DISTANCE, WEB_MAX_FEATURE_COUNT, WEB_TF_MAX_DISTANCE,
-    WEB_WEIGHTING, Weighting,
+    WEB_THRESHOLD, WEB_WEIGHTING, Weighting,
 };
 pub use storage::records::{
     Assignment, BucketRecord, Candidate, ClusterInfo, Membership, SignedDoc,

@@ -371,7 +371,7 @@ fn longest_keep_rule_word_features_and_exact_jaccard() {
     spec.decision.keep = KeepRule::Longest;
     spec.features.kind = neardup_text::FeatureKind::WordShingles;
     spec.features.shingle_words = 2;
-    spec.minhash.threshold = 0.7;
+    spec.minhash.threshold = Some(0.7);
     spec.minhash.verify = neardup_core::JaccardMode::Exact;
     check_workers_and_reference(
         spec,
@@ -468,7 +468,7 @@ fn containment_matches_brute_force() {
     // A high threshold with a containment rule below it: most near pairs pass by
     // containment, on bands chosen for the rule's Jaccard floor.
     let mut spec = JobSpec::default();
-    spec.minhash.threshold = 0.95;
+    spec.minhash.threshold = Some(0.95);
     spec.minhash.containment = Some(0.8);
     spec.minhash.containment_min_jaccard = 0.6;
     // One n-gram length for every script: the generated copies then chain as the check

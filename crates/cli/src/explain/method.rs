@@ -46,7 +46,7 @@ pub(super) fn minhash_view(
         estimate: sa.jaccard_estimate(&sb),
         candidate: !agreeing_bands.is_empty(),
         agreeing_bands,
-        threshold: m.threshold,
+        threshold: m.threshold(),
         exact: m.verify == JaccardMode::Exact,
         containment: verdict.containment,
         containment_rule: m.containment_rule(),

@@ -593,7 +593,10 @@ mod tests {
         assert_eq!(near.len(), 2);
         let Near::Pair(row) = &near[0] else { panic!("a pair row first: {near:?}") };
         assert_eq!((row.id_a.as_str(), row.id_b.as_str(), row.kind), ("d1", "d2", PairKind::Near));
-        assert!(row.similarity >= job.spec.minhash.threshold && row.similarity < 1.0, "{row:?}");
+        assert!(
+            row.similarity >= job.minhash_spec().threshold() && row.similarity < 1.0,
+            "{row:?}"
+        );
         assert!(row.matching_bands.is_some() && row.hamming.is_none());
         assert_eq!((row.measure, row.containment), (Some(Measure::Jaccard), None));
         assert!(matches!(&near[1], Near::Edge(e) if e.a.id == "d1" && e.b.id == "d2"));

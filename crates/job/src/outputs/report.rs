@@ -346,7 +346,7 @@ fn write_plots(html: &mut String, summary: &Summary, stats: &WorkerStats) {
                     Some(c) => format!(
                         "{} marked; threshold {}, containment {} with Jaccard at least {}",
                         m.bands_jaccard(),
-                        m.threshold,
+                        m.threshold(),
                         c.min_containment,
                         c.min_jaccard
                     ),

@@ -15,8 +15,9 @@ use neardup_text::{FeatureConfig, MAX_FEATURE_COUNT};
 use crate::error::{ConfigError, invalid};
 use crate::settings::memory::default_max_record_bytes;
 use crate::settings::spec::{
-    INDEX_LAYOUT_DOCUMENTS, IdfSource, JobSpec, MAX_DISTANCE, Method, MinHashSpec, WEB_CONTAINMENT,
-    WEB_MAX_DISTANCE, WEB_MAX_FEATURE_COUNT, WEB_TF_MAX_DISTANCE, WEB_WEIGHTING, Weighting,
+    INDEX_LAYOUT_DOCUMENTS, IdfSource, JobSpec, MAX_DISTANCE, Method, MinHashSpec, THRESHOLD,
+    WEB_CONTAINMENT, WEB_MAX_DISTANCE, WEB_MAX_FEATURE_COUNT, WEB_TF_MAX_DISTANCE, WEB_THRESHOLD,
+    WEB_WEIGHTING, Weighting,
 };
 
 /// MinHash settings an index does not compare: the weights and the threshold choose bands
@@ -38,6 +39,8 @@ pub enum MethodParams {
         /// `minhash.containment` (given or chosen): the share of the smaller document's
         /// features in the larger that passes a pair; 0 is off.
         containment: f64,
+        /// `minhash.threshold` (given or chosen).
+        threshold: f64,
     },
     /// SimHash with a fixed layout, or one chosen from the corpus size at run time.
     Simhash {
@@ -188,8 +191,8 @@ impl JobConfig {
     /// bands and rows it leaves unset as chosen for the inputs.
     pub fn minhash_spec(&self) -> MinHashSpec {
         let mut m = self.spec.minhash.clone();
-        if let MethodParams::Minhash { lsh, containment, .. } = &self.params {
-            m.containment = Some(*containment);
+        if let MethodParams::Minhash { lsh, containment, threshold, .. } = &self.params {
+            (m.containment, m.threshold) = (Some(*containment), Some(*threshold));
             (m.bands, m.rows) = (Some(lsh.bands()), Some(lsh.rows()));
         }
         m
@@ -512,16 +515,17 @@ fn resolve_minhash(m: &MinHashSpec, web_pages: bool) -> Result<MethodParams, Con
     // Containment is on for web pages unless set: copies of a page there are
     // often teasers or cut at "Read more".
     let containment = m.containment.unwrap_or(if web_pages { WEB_CONTAINMENT } else { 0.0 });
+    let threshold = m.threshold.unwrap_or(if web_pages { WEB_THRESHOLD } else { THRESHOLD });
     if m.num_perm == 0 || m.num_perm > MAX_NUM_PERM {
         return Err(invalid(
             "minhash.num_perm",
             format!("must be 1..={MAX_NUM_PERM}, got {}", m.num_perm),
         ));
     }
-    if !(m.threshold > 0.0 && m.threshold < 1.0) {
+    if !(threshold > 0.0 && threshold < 1.0) {
         return Err(invalid(
             "minhash.threshold",
-            format!("must be strictly between 0 and 1, got {}", m.threshold),
+            format!("must be strictly between 0 and 1, got {threshold}"),
         ));
     }
     if !(0.0..=1.0).contains(&containment) {
@@ -550,7 +554,8 @@ fn resolve_minhash(m: &MinHashSpec, web_pages: bool) -> Result<MethodParams, Con
                     "weights must be non-negative and not both zero".into(),
                 ));
             }
-            let resolved = MinHashSpec { containment: Some(containment), ..*m };
+            let resolved =
+                MinHashSpec { containment: Some(containment), threshold: Some(threshold), ..*m };
             LshParams::choose(resolved.bands_jaccard(), m.num_perm, weights[0], weights[1])
                 .map_err(|e| invalid("minhash.threshold", e.to_string()))?
         }
@@ -558,7 +563,7 @@ fn resolve_minhash(m: &MinHashSpec, web_pages: bool) -> Result<MethodParams, Con
             return Err(invalid("minhash.bands", "set both bands and rows, or neither".into()));
         }
     };
-    Ok(MethodParams::Minhash { num_perm: m.num_perm, lsh, containment })
+    Ok(MethodParams::Minhash { num_perm: m.num_perm, lsh, containment, threshold })
 }
 
 /// Checks the SimHash settings and resolves the weighting and the distance.
@@ -678,17 +683,37 @@ mod tests {
         assert_eq!((recorded.bands, recorded.rows), (Some(24), Some(4)));
         spec.minhash.containment_min_jaccard = 0.7;
         assert_eq!((spec.minhash.least_jaccard(), spec.minhash.bands_jaccard()), (0.7, 0.7));
-        spec.minhash.threshold = 0.65;
+        spec.minhash.threshold = Some(0.65);
         assert_eq!((spec.minhash.least_jaccard(), spec.minhash.bands_jaccard()), (0.65, 0.65));
         // A threshold below 0.6 caps the bands' Jaccard: no verified pair is lower.
         spec.minhash.containment_min_jaccard = 0.5;
-        spec.minhash.threshold = 0.55;
+        spec.minhash.threshold = Some(0.55);
         assert_eq!((spec.minhash.least_jaccard(), spec.minhash.bands_jaccard()), (0.5, 0.55));
         let plain = JobConfig::new(JobSpec::default(), &inputs, "out".into()).unwrap();
         let recorded = plain.effective_spec(None).minhash;
         assert_eq!((recorded.bands, recorded.rows), (Some(16), Some(8)));
         assert_eq!(recorded.containment, Some(0.0));
         assert_eq!(recorded.containment_rule(), None);
+    }
+
+    /// MinHash's threshold is 0.75 for web pages and 0.8 for other text unless set, and a
+    /// run records the one it used; the bands stay those of the containment rule's floor.
+    #[test]
+    fn minhash_threshold_is_lower_for_web_pages_unless_set() {
+        let (dir, web) = web_input();
+        let (_plain_dir, plain) = sample_input();
+        let out = dir.path().join("out");
+        let resolved = |spec: &JobSpec, inputs: &[PathBuf]| {
+            let m = JobConfig::new(spec.clone(), inputs, out.clone()).unwrap().minhash_spec();
+            (m.threshold, m.bands, m.rows)
+        };
+        let defaults = JobSpec::default();
+        assert_eq!(resolved(&defaults, &web), (Some(WEB_THRESHOLD), Some(24), Some(4)));
+        assert_eq!(resolved(&defaults, &plain), (Some(THRESHOLD), Some(16), Some(8)));
+        let mut given = defaults.clone();
+        given.minhash.threshold = Some(0.9);
+        assert_eq!(resolved(&given, &web).0, Some(0.9));
+        assert_eq!(defaults.minhash.threshold(), THRESHOLD, "unresolved: other text's");
     }
 
     /// Web pages get TF-IDF weights from the corpus at distance 7 unless set, and distance 6
@@ -844,7 +869,7 @@ mod tests {
         let (dir, web) = web_input();
         let at = |threshold: f64| {
             let mut spec = JobSpec::default();
-            spec.minhash.threshold = threshold;
+            spec.minhash.threshold = Some(threshold);
             JobConfig::new(spec, &web, dir.path().join("out")).unwrap()
         };
         let default = at(crate::settings::spec::THRESHOLD);
@@ -892,7 +917,7 @@ mod tests {
             assert!(matches!(&err, ConfigError::Invalid { key: k, .. } if *k == key), "{err}");
         };
         let mut s = JobSpec::default();
-        s.minhash.threshold = 1.5;
+        s.minhash.threshold = Some(1.5);
         check(s, "minhash.threshold");
         let mut s = JobSpec::default();
         s.minhash.bands = Some(20);

@@ -161,7 +161,9 @@ mod tests {
         let got: Vec<(u64, u64)> = matches.iter().map(|m| (m.new.record(), m.old.doc)).collect();
         assert_eq!(got, [(1, 10), (2, 11), (3, 13)]);
         assert_eq!((matches[0].similarity, matches[2].similarity), (1.0, 1.0));
-        assert!(matches[1].similarity >= job.spec.minhash.threshold && matches[1].similarity < 1.0);
+        assert!(
+            matches[1].similarity >= job.minhash_spec().threshold() && matches[1].similarity < 1.0
+        );
         assert!(matches.iter().all(|m| m.kept_id == "old1" && m.kept_content == 7));
         assert_eq!(stats.borrow().index.matches, 3);
     }
