@@ -28,6 +28,7 @@ mod lines;
 mod main_text;
 mod markup;
 mod normalize;
+mod paragraphs;
 mod references;
 mod segment;
 mod stopwords;
@@ -50,6 +51,7 @@ pub use learning::{
 pub use lines::{CONTENT_BIT, LineKey, LineScratch, PROSE_BIT, line_key, line_keys};
 pub use main_text::{CONTENT_LINE_CHARS, OPEN_LINE_SHARE, PARAGRAPH_CHARS};
 pub use normalize::{NormalizeConfig, NormalizeScratch, Normalizer};
+pub use paragraphs::{Blocks, PARAGRAPH_MIN_CHARS, Paragraph, ParagraphScratch, Paragraphs};
 pub use segment::{
     JIEBA_DICTIONARY, Segmenter, is_han, is_punctuation_or_symbol, is_unspaced_script,
 };
