@@ -41,6 +41,7 @@ import json
 import random
 import sys
 import unicodedata
+import zlib
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -121,6 +122,14 @@ def merged(paras, lang):
     return out
 
 
+def shingles(text, lang):
+    if lang == "zh":
+        text = "".join(text.split())
+        return {zlib.crc32(text[i:i + 5].encode()) for i in range(max(1, len(text) - 4))}
+    words = text.split()
+    return {zlib.crc32(" ".join(words[i:i + 4]).encode()) for i in range(max(1, len(words) - 3))}
+
+
 def articles(sources, data, rng):
     """The English and Chinese articles of `sources` (title, paragraphs of 100 characters
     or more), with no paragraph twice."""
@@ -131,6 +140,7 @@ def articles(sources, data, rng):
         en = ms.load_reuters(data)[0]
         zh = ms.load_sogou(data, rng)[0]
     seen = set()
+    shingle_owner = {}
     out = {"en": [], "zh": []}
     for lang, bases in (("en", en), ("zh", zh)):
         for b in bases:
@@ -138,6 +148,17 @@ def articles(sources, data, rng):
             keys = [p.lower().replace(" ", "") for p in paras]
             if len(paras) < 2 or any(k in seen for k in keys) or len(set(keys)) < len(keys):
                 continue
+            # Garbled text (private-use characters from a wrong decoding) is left out.
+            if any("\ue000" <= c <= "\uf8ff" or c == "\ufffd" for p in paras for c in p):
+                continue
+            # An article with half of its shingles (Han 5-grams, 4 words of other text) in
+            # articles taken before is a copy (a story filed twice), which a run would
+            # remove as a near duplicate.
+            grams = shingles(" ".join(paras).lower(), lang)
+            if sum(1 for g in grams if g in shingle_owner) * 2 >= len(grams):
+                continue
+            for g in grams:
+                shingle_owner.setdefault(g, len(seen))
             seen.update(keys)
             out[lang].append((" ".join(b.title.split()), paras))
     return out
@@ -181,7 +202,9 @@ def documents(arts, rng):
     lang_docs = {}
     for lang, items in arts.items():
         rng.shuffle(items)
-        pool, own = items[:POOL_ARTICLES], items[POOL_ARTICLES:POOL_ARTICLES + DOCS_PER_LANG]
+        # A quarter of a small source (the Sogou sample's 88 clean articles) is its pool.
+        pooled_articles = min(POOL_ARTICLES, len(items) // 4)
+        pool, own = items[:pooled_articles], items[pooled_articles:pooled_articles + DOCS_PER_LANG]
         pooled = [p for _, paras in pool for p in paras]
         rng.shuffle(pooled)
         uses = {}

@@ -62,6 +62,11 @@ pub struct JobArgs {
     /// Signature method [job file: method; default: minhash].
     #[arg(long, value_enum)]
     pub method: Option<MethodArg>,
+    /// Leave out of each kept document the paragraphs (blocks between blank lines of 100
+    /// characters or more; a web page's lines) that a document kept before it holds, and
+    /// list them in `paragraphs/` [job file: paragraphs.enabled; default: false].
+    #[arg(long)]
+    pub paragraphs: bool,
     /// MinHash Jaccard threshold for a verified pair [job file: minhash.threshold; default: 0.8, or 0.75 for web pages].
     #[arg(long)]
     pub threshold: Option<f64>,
@@ -142,6 +147,7 @@ pub fn job_config(args: &JobArgs) -> anyhow::Result<JobConfig> {
         text_field: args.text_field.clone(),
         seed: args.seed,
         index: args.index.clone(),
+        paragraphs: args.paragraphs,
         set: args.set.clone(),
     };
     let spec = job_spec(args.job.as_deref(), &overrides)?;

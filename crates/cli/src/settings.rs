@@ -56,6 +56,8 @@ pub struct Overrides {
     pub seed: Option<u64>,
     /// `index.dir`.
     pub index: Option<PathBuf>,
+    /// `paragraphs.enabled` (only turned on).
+    pub paragraphs: bool,
     /// `--set KEY=VALUE`: any job-file key, applied over the job file before the flags
     /// above.
     pub set: Vec<String>,
@@ -107,6 +109,9 @@ pub fn job_spec(job: Option<&Path>, overrides: &Overrides) -> anyhow::Result<Job
     }
     if let Some(dir) = &o.index {
         spec.index.dir = Some(dir.clone());
+    }
+    if o.paragraphs {
+        spec.paragraphs.enabled = true;
     }
     for warning in ignored_flags(&spec, o) {
         eprintln!("warning: {warning}");

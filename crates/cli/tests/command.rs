@@ -116,6 +116,8 @@ fn help_text_defaults_are_the_job_files() {
             "minhash.threshold",
             format!("{}, or {} for web pages", neardup_job::THRESHOLD, neardup_job::WEB_THRESHOLD),
         ),
+        // Recorded only when on, so not in the defaults' JSON.
+        ("paragraphs.enabled", neardup_job::ParagraphSpec::default().enabled.to_string()),
     ];
     let mut checked = 0;
     let cli = neardup_cli::Cli::command();

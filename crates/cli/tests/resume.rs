@@ -161,6 +161,54 @@ fn a_rerun_after_a_kill_replays_the_finished_units_and_reads_the_rest() {
     }
 }
 
+/// Each kept document's paragraphs left out (`repeated_paragraphs`), by id.
+fn repeated(out: &Path) -> Vec<(Option<String>, Option<u32>)> {
+    let mut docs = neardup_io::read_documents(&out.join("documents")).unwrap();
+    docs.sort_by_key(|d| d.doc);
+    docs.into_iter().map(|d| (d.id, d.repeated.map(|r| r.paragraphs))).collect()
+}
+
+/// With `--paragraphs`, the units keep each record's paragraphs: a rerun after a kill
+/// leaves out what a run never killed leaves out.
+#[test]
+fn a_paragraph_run_resumes_with_the_paragraphs_its_units_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = inputs(dir.path());
+    // Every poem with a notice below it, a paragraph at a minimum of 10 characters.
+    for entry in std::fs::read_dir(&input).unwrap() {
+        let path = entry.unwrap().path();
+        let lines: Vec<String> = std::fs::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .map(|line| {
+                let mut record: serde_json::Value = serde_json::from_str(line).unwrap();
+                let text = record["text"].as_str().unwrap().to_string();
+                record["text"] = format!("{text}\n\n本站诗词仅供学习交流，转载请注明出处。").into();
+                record.to_string()
+            })
+            .collect();
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    }
+    let input = input.to_str().unwrap();
+    let run = |out: &str, failpoint: Option<&str>| {
+        let args =
+            ["-i", input, "-o", out, "-w", "2", "--paragraphs", "--set", "paragraphs.min_chars=10"];
+        wait(command(dir.path(), &args, failpoint), Duration::from_secs(300))
+    };
+    succeeds(&run("clean", None));
+    let clean = dir.path().join("clean");
+    let left_out = summary(&clean)["paragraphs"]["paragraphs_left_out"].as_u64().unwrap();
+    assert!(left_out > 100, "every kept poem but the first repeats the notice: {left_out}");
+    let killed = run("out", Some("work.unit_committed.4=abort"));
+    assert!(!killed.status.success(), "the run did not stop");
+    succeeds(&run("out", None));
+    let out = dir.path().join("out");
+    assert!(work(&out).1 >= 4, "the kept units are replayed");
+    decided_alike(&out, &clean, "paragraphs");
+    assert_eq!(repeated(&out), repeated(&clean));
+    assert_eq!(summary(&out)["paragraphs"], summary(&clean)["paragraphs"]);
+}
+
 #[test]
 fn a_unit_whose_input_changed_or_left_half_written_is_read_again() {
     let dir = tempfile::tempdir().unwrap();

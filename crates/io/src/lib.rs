@@ -35,6 +35,7 @@ mod input;
 mod jsonl;
 mod kept;
 mod lock;
+mod paragraphs_out;
 mod parquet_in;
 mod parquet_out;
 mod read_options;
@@ -53,10 +54,11 @@ pub use input::{Format, InputFile, check_unchanged, discover, input_list, is_reg
 pub use jsonl::{Item, JsonlRecords, LineRange, RawLine, count_line_starts, parse_line};
 pub use kept::{kept_file_name, kept_files, write_kept};
 pub use lock::{FolderLock, LockHolder, TakenOver, host_name, process_gone, process_start};
+pub use paragraphs_out::{ParagraphRow, ParagraphsWriter, paragraphs_schema};
 pub use parquet_in::ParquetRecords;
 pub use parquet_out::{
-    DocumentRow, DocumentsWriter, PairKind, PairRow, PairsWriter, PartWriter, documents_schema,
-    pairs_schema, read_documents, read_pairs,
+    DocumentRow, DocumentsWriter, PairKind, PairRow, PairsWriter, PartWriter, Repeated,
+    documents_schema, documents_schema_with, pairs_schema, read_documents, read_pairs,
 };
 pub use read_options::{DEFAULT_MAX_RECORD_BYTES, OnReadError, ReadOptions};
 pub use reader::{RecordReader, has_urls, wanted_documents};

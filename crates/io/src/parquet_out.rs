@@ -115,6 +115,18 @@ pub struct DocumentRow {
     pub chars: Option<u64>,
     /// URL, fetch date and digest of a web page.
     pub web: Option<Box<WebMeta>>,
+    /// With paragraph-level dedup: the paragraphs a kept document repeats from one kept
+    /// before it (none for removed documents and rejects).
+    pub repeated: Option<Repeated>,
+}
+
+/// What paragraph-level dedup left out of a kept document.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Repeated {
+    /// Paragraphs left out.
+    pub paragraphs: u32,
+    /// Their characters, as compared.
+    pub chars: u64,
 }
 
 /// The schema of `pairs/`.
@@ -135,7 +147,22 @@ pub fn pairs_schema() -> SchemaRef {
 
 /// The schema of `documents/`.
 pub fn documents_schema() -> SchemaRef {
-    Arc::new(Schema::new(vec![
+    documents_schema_with(false)
+}
+
+/// The schema of `documents/`, with the columns of paragraph-level dedup when
+/// `paragraphs` (`repeated_paragraphs`, `repeated_chars`).
+pub fn documents_schema_with(paragraphs: bool) -> SchemaRef {
+    let mut fields = documents_fields();
+    if paragraphs {
+        fields.push(Field::new("repeated_paragraphs", DataType::Int32, true));
+        fields.push(Field::new("repeated_chars", DataType::Int64, true));
+    }
+    Arc::new(Schema::new(fields))
+}
+
+fn documents_fields() -> Vec<Field> {
+    vec![
         Field::new("id", DataType::Utf8, true),
         Field::new("doc_id", DataType::Int64, false),
         Field::new("source", DataType::Utf8, false),
@@ -153,11 +180,11 @@ pub fn documents_schema() -> SchemaRef {
         Field::new("url", DataType::Utf8, true),
         Field::new("date", DataType::Utf8, true),
         Field::new("digest", DataType::Utf8, true),
-    ]))
+    ]
 }
 
 /// A `DocId` as an `Int64` column value (its top bit is never set).
-fn doc_i64(doc: DocId) -> i64 {
+pub(crate) fn doc_i64(doc: DocId) -> i64 {
     i64::try_from(doc.get()).expect("DocId keeps its top bit clear")
 }
 
@@ -321,7 +348,10 @@ impl PairsWriter {
 }
 
 /// Writes `documents/` rows.
-pub struct DocumentsWriter(PartWriter);
+pub struct DocumentsWriter {
+    part: PartWriter,
+    paragraphs: bool,
+}
 
 impl DocumentsWriter {
     /// Starts part `part` in `dir`.
@@ -329,7 +359,23 @@ impl DocumentsWriter {
     /// # Errors
     /// As [`PartWriter::create`].
     pub fn create(dir: &Path, part: usize, metadata: &[(String, String)]) -> Result<Self> {
-        PartWriter::create(dir, part, documents_schema(), metadata).map(DocumentsWriter)
+        Self::create_with(dir, part, metadata, false)
+    }
+
+    /// Starts part `part` in `dir`, with the columns of paragraph-level dedup when
+    /// `paragraphs`.
+    ///
+    /// # Errors
+    /// As [`PartWriter::create`].
+    pub fn create_with(
+        dir: &Path,
+        part: usize,
+        metadata: &[(String, String)],
+        paragraphs: bool,
+    ) -> Result<Self> {
+        let schema = documents_schema_with(paragraphs);
+        let part = PartWriter::create(dir, part, schema, metadata)?;
+        Ok(DocumentsWriter { part, paragraphs })
     }
 
     /// Appends rows.
@@ -356,6 +402,8 @@ impl DocumentsWriter {
             let mut url = StringBuilder::new();
             let mut date = StringBuilder::new();
             let mut digest = StringBuilder::new();
+            let mut repeated = Int32Builder::with_capacity(n);
+            let mut repeated_chars = Int64Builder::with_capacity(n);
             for r in chunk {
                 id.append_option(r.id.as_deref());
                 doc_id.append_value(doc_i64(r.doc));
@@ -375,8 +423,10 @@ impl DocumentsWriter {
                 url.append_option(web.and_then(|w| w.url.as_deref()));
                 date.append_option(web.and_then(|w| w.date.as_deref()));
                 digest.append_option(web.and_then(|w| w.digest.as_deref()));
+                repeated.append_option(opt_i32(r.repeated.map(|p| p.paragraphs)));
+                repeated_chars.append_option(opt_i64(r.repeated.map(|p| p.chars)));
             }
-            self.0.write_columns(vec![
+            let mut columns: Vec<ArrayRef> = vec![
                 Arc::new(id.finish()),
                 Arc::new(doc_id.finish()),
                 Arc::new(source.finish()),
@@ -394,7 +444,12 @@ impl DocumentsWriter {
                 Arc::new(url.finish()),
                 Arc::new(date.finish()),
                 Arc::new(digest.finish()),
-            ])?;
+            ];
+            if self.paragraphs {
+                columns.push(Arc::new(repeated.finish()));
+                columns.push(Arc::new(repeated_chars.finish()));
+            }
+            self.part.write_columns(columns)?;
         }
         Ok(())
     }
@@ -404,7 +459,7 @@ impl DocumentsWriter {
     /// # Errors
     /// As [`PartWriter::finish`].
     pub fn finish(self) -> Result<u64> {
-        self.0.finish()
+        self.part.finish()
     }
 }
 
@@ -522,6 +577,9 @@ pub fn read_documents(dir: &Path) -> Result<Vec<DocumentRow>> {
         let (doc_id, size, chars) = (col("doc_id"), col("cluster_size"), col("chars"));
         let (verified, features) = (col("verified_with_kept"), col("features"));
         let (url, date, digest) = (col("url"), col("date"), col("digest"));
+        // Only a run with paragraph-level dedup has these.
+        let repeated =
+            b.column_by_name("repeated_paragraphs").zip(b.column_by_name("repeated_chars"));
         let text = |a: &ArrayRef, i: usize| {
             (!a.is_null(i)).then(|| a.as_string::<i32>().value(i).to_string())
         };
@@ -554,6 +612,10 @@ pub fn read_documents(dir: &Path) -> Result<Vec<DocumentRow>> {
                     };
                     (web != WebMeta::default()).then(|| Box::new(web))
                 },
+                repeated: repeated.filter(|(p, _)| !p.is_null(i)).map(|(p, c)| Repeated {
+                    paragraphs: p.as_primitive::<Int32Type>().value(i) as u32,
+                    chars: c.as_primitive::<Int64Type>().value(i) as u64,
+                }),
             });
         }
     })?;
@@ -594,6 +656,7 @@ mod tests {
                     ..WebMeta::default()
                 })
             }),
+            repeated: None,
         }
     }
 
@@ -691,6 +754,7 @@ mod tests {
                         features: features.map(|n| n % (i32::MAX as u32)),
                         chars,
                         web: None,
+                        repeated: None,
                     }
                 },
             )

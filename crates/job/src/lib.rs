@@ -76,8 +76,8 @@ pub use settings::memory::{
 };
 pub use settings::spec::{
     BucketSpec, CONTAINMENT_BANDS_JACCARD, DecisionSpec, INDEX_LAYOUT_DOCUMENTS, IdfSource,
-    IndexSpec, InputSpec, JobSpec, KeepRule, MAX_DISTANCE, Method, MinHashSpec, Removal,
-    SIMHASH_HAN_NGRAM_CHARS, SIMHASH_NGRAM_CHARS, SimHashSpec, THRESHOLD, WEB_CONTAINMENT,
+    IndexSpec, InputSpec, JobSpec, KeepRule, MAX_DISTANCE, Method, MinHashSpec, ParagraphSpec,
+    Removal, SIMHASH_HAN_NGRAM_CHARS, SIMHASH_NGRAM_CHARS, SimHashSpec, THRESHOLD, WEB_CONTAINMENT,
     WEB_CONTAINMENT_MIN_JACCARD, WEB_MAX_DISTANCE, WEB_MAX_FEATURE_COUNT, WEB_TF_MAX_DISTANCE,
     WEB_THRESHOLD, WEB_WEIGHTING, Weighting,
 };

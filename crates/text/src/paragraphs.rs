@@ -12,6 +12,7 @@
 //! to template learning.
 
 use neardup_core::hash::hash_bytes;
+use serde::{Deserialize, Serialize};
 
 use crate::features::feature_text_into;
 use crate::normalize::{NormalizeScratch, Normalizer};
@@ -31,7 +32,7 @@ pub enum Blocks {
 }
 
 /// One paragraph of a document that is long enough to be compared.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Paragraph {
     /// Its place among the document's blocks, from 0 (blocks too short to be paragraphs
     /// count too, so numbers are stable whatever the minimum).

@@ -640,6 +640,7 @@ mod tests {
             features: None,
             chars: None,
             web: None,
+            repeated: None,
         }
     }
 

@@ -87,6 +87,7 @@ mod tests {
             features: None,
             chars: None,
             web: None,
+            repeated: None,
         }
     }
 

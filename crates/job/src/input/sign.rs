@@ -6,8 +6,8 @@ use neardup_core::{CountMinSketch, MinHasher, Signature, SimHash};
 use neardup_io::index::Frequencies;
 use neardup_io::{InputDoc, OwnText, Reason, Record, RejectedRecord};
 use neardup_text::{
-    Analysis, AnalyzeScratch, Analyzer, Boilerplate, FeatureExtractor, LineKey, LineScratch,
-    Segmenter, Stripped, WordIdf,
+    Analysis, AnalyzeScratch, Analyzer, Blocks, Boilerplate, FeatureExtractor, LineKey,
+    LineScratch, Normalizer, ParagraphScratch, Paragraphs, Segmenter, Stripped, WordIdf,
 };
 
 use crate::settings::config::{JobConfig, MethodParams};
@@ -145,6 +145,8 @@ pub struct Signer {
     idf: Option<Arc<IdfWeights>>,
     min_features: usize,
     keep_feature_sets: bool,
+    /// Cuts texts into paragraphs, with paragraph-level dedup on.
+    paragraphs: Option<Paragraphs>,
 }
 
 /// Reusable buffers for [`Signer::sign`].
@@ -152,6 +154,7 @@ pub struct Signer {
 pub struct SignScratch {
     analyze: AnalyzeScratch,
     analysis: Analysis,
+    paragraph: ParagraphScratch,
 }
 
 impl Signer {
@@ -193,6 +196,11 @@ impl Signer {
             min_features: spec.features.min_features.max(1),
             keep_feature_sets: matches!(config.params, MethodParams::Minhash { .. })
                 && spec.minhash.verify == neardup_core::JaccardMode::Exact,
+            paragraphs: spec.paragraphs.enabled.then(|| {
+                let normalizer = Normalizer::new(spec.normalize.clone());
+                let drop_punctuation = config.feature_config().drop_punctuation;
+                Paragraphs::new(normalizer, drop_punctuation, spec.paragraphs.min_chars, spec.seed)
+            }),
         }
     }
 
@@ -245,7 +253,7 @@ impl Signer {
         doc: InputDoc,
         scratch: &mut SignScratch,
     ) -> Result<SignedDoc, RejectedRecord> {
-        let SignScratch { analyze, analysis } = scratch;
+        let SignScratch { analyze, analysis, paragraph } = scratch;
         self.analyzer.analyze_into(&doc.text, analyze, analysis);
         if analysis.normalized_chars == 0 {
             return Err(RejectedRecord {
@@ -271,6 +279,13 @@ impl Signer {
         });
         let feature_set =
             if matched && self.keep_feature_sets { features.sorted_hashes() } else { Vec::new() };
+        let mut paragraphs = Vec::new();
+        if let Some(cutter) = &self.paragraphs {
+            // A web page's text is one block of its HTML a line (its main text, as compared).
+            let web = doc.meta.as_deref().is_some_and(|m| m.url.is_some());
+            let blocks = if web { Blocks::Lines } else { Blocks::BlankLines };
+            cutter.of(&doc.text, blocks, paragraph, &mut paragraphs);
+        }
         Ok(SignedDoc {
             doc: doc.doc,
             id: doc.id,
@@ -280,6 +295,7 @@ impl Signer {
             signature,
             feature_set,
             web: doc.meta,
+            paragraphs,
         })
     }
 }

@@ -54,8 +54,9 @@ const UNITS: &str = "units";
 /// The tasks' reports in the work area (`neardup sign`).
 pub(crate) const TASKS: &str = "tasks";
 
-/// The unit files' format: part of every unit's name, so a changed format is never read.
-const UNIT_FORMAT: u32 = 3;
+/// The unit files' format: part of every unit's name, so a changed format is never read
+/// (4: signed documents carry their paragraphs).
+const UNIT_FORMAT: u32 = 4;
 
 /// What one signed record of a unit, or its end, is in a unit file.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -185,6 +186,8 @@ fn settings_text(job: &JobConfig, max_record_bytes: u64) -> String {
     for (key, value) in job.index_settings() {
         text.push_str(&format!("{key} = {value}\n"));
     }
+    // Paragraphs are signed only with paragraph-level dedup on (and under its settings).
+    text.push_str(&serde_json::to_string(&job.spec.paragraphs).expect("the settings serialise"));
     text + &serde_json::to_string(&job.spec.input).expect("the input settings serialise")
 }
 

@@ -227,6 +227,7 @@ impl StoreDrain {
                 matched: at.is_some(),
                 representative: is_rep,
                 web: d.web,
+                paragraphs: d.paragraphs,
             },
         })
     }

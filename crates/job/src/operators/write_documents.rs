@@ -1,18 +1,23 @@
 //! Builds and writes this worker's `documents/` part: one row per record whose home is this
 //! worker, in `DocId` order.
 //!
-//! Partitioning: verdicts (rejects, repeated ids, cluster assignments) exchanged on
-//! `DocId`; the metadata of accepted documents comes from the document store of the same
-//! worker. Emits: the kept `DocId`s (only when the deduplicated dataset is asked for).
-//! Holds: at most its spill limit of verdicts and one batch of rows; it reads the metadata
-//! file sequentially and writes rows as it goes. With an index, it also reads the
+//! Partitioning: verdicts (rejects, repeated ids, cluster assignments) and, with
+//! paragraph-level dedup, the paragraphs left out of kept documents (`DocItem`), exchanged
+//! on `DocId`; the metadata of accepted documents comes from the document store of the
+//! same worker. Emits: the kept `DocId`s (only when the deduplicated dataset is asked for).
+//! Holds: at most its spill limit of items, one batch of rows (and of `paragraphs/` rows)
+//! and the last row, which a document's paragraphs may still count into; it reads the
+//! metadata file sequentially and writes rows as it goes. With an index, it also reads the
 //! store's signatures alongside and writes the representatives to this worker's part of the
 //! new generation (`docs/part-<worker>`: a document's home worker is its part).
 
 use std::sync::Arc;
 
 use neardup_core::DocId;
-use neardup_io::{Decision, DocumentRow, DocumentsWriter, OwnText, Reason, RejectedRecord};
+use neardup_io::{
+    Decision, DocumentRow, DocumentsWriter, OwnText, ParagraphRow, ParagraphsWriter, Reason,
+    RejectedRecord, Repeated,
+};
 use timely::dataflow::StreamVec;
 use timely::dataflow::channels::pact::Exchange;
 use timely::progress::Timestamp;
@@ -26,7 +31,9 @@ use crate::operators::store::SigCursor;
 use crate::reporting::stats::ClusterKept;
 use crate::settings::config::{IndexPlan, JobConfig};
 use crate::settings::spec::Removal;
-use crate::storage::records::{Assignment, DocMeta, Verdict, encode_signature};
+use crate::storage::records::{
+    Assignment, DocItem, DocItemKey, DocMeta, RepeatedParagraph, Verdict, encode_signature,
+};
 use crate::storage::routing::route_doc;
 use crate::storage::spill::{SortedIter, SpillError};
 
@@ -49,13 +56,70 @@ pub trait WriteDocuments<'s, T: Timestamp> {
 struct Assemble {
     meta: SortedIter<Keyed<DocId, DocMeta>>,
     next_meta: Option<Keyed<DocId, DocMeta>>,
+    /// The last row made, written once a later document's item comes.
+    current: Option<DocumentRow>,
     rows: Vec<DocumentRow>,
+    /// With paragraph-level dedup: the `paragraphs/` rows.
+    paragraphs: Option<ParagraphRows>,
     writer: Option<DocumentsWriter>,
     sink: PartSink,
     sources: Arc<[Arc<str>]>,
     emit_kept: bool,
     removal: Removal,
     index: Option<IndexDocs>,
+}
+
+/// Whether a stored document whose cluster assignment is `assignment` (`None`: alone in
+/// its cluster) is kept under `removal`: what its row says (`Assemble::accepted_row`).
+pub(crate) fn keeps(doc: DocId, assignment: Option<&Assignment>, removal: Removal) -> bool {
+    let Some(a) = assignment else { return true };
+    let unverified_stays = removal == Removal::Verified && !a.verified_with_kept;
+    if a.indexed.is_some() { unverified_stays } else { a.kept == doc || unverified_stays }
+}
+
+/// This worker's `paragraphs/` part: the paragraphs left out of its kept documents.
+#[derive(Default)]
+struct ParagraphRows {
+    rows: Vec<ParagraphRow>,
+    writer: Option<ParagraphsWriter>,
+}
+
+impl ParagraphRows {
+    fn add(&mut self, row: ParagraphRow, sink: &PartSink) {
+        self.rows.push(row);
+        if self.rows.len() >= ROWS_PER_BATCH {
+            self.write(sink);
+        }
+    }
+
+    fn write(&mut self, sink: &PartSink) {
+        let rows = std::mem::take(&mut self.rows);
+        if sink.stopped() {
+            return;
+        }
+        if self.writer.is_none() {
+            let dir = sink.output.join("paragraphs");
+            match ParagraphsWriter::create(&dir, sink.part, &(sink.metadata)()) {
+                Ok(w) => self.writer = Some(w),
+                Err(e) => return sink.fail(e),
+            }
+        }
+        if let Err(e) = self.writer.as_mut().expect("created above").write(&rows) {
+            sink.fail(e);
+        }
+    }
+
+    /// Writes what is left and completes the part (an empty one when nothing was left
+    /// out, so every worker's part is there).
+    fn finish(&mut self, sink: &PartSink) {
+        self.write(sink);
+        if let Some(w) = self.writer.take()
+            && !sink.stopped()
+            && let Err(e) = w.finish()
+        {
+            sink.fail(e);
+        }
+    }
 }
 
 /// This worker's `docs/` part of the new index generation: every representative, with
@@ -232,7 +296,12 @@ impl Assemble {
             features: Some(meta.features),
             chars: Some(meta.chars),
             web: meta.web,
+            repeated: None,
         };
+        let keep = keeps(doc, assignment.as_ref(), removal);
+        if self.paragraphs.is_some() && keep {
+            row.repeated = Some(Repeated::default());
+        }
         if let Some(a) = assignment {
             row.cluster_size = Some(a.cluster_size);
             if let Some(ik) = &a.indexed {
@@ -288,10 +357,56 @@ impl Assemble {
                 }
             }
         }
+        debug_assert_eq!(row.decision == Decision::Keep, keep, "{row:?}");
         row
     }
 
+    /// Makes `row` the current row, writing the one before it.
     fn push(&mut self, row: DocumentRow, emit: &mut dyn FnMut(DocId)) {
+        if let Some(before) = self.current.replace(row) {
+            self.write_row(before, emit);
+        }
+    }
+
+    /// A paragraph left out of `doc` (kept): counted in its row and written to
+    /// `paragraphs/`. Its verdict, when it has one, came first; without one it is alone in
+    /// its cluster, and its row is made here.
+    fn repeated(
+        &mut self,
+        doc: DocId,
+        number: u32,
+        r: RepeatedParagraph,
+        emit: &mut dyn FnMut(DocId),
+    ) -> Result<(), SpillError> {
+        if self.current.as_ref().is_none_or(|row| row.doc != doc) {
+            self.flush_singletons_before(DocId::from_raw(doc.get() + 1), emit)?;
+        }
+        let row = self.current.as_mut().expect("a kept document's row");
+        assert_eq!(row.doc, doc, "a paragraph left out of a document with no row");
+        let counts = row.repeated.as_mut().expect("paragraphs are left out of kept documents");
+        counts.paragraphs += 1;
+        counts.chars += u64::from(r.seen.chars);
+        self.sink
+            .stats
+            .borrow_mut()
+            .paragraphs
+            .note(u64::from(r.seen.chars), counts.paragraphs == 1);
+        let paragraph = ParagraphRow {
+            doc,
+            id: r.seen.id,
+            paragraph: number,
+            offset: r.seen.offset,
+            len: r.seen.len,
+            chars: r.seen.chars,
+            key: r.key,
+            first_doc: r.first,
+            first_id: r.first_id,
+        };
+        self.paragraphs.as_mut().expect("on").add(paragraph, &self.sink);
+        Ok(())
+    }
+
+    fn write_row(&mut self, row: DocumentRow, emit: &mut dyn FnMut(DocId)) {
         if self.emit_kept && row.decision == Decision::Keep {
             emit(row.doc);
         }
@@ -309,7 +424,8 @@ impl Assemble {
         }
         if self.writer.is_none() {
             let dir = self.sink.output.join("documents");
-            match DocumentsWriter::create(&dir, self.sink.part, &(self.sink.metadata)()) {
+            let (part, paragraphs) = (self.sink.part, self.paragraphs.is_some());
+            match DocumentsWriter::create_with(&dir, part, &(self.sink.metadata)(), paragraphs) {
                 Ok(w) => self.writer = Some(w),
                 Err(e) => return self.sink.fail(e),
             }
@@ -320,14 +436,18 @@ impl Assemble {
     }
 }
 
-impl Drain<Keyed<DocId, Verdict>, DocId> for Assemble {
+impl Drain<Keyed<DocItemKey, DocItem>, DocId> for Assemble {
     fn item(
         &mut self,
-        v: Keyed<DocId, Verdict>,
+        item: Keyed<DocItemKey, DocItem>,
         emit: &mut dyn FnMut(DocId),
     ) -> Result<(), SpillError> {
-        let doc = v.key;
-        let row = match v.value {
+        let (doc, number) = item.key;
+        let verdict = match item.value {
+            DocItem::Verdict(v) => v,
+            DocItem::Repeated(r) => return self.repeated(doc, number - 1, r, emit),
+        };
+        let row = match verdict {
             Verdict::Rejected(r) => {
                 self.flush_singletons_before(doc, emit)?;
                 reject_row(r, &self.sources)
@@ -356,17 +476,24 @@ impl Drain<Keyed<DocId, Verdict>, DocId> for Assemble {
 
     fn end(&mut self, emit: &mut dyn FnMut(DocId)) -> Result<(), SpillError> {
         self.flush_singletons_before(DocId::from_raw(u64::MAX), emit)?;
+        if let Some(row) = self.current.take() {
+            self.write_row(row, emit);
+        }
         self.write_rows();
+        if let Some(paragraphs) = self.paragraphs.as_mut() {
+            paragraphs.finish(&self.sink);
+        }
         if let Some(index) = self.index.as_mut() {
             index.finish(&self.sink);
         }
         if !self.sink.stopped() {
             let writer = match self.writer.take() {
                 Some(w) => Ok(w),
-                None => DocumentsWriter::create(
+                None => DocumentsWriter::create_with(
                     &self.sink.output.join("documents"),
                     self.sink.part,
                     &(self.sink.metadata)(),
+                    self.paragraphs.is_some(),
                 ),
             };
             if let Err(e) = writer.and_then(DocumentsWriter::finish) {
@@ -377,7 +504,7 @@ impl Drain<Keyed<DocId, Verdict>, DocId> for Assemble {
     }
 }
 
-impl<'s, T: Timestamp> WriteDocuments<'s, T> for StreamVec<'s, T, Keyed<DocId, Verdict>> {
+impl<'s, T: Timestamp> WriteDocuments<'s, T> for StreamVec<'s, T, Keyed<DocItemKey, DocItem>> {
     fn write_documents(
         self,
         env: &OperatorEnv,
@@ -386,8 +513,8 @@ impl<'s, T: Timestamp> WriteDocuments<'s, T> for StreamVec<'s, T, Keyed<DocId, V
     ) -> StreamVec<'s, T, DocId> {
         let (store, sink, spill) = (env.store.clone(), env.sink.clone(), env.spill.clone());
         let (emit_kept, removal) = (job.write_kept.is_some(), job.spec.decision.removal);
-        let index = job.index.clone();
-        let by_doc = Exchange::new(|v: &Keyed<DocId, Verdict>| route_doc(v.key));
+        let (index, paragraphs) = (job.index.clone(), job.spec.paragraphs.enabled);
+        let by_doc = Exchange::new(|v: &Keyed<DocItemKey, DocItem>| route_doc(v.key.0));
         collect_sorted(self, by_doc, "WriteDocuments", spill, move || {
             let meta =
                 store.borrow_mut().meta.take().expect("the store finished before the clusters");
@@ -408,7 +535,9 @@ impl<'s, T: Timestamp> WriteDocuments<'s, T> for StreamVec<'s, T, Keyed<DocId, V
                 index,
                 meta: meta.iter()?,
                 next_meta: None,
+                current: None,
                 rows: Vec::new(),
+                paragraphs: paragraphs.then(ParagraphRows::default),
                 writer: None,
                 sink: sink.clone(),
                 sources: sources.clone(),
@@ -436,6 +565,7 @@ pub fn reject_row(r: RejectedRecord, sources: &[Arc<str>]) -> DocumentRow {
         features: None,
         chars: None,
         web: None,
+        repeated: None,
     }
 }
 
@@ -463,6 +593,7 @@ mod tests {
                 matched,
                 representative: true,
                 web: None,
+                paragraphs: Vec::new(),
             },
         }
     }
@@ -503,7 +634,9 @@ mod tests {
         let mut stage = Assemble {
             meta: file.iter().unwrap(),
             next_meta: None,
+            current: None,
             rows: Vec::new(),
+            paragraphs: None,
             writer: None,
             sink: sink.clone(),
             sources: vec![Arc::from("a.jsonl")].into(),
@@ -511,7 +644,10 @@ mod tests {
             removal,
             index: None,
         };
-        let kept = drain(&mut stage, verdicts).into_iter().map(DocId::record).collect();
+        let items = verdicts
+            .into_iter()
+            .map(|v| Keyed { key: (v.key, 0), value: DocItem::Verdict(v.value) });
+        let kept = drain(&mut stage, items.collect()).into_iter().map(DocId::record).collect();
         assert!(sink.error.borrow().is_none());
         let rows = neardup_io::read_documents(&dir.path().join("documents"))
             .unwrap()

@@ -35,6 +35,7 @@ use crate::operators::doc_store::{
 use crate::operators::env::OperatorEnv;
 use crate::operators::exact_groups::{ExactGroups, Grouped};
 use crate::operators::failure::StageFailure;
+use crate::operators::first_occurrences::FirstOccurrences;
 use crate::operators::gather_reports::GatherReports;
 use crate::operators::index::fetch::FetchIndexed;
 use crate::operators::index::link::LinkClusters;
@@ -43,6 +44,7 @@ use crate::operators::index::records::{IndexKey, IndexMatch};
 use crate::operators::index::size::SizeJoined;
 use crate::operators::index::verify::VerifyIndexed;
 use crate::operators::keep_units::KeepUnits;
+use crate::operators::kept_paragraphs::KeptParagraphs;
 use crate::operators::name_clusters::NameClusters;
 use crate::operators::reduce_buckets::ReduceBuckets;
 use crate::operators::sign_docs::SignDocs;
@@ -61,7 +63,7 @@ use crate::reporting::summary::{Resolved, StageSeconds, file_metadata, peak_memo
 use crate::reporting::worker_report::WorkerReport;
 
 use crate::settings::plan::RunPlan;
-use crate::storage::records::{ContentKey, Edge, IdClaim, NodeInfo, SignedDoc, Verdict};
+use crate::storage::records::{ContentKey, DocItem, Edge, IdClaim, NodeInfo, SignedDoc, Verdict};
 use crate::storage::routing::{id_hash, route_doc, route_id};
 use crate::storage::spill::{self, RemoveDir};
 
@@ -496,14 +498,25 @@ fn cluster<'s>(
 }
 
 /// Every record's decision is written to `documents/`, and with `--write-kept` the kept
-/// records to the kept dataset.
+/// records to the kept dataset. With paragraph-level dedup, the paragraphs of kept
+/// documents meet by key first, and those that repeat one kept before them go back to their
+/// documents' rows.
 fn write_documents<'s>(
     verdicts: Stream<'s, Keyed<DocId, Verdict>>,
     env: &WorkerEnv,
     context: &MainPass,
 ) -> Stream<'s, ()> {
     let job = &context.run.job;
-    let kept = verdicts.write_documents(&env.ops, context.sources.clone(), job);
+    let mut items = verdicts.clone().map(|v: Keyed<DocId, Verdict>| Keyed {
+        key: (v.key, 0),
+        value: DocItem::Verdict(v.value),
+    });
+    if job.spec.paragraphs.enabled {
+        let removal = job.spec.decision.removal;
+        let repeated = verdicts.kept_paragraphs(&env.ops, removal).first_occurrences(&env.ops);
+        items = items.concat(repeated);
+    }
+    let kept = items.write_documents(&env.ops, context.sources.clone(), job);
     match &job.write_kept {
         Some(dir) => kept.write_kept(
             &env.me,

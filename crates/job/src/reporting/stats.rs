@@ -26,6 +26,35 @@ pub struct WorkerStats {
     pub boilerplate: BoilerplateStats,
     /// The work area: units of input kept for a rerun, and units replayed from it.
     pub work: WorkStats,
+    /// Paragraph-level dedup (`write_documents`).
+    pub paragraphs: ParagraphStats,
+}
+
+/// What paragraph-level dedup left out of kept documents.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParagraphStats {
+    /// Kept documents with a paragraph left out.
+    pub documents: u64,
+    /// Paragraphs left out.
+    pub paragraphs_left_out: u64,
+    /// Their characters, as compared.
+    pub chars_left_out: u64,
+}
+
+impl ParagraphStats {
+    /// Counts one paragraph of `chars` characters left out, the first of its document
+    /// when `first`.
+    pub fn note(&mut self, chars: u64, first: bool) {
+        self.documents += u64::from(first);
+        self.paragraphs_left_out += 1;
+        self.chars_left_out += chars;
+    }
+
+    fn merge(&mut self, other: &ParagraphStats) {
+        self.documents += other.documents;
+        self.paragraphs_left_out += other.paragraphs_left_out;
+        self.chars_left_out += other.chars_left_out;
+    }
 }
 
 /// The work area (`crate::input::work_area`).
@@ -327,6 +356,7 @@ impl WorkerStats {
         self.index.merge(&other.index);
         self.boilerplate.merge(&other.boilerplate);
         self.work.merge(&other.work);
+        self.paragraphs.merge(&other.paragraphs);
     }
 }
 

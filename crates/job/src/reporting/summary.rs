@@ -248,6 +248,9 @@ pub struct Summary {
     /// Boilerplate learned from web pages and left out, when the job learned it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub boilerplate: Option<crate::reporting::stats::BoilerplateStats>,
+    /// Paragraphs left out of kept documents, with paragraph-level dedup (`--paragraphs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paragraphs: Option<crate::reporting::stats::ParagraphStats>,
     /// The index of earlier runs, when the run used one (`--index`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub index: Option<IndexSummary>,
@@ -384,6 +387,7 @@ impl Summary {
             input_rounds: stats.reading.input_rounds,
             exchanged_bytes: BTreeMap::new(),
             boilerplate: config.needs_boilerplate().then(|| stats.boilerplate.clone()),
+            paragraphs: config.spec.paragraphs.enabled.then(|| stats.paragraphs.clone()),
             index: config.index.as_ref().map(|plan| IndexSummary {
                 dir: plan.dir.display().to_string(),
                 generation: plan.generation,

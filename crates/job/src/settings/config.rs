@@ -278,6 +278,12 @@ impl JobConfig {
             }
             _ => {}
         }
+        if self.spec.paragraphs.enabled {
+            return Err(invalid(
+                "paragraphs.enabled",
+                "an index does not keep paragraph keys yet: run --paragraphs without --index",
+            ));
+        }
         let (index_folder, output_folder) = (resolved_path(&dir), resolved_path(&self.output));
         if index_folder.starts_with(&output_folder) || output_folder.starts_with(&index_folder) {
             return Err(ConfigError::Overlap {

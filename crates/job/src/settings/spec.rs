@@ -429,6 +429,35 @@ pub struct JobSpec {
     /// The index of earlier runs that scheduled runs of this job use (`--index` overrides).
     #[serde(skip_serializing_if = "IndexSpec::is_unset")]
     pub index: IndexSpec,
+    /// Paragraph-level dedup (`--paragraphs`): paragraphs of kept documents that a document
+    /// kept before them holds are left out. Recorded only when on, so a run without it
+    /// records what it did before the setting was added.
+    #[serde(skip_serializing_if = "ParagraphSpec::is_off")]
+    pub paragraphs: ParagraphSpec,
+}
+
+/// The job file's `[paragraphs]`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ParagraphSpec {
+    /// Leave out repeated paragraphs of kept documents.
+    pub enabled: bool,
+    /// Passages of at least this many characters, as compared, are paragraphs
+    /// ([`neardup_text::PARAGRAPH_MIN_CHARS`]); shorter lines are left to template learning.
+    pub min_chars: u32,
+}
+
+impl Default for ParagraphSpec {
+    fn default() -> Self {
+        ParagraphSpec { enabled: false, min_chars: neardup_text::PARAGRAPH_MIN_CHARS }
+    }
+}
+
+impl ParagraphSpec {
+    /// Whether paragraph-level dedup is off.
+    pub fn is_off(&self) -> bool {
+        !self.enabled
+    }
 }
 
 /// The job file's `[index]`: the index of earlier runs this job deduplicates against and
@@ -552,6 +581,9 @@ impl JobSpec {
             };
             return Err(invalid(key, format!("must be at least 2, got {value}")));
         }
+        if self.paragraphs.min_chars == 0 {
+            return Err(invalid("paragraphs.min_chars", "must be at least 1".into()));
+        }
         Ok(())
     }
 }
@@ -570,6 +602,7 @@ impl Default for JobSpec {
             decision: DecisionSpec::default(),
             boilerplate: BoilerplateRule::default(),
             index: IndexSpec::default(),
+            paragraphs: ParagraphSpec::default(),
         }
     }
 }

@@ -3,6 +3,7 @@
 
 use neardup_core::{BucketKey, ContentHash, DocId, MinHashSignature, Signature, SimHash};
 use neardup_io::{RejectedRecord, WebMeta};
+use neardup_text::Paragraph;
 use serde::{Deserialize, Serialize};
 
 use crate::storage::spill::MemSize;
@@ -26,6 +27,8 @@ pub struct SignedDoc {
     pub feature_set: Vec<u64>,
     /// URL, fetch date and digest of a web page.
     pub web: Option<Box<WebMeta>>,
+    /// Its paragraphs, with paragraph-level dedup on.
+    pub paragraphs: Vec<Paragraph>,
 }
 
 /// What clustering and pair rows need of a document.
@@ -81,6 +84,8 @@ pub struct DocMeta {
     pub representative: bool,
     /// URL, fetch date and digest of a web page.
     pub web: Option<Box<WebMeta>>,
+    /// Its paragraphs, with paragraph-level dedup on.
+    pub paragraphs: Vec<Paragraph>,
 }
 
 /// A representative's signature, on its home worker, for verifying candidates.
@@ -299,12 +304,16 @@ impl MemSize for SignedDoc {
             + signature(&self.signature)
             + self.feature_set.capacity() * 8
             + opt_web(&self.web)
+            + self.paragraphs.capacity() * std::mem::size_of::<Paragraph>()
     }
 }
 
 impl MemSize for DocMeta {
     fn mem_size(&self) -> usize {
-        std::mem::size_of::<DocMeta>() + self.id.capacity() + opt_web(&self.web)
+        std::mem::size_of::<DocMeta>()
+            + self.id.capacity()
+            + opt_web(&self.web)
+            + self.paragraphs.capacity() * std::mem::size_of::<Paragraph>()
     }
 }
 
@@ -434,5 +443,68 @@ pub fn encode_signature(signature: &Signature) -> Vec<u8> {
     match signature {
         Signature::MinHash(m) => m.values().iter().flat_map(|v| v.to_le_bytes()).collect(),
         Signature::SimHash(s) => s.bits().to_le_bytes().to_vec(),
+    }
+}
+
+/// A paragraph of a kept document: its key, the document and its number.
+pub type ParagraphKey = (u64, DocId, u32);
+
+/// A document's item for `WriteDocuments`: the document, and 0 for its verdict or a
+/// paragraph's number plus one.
+pub type DocItemKey = (DocId, u32);
+
+/// A paragraph of a kept document, on its way to the worker of its key (keyed by the
+/// paragraph's key, the document and its number, so a key's documents meet in keep order).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParagraphSeen {
+    /// The document's id.
+    pub id: String,
+    /// Byte offset of the paragraph in the document's compared text.
+    pub offset: u64,
+    /// Its length in bytes.
+    pub len: u64,
+    /// Its characters, as compared.
+    pub chars: u32,
+}
+
+impl MemSize for ParagraphSeen {
+    fn mem_size(&self) -> usize {
+        std::mem::size_of::<ParagraphSeen>() + self.id.capacity()
+    }
+}
+
+/// A paragraph of a kept document that a document kept before it holds, back on the
+/// document's home worker.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RepeatedParagraph {
+    /// The paragraph, as its document's worker sent it.
+    pub seen: ParagraphSeen,
+    /// The paragraph's key.
+    pub key: u64,
+    /// The document that holds its first occurrence.
+    pub first: DocId,
+    /// That document's id.
+    pub first_id: String,
+}
+
+/// What a document's home worker writes its row from: the document's verdict, or one of
+/// its repeated paragraphs (keyed by the document and 0 for the verdict, the paragraph's
+/// number plus one for a paragraph, so a document's verdict comes before its paragraphs).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum DocItem {
+    /// Its verdict.
+    Verdict(Verdict),
+    /// A paragraph left out of it.
+    Repeated(RepeatedParagraph),
+}
+
+impl MemSize for DocItem {
+    fn mem_size(&self) -> usize {
+        match self {
+            DocItem::Verdict(v) => v.mem_size(),
+            DocItem::Repeated(r) => {
+                std::mem::size_of::<DocItem>() + r.seen.id.capacity() + r.first_id.capacity()
+            }
+        }
     }
 }

@@ -1,0 +1,191 @@
+//! Paragraph-level dedup (`--paragraphs`): the paragraphs of kept documents that a document
+//! kept before them holds are left out and listed, whatever the workers or the memory
+//! budget, and a run without the flag writes what it wrote before.
+
+use std::path::{Path, PathBuf};
+
+use neardup_e2e::{dedup, summary};
+use neardup_io::{Decision, read_documents};
+
+/// Paragraphs of the documents' own, each a different text.
+const OWN: [&str; 7] = [
+    "The library on Mill Street reopens next week after a year of repairs to its roof, with a \
+     new reading room for children and longer opening hours on Saturdays.",
+    "Fishing boats stayed in the harbour for a third day as the wind kept rising; the owners say \
+     the lost catch will cost them more than the repairs to the pier did last winter.",
+    "Pupils at the primary school planted forty apple trees along the playing field, a gift \
+     from the orchard that closed in March after supplying the town for sixty years.",
+    "Stallholders at the Thursday market complained about the new parking charges, which they \
+     say keep older shoppers away from the square at the busiest time of the week.",
+    "Engineers found cracks in two of the old bridge's arches during an inspection, and the \
+     council has closed it to lorries until a survey of the foundations is finished.",
+    "A jazz quartet from the conservatory will play free concerts in the park bandstand every \
+     Sunday in August, weather permitting, with picnic tables set out on the lawn.",
+    "Volunteers counted more than two hundred species of moth in the nature reserve during the \
+     summer survey, including three that had not been recorded in the county before.",
+];
+
+/// Chinese paragraphs of the documents' own.
+const ZH_OWN: [&str; 4] = [
+    "东湖镇第一届农民丰收节昨天开幕，来自周边各村的农户带来了新鲜的瓜果蔬菜和手工制品，现场还举办了农技知识讲座。",
+    "西山乡中心小学的新教学楼本周投入使用，楼内设有图书室、科学实验室和多功能教室，全乡六百多名学生从此告别了旧校舍。",
+    "南桥街道社区医院开设了夜间门诊，每天晚上六点到十点为附近居民提供常见病诊疗和慢性病复诊服务，方便上班族就医。",
+    "北岭村的古茶园今年春茶产量比去年增加了三成，村里的合作社通过网上直播销售，把茶叶卖到了全国二十多个省份。",
+];
+
+const SYNDICATED: &str = "Heavy rain is expected across the northern valleys over the weekend, \
+    and the weather service has asked drivers to avoid the mountain passes until the storms have \
+    moved east on Monday morning.";
+/// [`SYNDICATED`] with one word changed: another paragraph.
+const EDITED: &str = "Heavy rain is expected across the northern valleys over the weekend, \
+    and the weather service has asked drivers to avoid the mountain roads until the storms have \
+    moved east on Monday morning.";
+/// [`SYNDICATED`] as another site prints it: runs of spaces, full-width letters, a line break.
+const NOISY: &str = "Heavy rain is expected  across the northern valleys over the weekend,\nand \
+    the ｗｅａｔｈｅｒ service has asked drivers to avoid the mountain passes until the storms \
+    have moved east on Monday morning.";
+const NOTICE: &str = "This article is republished from a partner site under its syndication \
+    licence. The views expressed are the author's own and do not necessarily reflect ours.";
+const ZH: &str = "国家统计局今天发布数据显示，今年前三季度全国规模以上工业增加值同比增长百分之四点八，\
+    其中制造业增长百分之五点一，高技术制造业增长百分之七点二，装备制造业增长百分之六点三，\
+    工业生产总体保持平稳，企业效益持续改善，市场预期逐步好转。";
+/// [`ZH`] with spaces and traditional characters.
+const ZH_NOISY: &str = "國家統計局今天發布數據顯示， 今年前三季度全國規模以上工業增加值同比增長百分之四點八，\
+    其中製造業增長百分之五點一， 高技術製造業增長百分之七點二，裝備製造業增長百分之六點三，\
+    工業生產總體保持平穩，企業效益持續改善，市場預期逐步好轉。";
+
+/// Documents in input order: (id, paragraphs). `b-copy` is a near duplicate of `b` (removed):
+/// its edited first paragraph is on `g` too, which keeps it, since a removed document
+/// neither counts nor loses paragraphs.
+fn corpus() -> Vec<(&'static str, Vec<String>)> {
+    let b_edit = OWN[1].replace("third day", "fourth day");
+    let doc = |paras: &[&str]| paras.iter().map(|p| p.to_string()).collect::<Vec<_>>();
+    vec![
+        ("a", doc(&["Valley news", SYNDICATED, OWN[0]])),
+        ("b", doc(&["Port news", OWN[1], NOISY, OWN[2], NOTICE])),
+        ("b-copy", doc(&["Port news", &b_edit, NOISY, OWN[2], NOTICE])),
+        ("c", doc(&[OWN[3], EDITED, NOTICE, "Short."])),
+        ("d", doc(&[ZH_OWN[0], ZH, ZH_OWN[1]])),
+        ("e", doc(&[ZH_OWN[2], ZH_NOISY, ZH_OWN[3]])),
+        ("f", doc(&[OWN[4], NOTICE, NOTICE])),
+        ("g", doc(&[OWN[5], &b_edit, OWN[6]])),
+    ]
+}
+
+fn write(dir: &Path) -> PathBuf {
+    let path = dir.join("docs.jsonl");
+    let lines: Vec<String> = corpus()
+        .into_iter()
+        .map(|(id, paras)| serde_json::json!({ "id": id, "text": paras.join("\n\n") }).to_string())
+        .collect();
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
+}
+
+/// The `paragraphs/` rows: (id, paragraph, first_id, offset, length), sorted.
+fn left_out(out: &Path) -> Vec<(String, i32, String, i64, i64)> {
+    let mut rows = Vec::new();
+    for entry in std::fs::read_dir(out.join("paragraphs")).unwrap() {
+        let file = std::fs::File::open(entry.unwrap().path()).unwrap();
+        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+            .unwrap()
+            .build()
+            .unwrap();
+        for batch in reader {
+            use arrow_array::cast::AsArray;
+            use arrow_array::types::{Int32Type, Int64Type};
+            let b = batch.unwrap();
+            let col = |n: &str| b.column_by_name(n).unwrap().clone();
+            let (id, number, first) = (col("id"), col("paragraph"), col("first_id"));
+            let (offset, length) = (col("offset"), col("length"));
+            for i in 0..b.num_rows() {
+                rows.push((
+                    id.as_string::<i32>().value(i).to_string(),
+                    number.as_primitive::<Int32Type>().value(i),
+                    first.as_string::<i32>().value(i).to_string(),
+                    offset.as_primitive::<Int64Type>().value(i),
+                    length.as_primitive::<Int64Type>().value(i),
+                ));
+            }
+        }
+    }
+    rows.sort();
+    rows
+}
+
+#[test]
+fn repeated_paragraphs_of_kept_documents_are_left_out_and_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = write(dir.path());
+    let out = dir.path().join("out");
+    dedup(&input, &out, &["--paragraphs"]).unwrap();
+    let docs = read_documents(&out.join("documents")).unwrap();
+    let decision = |id: &str| docs.iter().find(|d| d.id.as_deref() == Some(id)).unwrap();
+    assert_eq!(decision("b-copy").decision, Decision::Remove);
+    assert!(
+        docs.iter()
+            .filter(|d| d.id.as_deref() != Some("b-copy"))
+            .all(|d| d.decision == Decision::Keep)
+    );
+    let rows = left_out(&out);
+    let found: Vec<(&str, i32, &str)> =
+        rows.iter().map(|(id, n, first, _, _)| (id.as_str(), *n, first.as_str())).collect();
+    // The noisy copy of the syndicated paragraph, the notice's later copies (twice on
+    // `f`, once its first occurrence on `b`), and the Chinese paragraph in another script
+    // and spacing; never the edited paragraph (another text), the short line, nor the
+    // paragraph only a removed document had before `g`.
+    assert_eq!(found, [("b", 2, "a"), ("c", 2, "b"), ("e", 1, "d"), ("f", 1, "b"), ("f", 2, "b")]);
+    // Offsets and lengths are the paragraph's bytes in the record's text.
+    let text = corpus()[1].1.join("\n\n");
+    let (_, _, _, offset, length) = &rows[0];
+    assert_eq!(&text[*offset as usize..(*offset + *length) as usize], NOISY);
+    let counts = |id: &str| decision(id).repeated.map(|r| r.paragraphs);
+    assert_eq!(
+        (counts("b"), counts("f"), counts("g"), counts("b-copy")),
+        (Some(1), Some(2), Some(0), None)
+    );
+    let s = summary(&out);
+    assert_eq!(s["paragraphs"]["paragraphs_left_out"], 5);
+    assert_eq!(s["paragraphs"]["documents"], 4);
+    // Workers and the memory budget change nothing.
+    for (name, args) in
+        [("w1", &["-w", "1"][..]), ("w3", &["-w", "3"]), ("budget", &["--memory-budget", "300M"])]
+    {
+        let other = dir.path().join(name);
+        let mut all = vec!["--paragraphs"];
+        all.extend_from_slice(args);
+        dedup(&input, &other, &all).unwrap();
+        assert_eq!(left_out(&other), rows, "{name}");
+        let repeated = |docs: Vec<neardup_io::DocumentRow>| {
+            let mut rows: Vec<_> =
+                docs.into_iter().map(|d| (d.id, d.decision, d.repeated)).collect();
+            rows.sort_by(|a, b| a.0.cmp(&b.0));
+            rows
+        };
+        assert_eq!(
+            repeated(read_documents(&other.join("documents")).unwrap()),
+            repeated(docs.clone()),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn without_the_flag_nothing_is_left_out_and_documents_keep_their_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = write(dir.path());
+    let out = dir.path().join("out");
+    dedup(&input, &out, &[]).unwrap();
+    assert!(!out.join("paragraphs").exists());
+    let part = std::fs::read_dir(out.join("documents")).unwrap().next().unwrap().unwrap().path();
+    let file = std::fs::File::open(part).unwrap();
+    let builder =
+        parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+    assert_eq!(builder.schema().fields().len(), neardup_io::documents_schema().fields().len());
+    assert!(summary(&out).get("paragraphs").is_none());
+    // With an index it is refused, naming the setting.
+    let index = dir.path().join("index");
+    let refused =
+        dedup(&input, &dir.path().join("x"), &["--paragraphs", "--index", index.to_str().unwrap()]);
+    assert!(format!("{:#}", refused.unwrap_err()).contains("paragraphs.enabled"));
+}
