@@ -29,7 +29,8 @@ text, full-width Latin letters and digits, runs of spaces, a line break inside t
 paragraph, or a changed case, all of which normalisation removes.
 
 Files: `pages.jsonl` (`id`, `text`, `lang`), `batch-1.jsonl` and `batch-2.jsonl` (its
-first and second half, for a run against an index) and `paragraphs.jsonl`, one line per
+first and second half, for a run against an index), `truth.json` (every document its own
+cluster, for `neardup eval --truth`) and `paragraphs.jsonl` (for `--paragraph-truth`), one line per
 document: `id`, `lang`, `paragraphs` (the numbers of its blocks of 100 characters or more,
 blocks counted from 0 with the title, the way `neardup_text::Paragraphs` numbers them) and
 `repeated` (those whose passage an earlier document in file order holds: each passage's
@@ -272,6 +273,8 @@ def main():
     write("batch-1.jsonl", rows[: len(rows) // 2])
     write("batch-2.jsonl", rows[len(rows) // 2:])
     write("paragraphs.jsonl", truth)
+    # Every document is its own: no two are near duplicates (for `eval --truth`).
+    write("truth.json", [{"id": t["id"], "truth": t["id"], "lang": t["lang"]} for t in truth])
     for lang in ("en", "zh"):
         mine = [t for t in truth if t["lang"] == lang]
         print(f"{lang}: {len(mine)} documents, {sum(len(t['paragraphs']) for t in mine)} paragraphs, "

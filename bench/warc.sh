@@ -9,7 +9,8 @@
 #
 #   bash bench/warc.sh [DOCS] [WORKERS] [METHOD] [RUNS]   e.g. bash bench/warc.sh 100000 2 simhash 3
 # NEARDUP=BINARY times that binary (say, a build from before a change) instead of this tree's;
-# JOB=FILE runs with that job file (settings to try; the method is still the argument's).
+# JOB=FILE runs with that job file (settings to try; the method is still the argument's);
+# PARAGRAPHS=1 runs with --paragraphs and prints what paragraph-level dedup left out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 docs=${1:-100000}
@@ -26,7 +27,8 @@ out=target/bench/out-warc-$docs
 best=
 for _ in $(seq "$runs"); do
   /usr/bin/time -f '%e %U %S %M' -o target/bench/time.txt \
-    "$bin" dedup -i "$warc" -o "$out" -w "$workers" --method "$method" ${JOB:+--job "$JOB"} -q
+    "$bin" dedup -i "$warc" -o "$out" -w "$workers" --method "$method" ${JOB:+--job "$JOB"} \
+    ${PARAGRAPHS:+--paragraphs} -q
   read -r wall user sys rss_kb < target/bench/time.txt
   if [ -z "$best" ] || python3 -c "import sys; sys.exit(0 if $wall < ${best%% *} else 1)"; then
     best="$wall $user $sys $rss_kb"
@@ -48,4 +50,8 @@ print(f"{pages:8} {sum(s['counts']['skipped_records'].values()):8} {workers:>7} 
       f"{pages / wall:11.0f} {mb / wall:8.1f} {cpu:6.2f} {int(rss_kb) / 1024:7.0f} {s['counts']['pairs']:7}")
 print(f"{s['config']['method']} against the planted copies: pair precision {e['precision']:.4f}, "
       f"recall {e['recall']:.4f}, F1 {e['f1']:.4f}")
+if "paragraphs" in s:
+    p = s["paragraphs"]
+    print(f"--paragraphs: {p['paragraphs_left_out']} paragraphs ({p['chars_left_out']} characters) "
+          f"left out of {p['documents']} kept pages")
 PY

@@ -144,6 +144,35 @@ fn repeated_paragraphs_of_kept_documents_are_left_out_and_listed() {
         (counts("b"), counts("f"), counts("g"), counts("b-copy")),
         (Some(1), Some(2), Some(0), None)
     );
+    // `eval --paragraph-truth` scores them against labels: one wrong label and one missing.
+    let truth = dir.path().join("truth.jsonl");
+    let labels: Vec<String> = corpus()
+        .iter()
+        .map(|(id, _)| {
+            let repeated: &[u32] = match *id {
+                "b" => &[2],
+                "c" => &[1],
+                "e" => &[1],
+                "f" => &[1],
+                _ => &[],
+            };
+            let lang = if ["d", "e"].contains(id) { "zh" } else { "en" };
+            serde_json::json!({ "id": id, "truth": id, "lang": lang, "repeated": repeated })
+                .to_string()
+        })
+        .collect();
+    std::fs::write(&truth, labels.join("\n") + "\n").unwrap();
+    let (truth, run) = (truth.to_str().unwrap(), out.to_str().unwrap());
+    let args = ["eval", "--truth", truth, "--paragraph-truth", truth, "--by", "lang", "--run", run];
+    let Ok(neardup_cli::Outcome::Evaluated(report)) = neardup_e2e::neardup(&args) else {
+        panic!("eval failed")
+    };
+    let scores: Vec<_> = report
+        .paragraphs
+        .iter()
+        .map(|s| (s.group.as_str(), s.labelled, s.left_out, s.correct))
+        .collect();
+    assert_eq!(scores, [("all", 4, 5, 3), ("en", 3, 4, 2), ("zh", 1, 1, 1)]);
     let s = summary(&out);
     assert_eq!(s["paragraphs"]["paragraphs_left_out"], 5);
     assert_eq!(s["paragraphs"]["documents"], 4);

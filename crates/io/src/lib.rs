@@ -54,7 +54,7 @@ pub use input::{Format, InputFile, check_unchanged, discover, input_list, is_reg
 pub use jsonl::{Item, JsonlRecords, LineRange, RawLine, count_line_starts, parse_line};
 pub use kept::{kept_file_name, kept_files, write_kept};
 pub use lock::{FolderLock, LockHolder, TakenOver, host_name, process_gone, process_start};
-pub use paragraphs_out::{ParagraphRow, ParagraphsWriter, paragraphs_schema};
+pub use paragraphs_out::{ParagraphRow, ParagraphsWriter, paragraphs_schema, read_paragraphs};
 pub use parquet_in::ParquetRecords;
 pub use parquet_out::{
     DocumentRow, DocumentsWriter, PairKind, PairRow, PairsWriter, PartWriter, Repeated,

@@ -113,3 +113,67 @@ impl ParagraphsWriter {
         self.0.finish()
     }
 }
+
+/// Reads every row of the `paragraphs/` parts in `dir` (none when the folder is not there:
+/// a run without paragraph-level dedup).
+///
+/// # Errors
+/// When a part cannot be read.
+pub fn read_paragraphs(dir: &Path) -> Result<Vec<ParagraphRow>> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Int32Type, Int64Type};
+    let mut rows = Vec::new();
+    if !crate::remote::is_remote(dir) && !dir.exists() {
+        return Ok(rows);
+    }
+    crate::parquet_out::for_each_batch(dir, |b| {
+        let col = |name: &str| b.column_by_name(name).expect("paragraphs schema").clone();
+        let (doc, id, paragraph, offset) =
+            (col("doc_id"), col("id"), col("paragraph"), col("offset"));
+        let (len, chars, key) = (col("length"), col("chars"), col("key"));
+        let (first_doc, first_id) = (col("first_doc_id"), col("first_id"));
+        let int = |a: &ArrayRef, i: usize| a.as_primitive::<Int64Type>().value(i);
+        let small = |a: &ArrayRef, i: usize| a.as_primitive::<Int32Type>().value(i) as u32;
+        for i in 0..b.num_rows() {
+            rows.push(ParagraphRow {
+                doc: DocId::from_raw(int(&doc, i) as u64),
+                id: id.as_string::<i32>().value(i).to_string(),
+                paragraph: small(&paragraph, i),
+                offset: int(&offset, i) as u64,
+                len: int(&len, i) as u64,
+                chars: small(&chars, i),
+                key: u64::from_ne_bytes(int(&key, i).to_ne_bytes()),
+                first_doc: DocId::from_raw(int(&first_doc, i) as u64),
+                first_id: first_id.as_string::<i32>().value(i).to_string(),
+            });
+        }
+    })?;
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paragraph_rows_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let row = |record: u64, paragraph: u32| ParagraphRow {
+            doc: DocId::new(0, record),
+            id: format!("d{record}"),
+            paragraph,
+            offset: 10 * u64::from(paragraph),
+            len: 120,
+            chars: 110,
+            key: u64::MAX - record,
+            first_doc: DocId::new(0, 0),
+            first_id: "d0".into(),
+        };
+        let rows = vec![row(1, 2), row(3, 0), row(3, 4)];
+        let mut w = ParagraphsWriter::create(dir.path(), 0, &[]).unwrap();
+        w.write(&rows).unwrap();
+        assert_eq!(w.finish().unwrap(), 3);
+        assert_eq!(read_paragraphs(dir.path()).unwrap(), rows);
+        assert!(read_paragraphs(&dir.path().join("absent")).unwrap().is_empty());
+    }
+}

@@ -487,7 +487,7 @@ fn part_files(dir: &Path) -> Result<Vec<(PathBuf, Option<u64>)>> {
     Ok(parts)
 }
 
-fn for_each_batch(dir: &Path, mut f: impl FnMut(&RecordBatch)) -> Result<()> {
+pub(crate) fn for_each_batch(dir: &Path, mut f: impl FnMut(&RecordBatch)) -> Result<()> {
     for (path, size) in part_files(dir)? {
         let file = crate::parquet_in::ParquetInput::open(&path, size, None)
             .map_err(|source| Error::Open { path: path.clone(), source })?;

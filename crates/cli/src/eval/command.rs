@@ -35,6 +35,11 @@ pub struct EvalArgs {
     /// group (--truth only).
     #[arg(long, conflicts_with = "truth_pairs")]
     pub by: Option<String>,
+    /// Truth of paragraph-level dedup (`dedup --paragraphs`): JSON Lines of `id` and
+    /// `repeated` (the numbers of the document's blocks that repeat an earlier document's
+    /// paragraph, from 0); scores the paragraphs the run left out, per `--by` group too.
+    #[arg(long)]
+    pub paragraph_truth: Option<PathBuf>,
     /// False-positive pairs to list.
     #[arg(long, default_value_t = 20)]
     pub show: usize,
@@ -53,6 +58,7 @@ pub fn run(args: &EvalArgs) -> anyhow::Result<Report> {
         ("--run", Some(&args.run)),
         ("--truth", args.truth.as_ref()),
         ("--truth-pairs", args.truth_pairs.as_ref()),
+        ("--paragraph-truth", args.paragraph_truth.as_ref()),
     ];
     for (flag, path) in paths {
         if let Some(path) = path
@@ -98,7 +104,11 @@ pub fn run(args: &EvalArgs) -> anyhow::Result<Report> {
     };
     let analyzer = neardup_job::Signer::spec_analyzer(spec);
     let texts = texts.as_ref().map(|t| (t, &analyzer));
-    let report = evaluate(&truth, &docs, &pairs, texts, groups.as_ref(), args.show);
+    let mut report = evaluate(&truth, &docs, &pairs, texts, groups.as_ref(), args.show);
+    if let Some(path) = &args.paragraph_truth {
+        let left_out = neardup_io::read_paragraphs(&args.run.join("paragraphs"))?;
+        report.paragraphs = super::paragraphs::score(path, args.by.as_deref(), &docs, &left_out)?;
+    }
     if report.documents == 0 {
         // An empty table scores 1.0 everywhere; no score is the truth here.
         let truth_path = args.truth.as_ref().or(args.truth_pairs.as_ref()).expect("given");
@@ -227,6 +237,28 @@ pub fn print(out: &mut dyn Write, r: &Report) -> std::io::Result<()> {
                 cell(g.f1),
                 g.removed,
                 g.removed_wrongly
+            )?;
+        }
+    }
+    if !r.paragraphs.is_empty() {
+        let cell = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.4}"));
+        writeln!(out, "\nparagraphs left out of kept documents (--paragraph-truth)")?;
+        writeln!(
+            out,
+            "{:<16} {:>6} {:>9} {:>9} {:>8} {:>7} {:>7}",
+            "group", "docs", "labelled", "left out", "correct", "P", "R"
+        )?;
+        for s in &r.paragraphs {
+            writeln!(
+                out,
+                "{:<16} {:>6} {:>9} {:>9} {:>8} {:>7} {:>7}",
+                s.group,
+                s.documents,
+                s.labelled,
+                s.left_out,
+                s.correct,
+                cell(s.precision),
+                cell(s.recall)
             )?;
         }
     }

@@ -23,6 +23,7 @@ use neardup_text::{Boilerplate, LineScratch};
 use serde::Serialize;
 
 pub(crate) mod command;
+pub(crate) mod paragraphs;
 
 pub use command::{EvalArgs, print, run};
 
@@ -66,6 +67,10 @@ pub struct Report {
     pub removed_wrongly: u64,
     /// Scores of the pairs that involve each group's documents (`--by`).
     pub by_group: Vec<GroupScore>,
+    /// With `--paragraph-truth`: the paragraphs left out, over every document and per
+    /// group.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub paragraphs: Vec<paragraphs::ParagraphScore>,
 }
 
 /// Scores of the pairs with at least one document of a group, and its removed documents.
