@@ -135,6 +135,41 @@ fn two_processes_give_the_same_outputs_as_one() {
     assert!(self::summary(&single).get("exchanged_bytes").is_none());
 }
 
+/// With `--paragraphs`, two processes leave out the paragraphs one leaves out: a key's
+/// paragraphs meet on one worker whichever process read them.
+#[test]
+fn two_processes_leave_out_the_paragraphs_one_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let samples = repo().join("data-samples");
+    let single = dir.path().join("single");
+    let args = ["dedup", "-i", samples.to_str().unwrap(), "-o", single.to_str().unwrap()];
+    let status = neardup().args(args).args(["-w", "1", "-q", "--paragraphs"]).status().unwrap();
+    assert!(status.success());
+    let hosts = hostfile(dir.path(), 2);
+    let distributed = dir.path().join("distributed");
+    let p1 = start(1, 2, &hosts, &[&samples], &distributed, &["--paragraphs"]);
+    let p0 = start(0, 2, &hosts, &[&samples], &distributed, &["--paragraphs"]);
+    for (p, child) in [(0, p0), (1, p1)] {
+        let out = wait(child, Duration::from_secs(120));
+        assert!(out.status.success(), "process {p}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let left_out = |out: &Path| {
+        let mut rows = neardup_io::read_paragraphs(&out.join("paragraphs")).unwrap();
+        rows.sort_by_key(|r| (r.doc, r.paragraph));
+        rows
+    };
+    let rows = left_out(&single);
+    assert!(rows.len() > 100, "the samples repeat paragraphs: {}", rows.len());
+    assert_eq!(left_out(&distributed), rows);
+    let repeated = |out: &Path| {
+        let mut docs = read_documents(&out.join("documents")).unwrap();
+        docs.sort_by_key(|d| d.doc);
+        docs.into_iter().map(|d| (d.doc, d.decision, d.repeated)).collect::<Vec<_>>()
+    };
+    assert_eq!(repeated(&distributed), repeated(&single));
+    assert_eq!(summary(&distributed)["paragraphs"], summary(&single)["paragraphs"]);
+}
+
 /// A process waiting for the others to connect says so on its progress line (a line every
 /// ten seconds, stderr being a pipe), where it printed "0 records, 0 B of ... read".
 #[test]
