@@ -218,3 +218,34 @@ fn without_the_flag_nothing_is_left_out_and_documents_keep_their_columns() {
         dedup(&input, &dir.path().join("x"), &["--paragraphs", "--index", index.to_str().unwrap()]);
     assert!(format!("{:#}", refused.unwrap_err()).contains("paragraphs.enabled"));
 }
+
+/// `--write-kept` writes each kept JSON Lines record with its repeated paragraphs left out
+/// of its text field (with the blank lines after them) and every other field as it was.
+#[test]
+fn the_kept_dataset_leaves_the_repeated_paragraphs_out_of_the_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = write(dir.path());
+    let (out, kept) = (dir.path().join("out"), dir.path().join("kept"));
+    let kept_arg = kept.to_str().unwrap();
+    dedup(&input, &out, &["--paragraphs", "--write-kept", kept_arg]).unwrap();
+    let copy = std::fs::read_to_string(kept.join("00000-docs.jsonl")).unwrap();
+    let records: Vec<serde_json::Value> =
+        copy.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let text = |id: &str| {
+        let record = records.iter().find(|r| r["id"] == id).unwrap();
+        record["text"].as_str().unwrap().to_string()
+    };
+    assert!(records.iter().all(|r| r["id"] != "b-copy"), "removed documents stay out");
+    let paragraphs = |id: &str| corpus().into_iter().find(|(d, _)| *d == id).unwrap().1;
+    let b = paragraphs("b");
+    assert_eq!(text("b"), [&b[..2], &b[3..]].concat().join("\n\n"));
+    let f = paragraphs("f");
+    assert_eq!(text("f"), f[0], "the last paragraphs go with the blank lines before them");
+    assert_eq!(text("a"), paragraphs("a").join("\n\n"), "nothing left out: as it was");
+    // A record with nothing left out is the input's line, byte for byte.
+    let line_of = |text: &str, id: &str| {
+        text.lines().find(|l| l.contains(&format!("\"id\":\"{id}\""))).unwrap().to_string()
+    };
+    let original = std::fs::read_to_string(&input).unwrap();
+    assert_eq!(line_of(&copy, "a"), line_of(&original, "a"));
+}

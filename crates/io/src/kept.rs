@@ -1,7 +1,9 @@
 //! The deduplicated dataset: kept records copied out of their input files, in the input's
 //! own format family, every original field preserved.
 //!
-//! JSONL lines are copied byte for byte (same compression as the input); Parquet rows keep
+//! JSONL lines are copied byte for byte (same compression as the input), but for the
+//! paragraphs paragraph-level dedup leaves out of a record's text field (`kept_text.rs`);
+//! Parquet rows keep
 //! their full schema; web-archive documents become JSON Lines with their id, URL, date,
 //! digest, the text compared (`main_text`: without the template lines and the lines
 //! outside the main text, as the caller gives it) and the whole extracted text. Files are written under a hidden name and renamed when
@@ -44,7 +46,7 @@ pub fn kept_file_name(file: &InputFile) -> String {
 /// [`Error::Open`], [`Error::Read`], [`Error::Parquet`] or [`Error::Write`], naming the file.
 pub fn write_kept(
     file: &InputFile,
-    kept: &[u64],
+    kept: &KeptRecords<'_>,
     dir: &Path,
     max_record_bytes: u64,
     main_text: &mut dyn FnMut(&InputDoc) -> String,
@@ -53,6 +55,7 @@ pub fn write_kept(
     let write_err = |source| Error::Write { path: path.clone(), source };
     let out = OutFile::create(&path).map_err(write_err)?;
     let copying = Copying { file, kept, path: &path, max_record_bytes };
+    let kept = kept.records;
     let (written, out) = match file.format {
         Format::Jsonl(compression) => {
             let out = Encoder::new(out, compression, &path)?;
@@ -119,11 +122,24 @@ impl Write for Encoder {
     }
 }
 
+/// The records of a file to keep: their numbers (ascending) and, with paragraph-level
+/// dedup, the byte ranges of each one's text field to leave out (JSON Lines only; none, or
+/// one list per record).
+#[derive(Clone, Copy, Debug)]
+pub struct KeptRecords<'a> {
+    /// Record numbers, ascending.
+    pub records: &'a [u64],
+    /// Per record, the ranges of its text to leave out (empty: copied whole).
+    pub cuts: &'a [Vec<(u64, u64)>],
+    /// The text field whose value the ranges are of.
+    pub text_field: &'a str,
+}
+
 /// What one kept copy copies: the records of `file` numbered in `kept` (ascending), read
 /// with the run's record size limit, into the copy at `path`.
 struct Copying<'a> {
     file: &'a InputFile,
-    kept: &'a [u64],
+    kept: &'a KeptRecords<'a>,
     path: &'a Path,
     max_record_bytes: u64,
 }
@@ -133,7 +149,8 @@ fn copy_jsonl(
     compression: Compression,
     mut out: Encoder,
 ) -> Result<(u64, OutFile)> {
-    let Copying { file, kept, path, max_record_bytes } = *copying;
+    let Copying { file, kept: records, path, max_record_bytes } = *copying;
+    let kept = records.records;
     let open_err = |source| Error::Open { path: file.path.clone(), source };
     let raw = BufReader::new(crate::input::CountingFile::open_input(file, None).map_err(open_err)?);
     // The run that kept these records counted any zero padding after the last gzip member.
@@ -151,6 +168,21 @@ fn copy_jsonl(
         }
         number += 1;
         if number == kept[next] {
+            if let Some(cuts) = records.cuts.get(next).filter(|c| !c.is_empty()) {
+                // Its repeated paragraphs left out of the text field, every other byte kept.
+                let rewritten = std::str::from_utf8(&line).ok().and_then(|l| {
+                    let value: serde_json::Value = serde_json::from_str(l).ok()?;
+                    let text = value.get(records.text_field)?.as_str()?;
+                    crate::kept_text::with_field(
+                        l.trim_end_matches(['\n', '\r']),
+                        records.text_field,
+                        &crate::kept_text::without_ranges(text, cuts),
+                    )
+                });
+                if let Some(rewritten) = rewritten {
+                    line = rewritten.into_bytes();
+                }
+            }
             out.write_all(&line).map_err(write_err)?;
             if !line.ends_with(b"\n") {
                 out.write_all(b"\n").map_err(write_err)?;
@@ -217,6 +249,7 @@ fn copy_web_documents(
     main_text: &mut dyn FnMut(&InputDoc) -> String,
 ) -> Result<(u64, OutFile)> {
     let Copying { file, kept, path, max_record_bytes } = *copying;
+    let kept = kept.records;
     let write_err = |source| Error::Write { path: path.to_path_buf(), source };
     let (mut next, mut written) = (0usize, 0u64);
     for record in WarcRecords::open(file, compression, OnReadError::Fail, None, max_record_bytes)? {
@@ -289,7 +322,14 @@ mod tests {
         enc.finish().unwrap();
         let out = dir.path().join("kept");
         assert_eq!(
-            write_kept(&input(&path, 3), &[1, 4], &out, 1 << 20, &mut |d| d.text.clone()).unwrap(),
+            write_kept(
+                &input(&path, 3),
+                &KeptRecords { records: &[1, 4], cuts: &[], text_field: "text" },
+                &out,
+                1 << 20,
+                &mut |d| d.text.clone()
+            )
+            .unwrap(),
             2
         );
         let copy = out.join("00003-in.jsonl.gz");

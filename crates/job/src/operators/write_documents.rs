@@ -37,6 +37,12 @@ use crate::storage::records::{
 use crate::storage::routing::route_doc;
 use crate::storage::spill::{SortedIter, SpillError};
 
+/// Byte ranges (offset, length) of a document's text that paragraph-level dedup left out.
+pub type Cuts = Vec<(u64, u64)>;
+
+/// A kept document, with the ranges of its text that paragraph-level dedup left out.
+pub type KeptDoc = (DocId, Cuts);
+
 /// Rows written per Parquet batch.
 const ROWS_PER_BATCH: usize = 65_536;
 
@@ -50,14 +56,16 @@ pub trait WriteDocuments<'s, T: Timestamp> {
         env: &OperatorEnv,
         sources: Arc<[Arc<str>]>,
         job: &JobConfig,
-    ) -> StreamVec<'s, T, DocId>;
+    ) -> StreamVec<'s, T, KeptDoc>;
 }
 
 struct Assemble {
     meta: SortedIter<Keyed<DocId, DocMeta>>,
     next_meta: Option<Keyed<DocId, DocMeta>>,
-    /// The last row made, written once a later document's item comes.
+    /// The last row made, written once a later document's item comes, and the ranges of
+    /// its text left out.
     current: Option<DocumentRow>,
+    cuts: Vec<(u64, u64)>,
     rows: Vec<DocumentRow>,
     /// With paragraph-level dedup: the `paragraphs/` rows.
     paragraphs: Option<ParagraphRows>,
@@ -229,7 +237,7 @@ impl Assemble {
     fn take_meta(
         &mut self,
         doc: DocId,
-        emit: &mut dyn FnMut(DocId),
+        emit: &mut dyn FnMut(KeptDoc),
     ) -> Result<DocMeta, SpillError> {
         self.flush_singletons_before(doc, emit)?;
         match self.next_meta.take() {
@@ -243,7 +251,7 @@ impl Assemble {
     fn flush_singletons_before(
         &mut self,
         doc: DocId,
-        emit: &mut dyn FnMut(DocId),
+        emit: &mut dyn FnMut(KeptDoc),
     ) -> Result<(), SpillError> {
         loop {
             if self.next_meta.is_none() {
@@ -362,9 +370,10 @@ impl Assemble {
     }
 
     /// Makes `row` the current row, writing the one before it.
-    fn push(&mut self, row: DocumentRow, emit: &mut dyn FnMut(DocId)) {
+    fn push(&mut self, row: DocumentRow, emit: &mut dyn FnMut(KeptDoc)) {
         if let Some(before) = self.current.replace(row) {
-            self.write_row(before, emit);
+            let cuts = std::mem::take(&mut self.cuts);
+            self.write_row(before, cuts, emit);
         }
     }
 
@@ -376,7 +385,7 @@ impl Assemble {
         doc: DocId,
         number: u32,
         r: RepeatedParagraph,
-        emit: &mut dyn FnMut(DocId),
+        emit: &mut dyn FnMut(KeptDoc),
     ) -> Result<(), SpillError> {
         if self.current.as_ref().is_none_or(|row| row.doc != doc) {
             self.flush_singletons_before(DocId::from_raw(doc.get() + 1), emit)?;
@@ -386,6 +395,7 @@ impl Assemble {
         let counts = row.repeated.as_mut().expect("paragraphs are left out of kept documents");
         counts.paragraphs += 1;
         counts.chars += u64::from(r.seen.chars);
+        self.cuts.push((r.seen.offset, r.seen.len));
         self.sink
             .stats
             .borrow_mut()
@@ -406,9 +416,14 @@ impl Assemble {
         Ok(())
     }
 
-    fn write_row(&mut self, row: DocumentRow, emit: &mut dyn FnMut(DocId)) {
+    fn write_row(
+        &mut self,
+        row: DocumentRow,
+        cuts: Vec<(u64, u64)>,
+        emit: &mut dyn FnMut(KeptDoc),
+    ) {
         if self.emit_kept && row.decision == Decision::Keep {
-            emit(row.doc);
+            emit((row.doc, cuts));
         }
         self.rows.push(row);
         if self.rows.len() >= ROWS_PER_BATCH {
@@ -436,11 +451,11 @@ impl Assemble {
     }
 }
 
-impl Drain<Keyed<DocItemKey, DocItem>, DocId> for Assemble {
+impl Drain<Keyed<DocItemKey, DocItem>, KeptDoc> for Assemble {
     fn item(
         &mut self,
         item: Keyed<DocItemKey, DocItem>,
-        emit: &mut dyn FnMut(DocId),
+        emit: &mut dyn FnMut(KeptDoc),
     ) -> Result<(), SpillError> {
         let (doc, number) = item.key;
         let verdict = match item.value {
@@ -474,10 +489,11 @@ impl Drain<Keyed<DocItemKey, DocItem>, DocId> for Assemble {
         Ok(())
     }
 
-    fn end(&mut self, emit: &mut dyn FnMut(DocId)) -> Result<(), SpillError> {
+    fn end(&mut self, emit: &mut dyn FnMut(KeptDoc)) -> Result<(), SpillError> {
         self.flush_singletons_before(DocId::from_raw(u64::MAX), emit)?;
         if let Some(row) = self.current.take() {
-            self.write_row(row, emit);
+            let cuts = std::mem::take(&mut self.cuts);
+            self.write_row(row, cuts, emit);
         }
         self.write_rows();
         if let Some(paragraphs) = self.paragraphs.as_mut() {
@@ -510,7 +526,7 @@ impl<'s, T: Timestamp> WriteDocuments<'s, T> for StreamVec<'s, T, Keyed<DocItemK
         env: &OperatorEnv,
         sources: Arc<[Arc<str>]>,
         job: &JobConfig,
-    ) -> StreamVec<'s, T, DocId> {
+    ) -> StreamVec<'s, T, KeptDoc> {
         let (store, sink, spill) = (env.store.clone(), env.sink.clone(), env.spill.clone());
         let (emit_kept, removal) = (job.write_kept.is_some(), job.spec.decision.removal);
         let (index, paragraphs) = (job.index.clone(), job.spec.paragraphs.enabled);
@@ -536,6 +552,7 @@ impl<'s, T: Timestamp> WriteDocuments<'s, T> for StreamVec<'s, T, Keyed<DocItemK
                 meta: meta.iter()?,
                 next_meta: None,
                 current: None,
+                cuts: Vec::new(),
                 rows: Vec::new(),
                 paragraphs: paragraphs.then(ParagraphRows::default),
                 writer: None,
@@ -635,6 +652,7 @@ mod tests {
             meta: file.iter().unwrap(),
             next_meta: None,
             current: None,
+            cuts: Vec::new(),
             rows: Vec::new(),
             paragraphs: None,
             writer: None,
@@ -647,7 +665,8 @@ mod tests {
         let items = verdicts
             .into_iter()
             .map(|v| Keyed { key: (v.key, 0), value: DocItem::Verdict(v.value) });
-        let kept = drain(&mut stage, items.collect()).into_iter().map(DocId::record).collect();
+        let kept =
+            drain(&mut stage, items.collect()).into_iter().map(|(d, _)| DocId::record(d)).collect();
         assert!(sink.error.borrow().is_none());
         let rows = neardup_io::read_documents(&dir.path().join("documents"))
             .unwrap()

@@ -9,8 +9,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use neardup_core::DocId;
-use neardup_io::InputDoc;
+use neardup_io::{InputDoc, KeptRecords};
 use neardup_text::{Boilerplate, LineScratch};
 use timely::dataflow::StreamVec;
 use timely::dataflow::channels::pact::Exchange;
@@ -23,6 +22,7 @@ use crate::input::sign::page_text;
 use crate::operators::env::OperatorEnv;
 use crate::operators::failure::StageFailure;
 use crate::operators::sink::PartSink;
+use crate::operators::write_documents::{Cuts, KeptDoc};
 use crate::settings::config::JobConfig;
 
 /// Copies kept records out of the input files.
@@ -40,7 +40,7 @@ pub trait WriteKept<'s, T: Timestamp> {
     ) -> StreamVec<'s, T, ()>;
 }
 
-impl<'s, T: Timestamp> WriteKept<'s, T> for StreamVec<'s, T, DocId> {
+impl<'s, T: Timestamp> WriteKept<'s, T> for StreamVec<'s, T, KeptDoc> {
     fn write_kept(
         self,
         me: &PassWorker,
@@ -54,14 +54,19 @@ impl<'s, T: Timestamp> WriteKept<'s, T> for StreamVec<'s, T, DocId> {
         let PartSink { stats, error, .. } = sink;
         let max_record_bytes = me.plan.options.max_record_bytes;
         // The same rule as reading: file i belongs to worker i modulo the workers.
-        let by_file = Exchange::new(|doc: &DocId| u64::from(doc.file_index()));
+        let by_file = Exchange::new(|kept: &KeptDoc| u64::from(kept.0.file_index()));
+        // The ranges left out are of the text field of a record that is not a web page (a
+        // page's are of its main text); web pages are copied as before.
+        let text_field = job.spec.input.text_field.clone();
+        let cut = job.spec.paragraphs.enabled && !job.web_pages;
         self.unary_frontier(by_file, "WriteKept", move |capability, _info| {
             let mut capability = Some(capability);
-            let mut kept: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
+            let mut kept: BTreeMap<u32, Vec<(u64, Cuts)>> = BTreeMap::new();
             move |(input, frontier), output| {
                 input.for_each(|_cap, batch| {
-                    for doc in batch.drain(..) {
-                        kept.entry(doc.file_index()).or_default().push(doc.record());
+                    for (doc, cuts) in batch.drain(..) {
+                        let cuts = if cut { cuts } else { Vec::new() };
+                        kept.entry(doc.file_index()).or_default().push((doc.record(), cuts));
                     }
                 });
                 if !frontier.is_empty() {
@@ -76,6 +81,9 @@ impl<'s, T: Timestamp> WriteKept<'s, T> for StreamVec<'s, T, DocId> {
                 for file in job.inputs.iter().filter(|f| f.index as usize % peers == worker) {
                     let mut records = kept.remove(&file.index).unwrap_or_default();
                     records.sort_unstable();
+                    let (numbers, cuts): (Vec<u64>, Vec<Cuts>) = records.into_iter().unzip();
+                    let records =
+                        KeptRecords { records: &numbers, cuts: &cuts, text_field: &text_field };
                     match neardup_io::write_kept(
                         file,
                         &records,
@@ -101,6 +109,8 @@ impl<'s, T: Timestamp> WriteKept<'s, T> for StreamVec<'s, T, DocId> {
 #[cfg(test)]
 mod tests {
 
+    use neardup_core::DocId;
+
     use super::*;
     use crate::input::source::ReadPlan;
     use crate::operators::testing::{self, run_operator};
@@ -122,9 +132,8 @@ mod tests {
         let (file, into) = (job.inputs[0].clone(), kept_dir.clone());
         let plan = ReadPlan::whole_files(0, 1, job.spec.input.read_options());
         let me = PassWorker { index: 0, peers: 1, slot: 0, first_of_process: true, plan };
-        let markers = run_operator(vec![DocId::new(0, 3), DocId::new(0, 1)], move |kept| {
-            kept.write_kept(&me, job, into, &env, None)
-        });
+        let kept = vec![(DocId::new(0, 3), Vec::new()), (DocId::new(0, 1), Vec::new())];
+        let markers = run_operator(kept, move |kept| kept.write_kept(&me, job, into, &env, None));
         assert_eq!(markers.len(), 1);
         assert!(error.borrow().is_none());
         let written =
