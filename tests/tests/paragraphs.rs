@@ -175,6 +175,18 @@ fn repeated_paragraphs_of_kept_documents_are_left_out_and_listed() {
     assert_eq!(scores, [("all", 4, 5, 3), ("en", 3, 4, 2), ("zh", 1, 1, 1)]);
     let s = summary(&out);
     assert_eq!(s["paragraphs"]["paragraphs_left_out"], 5);
+    // `explain` lists a document's paragraphs left out, with the document that keeps each.
+    let args = ["explain", "--run", out.to_str().unwrap(), "f", "a"];
+    let Ok(neardup_cli::Outcome::Explained(e)) = neardup_e2e::neardup(&args) else {
+        panic!("explain failed")
+    };
+    let listed: Vec<_> =
+        e.repeated_paragraphs[0].iter().map(|p| (p.paragraph, p.first_id.as_str())).collect();
+    assert_eq!(listed, [(1, "b"), (2, "b")]);
+    assert!(NOTICE.starts_with(&e.repeated_paragraphs[0][0].excerpt));
+    assert!(e.repeated_paragraphs[1].is_empty());
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(report.contains("<p>Paragraphs: 5 paragraphs ("), "the report counts them");
     assert_eq!(s["paragraphs"]["documents"], 4);
     // Workers and the memory budget change nothing.
     for (name, args) in

@@ -68,6 +68,43 @@ pub struct Explanation {
     /// The lines of each page that the run's boilerplate left out (web pages of a run only):
     /// learned template lines, and the lines outside the page's main text.
     pub left_out: [Vec<String>; 2],
+    /// The paragraphs of each that the run left out as repeated (`dedup --paragraphs`).
+    pub repeated_paragraphs: [Vec<RepeatedParagraph>; 2],
+}
+
+/// A paragraph a run left out of a kept document: a document kept before it holds it.
+#[derive(Clone, Debug, Serialize)]
+pub struct RepeatedParagraph {
+    /// Its block number, from 0.
+    pub paragraph: u32,
+    /// Its characters, as compared.
+    pub chars: u32,
+    /// The document that holds it first (and keeps it).
+    pub first_id: String,
+    /// Its start, as the document has it.
+    pub excerpt: String,
+}
+
+/// The paragraphs of `doc` (the document with `doc_id` in the run) in `left_out`.
+fn repeated_of(
+    doc: &Doc,
+    doc_id: Option<neardup_core::DocId>,
+    left_out: &[neardup_io::ParagraphRow],
+) -> Vec<RepeatedParagraph> {
+    left_out
+        .iter()
+        .filter(|p| Some(p.doc) == doc_id)
+        .map(|p| {
+            let (start, end) = (p.offset as usize, (p.offset + p.len) as usize);
+            let text = doc.text.get(start..end.min(doc.text.len())).unwrap_or_default();
+            RepeatedParagraph {
+                paragraph: p.paragraph,
+                chars: p.chars,
+                first_id: p.first_id.clone(),
+                excerpt: text.chars().take(60).collect(),
+            }
+        })
+        .collect()
 }
 
 /// What the LSH method makes of the pair.
@@ -171,6 +208,7 @@ pub fn explain(
         method,
         differences: differences(&a.text, &b.text),
         left_out: [a.left_out.clone(), b.left_out.clone()],
+        repeated_paragraphs: [Vec::new(), Vec::new()],
     })
 }
 
@@ -360,6 +398,24 @@ pub fn print(out: &mut dyn Write, e: &Explanation) -> std::io::Result<()> {
             }
         }
     }
+    if e.repeated_paragraphs.iter().any(|p| !p.is_empty()) {
+        let [a, b] = &e.repeated_paragraphs;
+        writeln!(
+            out,
+            "\nparagraphs left out as repeated (a document kept before holds them): {} and {}",
+            a.len(),
+            b.len()
+        )?;
+        for (name, paragraphs) in ["A", "B"].iter().zip(&e.repeated_paragraphs) {
+            for p in paragraphs {
+                writeln!(
+                    out,
+                    "  {name}  paragraph {} ({} characters, first in {}): {} ...",
+                    p.paragraph, p.chars, p.first_id, p.excerpt
+                )?;
+            }
+        }
+    }
     if e.differences.is_empty() {
         writeln!(out, "\nno differing passages")?;
     } else {
@@ -439,7 +495,13 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Explanation> {
             let (a, b) = (take(&args.a)?, take(&args.b)?);
             let weights = neardup_job::read_weights(Some(run), spec)?;
             let (bands_rows, blocks) = (resolved.bands.zip(resolved.rows), resolved.blocks);
-            let e = explain(spec, bands_rows, blocks, weights.as_ref(), &a, &b)?;
+            let mut e = explain(spec, bands_rows, blocks, weights.as_ref(), &a, &b)?;
+            let left_out = neardup_io::read_paragraphs(&run.join("paragraphs"))?;
+            let doc_id = |id: &str| owners.get(id).map(|row| row.doc);
+            e.repeated_paragraphs = [
+                repeated_of(&a, doc_id(&args.a), &left_out),
+                repeated_of(&b, doc_id(&args.b), &left_out),
+            ];
             if !args.json {
                 let pairs = neardup_io::read_pairs(&run.join("pairs"))?;
                 decisions::print(&mut out, &docs, &owners, &pairs, (&args.a, &args.b))?;

@@ -301,6 +301,13 @@ fn write_counts(html: &mut String, config: &JobConfig, summary: &Summary) {
             b.pages_all_boilerplate
         );
     }
+    if let Some(p) = &summary.paragraphs {
+        let _ = write!(
+            html,
+            "<p>Paragraphs: {} paragraphs ({} characters) left out of {} kept documents, each held by a document kept before it (listed in paragraphs/).</p>",
+            p.paragraphs_left_out, p.chars_left_out, p.documents
+        );
+    }
 }
 
 /// The plots: similarity of verified near pairs, cluster sizes, the candidate probability
