@@ -261,3 +261,66 @@ fn the_kept_dataset_leaves_the_repeated_paragraphs_out_of_the_text() {
     let original = std::fs::read_to_string(&input).unwrap();
     assert_eq!(line_of(&copy, "a"), line_of(&original, "a"));
 }
+
+/// A kept Parquet row is written with its repeated paragraphs left out of its text column,
+/// every other column as it was.
+#[test]
+fn kept_parquet_rows_leave_the_repeated_paragraphs_out_of_the_text_column() {
+    use std::sync::Arc;
+
+    use arrow_array::cast::AsArray;
+    use arrow_array::{RecordBatch, StringArray};
+    use arrow_schema::{DataType, Field, Schema};
+    let dir = tempfile::tempdir().unwrap();
+    let docs = corpus();
+    let input = dir.path().join("docs.parquet");
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Utf8, false),
+        Field::new("text", DataType::Utf8, false),
+        Field::new("section", DataType::Utf8, false),
+    ]));
+    let ids: Vec<&str> = docs.iter().map(|(id, _)| *id).collect();
+    let texts: Vec<String> = docs.iter().map(|(_, p)| p.join("\n\n")).collect();
+    let sections: Vec<String> = ids.iter().map(|id| format!("section {id}")).collect();
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(StringArray::from(ids.clone())),
+            Arc::new(StringArray::from(texts)),
+            Arc::new(StringArray::from(sections)),
+        ],
+    )
+    .unwrap();
+    let mut w =
+        parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&input).unwrap(), schema, None)
+            .unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+    let (out, kept) = (dir.path().join("out"), dir.path().join("kept"));
+    dedup(&input, &out, &["--paragraphs", "--write-kept", kept.to_str().unwrap()]).unwrap();
+    assert_eq!(left_out(&out).len(), 5);
+    let file = std::fs::File::open(kept.join("00000-docs.parquet")).unwrap();
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+        .unwrap()
+        .build()
+        .unwrap();
+    let mut rows = Vec::new();
+    for batch in reader {
+        let b = batch.unwrap();
+        let col = |n: &str| b.column_by_name(n).unwrap().as_string::<i32>().clone();
+        let (id, text, section) = (col("id"), col("text"), col("section"));
+        for i in 0..b.num_rows() {
+            rows.push((
+                id.value(i).to_string(),
+                text.value(i).to_string(),
+                section.value(i).to_string(),
+            ));
+        }
+    }
+    let row = |id: &str| rows.iter().find(|r| r.0 == id).unwrap().clone();
+    let f = &docs.iter().find(|(id, _)| *id == "f").unwrap().1;
+    assert_eq!(row("f"), ("f".to_string(), f[0].clone(), "section f".to_string()));
+    let a = &docs.iter().find(|(id, _)| *id == "a").unwrap().1;
+    assert_eq!(row("a").1, a.join("\n\n"));
+    assert!(rows.iter().all(|r| r.0 != "b-copy"));
+}

@@ -2,8 +2,8 @@
 //! own format family, every original field preserved.
 //!
 //! JSONL lines are copied byte for byte (same compression as the input), but for the
-//! paragraphs paragraph-level dedup leaves out of a record's text field (`kept_text.rs`);
-//! Parquet rows keep
+//! paragraphs paragraph-level dedup leaves out of a record's text field (`kept_text.rs`,
+//! and of a Parquet row's text column); Parquet rows keep
 //! their full schema; web-archive documents become JSON Lines with their id, URL, date,
 //! digest, the text compared (`main_text`: without the template lines and the lines
 //! outside the main text, as the caller gives it) and the whole extracted text. Files are written under a hidden name and renamed when
@@ -11,6 +11,7 @@
 
 use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use arrow_array::{BooleanArray, RecordBatch};
 use parquet::arrow::ArrowWriter;
@@ -55,13 +56,12 @@ pub fn write_kept(
     let write_err = |source| Error::Write { path: path.clone(), source };
     let out = OutFile::create(&path).map_err(write_err)?;
     let copying = Copying { file, kept, path: &path, max_record_bytes };
-    let kept = kept.records;
     let (written, out) = match file.format {
         Format::Jsonl(compression) => {
             let out = Encoder::new(out, compression, &path)?;
             copy_jsonl(&copying, compression, out)?
         }
-        Format::Parquet => copy_parquet(file, kept, out, &path)?,
+        Format::Parquet => copy_parquet(file, copying.kept, out, &path)?,
         Format::Warc(compression) => {
             let out = Encoder::new(out, Compression::Gzip, &path)?;
             copy_web_documents(&copying, compression, out, main_text)?
@@ -196,10 +196,11 @@ fn copy_jsonl(
 
 fn copy_parquet(
     file: &InputFile,
-    kept: &[u64],
+    records: &KeptRecords<'_>,
     out: OutFile,
     tmp: &Path,
 ) -> Result<(u64, OutFile)> {
+    let kept = records.records;
     let path = &file.path;
     let parquet_err = |source| Error::Parquet { path: path.clone(), source };
     let handle =
@@ -221,15 +222,24 @@ fn copy_parquet(
             source,
         })?;
         let rows = batch.num_rows() as u64;
+        let mut chosen_kept = Vec::new();
         let mask: BooleanArray = (first_row..first_row + rows)
             .map(|row| {
                 let keep = next < kept.len() && kept[next] == row;
+                if keep {
+                    chosen_kept.push(next);
+                }
                 next += usize::from(keep);
                 Some(keep)
             })
             .collect();
-        let chosen: RecordBatch = arrow_select::filter::filter_record_batch(&batch, &mask)
-            .map_err(|source| Error::Batch { path: tmp.to_path_buf(), source })?;
+        let batch_err = |source| Error::Batch { path: tmp.to_path_buf(), source };
+        let mut chosen: RecordBatch =
+            arrow_select::filter::filter_record_batch(&batch, &mask).map_err(batch_err)?;
+        let cuts = |i: usize| records.cuts.get(chosen_kept[i]).filter(|c| !c.is_empty());
+        if (0..chosen.num_rows()).any(|i| cuts(i).is_some()) {
+            chosen = without_repeated(&chosen, records.text_field, cuts).map_err(batch_err)?;
+        }
         written += chosen.num_rows() as u64;
         writer
             .write(&chosen)
@@ -240,6 +250,46 @@ fn copy_parquet(
         .into_inner()
         .map_err(|source| Error::ParquetWrite { path: tmp.to_path_buf(), source })?;
     Ok((written, out))
+}
+
+/// `batch` with the ranges `cuts` gives for a row cut out of its `text_field` column (a
+/// string column; any other column, or a batch without it, is as it was).
+fn without_repeated<'c>(
+    batch: &RecordBatch,
+    text_field: &str,
+    cuts: impl Fn(usize) -> Option<&'c Vec<(u64, u64)>>,
+) -> std::result::Result<RecordBatch, arrow_schema::ArrowError> {
+    use arrow_array::Array;
+    use arrow_array::cast::AsArray;
+    let Some((at, _)) = batch.schema().column_with_name(text_field) else {
+        return Ok(batch.clone());
+    };
+    let column = batch.column(at);
+    let text = |i: usize| -> Option<String> {
+        if column.is_null(i) {
+            return None;
+        }
+        let value = match column.data_type() {
+            arrow_schema::DataType::Utf8 => column.as_string::<i32>().value(i),
+            arrow_schema::DataType::LargeUtf8 => column.as_string::<i64>().value(i),
+            arrow_schema::DataType::Utf8View => column.as_string_view().value(i),
+            _ => return None,
+        };
+        Some(match cuts(i) {
+            Some(cuts) => crate::kept_text::without_ranges(value, cuts),
+            None => value.to_string(),
+        })
+    };
+    let values: Vec<Option<String>> = (0..batch.num_rows()).map(text).collect();
+    let rewritten: arrow_array::ArrayRef = match column.data_type() {
+        arrow_schema::DataType::Utf8 => Arc::new(arrow_array::StringArray::from(values)),
+        arrow_schema::DataType::LargeUtf8 => Arc::new(arrow_array::LargeStringArray::from(values)),
+        arrow_schema::DataType::Utf8View => Arc::new(arrow_array::StringViewArray::from(values)),
+        _ => return Ok(batch.clone()),
+    };
+    let mut columns = batch.columns().to_vec();
+    columns[at] = rewritten;
+    RecordBatch::try_new(batch.schema(), columns)
 }
 
 fn copy_web_documents(
