@@ -324,3 +324,30 @@ fn kept_parquet_rows_leave_the_repeated_paragraphs_out_of_the_text_column() {
     assert_eq!(row("a").1, a.join("\n\n"));
     assert!(rows.iter().all(|r| r.0 != "b-copy"));
 }
+
+/// In a run with web pages, a kept record that is not one is still written with its
+/// repeated paragraphs cut out, and a kept web page as it is (its paragraphs are lines of
+/// its main text, not ranges of a field).
+#[test]
+fn in_a_run_with_web_pages_only_other_records_are_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    std::fs::rename(write(dir.path()), input.join("a-docs.jsonl")).unwrap();
+    let page = serde_json::json!({
+        "id": "page",
+        "url": "https://news.example/a/1.html",
+        "text": format!("{}\n{}", OWN[6].replace("moth", "beetle"), NOTICE),
+    });
+    std::fs::write(input.join("b-web.jsonl"), format!("{page}\n")).unwrap();
+    let (out, kept) = (dir.path().join("out"), dir.path().join("kept"));
+    dedup(&input, &out, &["--paragraphs", "--write-kept", kept.to_str().unwrap()]).unwrap();
+    let rows = left_out(&out);
+    assert!(rows.iter().any(|r| r.0 == "page" && r.2 == "b"), "{rows:?}");
+    let web = std::fs::read_to_string(kept.join("00001-b-web.jsonl")).unwrap();
+    assert_eq!(web, std::fs::read_to_string(input.join("b-web.jsonl")).unwrap());
+    let docs = std::fs::read_to_string(kept.join("00000-a-docs.jsonl")).unwrap();
+    let f: serde_json::Value =
+        serde_json::from_str(docs.lines().find(|l| l.contains("\"id\":\"f\"")).unwrap()).unwrap();
+    assert_eq!(f["text"], OWN[4]);
+}

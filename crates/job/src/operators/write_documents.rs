@@ -423,7 +423,10 @@ impl Assemble {
         emit: &mut dyn FnMut(KeptDoc),
     ) {
         if self.emit_kept && row.decision == Decision::Keep {
-            emit((row.doc, cuts));
+            // A web page's ranges are of its main text, not of a field of its record: it is
+            // written as it would be without them.
+            let web = row.web.as_deref().is_some_and(|w| w.url.is_some());
+            emit((row.doc, if web { Vec::new() } else { cuts }));
         }
         self.rows.push(row);
         if self.rows.len() >= ROWS_PER_BATCH {

@@ -55,17 +55,14 @@ impl<'s, T: Timestamp> WriteKept<'s, T> for StreamVec<'s, T, KeptDoc> {
         let max_record_bytes = me.plan.options.max_record_bytes;
         // The same rule as reading: file i belongs to worker i modulo the workers.
         let by_file = Exchange::new(|kept: &KeptDoc| u64::from(kept.0.file_index()));
-        // The ranges left out are of the text field of a record that is not a web page (a
-        // page's are of its main text); web pages are copied as before.
+        // Ranges come only for records that are not web pages (`WriteDocuments`).
         let text_field = job.spec.input.text_field.clone();
-        let cut = job.spec.paragraphs.enabled && !job.web_pages;
         self.unary_frontier(by_file, "WriteKept", move |capability, _info| {
             let mut capability = Some(capability);
             let mut kept: BTreeMap<u32, Vec<(u64, Cuts)>> = BTreeMap::new();
             move |(input, frontier), output| {
                 input.for_each(|_cap, batch| {
                     for (doc, cuts) in batch.drain(..) {
-                        let cuts = if cut { cuts } else { Vec::new() };
                         kept.entry(doc.file_index()).or_default().push((doc.record(), cuts));
                     }
                 });
