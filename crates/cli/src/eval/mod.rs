@@ -612,7 +612,7 @@ pub fn read_pages(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use neardup_core::DocId;
 
     use super::*;
@@ -629,7 +629,9 @@ mod tests {
         pairs.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
     }
 
-    fn doc(id: &str, cluster: &str) -> DocumentRow {
+    /// A row of `documents/` for document `id` in the cluster `cluster` (kept when it names
+    /// it).
+    pub(crate) fn doc(id: &str, cluster: &str) -> DocumentRow {
         DocumentRow {
             doc: neardup_core::DocId::new(0, 1),
             id: Some(id.into()),

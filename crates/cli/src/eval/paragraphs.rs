@@ -116,30 +116,13 @@ pub fn score(
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
     use neardup_core::DocId;
 
     use super::*;
 
     fn doc(record: u64, decision: Decision) -> DocumentRow {
-        DocumentRow {
-            doc: DocId::new(0, record),
-            id: Some(format!("d{record}")),
-            source: Arc::from("a.jsonl"),
-            decision,
-            cluster: None,
-            cluster_size: None,
-            duplicate_of: None,
-            duplicate_of_run: None,
-            reason: None,
-            detail: None,
-            verified_with_kept: None,
-            features: None,
-            chars: None,
-            web: None,
-            repeated: None,
-        }
+        let id = format!("d{record}");
+        DocumentRow { doc: DocId::new(0, record), decision, ..crate::eval::tests::doc(&id, &id) }
     }
 
     fn left_out(record: u64, paragraph: u32) -> ParagraphRow {
