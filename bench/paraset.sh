@@ -5,7 +5,10 @@
 # THUCNews) and the HELD-OUT one (Reuters-21578, the Sogou sample), runs `neardup dedup
 # --paragraphs` on each, and prints `neardup eval --paragraph-truth`: the paragraphs the
 # truth labels as repeating an earlier document's, those the run left out, and precision
-# and recall by language. It reads research-only text from ../shared/data-samples; never
+# and recall by language; then runs the set as two batches with `--index` (the first half
+# of its documents, then the second) and scores each batch against the same truth, so the
+# second batch is right only if it leaves out what the first batch holds. It reads
+# research-only text from ../shared/data-samples; never
 # ship or commit the sets. Not part of the test run.
 #
 #   bash bench/paraset.sh [SEED]        default seed: 1
@@ -24,4 +27,12 @@ for sources in design held-out; do
   echo "## $sources (seed $seed)"
   "$bin" eval --truth "$set_dir/truth.json" --paragraph-truth "$set_dir/paragraphs.jsonl" \
     --by lang --run "$set_dir/out" | sed -n '/^paragraphs left out/,/^$/p'
+  rm -rf "$set_dir/index"
+  for batch in 1 2; do
+    "$bin" dedup -q -i "$set_dir/batch-$batch.jsonl" -o "$set_dir/out-batch-$batch" \
+      --paragraphs --index "$set_dir/index" --run-name "batch-$batch"
+    echo "## $sources (seed $seed), batch $batch of 2 with --index"
+    "$bin" eval --truth "$set_dir/truth.json" --paragraph-truth "$set_dir/paragraphs.jsonl" \
+      --by lang --run "$set_dir/out-batch-$batch" 2>/dev/null | sed -n '/^paragraphs left out/,/^$/p'
+  done
 done

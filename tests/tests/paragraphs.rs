@@ -224,11 +224,22 @@ fn without_the_flag_nothing_is_left_out_and_documents_keep_their_columns() {
         parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
     assert_eq!(builder.schema().fields().len(), neardup_io::documents_schema().fields().len());
     assert!(summary(&out).get("paragraphs").is_none());
-    // With an index it is refused, naming the setting.
+    // A run without it adds no paragraphs to an index: a later run with it cannot leave
+    // out that run's paragraphs (it says so), only those its own batch repeats.
     let index = dir.path().join("index");
-    let refused =
-        dedup(&input, &dir.path().join("x"), &["--paragraphs", "--index", index.to_str().unwrap()]);
-    assert!(format!("{:#}", refused.unwrap_err()).contains("paragraphs.enabled"));
+    let index = index.to_str().unwrap();
+    dedup(&input, &dir.path().join("w1"), &["--index", index]).unwrap();
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("index/index.json")).unwrap())
+            .unwrap();
+    assert!(manifest["generations"][0].get("paragraphs").is_none());
+    let later = dir.path().join("later.jsonl");
+    let text = [LATER[0], NOTICE, LATER[1], NOTICE].join("\n\n");
+    std::fs::write(&later, serde_json::json!({ "id": "h", "text": text }).to_string() + "\n")
+        .unwrap();
+    let w2 = dir.path().join("w2");
+    dedup(&later, &w2, &["--paragraphs", "--index", index]).unwrap();
+    assert_eq!(left_out_with_runs(&w2), [("h".into(), 3, "h".into(), None)]);
 }
 
 /// `--write-kept` writes each kept JSON Lines record with its repeated paragraphs left out
@@ -351,3 +362,112 @@ fn in_a_run_with_web_pages_only_other_records_are_cut() {
         serde_json::from_str(docs.lines().find(|l| l.contains("\"id\":\"f\"")).unwrap()).unwrap();
     assert_eq!(f["text"], OWN[4]);
 }
+
+/// Writes the documents `ids` of [`corpus`] as `name.jsonl`.
+fn write_batch(dir: &Path, name: &str, ids: &[&str]) -> PathBuf {
+    let path = dir.join(format!("{name}.jsonl"));
+    let lines: Vec<String> = corpus()
+        .into_iter()
+        .filter(|(id, _)| ids.contains(id))
+        .map(|(id, paras)| serde_json::json!({ "id": id, "text": paras.join("\n\n") }).to_string())
+        .collect();
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
+}
+
+/// The `paragraphs/` rows as (id, paragraph, first_id, first_run), sorted.
+fn left_out_with_runs(out: &Path) -> Vec<(String, u32, String, Option<String>)> {
+    let mut rows: Vec<_> = neardup_io::read_paragraphs(&out.join("paragraphs"))
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.id, r.paragraph, r.first_id, r.first_run))
+        .collect();
+    rows.sort();
+    rows
+}
+
+#[test]
+fn a_second_batch_leaves_out_the_paragraphs_the_first_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let first: &[&str] = &["a", "b", "b-copy", "c"];
+    let second: &[&str] = &["d", "e", "f", "g"];
+    let (week1, week2) =
+        (write_batch(dir.path(), "w1", first), write_batch(dir.path(), "w2", second));
+    let index = dir.path().join("index");
+    let index = index.to_str().unwrap();
+    let batch = |input: &Path, out: &str, run: &str, extra: &[&str]| {
+        let out = dir.path().join(out);
+        let mut args = vec!["--paragraphs", "--index", index, "--run-name", run];
+        args.extend_from_slice(extra);
+        dedup(input, &out, &args).unwrap();
+        out
+    };
+    let out1 = batch(&week1, "out-1", "week-1", &[]);
+    let out2 = batch(&week2, "out-2", "week-2", &[]);
+    let owned = |run: &str| Some(run.to_string());
+    assert_eq!(
+        left_out_with_runs(&out1),
+        [("b".into(), 2, "a".into(), None), ("c".into(), 2, "b".into(), None)]
+    );
+    // The notice `b` holds is left out of `f` twice, naming the first run; the Chinese
+    // paragraph is held in this batch; `g`'s paragraph of the removed `b-copy` stays.
+    let second_rows = vec![
+        ("e".to_string(), 1, "d".to_string(), None),
+        ("f".into(), 1, "b".into(), owned("week-1")),
+        ("f".into(), 2, "b".into(), owned("week-1")),
+    ];
+    assert_eq!(left_out_with_runs(&out2), second_rows);
+    // The two batches leave out what one run over both does.
+    let all = dir.path().join("all");
+    dedup(&write(dir.path()), &all, &["--paragraphs"]).unwrap();
+    let strip = |rows: Vec<(String, u32, String, Option<String>)>| {
+        rows.into_iter().map(|(id, n, first, _)| (id, n, first)).collect::<Vec<_>>()
+    };
+    let mut batches = strip(left_out_with_runs(&out1));
+    batches.extend(strip(left_out_with_runs(&out2)));
+    batches.sort();
+    assert_eq!(batches, strip(left_out_with_runs(&all)));
+    let s = summary(&out1);
+    // `a`'s two paragraphs, `b`'s three but the noisy copy, `c`'s two but the notice.
+    assert_eq!(s["index"]["paragraphs_written"], 7, "{}", s["index"]);
+
+    // Rerunning the second batch (its generation replaced) gives the same, whatever the
+    // workers and budget.
+    for extra in [&["-w", "3"][..], &["--memory-budget", "300M"]] {
+        assert_eq!(left_out_with_runs(&batch(&week2, "out-2", "week-2", extra)), second_rows);
+    }
+    // After compaction, a third batch leaves out what either earlier batch holds.
+    neardup_e2e::neardup(&["index", "compact", "--index", index]).unwrap();
+    let later = |name: &str, paras: &[&str]| {
+        let path = dir.path().join(format!("{name}.jsonl"));
+        let text = paras.join("\n\n");
+        std::fs::write(&path, serde_json::json!({ "id": name, "text": text }).to_string() + "\n")
+            .unwrap();
+        path
+    };
+    let week3 = later("h", &["Harbour notes", NOTICE, ZH, LATER[0]]);
+    let rows = left_out_with_runs(&batch(&week3, "out-3", "week-3", &[]));
+    assert_eq!(
+        rows,
+        [
+            ("h".into(), 1, "b".into(), owned("week-1")),
+            ("h".into(), 2, "d".into(), owned("week-2"))
+        ]
+    );
+    // Once `b` is forgotten, nothing holds its notice (its later copies were left out), so
+    // the next document that has it keeps it.
+    let ids = dir.path().join("forget.txt");
+    std::fs::write(&ids, "b\n").unwrap();
+    let forget = ["index", "forget", "--index", index, "--ids", ids.to_str().unwrap()];
+    neardup_e2e::neardup(&forget).unwrap();
+    let week4 = later("i", &["Late news", LATER[1], NOTICE]);
+    assert!(left_out_with_runs(&batch(&week4, "out-4", "week-4", &[])).is_empty());
+}
+
+/// Paragraphs of later batches' own.
+const LATER: [&str; 2] = [
+    "The ferry timetable changes on the first of the month, with an extra crossing in the \
+     evening and a later last boat on Fridays for passengers coming back from the city.",
+    "Residents of the old mill cottages have formed a group to restore the footpath along the \
+     river, and the landowner has agreed to let them clear the brambles this autumn.",
+];

@@ -501,9 +501,13 @@ fn print_report(s: &Summary, config: &JobConfig) -> std::io::Result<()> {
             i.stats.matches,
             i.stats.candidates
         )?;
+        let held = match s.paragraphs {
+            Some(_) => format!(", {} paragraphs", i.stats.paragraphs_written),
+            None => String::new(),
+        };
         writeln!(
             out,
-            "          {:>10}  generation {} \"{}\" added: {} documents, {} keys -> {}",
+            "          {:>10}  generation {} \"{}\" added: {} documents, {} keys{held} -> {}",
             "", i.generation, i.run, i.stats.documents_written, i.stats.keys_written, i.dir
         )?;
     }

@@ -74,14 +74,16 @@ pub fn run(command: &IndexCommand) -> anyhow::Result<()> {
             )?;
             writeln!(
                 out,
-                "{:>10}  {:<24} {:>12} {:>12}  folder",
-                "generation", "run", "documents", "keys"
+                "{:>10}  {:<24} {:>12} {:>12} {:>12}  folder",
+                "generation", "run", "documents", "keys", "paragraphs"
             )?;
             for g in &m.generations {
+                // "-": a run without --paragraphs, whose paragraphs later runs cannot leave out.
+                let held = g.paragraphs.map_or_else(|| "-".to_string(), |n| n.to_string());
                 writeln!(
                     out,
-                    "{:>10}  {:<24} {:>12} {:>12}  {}",
-                    g.number, g.run, g.documents, g.keys, g.folder
+                    "{:>10}  {:<24} {:>12} {:>12} {:>12}  {}",
+                    g.number, g.run, g.documents, g.keys, held, g.folder
                 )?;
             }
             writeln!(out, "settings:")?;

@@ -30,10 +30,13 @@ pub struct ParagraphRow {
     pub chars: u32,
     /// Hash of its compared form (the same in every document that holds it).
     pub key: u64,
-    /// The document that holds its first occurrence, which keeps it.
+    /// The document that holds its first occurrence, which keeps it (its `doc_id` in its
+    /// own run).
     pub first_doc: DocId,
     /// That document's id.
     pub first_id: String,
+    /// With `--index`: the earlier run that holds it (`None`: this run).
+    pub first_run: Option<String>,
 }
 
 /// The schema of `paragraphs/`. The key is a signed 64-bit column (its bits as they are),
@@ -49,6 +52,7 @@ pub fn paragraphs_schema() -> SchemaRef {
         Field::new("key", DataType::Int64, false),
         Field::new("first_doc_id", DataType::Int64, false),
         Field::new("first_id", DataType::Utf8, false),
+        Field::new("first_run", DataType::Utf8, true),
     ]))
 }
 
@@ -79,6 +83,7 @@ impl ParagraphsWriter {
         let mut key = Int64Builder::with_capacity(n);
         let mut first_doc = Int64Builder::with_capacity(n);
         let mut first_id = StringBuilder::new();
+        let mut first_run = StringBuilder::new();
         let int = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
         for r in rows {
             doc.append_value(doc_i64(r.doc));
@@ -90,6 +95,7 @@ impl ParagraphsWriter {
             key.append_value(i64::from_ne_bytes(r.key.to_ne_bytes()));
             first_doc.append_value(doc_i64(r.first_doc));
             first_id.append_value(&r.first_id);
+            first_run.append_option(r.first_run.as_deref());
         }
         let columns: Vec<ArrayRef> = vec![
             Arc::new(doc.finish()),
@@ -101,6 +107,7 @@ impl ParagraphsWriter {
             Arc::new(key.finish()),
             Arc::new(first_doc.finish()),
             Arc::new(first_id.finish()),
+            Arc::new(first_run.finish()),
         ];
         self.0.write_columns(columns)
     }
@@ -132,6 +139,7 @@ pub fn read_paragraphs(dir: &Path) -> Result<Vec<ParagraphRow>> {
             (col("doc_id"), col("id"), col("paragraph"), col("offset"));
         let (len, chars, key) = (col("length"), col("chars"), col("key"));
         let (first_doc, first_id) = (col("first_doc_id"), col("first_id"));
+        let first_run = col("first_run");
         let int = |a: &ArrayRef, i: usize| a.as_primitive::<Int64Type>().value(i);
         let small = |a: &ArrayRef, i: usize| a.as_primitive::<Int32Type>().value(i) as u32;
         for i in 0..b.num_rows() {
@@ -145,6 +153,9 @@ pub fn read_paragraphs(dir: &Path) -> Result<Vec<ParagraphRow>> {
                 key: u64::from_ne_bytes(int(&key, i).to_ne_bytes()),
                 first_doc: DocId::from_raw(int(&first_doc, i) as u64),
                 first_id: first_id.as_string::<i32>().value(i).to_string(),
+                first_run: first_run
+                    .is_valid(i)
+                    .then(|| first_run.as_string::<i32>().value(i).to_string()),
             });
         }
     })?;
@@ -168,6 +179,7 @@ mod tests {
             key: u64::MAX - record,
             first_doc: DocId::new(0, 0),
             first_id: "d0".into(),
+            first_run: (record == 3).then(|| "week-1".to_string()),
         };
         let rows = vec![row(1, 2), row(3, 0), row(3, 4)];
         let mut w = ParagraphsWriter::create(dir.path(), 0, &[]).unwrap();

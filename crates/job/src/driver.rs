@@ -392,6 +392,16 @@ fn execute(
         process = topology.process,
         "job started"
     );
+    if let Some(plan) = config.index.as_deref().filter(|_| config.spec.paragraphs.enabled) {
+        let runs = plan.runs_without_paragraphs();
+        if !runs.is_empty() && topology.process == 0 {
+            tracing::warn!(
+                runs = runs.join(", "),
+                "these runs of the index kept no paragraphs (made without --paragraphs): \
+                 their paragraphs are not left out of this run"
+            );
+        }
+    }
     let fingerprint = config.input_fingerprint();
     let records = KeptShares::default();
     let mut learned = LearnedPass::default();

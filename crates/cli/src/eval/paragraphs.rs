@@ -136,6 +136,7 @@ mod tests {
             key: 1,
             first_doc: DocId::new(0, 0),
             first_id: "d0".into(),
+            first_run: None,
         }
     }
 

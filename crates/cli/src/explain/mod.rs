@@ -81,6 +81,8 @@ pub struct RepeatedParagraph {
     pub chars: u32,
     /// The document that holds it first (and keeps it).
     pub first_id: String,
+    /// With `--index`: the earlier run of that document (`None`: this run).
+    pub first_run: Option<String>,
     /// Its start, as the document has it.
     pub excerpt: String,
 }
@@ -101,6 +103,7 @@ fn repeated_of(
                 paragraph: p.paragraph,
                 chars: p.chars,
                 first_id: p.first_id.clone(),
+                first_run: p.first_run.clone(),
                 excerpt: text.chars().take(60).collect(),
             }
         })
@@ -408,9 +411,10 @@ pub fn print(out: &mut dyn Write, e: &Explanation) -> std::io::Result<()> {
         )?;
         for (name, paragraphs) in ["A", "B"].iter().zip(&e.repeated_paragraphs) {
             for p in paragraphs {
+                let run = p.first_run.as_ref().map(|r| format!(" of run {r}")).unwrap_or_default();
                 writeln!(
                     out,
-                    "  {name}  paragraph {} ({} characters, first in {}): {} ...",
+                    "  {name}  paragraph {} ({} characters, first in {}{run}): {} ...",
                     p.paragraph, p.chars, p.first_id, p.excerpt
                 )?;
             }

@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 
 use super::frequencies::{read_frequencies, write_frequencies};
+use super::held_paragraphs::HeldParagraph;
 use super::manifest::{Segment, folder_bytes, open_to_change, remove_orphans};
 use super::parts::{
-    DOC_PAGE_ROWS, DocPartWriter, IndexRef, IndexedDoc, KEY_ROW_GROUP_ROWS, KeyPartWriter,
-    PartRows, doc_part_of, doc_part_path, doc_rows, key_part_path, key_rows,
+    DOC_PAGE_ROWS, DocPartWriter, IndexRef, IndexedDoc, KEY_ROW_GROUP_ROWS, KeyPartWriter, KeyRow,
+    KeyTable, PartRows, doc_part_of, doc_part_path, doc_rows, table_part_path,
 };
 use super::templates::{HostSample, TemplatePage, TemplatePartWriter, TemplateRows};
 
@@ -86,7 +87,8 @@ pub fn compact(dir: &Path) -> Result<Compacted> {
     let out = dir.join(&folder);
     let dirs: Vec<PathBuf> = segments.iter().map(|s| dir.join(&s.folder)).collect();
 
-    let (keys_of, keys_after) = merge_keys(&dirs, manifest.partitions, &forgotten, &out)?;
+    let (keys_of, keys_after) = merge_keys::<KeyRow>(&dirs, manifest.partitions, &forgotten, &out)?;
+    let (held_of, _) = merge_keys::<HeldParagraph>(&dirs, manifest.partitions, &forgotten, &out)?;
     report.keys_after = keys_after;
     let doc_parts = merge_docs(&segments, &dirs, report.documents, &out)?;
     if let Some(sum) = read_frequencies(dirs.iter().map(PathBuf::as_path))? {
@@ -99,6 +101,9 @@ pub fn compact(dir: &Path) -> Result<Compacted> {
         g.doc_parts = doc_parts;
         g.template_parts = template_parts;
         g.keys = keys_of.get(&g.number).copied().unwrap_or(0);
+        if let Some(held) = g.paragraphs.as_mut() {
+            *held = held_of.get(&g.number).copied().unwrap_or(0);
+        }
         g.forgotten.clear();
     }
     manifest.neardup_version = env!("CARGO_PKG_VERSION").to_string();
@@ -113,10 +118,11 @@ pub fn compact(dir: &Path) -> Result<Compacted> {
     Ok(report)
 }
 
-/// Merges the key parts of the segments in `dirs` into `out`, partition by partition: a
-/// k-way merge in (key, generation, `doc_id`) order that drops the rows of `forgotten`
-/// documents. Returns the key rows written per generation and in all.
-fn merge_keys(
+/// Merges the parts of key table `R` (bucket keys, or held paragraphs) of the segments in
+/// `dirs` into `out`, partition by partition: a k-way merge in the rows' order (key, then
+/// document) that drops the rows of `forgotten` documents. Returns the rows written per
+/// generation and in all.
+fn merge_keys<R: KeyTable>(
     dirs: &[PathBuf],
     partitions: u32,
     forgotten: &HashSet<IndexRef>,
@@ -127,7 +133,9 @@ fn merge_keys(
     for partition in 0..partitions {
         let mut readers = dirs
             .iter()
-            .map(|d| PartRows::open(&key_part_path(d, partition), KEY_ROW_GROUP_ROWS, key_rows))
+            .map(|d| {
+                PartRows::open(&table_part_path::<R>(d, partition), KEY_ROW_GROUP_ROWS, R::decode)
+            })
             .collect::<Result<Vec<_>>>()?;
         let mut heap = std::collections::BinaryHeap::new();
         for (i, r) in readers.iter_mut().enumerate() {
@@ -136,20 +144,20 @@ fn merge_keys(
             }
         }
         // Made at the first row: a partition without rows has no part.
-        let mut writer: Option<KeyPartWriter> = None;
+        let mut writer: Option<KeyPartWriter<R>> = None;
         let mut chunk = Vec::with_capacity(KEY_ROW_GROUP_ROWS);
         loop {
             let next = heap.pop();
+            let end = next.is_none();
             if let Some(std::cmp::Reverse((row, i))) = next {
                 if let Some(following) = readers[i].next()? {
                     heap.push(std::cmp::Reverse((following, i)));
                 }
                 if !forgotten.contains(&row.at()) {
-                    *keys_of.entry(row.generation).or_default() += 1;
+                    *keys_of.entry(row.at().generation).or_default() += 1;
                     chunk.push(row);
                 }
             }
-            let end = next.is_none();
             if chunk.len() == KEY_ROW_GROUP_ROWS || (end && !chunk.is_empty()) {
                 if writer.is_none() {
                     writer = Some(KeyPartWriter::create(out, partition)?);

@@ -17,8 +17,8 @@ use crate::error::{Error, Result};
 use crate::parquet_in::ParquetInput;
 
 use super::parts::{
-    DOC_ROW_GROUP_ROWS, IndexRef, IndexedDoc, KEY_ROW_GROUP_ROWS, KeyRow, as_i64, damaged,
-    doc_part_path, doc_rows, key_part_path, key_rows, open_part,
+    DOC_ROW_GROUP_ROWS, IndexRef, IndexedDoc, KEY_ROW_GROUP_ROWS, KeyRow, KeyTable, as_i64,
+    damaged, doc_part_path, doc_rows, open_part, table_part_path,
 };
 
 /// What a lookup read, for the benchmark and the run summary.
@@ -91,8 +91,22 @@ pub fn probe_keys(
     keys: &[u64],
     stats: &mut ProbeStats,
 ) -> Result<Vec<KeyRow>> {
+    probe_table(segment_dir, partition, keys, stats)
+}
+
+/// Rows of the part `partition` of table `R` of the segment in `segment_dir` whose key is
+/// in `keys` (sorted, distinct), in the part's order: [`probe_keys`] for any [`KeyTable`].
+///
+/// # Errors
+/// [`Error::Open`], [`Error::Parquet`], [`Error::Arrow`] or [`Error::Damaged`].
+pub fn probe_table<R: KeyTable>(
+    segment_dir: &Path,
+    partition: u32,
+    keys: &[u64],
+    stats: &mut ProbeStats,
+) -> Result<Vec<R>> {
     debug_assert!(keys.windows(2).all(|w| w[0] < w[1]), "probe keys sorted and distinct");
-    let path = key_part_path(segment_dir, partition);
+    let path = table_part_path::<R>(segment_dir, partition);
     let mut found = Vec::new();
     if keys.is_empty() {
         return Ok(found);
@@ -167,8 +181,8 @@ pub fn probe_keys(
     for batch in reader {
         let batch =
             batch.map_err(|source| Error::Arrow { path: path.clone(), record: 0, source })?;
-        for row in key_rows(&batch, &path)? {
-            let k = as_i64(row.key);
+        for row in R::decode(&batch, &path)? {
+            let k = as_i64(row.key());
             while next < wanted.len() && wanted[next] < k {
                 next += 1;
             }

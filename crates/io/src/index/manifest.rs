@@ -9,13 +9,17 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::lock::{FolderLock, TakenOver};
 
-/// Version of the index layout; an index of another version is refused, but for
-/// [`MIGRATED_FORMAT`].
-pub const FORMAT: u32 = 4;
-/// The version before [`FORMAT`], read as it: its generations kept no template statistics
-/// (`templates/`) and no document frequencies, so runs learn from the pages of the
-/// generations written since. The next commit writes the manifest as [`FORMAT`].
+/// Version of the index layout; an index of another version is refused, but for those of
+/// [`READ_FORMATS`].
+pub const FORMAT: u32 = 5;
+/// The oldest version read as [`FORMAT`]: generations of format 3 kept no template
+/// statistics (`templates/`) and no document frequencies, so runs learn from the pages of
+/// the generations written since; generations before format 5 kept no paragraphs, so runs
+/// leave out only the paragraphs of generations written since. The next commit writes the
+/// manifest as [`FORMAT`].
 pub const MIGRATED_FORMAT: u32 = 3;
+/// The formats read as [`FORMAT`] (with what their generations lack left empty).
+pub const READ_FORMATS: std::ops::RangeInclusive<u32> = MIGRATED_FORMAT..=FORMAT;
 /// The manifest's file name.
 pub const MANIFEST: &str = "index.json";
 /// A file beside `templates/` in a generation's folder, until the generation is committed:
@@ -50,6 +54,11 @@ pub struct Generation {
     /// index of format 3 kept none).
     #[serde(default)]
     pub template_parts: u32,
+    /// With paragraph-level dedup (`--paragraphs`): the first occurrences of paragraphs
+    /// its run kept, rows of `paragraphs/` of its segment. `None`: the run was made without
+    /// it (as every run before format 5), so later runs cannot leave out its paragraphs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paragraphs: Option<u64>,
     /// `doc_id`s taken out by [`forget`](fn@super::forget) whose key rows are still in its segment (they
     /// match nothing; compaction drops them), sorted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -127,14 +136,14 @@ impl Manifest {
         };
         let mut manifest: Manifest = serde_json::from_slice(&bytes)
             .map_err(|e| Error::Damaged { path: path.clone(), detail: e.to_string() })?;
-        if manifest.format == MIGRATED_FORMAT {
+        if READ_FORMATS.contains(&manifest.format) {
             manifest.format = FORMAT;
         }
         if manifest.format != FORMAT {
             return Err(Error::Damaged {
                 path,
                 detail: format!(
-                    "index format {} (this neardup reads formats {MIGRATED_FORMAT} and {FORMAT}; \
+                    "index format {} (this neardup reads formats {MIGRATED_FORMAT} to {FORMAT}; \
                      an index made by a later neardup needs that version)",
                     manifest.format
                 ),

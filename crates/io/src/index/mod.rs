@@ -7,6 +7,7 @@
 //! DIR/<segment>/docs/part-NNNNN.parquet   one row per indexed document, by (generation, doc_id)
 //! DIR/<segment>/frequencies.bin           document frequencies of its runs' batches (SimHash TF-IDF)
 //! DIR/<segment>/templates/part-NNNNN.parquet   a sample of its web pages' lines, by host (template learning)
+//! DIR/<segment>/paragraphs/part-NNNNN.parquet  (key, generation, doc_id, paragraph, id): first occurrences kept (--paragraphs)
 //! ```
 //!
 //! Every run adds a **generation**, written as a **segment**: a folder of Parquet parts,
@@ -33,12 +34,17 @@
 //! [`fetch_docs`] reads the `generation` and `doc_id` columns of the row groups that can
 //! hold a wanted document, then only the pages holding wanted rows.
 //!
+//! `paragraphs/` ([`HeldParagraph`]), for runs with paragraph-level dedup, holds the first
+//! occurrence of every paragraph a kept document holds, in key partitions as `keys/`; a
+//! later run probes it ([`probe_table`]) to leave out the paragraphs an earlier run holds.
+//!
 //! Integers are signed (`Int64`, `Int32`) so Spark reads the parts; keys are the bits of the
 //! unsigned key.
 
 mod compact;
 mod forget;
 mod frequencies;
+mod held_paragraphs;
 mod lookup;
 pub(crate) mod manifest;
 mod parts;
@@ -47,14 +53,16 @@ mod templates;
 pub use compact::{Compacted, compact};
 pub use forget::{Forgotten, forget};
 pub use frequencies::{FREQUENCIES_FILE, Frequencies, read_frequencies, write_frequencies};
-pub use lookup::{ProbeStats, fetch_docs, probe_keys};
+pub use held_paragraphs::HeldParagraph;
+pub use lookup::{ProbeStats, fetch_docs, probe_keys, probe_table};
 pub use manifest::{
     DEFAULT_PARTITIONS, FORMAT, Generation, IndexLock, MANIFEST, MIGRATED_FORMAT, Manifest,
-    Segment, TEMPLATE_SAMPLE_NOTE, generation_folder, remove_all_but_templates, remove_orphans,
+    READ_FORMATS, Segment, TEMPLATE_SAMPLE_NOTE, generation_folder, remove_all_but_templates,
+    remove_orphans,
 };
 pub use parts::{
-    DocPartWriter, IndexRef, IndexedDoc, KEY_ROW_GROUP_ROWS, KeyPartWriter, KeyRow, doc_part_of,
-    doc_part_path, for_each_docs_batch, key_part_path, partition_of,
+    DocPartWriter, IndexRef, IndexedDoc, KEY_ROW_GROUP_ROWS, KeyPartWriter, KeyRow, KeyTable,
+    doc_part_of, doc_part_path, for_each_docs_batch, key_part_path, partition_of, table_part_path,
 };
 pub use templates::{
     HostSample, TEMPLATE_PAGES_PER_HOST, TemplatePage, TemplatePartWriter, TemplateRows,

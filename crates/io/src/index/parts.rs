@@ -142,11 +142,66 @@ pub(super) fn as_i32(v: u32) -> i32 {
     v as i32 // generations are far below 2^31
 }
 
-/// Writes the key part of one partition of one generation, rows in key order.
-pub struct KeyPartWriter(PartWriter);
+/// A table of a segment whose rows lead with a key and are split by the key's partition,
+/// sorted by key, with a bloom filter and a page index on the key: `keys/` ([`KeyRow`]:
+/// bucket and content keys) and `paragraphs/` ([`HeldParagraph`]: first occurrences of
+/// paragraphs).
+pub trait KeyTable: Ord + Sized {
+    /// The table's folder in a segment.
+    const FOLDER: &'static str;
+    /// The row's key (stored as the bits of a signed integer, in column 0).
+    fn key(&self) -> u64;
+    /// The document of the row.
+    fn at(&self) -> IndexRef;
+    /// The table's schema: the key first.
+    fn schema() -> SchemaRef;
+    /// The rows as columns of [`KeyTable::schema`].
+    fn columns(rows: &[Self]) -> Vec<ArrayRef>;
+    /// The rows of a batch read back.
+    ///
+    /// # Errors
+    /// [`Error::Damaged`] when the batch does not have the table's columns.
+    fn decode(batch: &RecordBatch, path: &Path) -> Result<Vec<Self>>;
+}
 
-impl KeyPartWriter {
-    /// Starts `segment_dir/keys/part-{partition:05}.parquet`.
+impl KeyTable for KeyRow {
+    const FOLDER: &'static str = "keys";
+
+    fn key(&self) -> u64 {
+        self.key
+    }
+
+    fn at(&self) -> IndexRef {
+        KeyRow::at(self)
+    }
+
+    fn schema() -> SchemaRef {
+        keys_schema()
+    }
+
+    fn columns(rows: &[Self]) -> Vec<ArrayRef> {
+        let mut key = Int64Builder::with_capacity(rows.len());
+        let mut generation = Int32Builder::with_capacity(rows.len());
+        let mut doc = Int64Builder::with_capacity(rows.len());
+        for r in rows {
+            key.append_value(as_i64(r.key));
+            generation.append_value(as_i32(r.generation));
+            doc.append_value(as_i64(r.doc));
+        }
+        vec![Arc::new(key.finish()), Arc::new(generation.finish()), Arc::new(doc.finish())]
+    }
+
+    fn decode(batch: &RecordBatch, path: &Path) -> Result<Vec<Self>> {
+        key_rows(batch, path)
+    }
+}
+
+/// Writes the part of one key partition of a [`KeyTable`] of one generation (or of a
+/// merged segment), rows in key order.
+pub struct KeyPartWriter<R: KeyTable = KeyRow>(PartWriter, std::marker::PhantomData<R>);
+
+impl<R: KeyTable> KeyPartWriter<R> {
+    /// Starts `segment_dir/<table>/part-{partition:05}.parquet`.
     ///
     /// # Errors
     /// [`Error::Write`].
@@ -160,8 +215,9 @@ impl KeyPartWriter {
             .set_column_bloom_filter_fpp(key.clone(), KEY_BLOOM_FPP)
             .set_column_bloom_filter_max_ndv(key, KEY_ROW_GROUP_ROWS as u64)
             .build();
-        PartWriter::create_with(&segment_dir.join("keys"), partition as usize, keys_schema(), props)
-            .map(KeyPartWriter)
+        let dir = segment_dir.join(R::FOLDER);
+        PartWriter::create_with(&dir, partition as usize, R::schema(), props)
+            .map(|w| KeyPartWriter(w, std::marker::PhantomData))
     }
 
     /// Appends rows, which must continue the key order. All keys of a partition share
@@ -170,20 +226,8 @@ impl KeyPartWriter {
     ///
     /// # Errors
     /// [`Error::Batch`] or [`Error::ParquetWrite`].
-    pub fn write(&mut self, rows: &[KeyRow]) -> Result<()> {
-        let mut key = Int64Builder::with_capacity(rows.len());
-        let mut generation = Int32Builder::with_capacity(rows.len());
-        let mut doc = Int64Builder::with_capacity(rows.len());
-        for r in rows {
-            key.append_value(as_i64(r.key));
-            generation.append_value(as_i32(r.generation));
-            doc.append_value(as_i64(r.doc));
-        }
-        self.0.write_columns(vec![
-            Arc::new(key.finish()),
-            Arc::new(generation.finish()),
-            Arc::new(doc.finish()),
-        ])
+    pub fn write(&mut self, rows: &[R]) -> Result<()> {
+        self.0.write_columns(R::columns(rows))
     }
 
     /// Finishes the part; returns the rows written.
@@ -287,7 +331,12 @@ impl DocPartWriter {
 
 /// The key part of `partition` in the segment in `segment_dir`.
 pub fn key_part_path(segment_dir: &Path, partition: u32) -> PathBuf {
-    segment_dir.join("keys").join(format!("part-{partition:05}.parquet"))
+    table_part_path::<KeyRow>(segment_dir, partition)
+}
+
+/// The part of `partition` of table `R` in the segment in `segment_dir`.
+pub fn table_part_path<R: KeyTable>(segment_dir: &Path, partition: u32) -> PathBuf {
+    segment_dir.join(R::FOLDER).join(format!("part-{partition:05}.parquet"))
 }
 
 /// Docs part `part` of the segment in `segment_dir`.

@@ -236,6 +236,7 @@ fn write_segment(
                 keys: documents * keys_per_doc,
                 doc_parts: parts,
                 template_parts: 0,
+                paragraphs: None,
                 forgotten: Vec::new(),
             }
         })
@@ -454,6 +455,7 @@ fn one_run_at_a_time_holds_the_lock() {
         keys: 0,
         doc_parts: 1,
         template_parts: 0,
+        paragraphs: None,
         forgotten: Vec::new(),
     });
     newer.save(&index).unwrap();
@@ -484,6 +486,7 @@ fn manifests_round_trip_and_name_the_setting_that_differs() {
         keys: 170,
         doc_parts: 2,
         template_parts: 0,
+        paragraphs: None,
         forgotten: Vec::new(),
     });
     m.save(dir.path()).unwrap();
@@ -516,17 +519,22 @@ fn manifests_round_trip_and_name_the_setting_that_differs() {
     let e = loaded.check(dir.path(), &other).unwrap_err().to_string();
     assert!(e.contains("(not set)"), "{e}");
 
-    // An index of the format before is read as this one, without template statistics; a
-    // later one is refused, saying which formats this neardup reads.
+    // Indexes of the formats before are read as this one, without template statistics
+    // (format 3) or paragraphs (formats 3 and 4); a later one is refused, saying which
+    // formats this neardup reads.
     let mut json: serde_json::Value = serde_json::to_value(&m).unwrap();
+    assert!(m.generations[0].paragraphs.is_none());
+    json["format"] = 4.into();
+    std::fs::write(dir.path().join(MANIFEST), json.to_string()).unwrap();
+    assert_eq!(Manifest::load(dir.path()).unwrap().unwrap(), m);
     json["format"] = 3.into();
     json["generations"][0].as_object_mut().unwrap().remove("template_parts");
     std::fs::write(dir.path().join(MANIFEST), json.to_string()).unwrap();
     assert_eq!(Manifest::load(dir.path()).unwrap().unwrap(), m);
-    json["format"] = 5.into();
+    json["format"] = 6.into();
     std::fs::write(dir.path().join(MANIFEST), json.to_string()).unwrap();
     let e = Manifest::load(dir.path()).unwrap_err().to_string();
-    assert!(e.contains("index format 5") && e.contains("formats 3 and 4"), "{e}");
+    assert!(e.contains("index format 6") && e.contains("formats 3 to 5"), "{e}");
 
     std::fs::write(dir.path().join(MANIFEST), "{\"format\": 99}").unwrap();
     let e = Manifest::load(dir.path()).unwrap_err().to_string();

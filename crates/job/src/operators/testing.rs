@@ -155,6 +155,7 @@ pub(crate) fn job_with_index(dir: &Path, docs: &[IndexedDoc], keys: &[KeyRow]) -
         keys: keys.len() as u64,
         doc_parts: 1,
         template_parts: 0,
+        paragraphs: None,
         forgotten: Vec::new(),
     });
     manifest.save(&index).unwrap();

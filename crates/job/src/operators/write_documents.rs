@@ -32,7 +32,8 @@ use crate::reporting::stats::ClusterKept;
 use crate::settings::config::{IndexPlan, JobConfig};
 use crate::settings::spec::Removal;
 use crate::storage::records::{
-    Assignment, DocItem, DocItemKey, DocMeta, RepeatedParagraph, Verdict, encode_signature,
+    Assignment, DocItem, DocItemKey, DocMeta, ParagraphKey, RepeatedParagraph, Verdict,
+    encode_signature,
 };
 use crate::storage::routing::route_doc;
 use crate::storage::spill::{SortedIter, SpillError};
@@ -42,6 +43,29 @@ pub type Cuts = Vec<(u64, u64)>;
 
 /// A kept document, with the ranges of its text that paragraph-level dedup left out.
 pub type KeptDoc = (DocId, Cuts);
+
+/// What `WriteDocuments` sends on: a kept document for the deduplicated dataset, or, with
+/// paragraph-level dedup and an index, a paragraph whose first occurrence a kept document
+/// holds (keyed by the paragraph's key, the document and its number; the document's id),
+/// for the new generation's `paragraphs/`.
+#[derive(Clone, Debug)]
+pub enum Written {
+    /// A kept document.
+    Kept(KeptDoc),
+    /// A first occurrence a kept document holds.
+    Held(Keyed<ParagraphKey, String>),
+}
+
+/// What the last row's document gathers until a later document's item comes.
+#[derive(Default)]
+struct Gathered {
+    /// The ranges of its text left out.
+    cuts: Cuts,
+    /// The numbers of its paragraphs left out, ascending.
+    left_out: Vec<u32>,
+    /// With an index: its paragraphs' numbers and keys.
+    paragraphs: Vec<(u32, u64)>,
+}
 
 /// Rows written per Parquet batch.
 const ROWS_PER_BATCH: usize = 65_536;
@@ -56,16 +80,16 @@ pub trait WriteDocuments<'s, T: Timestamp> {
         env: &OperatorEnv,
         sources: Arc<[Arc<str>]>,
         job: &JobConfig,
-    ) -> StreamVec<'s, T, KeptDoc>;
+    ) -> StreamVec<'s, T, Written>;
 }
 
 struct Assemble {
     meta: SortedIter<Keyed<DocId, DocMeta>>,
     next_meta: Option<Keyed<DocId, DocMeta>>,
-    /// The last row made, written once a later document's item comes, and the ranges of
-    /// its text left out.
+    /// The last row made, written once a later document's item comes, and what its
+    /// document gathers until then.
     current: Option<DocumentRow>,
-    cuts: Vec<(u64, u64)>,
+    gathered: Gathered,
     rows: Vec<DocumentRow>,
     /// With paragraph-level dedup: the `paragraphs/` rows.
     paragraphs: Option<ParagraphRows>,
@@ -237,7 +261,7 @@ impl Assemble {
     fn take_meta(
         &mut self,
         doc: DocId,
-        emit: &mut dyn FnMut(KeptDoc),
+        emit: &mut dyn FnMut(Written),
     ) -> Result<DocMeta, SpillError> {
         self.flush_singletons_before(doc, emit)?;
         match self.next_meta.take() {
@@ -251,7 +275,7 @@ impl Assemble {
     fn flush_singletons_before(
         &mut self,
         doc: DocId,
-        emit: &mut dyn FnMut(KeptDoc),
+        emit: &mut dyn FnMut(Written),
     ) -> Result<(), SpillError> {
         loop {
             if self.next_meta.is_none() {
@@ -266,8 +290,9 @@ impl Assemble {
             }
             let m = self.next_meta.take().expect("present");
             self.index(m.key, &m.value, None)?;
+            let paragraphs = self.held_of(&m.value);
             let row = self.accepted_row(m.key, m.value, None);
-            self.push(row, emit);
+            self.push(row, paragraphs, emit);
         }
     }
 
@@ -369,12 +394,29 @@ impl Assemble {
         row
     }
 
-    /// Makes `row` the current row, writing the one before it.
-    fn push(&mut self, row: DocumentRow, emit: &mut dyn FnMut(KeptDoc)) {
+    /// Makes `row` the current row, writing the one before it. `paragraphs`: with an
+    /// index, the numbers and keys of its document's paragraphs ([`Assemble::held_of`]).
+    fn push(
+        &mut self,
+        row: DocumentRow,
+        paragraphs: Vec<(u32, u64)>,
+        emit: &mut dyn FnMut(Written),
+    ) {
         if let Some(before) = self.current.replace(row) {
-            let cuts = std::mem::take(&mut self.cuts);
-            self.write_row(before, cuts, emit);
+            let gathered = std::mem::take(&mut self.gathered);
+            self.write_row(before, gathered, emit);
         }
+        self.gathered.paragraphs = paragraphs;
+    }
+
+    /// With paragraph-level dedup and an index: the numbers and keys of the paragraphs of
+    /// a stored document, those of them not left out go to the new generation if it is
+    /// kept. Nothing otherwise.
+    fn held_of(&self, meta: &DocMeta) -> Vec<(u32, u64)> {
+        if self.index.is_none() || self.paragraphs.is_none() {
+            return Vec::new();
+        }
+        meta.paragraphs.iter().map(|p| (p.number, p.key)).collect()
     }
 
     /// A paragraph left out of `doc` (kept): counted in its row and written to
@@ -385,7 +427,7 @@ impl Assemble {
         doc: DocId,
         number: u32,
         r: RepeatedParagraph,
-        emit: &mut dyn FnMut(KeptDoc),
+        emit: &mut dyn FnMut(Written),
     ) -> Result<(), SpillError> {
         if self.current.as_ref().is_none_or(|row| row.doc != doc) {
             self.flush_singletons_before(DocId::from_raw(doc.get() + 1), emit)?;
@@ -395,7 +437,8 @@ impl Assemble {
         let counts = row.repeated.as_mut().expect("paragraphs are left out of kept documents");
         counts.paragraphs += 1;
         counts.chars += u64::from(r.seen.chars);
-        self.cuts.push((r.seen.offset, r.seen.len));
+        self.gathered.cuts.push((r.seen.offset, r.seen.len));
+        self.gathered.left_out.push(number);
         self.sink
             .stats
             .borrow_mut()
@@ -411,22 +454,29 @@ impl Assemble {
             key: r.key,
             first_doc: r.first,
             first_id: r.first_id,
+            first_run: r
+                .first_generation
+                .and_then(|g| self.index.as_ref().map(|index| index.plan.run_of(g).to_string())),
         };
         self.paragraphs.as_mut().expect("on").add(paragraph, &self.sink);
         Ok(())
     }
 
-    fn write_row(
-        &mut self,
-        row: DocumentRow,
-        cuts: Vec<(u64, u64)>,
-        emit: &mut dyn FnMut(KeptDoc),
-    ) {
-        if self.emit_kept && row.decision == Decision::Keep {
-            // A web page's ranges are of its main text, not of a field of its record: it is
-            // written as it would be without them.
-            let web = row.web.as_deref().is_some_and(|w| w.url.is_some());
-            emit((row.doc, if web { Vec::new() } else { cuts }));
+    fn write_row(&mut self, row: DocumentRow, gathered: Gathered, emit: &mut dyn FnMut(Written)) {
+        if row.decision == Decision::Keep {
+            let Gathered { cuts, left_out, paragraphs } = gathered;
+            for (number, key) in paragraphs {
+                if left_out.binary_search(&number).is_err() {
+                    let id = row.id.clone().unwrap_or_default();
+                    emit(Written::Held(Keyed { key: (key, row.doc, number), value: id }));
+                }
+            }
+            if self.emit_kept {
+                // A web page's ranges are of its main text, not of a field of its record:
+                // it is written as it would be without them.
+                let web = row.web.as_deref().is_some_and(|w| w.url.is_some());
+                emit(Written::Kept((row.doc, if web { Vec::new() } else { cuts })));
+            }
         }
         self.rows.push(row);
         if self.rows.len() >= ROWS_PER_BATCH {
@@ -454,11 +504,11 @@ impl Assemble {
     }
 }
 
-impl Drain<Keyed<DocItemKey, DocItem>, KeptDoc> for Assemble {
+impl Drain<Keyed<DocItemKey, DocItem>, Written> for Assemble {
     fn item(
         &mut self,
         item: Keyed<DocItemKey, DocItem>,
-        emit: &mut dyn FnMut(KeptDoc),
+        emit: &mut dyn FnMut(Written),
     ) -> Result<(), SpillError> {
         let (doc, number) = item.key;
         let verdict = match item.value {
@@ -485,18 +535,21 @@ impl Drain<Keyed<DocItemKey, DocItem>, KeptDoc> for Assemble {
             Verdict::Assigned(a) => {
                 let meta = self.take_meta(doc, emit)?;
                 self.index(doc, &meta, Some(&a))?;
-                self.accepted_row(doc, meta, Some(a))
+                let paragraphs = self.held_of(&meta);
+                let row = self.accepted_row(doc, meta, Some(a));
+                self.push(row, paragraphs, emit);
+                return Ok(());
             }
         };
-        self.push(row, emit);
+        self.push(row, Vec::new(), emit);
         Ok(())
     }
 
-    fn end(&mut self, emit: &mut dyn FnMut(KeptDoc)) -> Result<(), SpillError> {
+    fn end(&mut self, emit: &mut dyn FnMut(Written)) -> Result<(), SpillError> {
         self.flush_singletons_before(DocId::from_raw(u64::MAX), emit)?;
         if let Some(row) = self.current.take() {
-            let cuts = std::mem::take(&mut self.cuts);
-            self.write_row(row, cuts, emit);
+            let gathered = std::mem::take(&mut self.gathered);
+            self.write_row(row, gathered, emit);
         }
         self.write_rows();
         if let Some(paragraphs) = self.paragraphs.as_mut() {
@@ -529,7 +582,7 @@ impl<'s, T: Timestamp> WriteDocuments<'s, T> for StreamVec<'s, T, Keyed<DocItemK
         env: &OperatorEnv,
         sources: Arc<[Arc<str>]>,
         job: &JobConfig,
-    ) -> StreamVec<'s, T, KeptDoc> {
+    ) -> StreamVec<'s, T, Written> {
         let (store, sink, spill) = (env.store.clone(), env.sink.clone(), env.spill.clone());
         let (emit_kept, removal) = (job.write_kept.is_some(), job.spec.decision.removal);
         let (index, paragraphs) = (job.index.clone(), job.spec.paragraphs.enabled);
@@ -555,7 +608,7 @@ impl<'s, T: Timestamp> WriteDocuments<'s, T> for StreamVec<'s, T, Keyed<DocItemK
                 meta: meta.iter()?,
                 next_meta: None,
                 current: None,
-                cuts: Vec::new(),
+                gathered: Gathered::default(),
                 rows: Vec::new(),
                 paragraphs: paragraphs.then(ParagraphRows::default),
                 writer: None,
@@ -655,7 +708,7 @@ mod tests {
             meta: file.iter().unwrap(),
             next_meta: None,
             current: None,
-            cuts: Vec::new(),
+            gathered: Gathered::default(),
             rows: Vec::new(),
             paragraphs: None,
             writer: None,
@@ -668,8 +721,13 @@ mod tests {
         let items = verdicts
             .into_iter()
             .map(|v| Keyed { key: (v.key, 0), value: DocItem::Verdict(v.value) });
-        let kept =
-            drain(&mut stage, items.collect()).into_iter().map(|(d, _)| DocId::record(d)).collect();
+        let kept = drain(&mut stage, items.collect())
+            .into_iter()
+            .filter_map(|w| match w {
+                Written::Kept((d, _)) => Some(DocId::record(d)),
+                Written::Held(_) => None,
+            })
+            .collect();
         assert!(sink.error.borrow().is_none());
         let rows = neardup_io::read_documents(&dir.path().join("documents"))
             .unwrap()

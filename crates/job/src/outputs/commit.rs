@@ -441,6 +441,7 @@ fn commit_generation(
         keys: stats.keys_written,
         doc_parts: workers,
         template_parts,
+        paragraphs: config.spec.paragraphs.enabled.then_some(stats.paragraphs_written),
         forgotten: Vec::new(),
     });
     // The sample's note only served a rerun.

@@ -38,6 +38,7 @@ use crate::operators::failure::StageFailure;
 use crate::operators::first_occurrences::FirstOccurrences;
 use crate::operators::gather_reports::GatherReports;
 use crate::operators::index::fetch::FetchIndexed;
+use crate::operators::index::held::WriteHeld;
 use crate::operators::index::link::LinkClusters;
 use crate::operators::index::probe::ProbeIndex;
 use crate::operators::index::records::{IndexKey, IndexMatch};
@@ -51,7 +52,7 @@ use crate::operators::sign_docs::SignDocs;
 use crate::operators::sink::PartSink;
 use crate::operators::store::DocStore;
 use crate::operators::verify_candidates::{Near, VerifyCandidates};
-use crate::operators::write_documents::WriteDocuments;
+use crate::operators::write_documents::{WriteDocuments, Written};
 use crate::operators::write_kept::WriteKept;
 use crate::operators::write_parts::WritePairs;
 use crate::passes::feed::{Inputs, Source, feed};
@@ -511,13 +512,20 @@ fn write_documents<'s>(
         key: (v.key, 0),
         value: DocItem::Verdict(v.value),
     });
-    if job.spec.paragraphs.enabled {
+    let paragraphs = job.spec.paragraphs.enabled;
+    if paragraphs {
         let removal = job.spec.decision.removal;
-        let repeated = verdicts.kept_paragraphs(&env.ops, removal).first_occurrences(&env.ops);
+        let repeated = verdicts
+            .kept_paragraphs(&env.ops, removal)
+            .first_occurrences(job.index.clone(), &env.ops);
         items = items.concat(repeated);
     }
-    let kept = items.write_documents(&env.ops, context.sources.clone(), job);
-    match &job.write_kept {
+    let written = items.write_documents(&env.ops, context.sources.clone(), job);
+    let kept = written.clone().flat_map(|w| match w {
+        Written::Kept(kept) => Some(kept),
+        Written::Held(_) => None,
+    });
+    let mut done = match &job.write_kept {
         Some(dir) => kept.write_kept(
             &env.me,
             job.clone(),
@@ -526,7 +534,15 @@ fn write_documents<'s>(
             context.boilerplate.clone(),
         ),
         None => kept.flat_map(|_| None::<()>),
+    };
+    if let Some(plan) = job.index.as_ref().filter(|_| paragraphs) {
+        let held = written.flat_map(|w| match w {
+            Written::Held(held) => Some(held),
+            Written::Kept(_) => None,
+        });
+        done = done.concat(held.write_held(plan.clone(), &env.ops));
     }
+    done
 }
 
 /// A signed document's claim to its id; it goes on to grouping by text if it wins it.

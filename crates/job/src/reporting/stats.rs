@@ -477,6 +477,9 @@ pub struct IndexStats {
     pub keys_written: u64,
     /// Documents written to the new generation.
     pub documents_written: u64,
+    /// Paragraphs whose first occurrence this run's kept documents hold, written to the new
+    /// generation (paragraph-level dedup).
+    pub paragraphs_written: u64,
 }
 
 impl IndexStats {
@@ -491,6 +494,7 @@ impl IndexStats {
         self.bridged_clusters += o.bridged_clusters;
         self.keys_written += o.keys_written;
         self.documents_written += o.documents_written;
+        self.paragraphs_written += o.paragraphs_written;
     }
 
     /// Adds what one index lookup read.

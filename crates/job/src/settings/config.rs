@@ -119,6 +119,14 @@ impl IndexPlan {
     pub fn run_of(&self, number: u32) -> &str {
         self.manifest.generation(number).map_or("", |g| g.run.as_str())
     }
+
+    /// The runs of the index that kept no paragraphs (made without `--paragraphs`, or
+    /// before the index kept them): a run with paragraph-level dedup cannot leave out
+    /// theirs.
+    pub fn runs_without_paragraphs(&self) -> Vec<&str> {
+        let generations = self.manifest.generations.iter();
+        generations.filter(|g| g.paragraphs.is_none()).map(|g| g.run.as_str()).collect()
+    }
 }
 
 impl JobConfig {
@@ -277,12 +285,6 @@ impl JobConfig {
                 ));
             }
             _ => {}
-        }
-        if self.spec.paragraphs.enabled {
-            return Err(invalid(
-                "paragraphs.enabled",
-                "an index does not keep paragraph keys yet: run --paragraphs without --index",
-            ));
         }
         let (index_folder, output_folder) = (resolved_path(&dir), resolved_path(&self.output));
         if index_folder.starts_with(&output_folder) || output_folder.starts_with(&index_folder) {

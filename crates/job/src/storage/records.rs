@@ -481,10 +481,12 @@ pub struct RepeatedParagraph {
     pub seen: ParagraphSeen,
     /// The paragraph's key.
     pub key: u64,
-    /// The document that holds its first occurrence.
+    /// The document that holds its first occurrence (its `doc_id` in its own run).
     pub first: DocId,
     /// That document's id.
     pub first_id: String,
+    /// With an index: the generation of the earlier run that holds it (`None`: this run).
+    pub first_generation: Option<u32>,
 }
 
 /// What a document's home worker writes its row from: the document's verdict, or one of

@@ -21,8 +21,13 @@
 //! that naming the cluster can hand every member the earlier kept document instead. As
 //! several clusters of this run may join one earlier cluster, [`SizeJoined`](size::SizeJoined) then gathers
 //! their members by the earlier kept document and gives them all one size.
+//!
+//! With paragraph-level dedup, `FirstOccurrences` probes the `paragraphs/` tables of the
+//! index by key partition, and [`WriteHeld`](held::WriteHeld) writes the first occurrences
+//! this run's kept documents hold to the new generation's `paragraphs/`.
 
 pub(crate) mod fetch;
+pub(crate) mod held;
 pub(crate) mod link;
 pub(crate) mod probe;
 pub(crate) mod records;
