@@ -471,3 +471,86 @@ const LATER: [&str; 2] = [
     "Residents of the old mill cottages have formed a group to restore the footpath along the \
      river, and the landowner has agreed to let them clear the brambles this autumn.",
 ];
+
+#[test]
+fn a_mostly_repeated_document_is_removed_unless_it_holds_what_a_later_one_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let docs = [
+        ("s1", vec![OWN[0], OWN[1]]),
+        // Two of its three paragraphs are `s1`'s, but `s3` leaves out its third: it stays.
+        ("s2", vec![OWN[0], OWN[1], LATER[0]]),
+        // Two of three are `s1`'s and `s2`'s, and no one leaves out its own: removed.
+        ("s3", vec![OWN[2], LATER[0], OWN[1]]),
+    ];
+    let path = dir.path().join("docs.jsonl");
+    let lines: Vec<String> = docs
+        .iter()
+        .map(|(id, paras)| serde_json::json!({ "id": id, "text": paras.join("\n\n") }).to_string())
+        .collect();
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let index = dir.path().join("index");
+    let index = index.to_str().unwrap();
+    let share = "paragraphs.max_repeated_share=0.6";
+    let out = dir.path().join("out");
+    dedup(&path, &out, &["--paragraphs", "--set", share, "--index", index]).unwrap();
+    let rows = read_documents(&out.join("documents")).unwrap();
+    let row = |id: &str| rows.iter().find(|d| d.id.as_deref() == Some(id)).unwrap();
+    assert_eq!(row("s1").decision, Decision::Keep);
+    assert_eq!((row("s2").decision, row("s2").reason), (Decision::Keep, None));
+    let s3 = row("s3");
+    assert_eq!(
+        (s3.decision, s3.reason),
+        (Decision::Remove, Some(neardup_io::Reason::MostlyRepeated))
+    );
+    assert!(
+        s3.detail.as_deref().unwrap().contains("2 paragraph(s) other documents hold"),
+        "{s3:?}"
+    );
+    assert_eq!(s3.repeated.unwrap().paragraphs, 2);
+    // The removed document holds nothing in the index: a later batch keeps its paragraph.
+    let later = dir.path().join("later.jsonl");
+    let text = [LATER[1], OWN[2]].join("\n\n");
+    std::fs::write(&later, serde_json::json!({ "id": "s4", "text": text }).to_string() + "\n")
+        .unwrap();
+    let out2 = dir.path().join("out2");
+    dedup(&later, &out2, &["--paragraphs", "--set", share, "--index", index]).unwrap();
+    assert!(left_out_with_runs(&out2).is_empty());
+    // At the default share both are kept.
+    let out3 = dir.path().join("out3");
+    dedup(&path, &out3, &["--paragraphs"]).unwrap();
+    let rows = read_documents(&out3.join("documents")).unwrap();
+    assert!(rows.iter().all(|d| d.decision == Decision::Keep), "{rows:?}");
+}
+
+#[test]
+fn the_summary_and_the_report_list_the_most_repeated_paragraphs() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = write(dir.path());
+    let out = dir.path().join("out");
+    dedup(&input, &out, &["--paragraphs"]).unwrap();
+    let s = summary(&out);
+    let most = s["paragraphs"]["most_repeated"].as_array().unwrap();
+    let listed: Vec<(u64, &str, &str)> = most
+        .iter()
+        .map(|p| {
+            let (n, first) = (p["left_out"].as_u64().unwrap(), p["first_id"].as_str().unwrap());
+            (n, first, p["quote_id"].as_str().unwrap())
+        })
+        .collect();
+    // The notice three times (kept by `b`), then the syndicated paragraph and the Chinese
+    // one once each, in key order.
+    assert_eq!(listed[0], (3, "b", "b"));
+    assert_eq!(listed.len(), 3);
+    assert!(listed[1..].iter().all(|l| l.0 == 1));
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let section = &report[report.find("<h2>Most repeated paragraphs</h2>").unwrap()..];
+    assert!(section.contains("<code>kept by b ("), "{section}");
+    assert!(
+        section.contains(&NOTICE[..60].replace('\'', "&#39;")),
+        "the notice is quoted: {section}"
+    );
+    // Workers change nothing.
+    let other = dir.path().join("w3");
+    dedup(&input, &other, &["--paragraphs", "-w", "3"]).unwrap();
+    assert_eq!(summary(&other)["paragraphs"], s["paragraphs"]);
+}

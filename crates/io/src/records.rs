@@ -145,11 +145,15 @@ pub enum Reason {
     /// Kept without near-duplicate matching: a web page whose every line is boilerplate
     /// (template lines, notices, promotions), so nothing of its own is left to compare.
     BoilerplateOnly,
+    /// Removed with paragraph-level dedup: more of its characters than
+    /// `paragraphs.max_repeated_share` are in paragraphs other documents hold, and it holds
+    /// no paragraph that a later document left out.
+    MostlyRepeated,
 }
 
 impl Reason {
     /// Every reason, in column-value order.
-    pub const ALL: [Reason; 16] = [
+    pub const ALL: [Reason; 17] = [
         Reason::MalformedJson,
         Reason::InvalidUtf8,
         Reason::MissingId,
@@ -166,6 +170,7 @@ impl Reason {
         Reason::TooFewFeatures,
         Reason::UnverifiedInCluster,
         Reason::BoilerplateOnly,
+        Reason::MostlyRepeated,
     ];
 
     /// The column value.
@@ -187,6 +192,7 @@ impl Reason {
             Reason::TooFewFeatures => "too_few_features",
             Reason::BoilerplateOnly => "boilerplate_only",
             Reason::UnverifiedInCluster => "unverified_in_cluster",
+            Reason::MostlyRepeated => "mostly_repeated",
         }
     }
 

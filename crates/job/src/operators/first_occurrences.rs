@@ -8,7 +8,8 @@
 //! first is its first occurrence, which stays, unless a run of the index holds the key:
 //! then that run's document holds it, and every occurrence of this run is left out.
 //! Emits: every occurrence left out, keyed by its document and number plus one (see
-//! `DocItem`), with the document that holds the first occurrence. Holds: at most its spill
+//! `DocItem`), with the document that holds the first occurrence; and, for a first
+//! occurrence of this run that a later one repeats, `DocItem::HeldLater` to its document. Holds: at most its spill
 //! limit of paragraphs, one key's first occurrence and, with an index, a chunk of
 //! [`PROBE_CHUNK`] paragraphs and the index rows of their keys.
 
@@ -24,6 +25,7 @@ use timely::progress::Timestamp;
 use crate::operators::collect::{Drain, Keyed, collect_sorted};
 use crate::operators::env::OperatorEnv;
 use crate::operators::sink::PartSink;
+use crate::reporting::stats::{MOST_REPEATED, RepeatedKey, keep_most_repeated};
 use crate::settings::config::IndexPlan;
 use crate::storage::records::{
     DocItem, DocItemKey, ParagraphKey, ParagraphSeen, RepeatedParagraph,
@@ -48,13 +50,63 @@ pub trait FirstOccurrences<'s, T: Timestamp> {
 /// holds it, that run's generation.
 type Holder = (DocId, String, Option<u32>);
 
-#[derive(Default)]
 struct Firsts {
     /// The current key and its first occurrence.
     first: Option<(u64, Holder)>,
+    /// While the current key's first occurrence is this run's and no later one has come
+    /// yet: its document and number, told once a later one comes.
+    untold: Option<(DocId, u32)>,
+    /// The current key's count, and the keys left out most often so far (at most twice
+    /// [`MOST_REPEATED`] between trims).
+    tally: Option<RepeatedKey>,
+    most_repeated: Vec<RepeatedKey>,
+    /// With an index, the runs that hold keys.
+    index: Option<Arc<IndexPlan>>,
+    sink: PartSink,
 }
 
 impl Firsts {
+    fn new(index: Option<Arc<IndexPlan>>, sink: PartSink) -> Self {
+        Firsts { first: None, untold: None, tally: None, most_repeated: Vec::new(), index, sink }
+    }
+
+    /// Counts the current key among the most repeated, when the run left it out.
+    fn close_key(&mut self) {
+        if let Some(tally) = self.tally.take().filter(|t| t.left_out > 0) {
+            self.most_repeated.push(tally);
+            if self.most_repeated.len() >= 2 * MOST_REPEATED {
+                keep_most_repeated(&mut self.most_repeated);
+            }
+        }
+    }
+
+    /// Hands the most repeated keys to the worker's statistics.
+    fn finish(&mut self) {
+        self.close_key();
+        let mut stats = self.sink.stats.borrow_mut();
+        let listed = &mut stats.paragraphs.most_repeated;
+        listed.append(&mut self.most_repeated);
+        keep_most_repeated(listed);
+    }
+
+    /// Starts counting `key`, whose first occurrence in this run is `p` and whose holder is
+    /// `holder`.
+    fn open_key(&mut self, key: u64, doc: DocId, p: &ParagraphSeen, holder: &Holder) {
+        self.close_key();
+        let run = |g: u32| self.index.as_ref().map(|plan| plan.run_of(g).to_string());
+        self.tally = Some(RepeatedKey {
+            key,
+            left_out: 0,
+            chars: p.chars,
+            first_id: holder.1.clone(),
+            first_run: holder.2.and_then(run),
+            quote_id: p.id.clone(),
+            quote_doc_id: doc.get(),
+            offset: p.offset,
+            len: p.len,
+        });
+    }
+
     /// Places one paragraph: the first of its key stays (unless `earlier`, a run of the
     /// index, holds the key), every other is left out.
     fn place(
@@ -65,16 +117,24 @@ impl Firsts {
     ) {
         let (key, doc, number) = p.key;
         if self.first.as_ref().is_none_or(|(k, _)| *k != key) {
-            match earlier {
-                Some(h) => {
-                    let holder = (DocId::from_raw(h.doc), h.id.clone(), Some(h.generation));
-                    self.first = Some((key, holder));
-                }
-                None => {
-                    self.first = Some((key, (doc, p.value.id, None)));
-                    return;
-                }
+            self.untold = None;
+            let holder = match earlier {
+                Some(h) => (DocId::from_raw(h.doc), h.id.clone(), Some(h.generation)),
+                None => (doc, p.value.id.clone(), None),
+            };
+            self.open_key(key, doc, &p.value, &holder);
+            self.first = Some((key, holder));
+            if earlier.is_none() {
+                self.untold = Some((doc, number));
+                return;
             }
+        }
+        if let Some(tally) = self.tally.as_mut() {
+            tally.left_out += 1;
+        }
+        if let Some((first, first_number)) = self.untold.take() {
+            // Its document holds what this one leaves out, so it must stay.
+            emit(Keyed { key: (first, first_number.saturating_add(1)), value: DocItem::HeldLater });
         }
         let (_, (first, first_id, first_generation)) = self.first.as_ref().expect("set above");
         let repeated = RepeatedParagraph {
@@ -95,6 +155,11 @@ impl Drain<Keyed<ParagraphKey, ParagraphSeen>, Keyed<DocItemKey, DocItem>> for F
         emit: &mut dyn FnMut(Keyed<DocItemKey, DocItem>),
     ) -> Result<(), SpillError> {
         self.place(p, None, emit);
+        Ok(())
+    }
+
+    fn end(&mut self, _emit: &mut dyn FnMut(Keyed<DocItemKey, DocItem>)) -> Result<(), SpillError> {
+        self.finish();
         Ok(())
     }
 }
@@ -128,13 +193,14 @@ impl IndexedFirsts {
             .iter()
             .flat_map(|g| g.forgotten.iter().map(|&doc| IndexRef { generation: g.number, doc }))
             .collect();
+        let firsts = Firsts::new(Some(Arc::clone(&plan)), sink.clone());
         IndexedFirsts {
             plan,
             segments,
             forgotten,
             partition: None,
             chunk: Vec::new(),
-            firsts: Firsts::default(),
+            firsts,
             sink,
         }
     }
@@ -199,6 +265,7 @@ impl Drain<Keyed<ParagraphKey, ParagraphSeen>, Keyed<DocItemKey, DocItem>> for I
 
     fn end(&mut self, emit: &mut dyn FnMut(Keyed<DocItemKey, DocItem>)) -> Result<(), SpillError> {
         self.flush(emit);
+        self.firsts.finish();
         Ok(())
     }
 }
@@ -216,8 +283,9 @@ impl<'s, T: Timestamp> FirstOccurrences<'s, T>
             let by_key = Exchange::new(|p: &Keyed<ParagraphKey, ParagraphSeen>| {
                 neardup_core::hash::route(p.key.0)
             });
-            return collect_sorted(self, by_key, "FirstOccurrences", spill, || {
-                Ok(Firsts::default())
+            let sink = env.sink.clone();
+            return collect_sorted(self, by_key, "FirstOccurrences", spill, move || {
+                Ok(Firsts::new(None, sink.clone()))
             });
         };
         let partitions = plan.manifest.partitions;

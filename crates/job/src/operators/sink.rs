@@ -40,3 +40,130 @@ impl PartSink {
         self.error.borrow().is_some() || self.abort.load(Ordering::Relaxed)
     }
 }
+
+/// Rows per Parquet batch of a [`Batched`] part.
+pub const ROWS_PER_BATCH: usize = 65_536;
+
+/// A part file that takes rows a batch at a time ([`Batched`]).
+pub trait PartWrite: Sized {
+    /// One row.
+    type Row;
+    /// Appends rows.
+    ///
+    /// # Errors
+    /// What writing the part reports.
+    fn write(&mut self, rows: &[Self::Row]) -> neardup_io::Result<()>;
+    /// Completes the part; returns the rows written.
+    ///
+    /// # Errors
+    /// What completing the part reports.
+    fn finish(self) -> neardup_io::Result<u64>;
+}
+
+impl PartWrite for neardup_io::DocumentsWriter {
+    type Row = neardup_io::DocumentRow;
+    fn write(&mut self, rows: &[Self::Row]) -> neardup_io::Result<()> {
+        neardup_io::DocumentsWriter::write(self, rows)
+    }
+    fn finish(self) -> neardup_io::Result<u64> {
+        neardup_io::DocumentsWriter::finish(self)
+    }
+}
+
+impl PartWrite for neardup_io::PairsWriter {
+    type Row = neardup_io::PairRow;
+    fn write(&mut self, rows: &[Self::Row]) -> neardup_io::Result<()> {
+        neardup_io::PairsWriter::write(self, rows)
+    }
+    fn finish(self) -> neardup_io::Result<u64> {
+        neardup_io::PairsWriter::finish(self)
+    }
+}
+
+impl PartWrite for neardup_io::ParagraphsWriter {
+    type Row = neardup_io::ParagraphRow;
+    fn write(&mut self, rows: &[Self::Row]) -> neardup_io::Result<()> {
+        neardup_io::ParagraphsWriter::write(self, rows)
+    }
+    fn finish(self) -> neardup_io::Result<u64> {
+        neardup_io::ParagraphsWriter::finish(self)
+    }
+}
+
+impl PartWrite for neardup_io::index::DocPartWriter {
+    type Row = neardup_io::index::IndexedDoc;
+    fn write(&mut self, rows: &[Self::Row]) -> neardup_io::Result<()> {
+        neardup_io::index::DocPartWriter::write(self, rows)
+    }
+    fn finish(self) -> neardup_io::Result<u64> {
+        neardup_io::index::DocPartWriter::finish(self)
+    }
+}
+
+/// Creates a [`Batched`] part's file when its first batch is written.
+pub type CreatePart<W> = Box<dyn Fn(&PartSink) -> neardup_io::Result<W>>;
+
+/// One part file written through the sink a batch of [`ROWS_PER_BATCH`] rows at a time,
+/// made at its first batch; nothing is written once the sink has stopped, and a failure
+/// stops it.
+pub struct Batched<W: PartWrite> {
+    rows: Vec<W::Row>,
+    writer: Option<W>,
+    create: CreatePart<W>,
+}
+
+impl<W: PartWrite> Batched<W> {
+    /// A part that `create` makes.
+    pub fn new(create: CreatePart<W>) -> Self {
+        Batched { rows: Vec::new(), writer: None, create }
+    }
+
+    /// Adds a row, writing the batch once it is full.
+    pub fn add(&mut self, row: W::Row, sink: &PartSink) {
+        self.rows.push(row);
+        if self.rows.len() >= ROWS_PER_BATCH {
+            self.write(sink);
+        }
+    }
+
+    /// Writes the rows gathered (making the file for the first).
+    pub fn write(&mut self, sink: &PartSink) {
+        let rows = std::mem::take(&mut self.rows);
+        if rows.is_empty() || sink.stopped() {
+            return;
+        }
+        if self.writer.is_none() {
+            match (self.create)(sink) {
+                Ok(w) => self.writer = Some(w),
+                Err(e) => return sink.fail(e),
+            }
+        }
+        if let Err(e) = self.writer.as_mut().expect("created above").write(&rows) {
+            sink.fail(e);
+        }
+    }
+
+    /// Writes what is left and completes the part; `always`: makes it even with no rows,
+    /// so that every worker's part is there. Returns the rows written.
+    pub fn finish(&mut self, sink: &PartSink, always: bool) -> u64 {
+        self.write(sink);
+        if sink.stopped() {
+            return 0;
+        }
+        let writer = match self.writer.take() {
+            Some(w) => w,
+            None if always => match (self.create)(sink) {
+                Ok(w) => w,
+                Err(e) => {
+                    sink.fail(e);
+                    return 0;
+                }
+            },
+            None => return 0,
+        };
+        writer.finish().unwrap_or_else(|e| {
+            sink.fail(e);
+            0
+        })
+    }
+}

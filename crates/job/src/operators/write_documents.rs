@@ -22,18 +22,15 @@ use timely::dataflow::StreamVec;
 use timely::dataflow::channels::pact::Exchange;
 use timely::progress::Timestamp;
 
-use neardup_io::index::{DocPartWriter, IndexRef, IndexedDoc};
-
 use crate::operators::collect::{Drain, Keyed, collect_sorted};
 use crate::operators::env::OperatorEnv;
-use crate::operators::sink::PartSink;
-use crate::operators::store::SigCursor;
+use crate::operators::index::docs::IndexDocs;
+use crate::operators::sink::{Batched, PartSink};
 use crate::reporting::stats::ClusterKept;
-use crate::settings::config::{IndexPlan, JobConfig};
+use crate::settings::config::JobConfig;
 use crate::settings::spec::Removal;
 use crate::storage::records::{
     Assignment, DocItem, DocItemKey, DocMeta, ParagraphKey, RepeatedParagraph, Verdict,
-    encode_signature,
 };
 use crate::storage::routing::route_doc;
 use crate::storage::spill::{SortedIter, SpillError};
@@ -65,10 +62,9 @@ struct Gathered {
     left_out: Vec<u32>,
     /// With an index: its paragraphs' numbers and keys.
     paragraphs: Vec<(u32, u64)>,
+    /// Whether it holds the first occurrence of a paragraph a later document left out.
+    held_later: bool,
 }
-
-/// Rows written per Parquet batch.
-const ROWS_PER_BATCH: usize = 65_536;
 
 /// Writes `documents/`.
 pub trait WriteDocuments<'s, T: Timestamp> {
@@ -90,10 +86,12 @@ struct Assemble {
     /// document gathers until then.
     current: Option<DocumentRow>,
     gathered: Gathered,
-    rows: Vec<DocumentRow>,
-    /// With paragraph-level dedup: the `paragraphs/` rows.
-    paragraphs: Option<ParagraphRows>,
-    writer: Option<DocumentsWriter>,
+    /// The `documents/` part.
+    documents: Batched<DocumentsWriter>,
+    /// With paragraph-level dedup: the `paragraphs/` part, and the share of a document's
+    /// characters left out above which it is removed.
+    paragraphs: Option<Batched<ParagraphsWriter>>,
+    max_repeated_share: f64,
     sink: PartSink,
     sources: Arc<[Arc<str>]>,
     emit_kept: bool,
@@ -107,136 +105,6 @@ pub(crate) fn keeps(doc: DocId, assignment: Option<&Assignment>, removal: Remova
     let Some(a) = assignment else { return true };
     let unverified_stays = removal == Removal::Verified && !a.verified_with_kept;
     if a.indexed.is_some() { unverified_stays } else { a.kept == doc || unverified_stays }
-}
-
-/// This worker's `paragraphs/` part: the paragraphs left out of its kept documents.
-#[derive(Default)]
-struct ParagraphRows {
-    rows: Vec<ParagraphRow>,
-    writer: Option<ParagraphsWriter>,
-}
-
-impl ParagraphRows {
-    fn add(&mut self, row: ParagraphRow, sink: &PartSink) {
-        self.rows.push(row);
-        if self.rows.len() >= ROWS_PER_BATCH {
-            self.write(sink);
-        }
-    }
-
-    fn write(&mut self, sink: &PartSink) {
-        let rows = std::mem::take(&mut self.rows);
-        if sink.stopped() {
-            return;
-        }
-        if self.writer.is_none() {
-            let dir = sink.output.join("paragraphs");
-            match ParagraphsWriter::create(&dir, sink.part, &(sink.metadata)()) {
-                Ok(w) => self.writer = Some(w),
-                Err(e) => return sink.fail(e),
-            }
-        }
-        if let Err(e) = self.writer.as_mut().expect("created above").write(&rows) {
-            sink.fail(e);
-        }
-    }
-
-    /// Writes what is left and completes the part (an empty one when nothing was left
-    /// out, so every worker's part is there).
-    fn finish(&mut self, sink: &PartSink) {
-        self.write(sink);
-        if let Some(w) = self.writer.take()
-            && !sink.stopped()
-            && let Err(e) = w.finish()
-        {
-            sink.fail(e);
-        }
-    }
-}
-
-/// This worker's `docs/` part of the new index generation: every representative, with
-/// its signature (none when it had too few features) and its cluster's kept document.
-struct IndexDocs {
-    plan: Arc<IndexPlan>,
-    signatures: SigCursor,
-    rows: Vec<IndexedDoc>,
-    writer: Option<DocPartWriter>,
-}
-
-impl IndexDocs {
-    /// Adds `doc` when it is a representative: with its signature when it has one (it is in
-    /// the store), with none when it had too few features (matched by content only).
-    fn add(
-        &mut self,
-        doc: DocId,
-        meta: &DocMeta,
-        source: &str,
-        assignment: Option<&Assignment>,
-        sink: &PartSink,
-    ) -> Result<(), SpillError> {
-        let signature = match self.signatures.get(doc)? {
-            Some(entry) => encode_signature(&entry.signature),
-            None if meta.representative => Vec::new(),
-            None => return Ok(()),
-        };
-        let generation = self.plan.generation;
-        let (kept, kept_id, kept_content) = match assignment {
-            Some(a) => match &a.indexed {
-                Some(ik) => (ik.kept, ik.kept_id.clone(), ik.kept_content),
-                None => (
-                    IndexRef { generation, doc: a.kept.get() },
-                    a.kept_id.clone(),
-                    a.kept_content.get(),
-                ),
-            },
-            None => (IndexRef { generation, doc: doc.get() }, meta.id.clone(), meta.content.get()),
-        };
-        self.rows.push(IndexedDoc {
-            generation,
-            doc: doc.get(),
-            id: meta.id.clone(),
-            source: source.to_string(),
-            kept,
-            kept_id,
-            kept_content,
-            content: meta.content.get(),
-            signature,
-            features: meta.features,
-        });
-        if self.rows.len() >= ROWS_PER_BATCH {
-            self.write(sink);
-        }
-        Ok(())
-    }
-
-    fn write(&mut self, sink: &PartSink) {
-        let rows = std::mem::take(&mut self.rows);
-        if sink.stopped() || rows.is_empty() {
-            return;
-        }
-        if self.writer.is_none() {
-            let dir = self.plan.new_generation_dir();
-            match DocPartWriter::create(&dir, sink.part as u32) {
-                Ok(w) => self.writer = Some(w),
-                Err(e) => return sink.fail(e),
-            }
-        }
-        let n = rows.len() as u64;
-        match self.writer.as_mut().expect("created above").write(&rows) {
-            Ok(()) => sink.stats.borrow_mut().index.documents_written += n,
-            Err(e) => sink.fail(e),
-        }
-    }
-
-    fn finish(&mut self, sink: &PartSink) {
-        self.write(sink);
-        if let Some(w) = self.writer.take()
-            && !sink.stopped()
-            && let Err(e) = w.finish()
-        {
-            sink.fail(e);
-        }
-    }
 }
 
 impl Assemble {
@@ -429,11 +297,8 @@ impl Assemble {
         r: RepeatedParagraph,
         emit: &mut dyn FnMut(Written),
     ) -> Result<(), SpillError> {
-        if self.current.as_ref().is_none_or(|row| row.doc != doc) {
-            self.flush_singletons_before(DocId::from_raw(doc.get() + 1), emit)?;
-        }
+        self.make_row_of(doc, emit)?;
         let row = self.current.as_mut().expect("a kept document's row");
-        assert_eq!(row.doc, doc, "a paragraph left out of a document with no row");
         let counts = row.repeated.as_mut().expect("paragraphs are left out of kept documents");
         counts.paragraphs += 1;
         counts.chars += u64::from(r.seen.chars);
@@ -462,9 +327,44 @@ impl Assemble {
         Ok(())
     }
 
-    fn write_row(&mut self, row: DocumentRow, gathered: Gathered, emit: &mut dyn FnMut(Written)) {
+    /// Makes `doc`'s row the current one: its verdict, when it has one, came first; without
+    /// one it is alone in its cluster, and its row is made here.
+    fn make_row_of(&mut self, doc: DocId, emit: &mut dyn FnMut(Written)) -> Result<(), SpillError> {
+        if self.current.as_ref().is_none_or(|row| row.doc != doc) {
+            self.flush_singletons_before(DocId::from_raw(doc.get() + 1), emit)?;
+        }
+        let row = self.current.as_ref().expect("a kept document's row");
+        assert_eq!(row.doc, doc, "a paragraph of a document with no row");
+        Ok(())
+    }
+
+    /// Removes a kept document whose paragraphs left out are more than the share allowed
+    /// of its characters, unless it holds a paragraph a later document left out.
+    fn mostly_repeated(&self, row: &mut DocumentRow, held_later: bool) {
+        let Some(repeated) = row.repeated.filter(|r| r.paragraphs > 0) else { return };
+        let chars = row.chars.unwrap_or(0).max(1);
+        let share = (repeated.chars as f64 / chars as f64).min(1.0);
+        if row.decision != Decision::Keep || held_later || share <= self.max_repeated_share {
+            return;
+        }
+        row.decision = Decision::Remove;
+        row.reason = Some(Reason::MostlyRepeated);
+        row.detail = Some(format!(
+            "{:.0}% of its characters are in {} paragraph(s) other documents hold",
+            share * 100.0,
+            repeated.paragraphs
+        ));
+    }
+
+    fn write_row(
+        &mut self,
+        mut row: DocumentRow,
+        gathered: Gathered,
+        emit: &mut dyn FnMut(Written),
+    ) {
+        self.mostly_repeated(&mut row, gathered.held_later);
         if row.decision == Decision::Keep {
-            let Gathered { cuts, left_out, paragraphs } = gathered;
+            let Gathered { cuts, left_out, paragraphs, .. } = gathered;
             for (number, key) in paragraphs {
                 if left_out.binary_search(&number).is_err() {
                     let id = row.id.clone().unwrap_or_default();
@@ -478,29 +378,8 @@ impl Assemble {
                 emit(Written::Kept((row.doc, if web { Vec::new() } else { cuts })));
             }
         }
-        self.rows.push(row);
-        if self.rows.len() >= ROWS_PER_BATCH {
-            self.write_rows();
-        }
-    }
-
-    fn write_rows(&mut self) {
-        let rows = std::mem::take(&mut self.rows);
-        self.sink.stats.borrow_mut().decisions.count_documents(&rows);
-        if self.sink.stopped() {
-            return;
-        }
-        if self.writer.is_none() {
-            let dir = self.sink.output.join("documents");
-            let (part, paragraphs) = (self.sink.part, self.paragraphs.is_some());
-            match DocumentsWriter::create_with(&dir, part, &(self.sink.metadata)(), paragraphs) {
-                Ok(w) => self.writer = Some(w),
-                Err(e) => return self.sink.fail(e),
-            }
-        }
-        if let Err(e) = self.writer.as_mut().expect("created above").write(&rows) {
-            self.sink.fail(e);
-        }
+        self.sink.stats.borrow_mut().decisions.count_documents(std::slice::from_ref(&row));
+        self.documents.add(row, &self.sink);
     }
 }
 
@@ -514,6 +393,11 @@ impl Drain<Keyed<DocItemKey, DocItem>, Written> for Assemble {
         let verdict = match item.value {
             DocItem::Verdict(v) => v,
             DocItem::Repeated(r) => return self.repeated(doc, number - 1, r, emit),
+            DocItem::HeldLater => {
+                self.make_row_of(doc, emit)?;
+                self.gathered.held_later = true;
+                return Ok(());
+            }
         };
         let row = match verdict {
             Verdict::Rejected(r) => {
@@ -551,26 +435,13 @@ impl Drain<Keyed<DocItemKey, DocItem>, Written> for Assemble {
             let gathered = std::mem::take(&mut self.gathered);
             self.write_row(row, gathered, emit);
         }
-        self.write_rows();
+        // Every worker's part of `documents/` and `paragraphs/` is there, even empty.
+        self.documents.finish(&self.sink, true);
         if let Some(paragraphs) = self.paragraphs.as_mut() {
-            paragraphs.finish(&self.sink);
+            paragraphs.finish(&self.sink, true);
         }
         if let Some(index) = self.index.as_mut() {
             index.finish(&self.sink);
-        }
-        if !self.sink.stopped() {
-            let writer = match self.writer.take() {
-                Some(w) => Ok(w),
-                None => DocumentsWriter::create_with(
-                    &self.sink.output.join("documents"),
-                    self.sink.part,
-                    &(self.sink.metadata)(),
-                    self.paragraphs.is_some(),
-                ),
-            };
-            if let Err(e) = writer.and_then(DocumentsWriter::finish) {
-                self.sink.fail(e);
-            }
         }
         Ok(())
     }
@@ -586,6 +457,7 @@ impl<'s, T: Timestamp> WriteDocuments<'s, T> for StreamVec<'s, T, Keyed<DocItemK
         let (store, sink, spill) = (env.store.clone(), env.sink.clone(), env.spill.clone());
         let (emit_kept, removal) = (job.write_kept.is_some(), job.spec.decision.removal);
         let (index, paragraphs) = (job.index.clone(), job.spec.paragraphs.enabled);
+        let max_repeated_share = job.spec.paragraphs.max_repeated_share;
         let by_doc = Exchange::new(|v: &Keyed<DocItemKey, DocItem>| route_doc(v.key.0));
         collect_sorted(self, by_doc, "WriteDocuments", spill, move || {
             let meta =
@@ -594,12 +466,7 @@ impl<'s, T: Timestamp> WriteDocuments<'s, T> for StreamVec<'s, T, Keyed<DocItemK
                 Some(plan) => {
                     // The last reader: the file goes once this reader is done.
                     let file = store.borrow_mut().signatures.take().expect("the store finished");
-                    Some(IndexDocs {
-                        plan: plan.clone(),
-                        signatures: file.cursor()?,
-                        rows: Vec::new(),
-                        writer: None,
-                    })
+                    Some(IndexDocs::new(plan.clone(), file.cursor()?))
                 }
                 None => None,
             };
@@ -609,9 +476,9 @@ impl<'s, T: Timestamp> WriteDocuments<'s, T> for StreamVec<'s, T, Keyed<DocItemK
                 next_meta: None,
                 current: None,
                 gathered: Gathered::default(),
-                rows: Vec::new(),
-                paragraphs: paragraphs.then(ParagraphRows::default),
-                writer: None,
+                documents: documents_part(paragraphs),
+                paragraphs: paragraphs.then(paragraphs_part),
+                max_repeated_share,
                 sink: sink.clone(),
                 sources: sources.clone(),
                 emit_kept,
@@ -619,6 +486,21 @@ impl<'s, T: Timestamp> WriteDocuments<'s, T> for StreamVec<'s, T, Keyed<DocItemK
             })
         })
     }
+}
+
+/// This worker's part of `documents/`, with the paragraph columns when `paragraphs`.
+fn documents_part(paragraphs: bool) -> Batched<DocumentsWriter> {
+    Batched::new(Box::new(move |sink: &PartSink| {
+        let dir = sink.output.join("documents");
+        DocumentsWriter::create_with(&dir, sink.part, &(sink.metadata)(), paragraphs)
+    }))
+}
+
+/// This worker's part of `paragraphs/`: the paragraphs left out of its kept documents.
+fn paragraphs_part() -> Batched<ParagraphsWriter> {
+    Batched::new(Box::new(|sink: &PartSink| {
+        ParagraphsWriter::create(&sink.output.join("paragraphs"), sink.part, &(sink.metadata)())
+    }))
 }
 
 /// The `documents/` row of a rejected record.
@@ -709,9 +591,9 @@ mod tests {
             next_meta: None,
             current: None,
             gathered: Gathered::default(),
-            rows: Vec::new(),
+            documents: documents_part(false),
             paragraphs: None,
-            writer: None,
+            max_repeated_share: 1.0,
             sink: sink.clone(),
             sources: vec![Arc::from("a.jsonl")].into(),
             emit_kept: true,

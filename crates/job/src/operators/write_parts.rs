@@ -12,12 +12,9 @@ use timely::progress::Timestamp;
 
 use crate::operators::collect::{Drain, collect_sorted};
 use crate::operators::env::OperatorEnv;
-use crate::operators::sink::PartSink;
+use crate::operators::sink::{Batched, PartSink};
 use crate::storage::records::PairOut;
 use crate::storage::spill::SpillError;
-
-/// Rows handed to the Parquet writer at once.
-const ROWS_PER_BATCH: usize = 65_536;
 
 /// Writes `pairs/` rows.
 pub trait WritePairs<'s, T: Timestamp> {
@@ -28,26 +25,15 @@ pub trait WritePairs<'s, T: Timestamp> {
 
 struct Pairs {
     sink: PartSink,
-    rows: Vec<PairRow>,
-    writer: Option<PairsWriter>,
+    part: Batched<PairsWriter>,
 }
 
 impl Pairs {
-    fn write_rows(&mut self) {
-        let rows = std::mem::take(&mut self.rows);
-        if self.sink.stopped() {
-            return;
-        }
-        if self.writer.is_none() {
-            let dir = self.sink.output.join("pairs");
-            match PairsWriter::create(&dir, self.sink.part, &(self.sink.metadata)()) {
-                Ok(w) => self.writer = Some(w),
-                Err(e) => return self.sink.fail(e),
-            }
-        }
-        if let Err(e) = self.writer.as_mut().expect("created above").write(&rows) {
-            self.sink.fail(e);
-        }
+    fn new(sink: PartSink) -> Self {
+        let create = Box::new(|sink: &PartSink| {
+            PairsWriter::create(&sink.output.join("pairs"), sink.part, &(sink.metadata)())
+        });
+        Pairs { sink, part: Batched::new(create) }
     }
 }
 
@@ -63,28 +49,13 @@ impl Drain<PairOut, ()> for Pairs {
                 stats.matching.note_least_similar(&row);
             }
         }
-        self.rows.push(row);
-        if self.rows.len() >= ROWS_PER_BATCH {
-            self.write_rows();
-        }
+        self.part.add(row, &self.sink);
         Ok(())
     }
 
     fn end(&mut self, emit: &mut dyn FnMut(())) -> Result<(), SpillError> {
-        self.write_rows();
-        if !self.sink.stopped() {
-            let writer = match self.writer.take() {
-                Some(w) => Ok(w),
-                None => PairsWriter::create(
-                    &self.sink.output.join("pairs"),
-                    self.sink.part,
-                    &(self.sink.metadata)(),
-                ),
-            };
-            if let Err(e) = writer.and_then(PairsWriter::finish) {
-                self.sink.fail(e);
-            }
-        }
+        // Every worker's part is there, even empty.
+        self.part.finish(&self.sink, true);
         emit(());
         Ok(())
     }
@@ -94,7 +65,7 @@ impl<'s, T: Timestamp> WritePairs<'s, T> for StreamVec<'s, T, PairRow> {
     fn write_pairs(self, env: &OperatorEnv) -> StreamVec<'s, T, ()> {
         let (sink, spill) = (env.sink.clone(), env.spill.clone());
         collect_sorted(self.map(PairOut), Pipeline, "WritePairs", spill, move || {
-            Ok(Pairs { sink: sink.clone(), rows: Vec::new(), writer: None })
+            Ok(Pairs::new(sink.clone()))
         })
     }
 }
@@ -128,7 +99,7 @@ mod tests {
     fn rows_are_written_in_id_order_and_counted() {
         let dir = tempfile::tempdir().unwrap();
         let sink = sink(dir.path(), Rc::default());
-        let mut pairs = Pairs { sink: sink.clone(), rows: Vec::new(), writer: None };
+        let mut pairs = Pairs::new(sink.clone());
         let markers = drain(
             &mut pairs,
             vec![
@@ -151,7 +122,7 @@ mod tests {
     fn a_worker_without_pairs_writes_an_empty_part() {
         let dir = tempfile::tempdir().unwrap();
         let sink = sink(dir.path(), Rc::default());
-        let markers = drain(&mut Pairs { sink, rows: Vec::new(), writer: None }, Vec::new());
+        let markers = drain(&mut Pairs::new(sink), Vec::new());
         assert_eq!(markers.len(), 1);
         let parts = std::fs::read_dir(dir.path().join("pairs")).unwrap().count();
         assert_eq!(parts, 1);
@@ -163,7 +134,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let sink = sink(dir.path(), Rc::default());
         sink.abort.store(true, Ordering::Relaxed);
-        let mut pairs = Pairs { sink, rows: Vec::new(), writer: None };
+        let mut pairs = Pairs::new(sink);
         let markers = drain(&mut pairs, vec![row("a", "b", PairKind::Near, 0.9)]);
         assert_eq!(markers.len(), 1);
         assert!(!dir.path().join("pairs").exists());

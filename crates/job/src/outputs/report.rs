@@ -8,14 +8,14 @@
 //! with its kept document (`crate::outputs::report_quotes`). A small inline script marks the page once the browser has
 //! laid out every plot, so a headless browser can check that it renders.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use neardup_core::{BlockLayout, DocId, LshParams};
 use neardup_text::Boilerplate;
 
 use crate::outputs::report_quotes::{Quoted, comparison, quoted};
-use crate::reporting::stats::{ClusterKept, SIMILARITY_BINS, WorkerStats};
+use crate::reporting::stats::{ClusterKept, RepeatedKey, SIMILARITY_BINS, WorkerStats};
 use crate::reporting::summary::Summary;
 use crate::settings::config::JobConfig;
 use crate::settings::spec::Method;
@@ -406,6 +406,34 @@ fn write_radii(html: &mut String, stats: &WorkerStats) {
     }
 }
 
+/// The paragraphs left out most often (paragraph-level dedup), each quoted from the first
+/// document of the run that has it.
+fn write_most_repeated(html: &mut String, most: &[RepeatedKey], quoted: &BTreeMap<DocId, Quoted>) {
+    html.push_str("<h2>Most repeated paragraphs</h2>");
+    if most.is_empty() {
+        html.push_str("<p>No paragraph was left out.</p>");
+        return;
+    }
+    html.push_str("<p class=ex>The paragraphs left out of kept documents most often, as the run compared them, with the document that keeps each.</p><table><tr><th class=n>left out</th><th>paragraph</th></tr>");
+    for p in most {
+        let run = p.first_run.as_ref().map(|r| format!(" of run {r}")).unwrap_or_default();
+        let excerpt = quoted
+            .get(&DocId::from_raw(p.quote_doc_id))
+            .map(|q| q.passage(p.offset, p.len))
+            .unwrap_or_default();
+        let _ = write!(
+            html,
+            "<tr><td class=n>{}</td><td><div><code>kept by {}{} ({} characters)</code><div class=ex>{}</div></div></td></tr>",
+            p.left_out,
+            esc(&p.first_id),
+            esc(&run),
+            p.chars,
+            esc(&excerpt)
+        );
+    }
+    html.push_str("</table>");
+}
+
 /// The largest clusters and the least similar pairs, each document quoted as the run
 /// compared it.
 fn write_documents(
@@ -427,6 +455,7 @@ fn write_documents(
         .iter()
         .flat_map(|t| this_run(t.kept).into_iter().chain(t.members.iter().map(|(d, _)| *d)))
         .chain(least_similar.iter().flat_map(|p| [p.a.0, p.b.0]))
+        .chain(stats.paragraphs.most_repeated.iter().map(|p| DocId::from_raw(p.quote_doc_id)))
         .collect();
     let quoted = quoted(config, &summary.config, &wanted, boilerplate);
     html.push_str("<h2>Largest clusters</h2>");
@@ -471,6 +500,9 @@ fn write_documents(
             html.push_str("</td></tr>");
         }
         html.push_str("</table>");
+    }
+    if summary.paragraphs.is_some() {
+        write_most_repeated(html, &stats.paragraphs.most_repeated, &quoted);
     }
 }
 

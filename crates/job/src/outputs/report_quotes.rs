@@ -24,6 +24,8 @@ const PASSAGE_CHARS: usize = 90;
 pub(crate) struct Quoted {
     /// Its analysed text, runs of whitespace as one space.
     text: String,
+    /// Its analysed text as it is, where paragraph offsets point.
+    analysed: String,
     /// Its distinct features, ascending.
     features: Vec<u64>,
     /// The lines of a web page left out of it (template lines, and lines outside its main
@@ -38,6 +40,15 @@ impl Quoted {
     /// The start of the analysed text.
     pub(crate) fn excerpt(&self) -> String {
         cut(&self.text, EXCERPT_CHARS)
+    }
+
+    /// The start of the passage of `len` bytes at `offset` of the analysed text (a
+    /// paragraph of `paragraphs/`), runs of whitespace as one space.
+    pub(crate) fn passage(&self, offset: u64, len: u64) -> String {
+        let start = usize::try_from(offset).unwrap_or(usize::MAX);
+        let end = start.saturating_add(usize::try_from(len).unwrap_or(0));
+        let passage = self.analysed.get(start..end.min(self.analysed.len())).unwrap_or_default();
+        cut(&passage.split_whitespace().collect::<Vec<_>>().join(" "), EXCERPT_CHARS)
     }
 
     /// The lines left out of a web page, as a line of text (the first few), or `None`.
@@ -85,7 +96,8 @@ pub(crate) fn quoted(
                 _ => Vec::new(),
             };
             let text = analysed.split_whitespace().collect::<Vec<_>>().join(" ");
-            found.insert(d.doc, Quoted { text, features, left_out });
+            let analysed = analysed.to_string();
+            found.insert(d.doc, Quoted { text, analysed, features, left_out });
         }
     }
     found
@@ -138,7 +150,20 @@ mod tests {
     use super::*;
 
     fn quoted(text: &str, features: &[u64]) -> Quoted {
-        Quoted { text: text.into(), features: features.to_vec(), left_out: Vec::new() }
+        Quoted {
+            text: text.into(),
+            analysed: text.into(),
+            features: features.to_vec(),
+            left_out: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_paragraph_is_quoted_from_its_offset() {
+        let q = quoted("Title\n\nThe  first\nparagraph.\n\nEnd", &[]);
+        assert_eq!(q.passage(7, 21), "The first paragraph.");
+        assert_eq!(q.passage(7, 1000), "The first paragraph. End", "cut at the end");
+        assert_eq!(q.passage(1000, 5), "");
     }
 
     #[test]

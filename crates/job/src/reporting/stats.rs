@@ -39,6 +39,52 @@ pub struct ParagraphStats {
     pub paragraphs_left_out: u64,
     /// Their characters, as compared.
     pub chars_left_out: u64,
+    /// The paragraphs left out most often, most first (ties by key), at most
+    /// [`MOST_REPEATED`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub most_repeated: Vec<RepeatedKey>,
+}
+
+/// Paragraphs the summary and the report list as the most repeated.
+pub const MOST_REPEATED: usize = 10;
+
+/// A paragraph among those left out most often.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RepeatedKey {
+    /// Its key (`key` in `paragraphs/`, where it is stored as signed bits).
+    pub key: u64,
+    /// Times the run left it out.
+    pub left_out: u64,
+    /// Its characters, as compared.
+    pub chars: u32,
+    /// The document that keeps it.
+    pub first_id: String,
+    /// With `--index`: the earlier run of that document.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_run: Option<String>,
+    /// The first document of this run that has it (kept, or left out of), by id, and by
+    /// `doc_id`, with the paragraph's byte offset and length in its compared text: what
+    /// the report quotes.
+    pub quote_id: String,
+    /// That document's `doc_id`.
+    pub quote_doc_id: u64,
+    /// The paragraph's byte offset in its compared text.
+    pub offset: u64,
+    /// Its length in bytes.
+    pub len: u64,
+}
+
+impl RepeatedKey {
+    /// The order of the list: left out most often first, then by key.
+    fn rank(&self) -> (std::cmp::Reverse<u64>, u64) {
+        (std::cmp::Reverse(self.left_out), self.key)
+    }
+}
+
+/// Keeps the [`MOST_REPEATED`] of `keys` that rank first, in their order.
+pub fn keep_most_repeated(keys: &mut Vec<RepeatedKey>) {
+    keys.sort_by_key(RepeatedKey::rank);
+    keys.truncate(MOST_REPEATED);
 }
 
 impl ParagraphStats {
@@ -54,6 +100,8 @@ impl ParagraphStats {
         self.documents += other.documents;
         self.paragraphs_left_out += other.paragraphs_left_out;
         self.chars_left_out += other.chars_left_out;
+        self.most_repeated.extend(other.most_repeated.iter().cloned());
+        keep_most_repeated(&mut self.most_repeated);
     }
 }
 

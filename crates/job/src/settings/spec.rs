@@ -436,8 +436,13 @@ pub struct JobSpec {
     pub paragraphs: ParagraphSpec,
 }
 
+/// `paragraphs.max_repeated_share` unless set: a kept document more than this share of
+/// whose characters are in paragraphs other documents hold is removed (see
+/// `docs/quality.md` for how it was chosen).
+pub const MAX_REPEATED_SHARE: f64 = 0.9;
+
 /// The job file's `[paragraphs]`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ParagraphSpec {
     /// Leave out repeated paragraphs of kept documents.
@@ -445,11 +450,20 @@ pub struct ParagraphSpec {
     /// Passages of at least this many characters, as compared, are paragraphs
     /// ([`neardup_text::PARAGRAPH_MIN_CHARS`]); shorter lines are left to template learning.
     pub min_chars: u32,
+    /// A kept document more than this share of whose characters (as compared) are in
+    /// paragraphs left out is removed as `mostly_repeated`, unless it holds the first
+    /// occurrence of a paragraph a later document left out ([`MAX_REPEATED_SHARE`]; 1:
+    /// never).
+    pub max_repeated_share: f64,
 }
 
 impl Default for ParagraphSpec {
     fn default() -> Self {
-        ParagraphSpec { enabled: false, min_chars: neardup_text::PARAGRAPH_MIN_CHARS }
+        ParagraphSpec {
+            enabled: false,
+            min_chars: neardup_text::PARAGRAPH_MIN_CHARS,
+            max_repeated_share: MAX_REPEATED_SHARE,
+        }
     }
 }
 
@@ -583,6 +597,11 @@ impl JobSpec {
         }
         if self.paragraphs.min_chars == 0 {
             return Err(invalid("paragraphs.min_chars", "must be at least 1".into()));
+        }
+        let share = self.paragraphs.max_repeated_share;
+        if !(share > 0.0 && share <= 1.0) {
+            let why = format!("must be above 0 and at most 1 (1: never remove), got {share}");
+            return Err(invalid("paragraphs.max_repeated_share", why));
         }
         Ok(())
     }

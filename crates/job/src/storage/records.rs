@@ -498,6 +498,9 @@ pub enum DocItem {
     Verdict(Verdict),
     /// A paragraph left out of it.
     Repeated(RepeatedParagraph),
+    /// Its paragraph (of this number) is the first occurrence of one a later document left
+    /// out: removing it would lose that paragraph.
+    HeldLater,
 }
 
 impl MemSize for DocItem {
@@ -507,6 +510,7 @@ impl MemSize for DocItem {
             DocItem::Repeated(r) => {
                 std::mem::size_of::<DocItem>() + r.seen.id.capacity() + r.first_id.capacity()
             }
+            DocItem::HeldLater => std::mem::size_of::<DocItem>(),
         }
     }
 }

@@ -26,6 +26,7 @@
 //! index by key partition, and [`WriteHeld`](held::WriteHeld) writes the first occurrences
 //! this run's kept documents hold to the new generation's `paragraphs/`.
 
+pub(crate) mod docs;
 pub(crate) mod fetch;
 pub(crate) mod held;
 pub(crate) mod link;
