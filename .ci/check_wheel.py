@@ -24,6 +24,23 @@ with tempfile.TemporaryDirectory() as tmp:
     # A list of inputs, and a bare flag.
     again = neardup.dedup([poems], Path(tmp) / "again", quiet=True)
     assert again["counts"] == summary["counts"], (again["counts"], summary["counts"])
+    # A list repeats its flag: two job-file keys set at once; a flag the method ignores is
+    # warned about on stderr, as the command does.
+    checked = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import neardup, sys; s = neardup.dedup(sys.argv[1], sys.argv[2], method='simhash', "
+            "threshold=0.7, set=['features.ngram_chars=3', 'boilerplate.enabled=false']); "
+            "print(s['config']['features']['ngram_chars'], s['config']['boilerplate']['enabled'])",
+            str(poems),
+            str(Path(tmp) / "set"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert checked.returncode == 0 and checked.stdout.split() == ["3", "False"], checked
+    assert "--threshold is ignored" in checked.stderr, checked.stderr
     # A usage error raises, with the command's exit code and message.
     try:
         neardup.dedup(poems, Path(tmp) / "bad", method="nonsense")

@@ -83,8 +83,9 @@ def _flags(settings: Mapping[str, Any]) -> list[str]:
         if value is True:
             flags.append(flag)
         elif isinstance(value, (list, tuple)):
-            flags.append(flag)
-            flags.extend(os.fspath(v) if isinstance(v, os.PathLike) else str(v) for v in value)
+            # The flag once per value: `--set a=1 --set b=2` (a flag takes one value each time).
+            for v in value:
+                flags += [flag, os.fspath(v) if isinstance(v, os.PathLike) else str(v)]
         else:
             flags += [flag, os.fspath(value) if isinstance(value, os.PathLike) else str(value)]
     return flags
@@ -99,8 +100,11 @@ def dedup(
     Every keyword is the command's flag of that name, underscores for dashes:
     ``job="jobs/cc-wet-english.toml"``, ``method="simhash"``, ``threshold=0.7``,
     ``workers=8``, ``memory_budget="4G"``, ``write_kept="kept/"``, ``index="index/"``.
-    True gives a bare flag, None and False leave it out, a list repeats its values. Raises
-    NeardupError (with the command's message and exit code) when the job fails."""
+    True gives a bare flag, None and False leave it out, a list repeats the flag for each
+    value (``set=["features.ngram_chars=3", "boilerplate.enabled=false"]``). What the
+    command warns about (a flag the method ignores, say) goes to ``sys.stderr`` as it
+    would on a terminal. Raises NeardupError (with the command's message and exit code)
+    when the job fails."""
     if isinstance(inputs, (str, os.PathLike)):
         inputs = [inputs]
     paths = [os.fspath(p) for p in inputs]
@@ -109,5 +113,7 @@ def dedup(
     settings.setdefault("quiet", True)
     settings["json"] = True
     done = run(["dedup", "--input", *paths, "--output", os.fspath(output), *_flags(settings)])
+    if done.stderr:
+        sys.stderr.write(done.stderr)
     # The command prints summary.json as written, also for an output in object storage.
     return json.loads(done.stdout)

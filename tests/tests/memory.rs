@@ -54,3 +54,34 @@ fn an_unusable_spill_folder_fails_the_job_and_names_it() {
         assert_eq!(summary(&out)["status"], "failed");
     }
 }
+
+/// A symbolic link with the name of the run's own spill folder (left by anyone) is removed,
+/// never written through: what it points to stays as it was, and the run spills as usual.
+#[test]
+fn a_spill_folder_that_is_a_symbolic_link_is_never_written_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = repo().join("data-samples/zh-tang-poems");
+    let (spill, out) = (dir.path().join("spill"), dir.path().join("out"));
+    std::fs::create_dir(&spill).unwrap();
+    std::fs::create_dir(&out).unwrap();
+    // The run's folder is named by its output, resolved, and its process (this one: the
+    // command runs in-process).
+    let resolved = out.canonicalize().unwrap();
+    let key = neardup_core::hash::hash_bytes(resolved.as_os_str().as_encoded_bytes(), 0);
+    let own = spill.join(format!("neardup-{key:016x}-{}", std::process::id()));
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    std::fs::write(elsewhere.join("keep.txt"), "not the run's").unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &own).unwrap();
+    let args = ["--spill-dir", spill.to_str().unwrap(), "--memory-budget", "1M"];
+    dedup(&input, &out, &args).unwrap();
+    assert!(summary(&out)["spilled_bytes"].as_u64().unwrap() > 0, "the run spilled");
+    let listing: Vec<_> =
+        std::fs::read_dir(&elsewhere).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(listing, ["keep.txt"], "nothing written through the link");
+    assert_eq!(std::fs::read_to_string(elsewhere.join("keep.txt")).unwrap(), "not the run's");
+    assert!(
+        std::fs::symlink_metadata(&own).is_err(),
+        "the link is gone, and the run's folder with it"
+    );
+}
