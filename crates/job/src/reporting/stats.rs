@@ -40,8 +40,9 @@ pub struct ParagraphStats {
     /// Their characters, as compared.
     pub chars_left_out: u64,
     /// The paragraphs left out most often, most first (ties by key), at most
-    /// [`MOST_REPEATED`].
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// [`MOST_REPEATED`]. (Never skipped when empty: the statistics cross processes as
+    /// bincode, which has no field names.)
+    #[serde(default)]
     pub most_repeated: Vec<RepeatedKey>,
 }
 
@@ -60,7 +61,7 @@ pub struct RepeatedKey {
     /// The document that keeps it.
     pub first_id: String,
     /// With `--index`: the earlier run of that document.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub first_run: Option<String>,
     /// The first document of this run that has it (kept, or left out of), by id, and by
     /// `doc_id`, with the paragraph's byte offset and length in its compared text: what
@@ -582,6 +583,30 @@ mod tests {
     use neardup_io::PairKind;
 
     use super::*;
+
+    /// Statistics cross processes as bincode, which has no field names: a field skipped
+    /// when empty would shift every field after it (two-process runs failed with
+    /// "UnexpectedEof").
+    #[test]
+    fn statistics_round_trip_through_bincode_full_or_empty() {
+        let mut stats = WorkerStats::default();
+        stats.paragraphs.note(120, true);
+        stats.paragraphs.most_repeated.push(RepeatedKey {
+            key: 7,
+            left_out: 3,
+            chars: 120,
+            first_id: "a".into(),
+            first_run: None,
+            quote_id: "a".into(),
+            quote_doc_id: 1,
+            offset: 0,
+            len: 130,
+        });
+        for stats in [WorkerStats::default(), stats] {
+            let bytes = bincode::serialize(&stats).unwrap();
+            assert_eq!(bincode::deserialize::<WorkerStats>(&bytes).unwrap(), stats);
+        }
+    }
 
     fn row(similarity: f64, a: u64, b: u64) -> PairRow {
         PairRow {
