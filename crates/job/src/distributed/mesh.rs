@@ -12,9 +12,12 @@
 //! then panics again in a `Drop` while unwinding, which aborts the process.
 //!
 //! Every connection starts with a hello: 8 bytes of magic, the sender's process number
-//! and the pass it is for (0 for the control connection), big-endian `u64`s. One listener
-//! per process serves the whole run; a connection for a later pass that arrives early
-//! waits for it.
+//! and the pass it is for (0 for the control connection), big-endian `u64`s, which the
+//! accepting process answers with one byte once it has reached that pass itself. One
+//! listener per process serves the whole run; a connection for a later pass that arrives
+//! early waits for it, and so does its process: no process starts a pass before every
+//! other has reached it (process 0 prepares the folders first, removing what killed runs
+//! left half written, and a process that ran ahead had its units removed meanwhile).
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -41,6 +44,9 @@ const ENDED: u8 = 1;
 /// The control message of a process that failed, followed by its error (a big-endian
 /// `u32` length and UTF-8).
 const FAILED: u8 = 2;
+/// What a process answers a connection's hello with once it has reached that connection's
+/// pass itself: the connecting process starts the pass only then.
+const READY: u8 = 3;
 
 /// How another process ended, as far as this one knows.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -282,6 +288,7 @@ impl Mesh {
             };
             stream.set_nodelay(true).map_err(start_error)?;
             stream.write_all(&hello).map_err(start_error)?;
+            wait_until_ready(&mut stream, peer, &check)?;
             sockets[peer] = Some(stream);
         }
         let Some(listener) = &self.listener else { return Ok(sockets) };
@@ -328,9 +335,54 @@ impl Mesh {
                 );
                 return Err(JobError::Start(message));
             }
+            // This process has reached the pass: the other may start it.
+            (&stream).write_all(&[READY]).map_err(start_error)?;
             sockets[process] = Some(stream);
         }
         Ok(sockets)
+    }
+}
+
+/// Waits for `peer`, to which `stream` connected for a pass, to answer that it has reached
+/// the pass, checking `check` (a stop, or the deadline) every 50 ms.
+fn wait_until_ready(
+    stream: &mut TcpStream,
+    peer: usize,
+    check: &dyn Fn() -> Result<(), JobError>,
+) -> Result<(), JobError> {
+    // A peer that ended closes the connection as it says why on its control connection:
+    // what it says, once settled, names the failure better than the closed connection.
+    let broken = |e: String| {
+        let settled = Instant::now() + 2 * SETTLE;
+        while Instant::now() < settled {
+            check()?;
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Err(JobError::Start(format!("the connection to process {peer} broke before the pass: {e}")))
+    };
+    if let Err(e) = stream.set_read_timeout(Some(Duration::from_millis(50))) {
+        return broken(e.to_string());
+    }
+    let mut answer = [0u8; 1];
+    loop {
+        check()?;
+        match stream.read(&mut answer) {
+            Ok(1) if answer[0] == READY => break,
+            Ok(0) => return broken("closed".into()),
+            Ok(_) => return broken(format!("answered {}", answer[0])),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::TimedOut
+                        | std::io::ErrorKind::Interrupted
+                ) => {}
+            Err(e) => return broken(e.to_string()),
+        }
+    }
+    match stream.set_read_timeout(None) {
+        Ok(()) => Ok(()),
+        Err(e) => broken(e.to_string()),
     }
 }
 

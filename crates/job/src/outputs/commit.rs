@@ -95,6 +95,8 @@ pub(crate) fn prepare(run: &RunPlan, kept_sample: Option<u32>) -> Result<Held, J
         return Ok(Held { output: None, kept: None, index: None, spill });
     }
     let output_lock = lock_folder(output)?;
+    // The other processes of a distributed run wait for this one at their first pass.
+    neardup_io::failpoint::crash("output-locked");
     work_area::remove_unfinished(output);
     let kept_lock = match &config.write_kept {
         Some(dir) => {
