@@ -554,3 +554,42 @@ fn the_summary_and_the_report_list_the_most_repeated_paragraphs() {
     dedup(&input, &other, &["--paragraphs", "-w", "3"]).unwrap();
     assert_eq!(summary(&other)["paragraphs"], s["paragraphs"]);
 }
+
+/// The share is of the characters as paragraphs are compared, so a Chinese document made of
+/// paragraphs others hold is removed as an English one is (its punctuation, which
+/// paragraphs drop, once kept it below the share); and a cluster's kept document stays
+/// whatever its share, as its members were removed as copies of it.
+#[test]
+fn the_share_rule_counts_alike_in_both_scripts_and_spares_a_clusters_kept_document() {
+    let dir = tempfile::tempdir().unwrap();
+    // Two of the short Chinese passages make one paragraph of 100 characters or more.
+    let (a, b) = ([ZH_OWN[0], ZH_OWN[3]].concat(), [ZH_OWN[1], ZH_OWN[2]].concat());
+    let docs = [
+        ("z1", vec![a.as_str(), ZH]),
+        ("z2", vec![b.as_str()]),
+        ("z3", vec![ZH, b.as_str()]),
+        ("c1", vec![OWN[3], OWN[4]]),
+        ("c2", vec![OWN[5], OWN[6]]),
+        ("b", vec![OWN[3], OWN[5], "Notes."]),
+        ("b-copy", vec![OWN[3], OWN[5], "Notes!"]),
+    ];
+    let path = dir.path().join("docs.jsonl");
+    let lines: Vec<String> = docs
+        .iter()
+        .map(|(id, paras)| serde_json::json!({ "id": id, "text": paras.join("\n\n") }).to_string())
+        .collect();
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let out = dir.path().join("out");
+    dedup(&path, &out, &["--paragraphs"]).unwrap();
+    let rows = read_documents(&out.join("documents")).unwrap();
+    let row = |id: &str| {
+        let r = rows.iter().find(|d| d.id.as_deref() == Some(id)).unwrap();
+        (r.decision, r.reason)
+    };
+    assert_eq!(row("z3"), (Decision::Remove, Some(neardup_io::Reason::MostlyRepeated)));
+    assert_eq!(row("b-copy"), (Decision::Remove, Some(neardup_io::Reason::NearDuplicate)));
+    assert_eq!(row("b").0, Decision::Keep, "the kept document of a cluster stays");
+    for id in ["z1", "z2", "c1", "c2"] {
+        assert_eq!(row(id).0, Decision::Keep, "{id}");
+    }
+}

@@ -139,7 +139,8 @@ pub fn read_paragraphs(dir: &Path) -> Result<Vec<ParagraphRow>> {
             (col("doc_id"), col("id"), col("paragraph"), col("offset"));
         let (len, chars, key) = (col("length"), col("chars"), col("key"));
         let (first_doc, first_id) = (col("first_doc_id"), col("first_id"));
-        let first_run = col("first_run");
+        // Folders written before runs were named (no `first_run`) read as of this run.
+        let first_run = b.column_by_name("first_run").cloned();
         let int = |a: &ArrayRef, i: usize| a.as_primitive::<Int64Type>().value(i);
         let small = |a: &ArrayRef, i: usize| a.as_primitive::<Int32Type>().value(i) as u32;
         for i in 0..b.num_rows() {
@@ -154,8 +155,9 @@ pub fn read_paragraphs(dir: &Path) -> Result<Vec<ParagraphRow>> {
                 first_doc: DocId::from_raw(int(&first_doc, i) as u64),
                 first_id: first_id.as_string::<i32>().value(i).to_string(),
                 first_run: first_run
-                    .is_valid(i)
-                    .then(|| first_run.as_string::<i32>().value(i).to_string()),
+                    .as_ref()
+                    .filter(|c| c.is_valid(i))
+                    .map(|c| c.as_string::<i32>().value(i).to_string()),
             });
         }
     })?;

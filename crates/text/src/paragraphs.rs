@@ -72,21 +72,25 @@ impl Paragraphs {
         Paragraphs { normalizer, drop_punctuation, min_chars, seed }
     }
 
-    /// The paragraphs of `text`, cut into `blocks`, in order, into `out`.
+    /// The paragraphs of `text`, cut into `blocks`, in order, into `out`. Returns the
+    /// characters of every block of the text as compared, paragraphs or not (what a
+    /// paragraph's `chars` is a share of).
     pub fn of(
         &self,
         text: &str,
         blocks: Blocks,
         scratch: &mut ParagraphScratch,
         out: &mut Vec<Paragraph>,
-    ) {
+    ) -> u64 {
         out.clear();
+        let mut total = 0u64;
         for (number, (offset, block)) in split(text, blocks).enumerate() {
             let number = u32::try_from(number).unwrap_or(u32::MAX);
             self.normalizer.normalize_into(block, &mut scratch.normalized, &mut scratch.normalize);
             feature_text_into(&scratch.normalized, self.drop_punctuation, &mut scratch.compared);
             let compared = scratch.compared.trim();
             let chars = u32::try_from(compared.chars().count()).unwrap_or(u32::MAX);
+            total += u64::from(chars);
             if chars < self.min_chars.max(1) {
                 continue;
             }
@@ -98,6 +102,7 @@ impl Paragraphs {
                 key: hash_bytes(compared.as_bytes(), self.seed),
             });
         }
+        total
     }
 }
 

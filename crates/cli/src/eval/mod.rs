@@ -326,11 +326,12 @@ fn group_scores(
             // Only the labelled documents: the run may hold many the truth says nothing about.
             let labelled =
                 |d: &&DocumentRow| d.id.as_deref().is_some_and(|id| labels.contains_key(id));
+            let kept = kept_labels(labels, docs);
             for d in docs.iter().filter(|d| d.decision == Decision::Remove).filter(labelled) {
                 let Some(id) = d.id.as_deref() else { continue };
                 if groups.get(id).is_some_and(|g| g == group) {
                     score.removed += 1;
-                    score.removed_wrongly += u64::from(removed_wrongly(labels, d));
+                    score.removed_wrongly += u64::from(removed_wrongly(labels, &kept, d));
                 }
             }
             score
@@ -338,13 +339,26 @@ fn group_scores(
         .collect()
 }
 
-/// Whether a removed document's truth label differs from its kept document's.
-fn removed_wrongly(labels: &HashMap<String, String>, d: &DocumentRow) -> bool {
+/// Whether a removed document was removed wrongly: its truth label differs from its kept
+/// document's or, removed with no kept document (`mostly_repeated`), no kept document of
+/// the run has its label (`kept_labels`), so its text is kept nowhere.
+fn removed_wrongly(
+    labels: &HashMap<String, String>,
+    kept_labels: &HashSet<&str>,
+    d: &DocumentRow,
+) -> bool {
     let label = |id: Option<&str>| id.and_then(|id| labels.get(id));
-    match (label(d.id.as_deref()), label(d.duplicate_of.as_deref())) {
-        (Some(a), Some(b)) => a != b,
-        _ => false,
+    match (label(d.id.as_deref()), d.duplicate_of.as_deref()) {
+        (Some(a), Some(kept)) => label(Some(kept)).is_some_and(|b| a != b),
+        (Some(a), None) => !kept_labels.contains(a.as_str()),
+        (None, _) => false,
     }
+}
+
+/// The truth labels of the documents the run keeps.
+fn kept_labels<'l>(labels: &'l HashMap<String, String>, docs: &[DocumentRow]) -> HashSet<&'l str> {
+    let kept = docs.iter().filter(|d| d.decision == Decision::Keep);
+    kept.filter_map(|d| d.id.as_deref().and_then(|id| labels.get(id))).map(String::as_str).collect()
 }
 
 /// Scores `docs` (and the verified `pairs`) against `truth`. `texts` gives the texts and
@@ -363,9 +377,10 @@ pub fn evaluate(
     if let Truth::Clusters(labels) = truth {
         // Only the labelled documents: the run may hold many the truth says nothing about.
         let labelled = |d: &&DocumentRow| d.id.as_deref().is_some_and(|id| labels.contains_key(id));
+        let kept = kept_labels(labels, docs);
         for d in docs.iter().filter(|d| d.decision == Decision::Remove).filter(labelled) {
             report.removed += 1;
-            report.removed_wrongly += u64::from(removed_wrongly(labels, d));
+            report.removed_wrongly += u64::from(removed_wrongly(labels, &kept, d));
         }
         if let Some(groups) = groups {
             report.by_group = group_scores(labels, &predicted, docs, groups);

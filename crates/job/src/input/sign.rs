@@ -279,12 +279,12 @@ impl Signer {
         });
         let feature_set =
             if matched && self.keep_feature_sets { features.sorted_hashes() } else { Vec::new() };
-        let mut paragraphs = Vec::new();
+        let (mut paragraphs, mut paragraph_chars) = (Vec::new(), 0);
         if let Some(cutter) = &self.paragraphs {
             // A web page's text is one block of its HTML a line (its main text, as compared).
             let web = doc.meta.as_deref().is_some_and(|m| m.url.is_some());
             let blocks = if web { Blocks::Lines } else { Blocks::BlankLines };
-            cutter.of(&doc.text, blocks, paragraph, &mut paragraphs);
+            paragraph_chars = cutter.of(&doc.text, blocks, paragraph, &mut paragraphs);
         }
         Ok(SignedDoc {
             doc: doc.doc,
@@ -296,6 +296,7 @@ impl Signer {
             feature_set,
             web: doc.meta,
             paragraphs,
+            paragraph_chars,
         })
     }
 }

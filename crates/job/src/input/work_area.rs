@@ -55,8 +55,8 @@ const UNITS: &str = "units";
 pub(crate) const TASKS: &str = "tasks";
 
 /// The unit files' format: part of every unit's name, so a changed format is never read
-/// (4: signed documents carry their paragraphs).
-const UNIT_FORMAT: u32 = 4;
+/// (4: signed documents carry their paragraphs; 5: and the characters they are a share of).
+const UNIT_FORMAT: u32 = 5;
 
 /// What one signed record of a unit, or its end, is in a unit file.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -186,8 +186,10 @@ fn settings_text(job: &JobConfig, max_record_bytes: u64) -> String {
     for (key, value) in job.index_settings() {
         text.push_str(&format!("{key} = {value}\n"));
     }
-    // Paragraphs are signed only with paragraph-level dedup on (and under its settings).
-    text.push_str(&serde_json::to_string(&job.spec.paragraphs).expect("the settings serialise"));
+    // Paragraphs are signed only with paragraph-level dedup on, and cut by their minimum
+    // length (the share above which a document is removed is decided later).
+    let paragraphs = &job.spec.paragraphs;
+    text.push_str(&format!("paragraphs {} {}\n", paragraphs.enabled, paragraphs.min_chars));
     text + &serde_json::to_string(&job.spec.input).expect("the input settings serialise")
 }
 

@@ -228,6 +228,7 @@ impl StoreDrain {
                 representative: is_rep,
                 web: d.web,
                 paragraphs: d.paragraphs,
+                paragraph_chars: d.paragraph_chars,
             },
         })
     }

@@ -2,9 +2,11 @@
 //! worker, in `DocId` order.
 //!
 //! Partitioning: verdicts (rejects, repeated ids, cluster assignments) and, with
-//! paragraph-level dedup, the paragraphs left out of kept documents (`DocItem`), exchanged
-//! on `DocId`; the metadata of accepted documents comes from the document store of the
-//! same worker. Emits: the kept `DocId`s (only when the deduplicated dataset is asked for).
+//! paragraph-level dedup, the paragraphs left out of kept documents and the first
+//! occurrences a later document repeats (`DocItem`), exchanged on `DocId`; the metadata of
+//! accepted documents comes from the document store of the same worker. Emits
+//! (`Written`): the kept documents (only when the deduplicated dataset is asked for) and,
+//! with paragraph-level dedup and an index, the paragraphs kept documents hold.
 //! Holds: at most its spill limit of items, one batch of rows (and of `paragraphs/` rows)
 //! and the last row, which a document's paragraphs may still count into; it reads the
 //! metadata file sequentially and writes rows as it goes. With an index, it also reads the
@@ -64,6 +66,9 @@ struct Gathered {
     paragraphs: Vec<(u32, u64)>,
     /// Whether it holds the first occurrence of a paragraph a later document left out.
     held_later: bool,
+    /// The characters of its text as paragraphs are compared (what its paragraphs left
+    /// out are a share of).
+    paragraph_chars: u64,
 }
 
 /// Writes `documents/`.
@@ -100,7 +105,8 @@ struct Assemble {
 }
 
 /// Whether a stored document whose cluster assignment is `assignment` (`None`: alone in
-/// its cluster) is kept under `removal`: what its row says (`Assemble::accepted_row`).
+/// its cluster) is kept under `removal`: what its row says (`Assemble::accepted_row`) until
+/// paragraph-level dedup may remove it as mostly repeated (`Assemble::write_row`).
 pub(crate) fn keeps(doc: DocId, assignment: Option<&Assignment>, removal: Removal) -> bool {
     let Some(a) = assignment else { return true };
     let unverified_stays = removal == Removal::Verified && !a.verified_with_kept;
@@ -158,9 +164,9 @@ impl Assemble {
             }
             let m = self.next_meta.take().expect("present");
             self.index(m.key, &m.value, None)?;
-            let paragraphs = self.held_of(&m.value);
+            let gathered = self.gathered_of(&m.value);
             let row = self.accepted_row(m.key, m.value, None);
-            self.push(row, paragraphs, emit);
+            self.push(row, gathered, emit);
         }
     }
 
@@ -262,29 +268,24 @@ impl Assemble {
         row
     }
 
-    /// Makes `row` the current row, writing the one before it. `paragraphs`: with an
-    /// index, the numbers and keys of its document's paragraphs ([`Assemble::held_of`]).
-    fn push(
-        &mut self,
-        row: DocumentRow,
-        paragraphs: Vec<(u32, u64)>,
-        emit: &mut dyn FnMut(Written),
-    ) {
+    /// Makes `row` the current row, writing the one before it. `gathered`: what its
+    /// document's metadata tells of its paragraphs ([`Assemble::gathered_of`]).
+    fn push(&mut self, row: DocumentRow, gathered: Gathered, emit: &mut dyn FnMut(Written)) {
+        let before_gathered = std::mem::replace(&mut self.gathered, gathered);
         if let Some(before) = self.current.replace(row) {
-            let gathered = std::mem::take(&mut self.gathered);
-            self.write_row(before, gathered, emit);
+            self.write_row(before, before_gathered, emit);
         }
-        self.gathered.paragraphs = paragraphs;
     }
 
-    /// With paragraph-level dedup and an index: the numbers and keys of the paragraphs of
-    /// a stored document, those of them not left out go to the new generation if it is
-    /// kept. Nothing otherwise.
-    fn held_of(&self, meta: &DocMeta) -> Vec<(u32, u64)> {
-        if self.index.is_none() || self.paragraphs.is_none() {
-            return Vec::new();
-        }
-        meta.paragraphs.iter().map(|p| (p.number, p.key)).collect()
+    /// What a stored document brings to its row's gathering: the characters its
+    /// paragraphs are a share of and, with an index, the numbers and keys of its paragraphs
+    /// (those not left out go to the new generation if it is kept).
+    fn gathered_of(&self, meta: &DocMeta) -> Gathered {
+        let paragraphs = match (&self.index, &self.paragraphs) {
+            (Some(_), Some(_)) => meta.paragraphs.iter().map(|p| (p.number, p.key)).collect(),
+            _ => Vec::new(),
+        };
+        Gathered { paragraphs, paragraph_chars: meta.paragraph_chars, ..Gathered::default() }
     }
 
     /// A paragraph left out of `doc` (kept): counted in its row and written to
@@ -339,12 +340,14 @@ impl Assemble {
     }
 
     /// Removes a kept document whose paragraphs left out are more than the share allowed
-    /// of its characters, unless it holds a paragraph a later document left out.
-    fn mostly_repeated(&self, row: &mut DocumentRow, held_later: bool) {
+    /// of its characters (as paragraphs are compared), unless it holds a paragraph a later
+    /// document left out, or is the kept document of a cluster (its members were removed
+    /// as copies of it).
+    fn mostly_repeated(&self, row: &mut DocumentRow, gathered: &Gathered) {
         let Some(repeated) = row.repeated.filter(|r| r.paragraphs > 0) else { return };
-        let chars = row.chars.unwrap_or(0).max(1);
-        let share = (repeated.chars as f64 / chars as f64).min(1.0);
-        if row.decision != Decision::Keep || held_later || share <= self.max_repeated_share {
+        let share = (repeated.chars as f64 / gathered.paragraph_chars.max(1) as f64).min(1.0);
+        let stays = gathered.held_later || row.cluster_size.unwrap_or(1) > 1;
+        if row.decision != Decision::Keep || stays || share <= self.max_repeated_share {
             return;
         }
         row.decision = Decision::Remove;
@@ -362,7 +365,7 @@ impl Assemble {
         gathered: Gathered,
         emit: &mut dyn FnMut(Written),
     ) {
-        self.mostly_repeated(&mut row, gathered.held_later);
+        self.mostly_repeated(&mut row, &gathered);
         if row.decision == Decision::Keep {
             let Gathered { cuts, left_out, paragraphs, .. } = gathered;
             for (number, key) in paragraphs {
@@ -419,13 +422,13 @@ impl Drain<Keyed<DocItemKey, DocItem>, Written> for Assemble {
             Verdict::Assigned(a) => {
                 let meta = self.take_meta(doc, emit)?;
                 self.index(doc, &meta, Some(&a))?;
-                let paragraphs = self.held_of(&meta);
+                let gathered = self.gathered_of(&meta);
                 let row = self.accepted_row(doc, meta, Some(a));
-                self.push(row, paragraphs, emit);
+                self.push(row, gathered, emit);
                 return Ok(());
             }
         };
-        self.push(row, Vec::new(), emit);
+        self.push(row, Gathered::default(), emit);
         Ok(())
     }
 
@@ -549,6 +552,7 @@ mod tests {
                 representative: true,
                 web: None,
                 paragraphs: Vec::new(),
+                paragraph_chars: 0,
             },
         }
     }

@@ -33,7 +33,7 @@ pub struct WorkerStats {
 /// What paragraph-level dedup left out of kept documents.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ParagraphStats {
-    /// Kept documents with a paragraph left out.
+    /// Documents with a paragraph left out (kept, or removed as mostly repeated).
     pub documents: u64,
     /// Paragraphs left out.
     pub paragraphs_left_out: u64,
@@ -505,7 +505,8 @@ impl DecisionStats {
 /// What a run did with its index (`--index`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IndexStats {
-    /// Index parts opened (their footers read).
+    /// Index parts opened (their footers read): key parts and, with paragraph-level dedup,
+    /// paragraph parts, as the counts below.
     pub parts_opened: u64,
     /// Key row groups whose bloom filter was read.
     pub bloom_filters_read: u64,

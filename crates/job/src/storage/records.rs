@@ -29,6 +29,9 @@ pub struct SignedDoc {
     pub web: Option<Box<WebMeta>>,
     /// Its paragraphs, with paragraph-level dedup on.
     pub paragraphs: Vec<Paragraph>,
+    /// With paragraph-level dedup on: the characters of its whole text as paragraphs are
+    /// compared (short blocks too), of which its repeated paragraphs' are a share.
+    pub paragraph_chars: u64,
 }
 
 /// What clustering and pair rows need of a document.
@@ -86,6 +89,9 @@ pub struct DocMeta {
     pub web: Option<Box<WebMeta>>,
     /// Its paragraphs, with paragraph-level dedup on.
     pub paragraphs: Vec<Paragraph>,
+    /// With paragraph-level dedup on: the characters of its whole text as paragraphs are
+    /// compared (short blocks too), of which its repeated paragraphs' are a share.
+    pub paragraph_chars: u64,
 }
 
 /// A representative's signature, on its home worker, for verifying candidates.
