@@ -144,7 +144,7 @@ pub(super) fn as_i32(v: u32) -> i32 {
 
 /// A table of a segment whose rows lead with a key and are split by the key's partition,
 /// sorted by key, with a bloom filter and a page index on the key: `keys/` ([`KeyRow`]:
-/// bucket and content keys) and `paragraphs/` ([`HeldParagraph`]: first occurrences of
+/// bucket and content keys) and `paragraphs/` ([`HeldParagraph`](super::HeldParagraph): first occurrences of
 /// paragraphs).
 pub trait KeyTable: Ord + Sized {
     /// The table's folder in a segment.

@@ -452,7 +452,7 @@ pub struct ParagraphSpec {
     pub min_chars: u32,
     /// A kept document more than this share of whose characters (as compared) are in
     /// paragraphs left out is removed as `mostly_repeated`, unless it holds the first
-    /// occurrence of a paragraph a later document left out ([`MAX_REPEATED_SHARE`]; 1:
+    /// occurrence of a paragraph a later document left out (0.9 unless set; 1:
     /// never).
     pub max_repeated_share: f64,
 }
