@@ -72,14 +72,22 @@ fn corpus() -> Vec<(&'static str, Vec<String>)> {
     ]
 }
 
-fn write(dir: &Path) -> PathBuf {
-    let path = dir.join("docs.jsonl");
-    let lines: Vec<String> = corpus()
-        .into_iter()
-        .map(|(id, paras)| serde_json::json!({ "id": id, "text": paras.join("\n\n") }).to_string())
+/// Writes `docs` (id, paragraphs) as `dir/name.jsonl`, paragraphs between blank lines.
+fn write_docs<P: AsRef<str>>(dir: &Path, name: &str, docs: &[(&str, Vec<P>)]) -> PathBuf {
+    let path = dir.join(format!("{name}.jsonl"));
+    let lines: Vec<String> = docs
+        .iter()
+        .map(|(id, paras)| {
+            let paras: Vec<&str> = paras.iter().map(AsRef::as_ref).collect();
+            serde_json::json!({ "id": id, "text": paras.join("\n\n") }).to_string()
+        })
         .collect();
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
     path
+}
+
+fn write(dir: &Path) -> PathBuf {
+    write_docs(dir, "docs", &corpus())
 }
 
 /// The `paragraphs/` rows: (id, paragraph, first_id, offset, length), sorted.
@@ -233,10 +241,7 @@ fn without_the_flag_nothing_is_left_out_and_documents_keep_their_columns() {
         serde_json::from_slice(&std::fs::read(dir.path().join("index/index.json")).unwrap())
             .unwrap();
     assert!(manifest["generations"][0].get("paragraphs").is_none());
-    let later = dir.path().join("later.jsonl");
-    let text = [LATER[0], NOTICE, LATER[1], NOTICE].join("\n\n");
-    std::fs::write(&later, serde_json::json!({ "id": "h", "text": text }).to_string() + "\n")
-        .unwrap();
+    let later = write_docs(dir.path(), "later", &[("h", vec![LATER[0], NOTICE, LATER[1], NOTICE])]);
     let w2 = dir.path().join("w2");
     dedup(&later, &w2, &["--paragraphs", "--index", index]).unwrap();
     assert_eq!(left_out_with_runs(&w2), [("h".into(), 3, "h".into(), None)]);
@@ -365,14 +370,8 @@ fn in_a_run_with_web_pages_only_other_records_are_cut() {
 
 /// Writes the documents `ids` of [`corpus`] as `name.jsonl`.
 fn write_batch(dir: &Path, name: &str, ids: &[&str]) -> PathBuf {
-    let path = dir.join(format!("{name}.jsonl"));
-    let lines: Vec<String> = corpus()
-        .into_iter()
-        .filter(|(id, _)| ids.contains(id))
-        .map(|(id, paras)| serde_json::json!({ "id": id, "text": paras.join("\n\n") }).to_string())
-        .collect();
-    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-    path
+    let docs: Vec<_> = corpus().into_iter().filter(|(id, _)| ids.contains(id)).collect();
+    write_docs(dir, name, &docs)
 }
 
 /// The `paragraphs/` rows as (id, paragraph, first_id, first_run), sorted.
@@ -438,13 +437,8 @@ fn a_second_batch_leaves_out_the_paragraphs_the_first_holds() {
     }
     // After compaction, a third batch leaves out what either earlier batch holds.
     neardup_e2e::neardup(&["index", "compact", "--index", index]).unwrap();
-    let later = |name: &str, paras: &[&str]| {
-        let path = dir.path().join(format!("{name}.jsonl"));
-        let text = paras.join("\n\n");
-        std::fs::write(&path, serde_json::json!({ "id": name, "text": text }).to_string() + "\n")
-            .unwrap();
-        path
-    };
+    let later =
+        |name: &str, paras: &[&str]| write_docs(dir.path(), name, &[(name, paras.to_vec())]);
     let week3 = later("h", &["Harbour notes", NOTICE, ZH, LATER[0]]);
     let rows = left_out_with_runs(&batch(&week3, "out-3", "week-3", &[]));
     assert_eq!(
@@ -482,12 +476,7 @@ fn a_mostly_repeated_document_is_removed_unless_it_holds_what_a_later_one_left_o
         // Two of three are `s1`'s and `s2`'s, and no one leaves out its own: removed.
         ("s3", vec![OWN[2], LATER[0], OWN[1]]),
     ];
-    let path = dir.path().join("docs.jsonl");
-    let lines: Vec<String> = docs
-        .iter()
-        .map(|(id, paras)| serde_json::json!({ "id": id, "text": paras.join("\n\n") }).to_string())
-        .collect();
-    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let path = write_docs(dir.path(), "docs", &docs);
     let index = dir.path().join("index");
     let index = index.to_str().unwrap();
     let share = "paragraphs.max_repeated_share=0.6";
@@ -508,10 +497,7 @@ fn a_mostly_repeated_document_is_removed_unless_it_holds_what_a_later_one_left_o
     );
     assert_eq!(s3.repeated.unwrap().paragraphs, 2);
     // The removed document holds nothing in the index: a later batch keeps its paragraph.
-    let later = dir.path().join("later.jsonl");
-    let text = [LATER[1], OWN[2]].join("\n\n");
-    std::fs::write(&later, serde_json::json!({ "id": "s4", "text": text }).to_string() + "\n")
-        .unwrap();
+    let later = write_docs(dir.path(), "later", &[("s4", vec![LATER[1], OWN[2]])]);
     let out2 = dir.path().join("out2");
     dedup(&later, &out2, &["--paragraphs", "--set", share, "--index", index]).unwrap();
     assert!(left_out_with_runs(&out2).is_empty());
@@ -573,12 +559,7 @@ fn the_share_rule_counts_alike_in_both_scripts_and_spares_a_clusters_kept_docume
         ("b", vec![OWN[3], OWN[5], "Notes."]),
         ("b-copy", vec![OWN[3], OWN[5], "Notes!"]),
     ];
-    let path = dir.path().join("docs.jsonl");
-    let lines: Vec<String> = docs
-        .iter()
-        .map(|(id, paras)| serde_json::json!({ "id": id, "text": paras.join("\n\n") }).to_string())
-        .collect();
-    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let path = write_docs(dir.path(), "docs", &docs);
     let out = dir.path().join("out");
     dedup(&path, &out, &["--paragraphs"]).unwrap();
     let rows = read_documents(&out.join("documents")).unwrap();

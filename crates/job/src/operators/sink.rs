@@ -60,43 +60,35 @@ pub trait PartWrite: Sized {
     fn finish(self) -> neardup_io::Result<u64>;
 }
 
-impl PartWrite for neardup_io::DocumentsWriter {
-    type Row = neardup_io::DocumentRow;
-    fn write(&mut self, rows: &[Self::Row]) -> neardup_io::Result<()> {
-        neardup_io::DocumentsWriter::write(self, rows)
-    }
-    fn finish(self) -> neardup_io::Result<u64> {
-        neardup_io::DocumentsWriter::finish(self)
-    }
+/// [`PartWrite`] for an output's writer of rows, by its own `write` and `finish`.
+macro_rules! part_write {
+    ($($writer:ty => $row:ty),* $(,)?) => {$(
+        impl PartWrite for $writer {
+            type Row = $row;
+            fn write(&mut self, rows: &[Self::Row]) -> neardup_io::Result<()> {
+                <$writer>::write(self, rows)
+            }
+            fn finish(self) -> neardup_io::Result<u64> {
+                <$writer>::finish(self)
+            }
+        }
+    )*};
 }
 
-impl PartWrite for neardup_io::PairsWriter {
-    type Row = neardup_io::PairRow;
-    fn write(&mut self, rows: &[Self::Row]) -> neardup_io::Result<()> {
-        neardup_io::PairsWriter::write(self, rows)
-    }
-    fn finish(self) -> neardup_io::Result<u64> {
-        neardup_io::PairsWriter::finish(self)
-    }
+part_write! {
+    neardup_io::DocumentsWriter => neardup_io::DocumentRow,
+    neardup_io::PairsWriter => neardup_io::PairRow,
+    neardup_io::ParagraphsWriter => neardup_io::ParagraphRow,
+    neardup_io::index::DocPartWriter => neardup_io::index::IndexedDoc,
 }
 
-impl PartWrite for neardup_io::ParagraphsWriter {
-    type Row = neardup_io::ParagraphRow;
-    fn write(&mut self, rows: &[Self::Row]) -> neardup_io::Result<()> {
-        neardup_io::ParagraphsWriter::write(self, rows)
+impl<R: neardup_io::index::KeyTable> PartWrite for neardup_io::index::KeyPartWriter<R> {
+    type Row = R;
+    fn write(&mut self, rows: &[R]) -> neardup_io::Result<()> {
+        neardup_io::index::KeyPartWriter::write(self, rows)
     }
     fn finish(self) -> neardup_io::Result<u64> {
-        neardup_io::ParagraphsWriter::finish(self)
-    }
-}
-
-impl PartWrite for neardup_io::index::DocPartWriter {
-    type Row = neardup_io::index::IndexedDoc;
-    fn write(&mut self, rows: &[Self::Row]) -> neardup_io::Result<()> {
-        neardup_io::index::DocPartWriter::write(self, rows)
-    }
-    fn finish(self) -> neardup_io::Result<u64> {
-        neardup_io::index::DocPartWriter::finish(self)
+        neardup_io::index::KeyPartWriter::finish(self)
     }
 }
 

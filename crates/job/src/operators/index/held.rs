@@ -3,18 +3,19 @@
 //!
 //! Partitioning: held paragraphs exchanged by their key's partition, as `ProbeIndex`
 //! exchanges keys, so each partition's part is written by one worker, in key order. Emits:
-//! nothing. Holds: at most its spill limit of paragraphs, and one batch of rows.
+//! nothing. Holds: at most its spill limit of paragraphs, and one batch of rows
+//! ([`Batched`]).
 
 use std::sync::Arc;
 
-use neardup_io::index::{HeldParagraph, KEY_ROW_GROUP_ROWS, KeyPartWriter, partition_of};
+use neardup_io::index::{HeldParagraph, KeyPartWriter, partition_of};
 use timely::dataflow::StreamVec;
 use timely::dataflow::channels::pact::Exchange;
 use timely::progress::Timestamp;
 
 use crate::operators::collect::{Drain, Keyed, collect_sorted};
 use crate::operators::env::OperatorEnv;
-use crate::operators::sink::PartSink;
+use crate::operators::sink::{Batched, PartSink};
 use crate::settings::config::IndexPlan;
 use crate::storage::records::ParagraphKey;
 use crate::storage::spill::SpillError;
@@ -27,41 +28,17 @@ pub trait WriteHeld<'s, T: Timestamp> {
 
 struct Held {
     plan: Arc<IndexPlan>,
-    partition: Option<u32>,
-    rows: Vec<HeldParagraph>,
-    writer: Option<KeyPartWriter<HeldParagraph>>,
+    /// The partition at hand and its part.
+    part: Option<(u32, Batched<KeyPartWriter<HeldParagraph>>)>,
     sink: PartSink,
 }
 
 impl Held {
-    fn write(&mut self) {
-        let rows = std::mem::take(&mut self.rows);
-        let Some(partition) = self.partition else { return };
-        if rows.is_empty() || self.sink.stopped() {
-            return;
-        }
-        if self.writer.is_none() {
-            let dir = self.plan.new_generation_dir();
-            match KeyPartWriter::create(&dir, partition) {
-                Ok(w) => self.writer = Some(w),
-                Err(e) => return self.sink.fail(e),
-            }
-        }
-        if let Err(e) = self.writer.as_mut().expect("created above").write(&rows) {
-            self.sink.fail(e);
-        }
-    }
-
-    /// Completes the part of the partition at hand.
+    /// Completes the part of the partition at hand (made only when it has rows).
     fn finish(&mut self) {
-        self.write();
-        if let Some(w) = self.writer.take()
-            && !self.sink.stopped()
-        {
-            match w.finish() {
-                Ok(n) => self.sink.stats.borrow_mut().index.paragraphs_written += n,
-                Err(e) => self.sink.fail(e),
-            }
+        if let Some((_, mut part)) = self.part.take() {
+            let written = part.finish(&self.sink, false);
+            self.sink.stats.borrow_mut().index.paragraphs_written += written;
         }
     }
 }
@@ -74,15 +51,15 @@ impl Drain<Keyed<ParagraphKey, String>, ()> for Held {
     ) -> Result<(), SpillError> {
         let (key, doc, paragraph) = p.key;
         let partition = partition_of(key, self.plan.manifest.partitions);
-        if self.partition != Some(partition) {
+        if self.part.as_ref().is_none_or(|(at, _)| *at != partition) {
             self.finish();
-            self.partition = Some(partition);
+            let dir = self.plan.new_generation_dir();
+            let create = Box::new(move |_: &PartSink| KeyPartWriter::create(&dir, partition));
+            self.part = Some((partition, Batched::new(create)));
         }
         let generation = self.plan.generation;
-        self.rows.push(HeldParagraph { key, generation, doc: doc.get(), paragraph, id: p.value });
-        if self.rows.len() >= KEY_ROW_GROUP_ROWS {
-            self.write();
-        }
+        let row = HeldParagraph { key, generation, doc: doc.get(), paragraph, id: p.value };
+        self.part.as_mut().expect("made above").1.add(row, &self.sink);
         Ok(())
     }
 
@@ -100,13 +77,7 @@ impl<'s, T: Timestamp> WriteHeld<'s, T> for StreamVec<'s, T, Keyed<ParagraphKey,
         });
         let sink = env.sink.clone();
         collect_sorted(self, by_partition, "WriteHeld", env.spill.clone(), move || {
-            Ok(Held {
-                plan: plan.clone(),
-                partition: None,
-                rows: Vec::new(),
-                writer: None,
-                sink: sink.clone(),
-            })
+            Ok(Held { plan: plan.clone(), part: None, sink: sink.clone() })
         })
     }
 }
