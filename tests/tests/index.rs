@@ -184,14 +184,14 @@ fn write_pages(dir: &std::path::Path, name: &str, rows: &[(String, String, Strin
     path
 }
 
-/// The run's one pair, which must be `ids` verified by containment (at least 0.9).
+/// The run's one pair, which must be `ids` verified by containment (at least the default's).
 fn only_containment_pair(run: &std::path::Path, ids: (&str, &str)) -> neardup_io::PairRow {
     let mut pairs = neardup_io::read_pairs(&run.join("pairs")).unwrap();
     assert_eq!(pairs.len(), 1, "{pairs:?}");
     let p = pairs.remove(0);
     assert_eq!((p.id_a.as_str(), p.id_b.as_str()), ids);
     assert_eq!(p.measure, Some(neardup_core::Measure::Containment), "{p:?}");
-    assert!(p.containment.unwrap() >= 0.9, "{p:?}");
+    assert!(p.containment.unwrap() >= neardup_job::WEB_CONTAINMENT, "{p:?}");
     p
 }
 
@@ -244,7 +244,7 @@ fn containment_finds_a_teaser_within_a_run_and_against_the_index() {
     assert_eq!(docs[0].duplicate_of.as_deref(), Some("article"));
     assert_eq!(docs[0].duplicate_of_run.as_deref(), Some("r1"));
 
-    // The index holds runs with containment at 0.9: a run without it is refused.
+    // The index holds runs with containment on: a run without it is refused.
     let off = dir.path().join("off.toml");
     std::fs::write(&off, "[minhash]\ncontainment = 0\n").unwrap();
     let refused = indexed(&second, "r3", &["--job", off.to_str().unwrap()]).unwrap_err();

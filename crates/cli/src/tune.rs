@@ -373,7 +373,7 @@ pub struct TuneArgs {
     /// MinHash rows per band (with --bands).
     #[arg(long, requires = "bands")]
     pub rows: Option<u32>,
-    /// MinHash containment rule, as `minhash.containment` (0 is off; web pages get 0.9
+    /// MinHash containment rule, as `minhash.containment` (0 is off; web pages get 0.85
     /// unless set): bands are chosen for its Jaccard floor, but not below 0.6.
     #[arg(long)]
     pub containment: Option<f64>,

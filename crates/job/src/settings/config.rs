@@ -322,6 +322,14 @@ impl JobConfig {
                 .map_err(|e| invalid("simhash.blocks", &e.to_string()))?;
             *layout = Some(chosen);
         }
+        if let (Some(m), MethodParams::Minhash { containment, .. }) = (&loaded, &mut self.params) {
+            // An index keeps the containment rule it was made with, so that its batches
+            // decide alike when the default changes; a value set in the job file must agree.
+            let recorded = m.settings.get("minhash.containment").and_then(|v| v.parse().ok());
+            if self.spec.minhash.containment.is_none() && *containment > 0.0 {
+                *containment = recorded.filter(|c: &f64| *c > 0.0).unwrap_or(*containment);
+            }
+        }
         let settings = self.index_settings();
         let mut manifest = match loaded {
             Some(mut m) => {
@@ -888,6 +896,29 @@ mod tests {
         neardup_io::index::Manifest::new(recorded).save(&index).unwrap();
         let indexed = default.with_index(index, "r1".into()).unwrap();
         assert!(!indexed.index_settings().contains_key("minhash.threshold"));
+    }
+
+    /// An index made when web pages' containment default was another value keeps it for
+    /// runs that leave it unset, so that its batches decide alike; a value set in the job
+    /// file that differs is refused, naming the setting.
+    #[test]
+    fn an_index_keeps_the_containment_it_was_made_with_unless_set() {
+        let (dir, web) = web_input();
+        let default = JobConfig::new(JobSpec::default(), &web, dir.path().join("out")).unwrap();
+        assert_eq!(default.minhash_spec().containment, Some(WEB_CONTAINMENT));
+        let index = dir.path().join("index");
+        let mut recorded = default.index_settings();
+        recorded.insert("minhash.containment".into(), "0.9".into());
+        neardup_io::index::Manifest::new(recorded).save(&index).unwrap();
+        let indexed = default.clone().with_index(index.clone(), "r1".into()).unwrap();
+        assert_eq!(indexed.minhash_spec().containment, Some(0.9));
+        assert_eq!(indexed.index_settings()["minhash.containment"], "0.9");
+        let mut spec = JobSpec::default();
+        spec.minhash.containment = Some(WEB_CONTAINMENT);
+        let set = JobConfig::new(spec, &web, dir.path().join("out")).unwrap();
+        let refused = set.with_index(index, "r1".into()).unwrap_err();
+        let chain = crate::error::error_chain(&refused);
+        assert!(chain.contains("minhash.containment"), "{chain}");
     }
 
     /// `jobs/default.toml` writes out every default, so it must read as the defaults.
