@@ -205,3 +205,43 @@ fn a_tiny_memory_budget_is_named_as_given() {
     assert!(done.status.success(), "{stderr}");
     assert!(stderr.contains("--memory-budget 1 B is below the 256.0 MiB"), "{stderr}");
 }
+
+/// A run with paragraph-level dedup against an index names the index's runs whose
+/// paragraphs it cannot leave out: runs made without `--paragraphs`, and runs that kept
+/// only longer paragraphs (a higher `paragraphs.min_chars`). A run whose minimum is at
+/// least every earlier run's hears nothing: each paragraph it considers was kept.
+#[test]
+fn a_paragraph_run_names_the_index_runs_whose_paragraphs_it_cannot_leave_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let (index, input) = (dir.path().join("index"), dir.path().join("docs.jsonl"));
+    let text =
+        "A paragraph long enough to count under every minimum that this test sets, kept once.";
+    std::fs::write(&input, format!("{{\"id\":\"a\",\"text\":\"{text}\"}}\n")).unwrap();
+    let run = |name: &str, extra: &[&str]| {
+        let done = neardup()
+            .args(["dedup", "-q", "-i"])
+            .arg(&input)
+            .arg("-o")
+            .arg(dir.path().join(name))
+            .arg("--index")
+            .arg(&index)
+            .args(["--run-name", name])
+            .args(extra)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&done.stderr).into_owned();
+        assert!(done.status.success(), "{name}: {stderr}");
+        stderr
+    };
+    let min_chars = |n: u32| format!("paragraphs.min_chars={n}");
+    let (at_60, at_40, at_80) = (min_chars(60), min_chars(40), min_chars(80));
+    assert_eq!(run("plain", &[]), "");
+    let stderr = run("sixty", &["--paragraphs", "--set", &at_60]);
+    assert!(stderr.contains("kept no paragraphs") && stderr.contains("plain"), "{stderr}");
+    assert!(!stderr.contains("min_chars"), "{stderr}");
+    let stderr = run("forty", &["--paragraphs", "--set", &at_40]);
+    assert!(stderr.contains("paragraphs.min_chars (40)"), "{stderr}");
+    assert!(stderr.contains("sixty (60)") && !stderr.contains("forty ("), "{stderr}");
+    let stderr = run("eighty", &["--paragraphs", "--set", &at_80]);
+    assert!(!stderr.contains("min_chars"), "{stderr}");
+}

@@ -401,6 +401,18 @@ fn execute(
                  their paragraphs are not left out of this run"
             );
         }
+        let min_chars = config.spec.paragraphs.min_chars;
+        let longer = plan.runs_with_longer_paragraphs(min_chars);
+        if !longer.is_empty() && topology.process == 0 {
+            let runs: Vec<String> =
+                longer.iter().map(|(run, least)| format!("{run} ({least})")).collect();
+            tracing::warn!(
+                runs = runs.join(", "),
+                "these runs of the index kept only paragraphs of more characters than this \
+                 run's paragraphs.min_chars ({min_chars}): their shorter paragraphs are not \
+                 left out of this run"
+            );
+        }
     }
     let fingerprint = config.input_fingerprint();
     let records = KeptShares::default();

@@ -59,6 +59,11 @@ pub struct Generation {
     /// it (as every run before format 5), so later runs cannot leave out its paragraphs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paragraphs: Option<u64>,
+    /// With paragraph-level dedup: the least length of the paragraphs it kept
+    /// (`paragraphs.min_chars`). A later run with a lower one cannot leave out the shorter
+    /// paragraphs of this run. `None` as well for runs before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paragraph_min_chars: Option<u32>,
     /// `doc_id`s taken out by [`forget`](fn@super::forget) whose key rows are still in its segment (they
     /// match nothing; compaction drops them), sorted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -237,6 +237,7 @@ fn write_segment(
                 doc_parts: parts,
                 template_parts: 0,
                 paragraphs: None,
+                paragraph_min_chars: None,
                 forgotten: Vec::new(),
             }
         })
@@ -456,6 +457,7 @@ fn one_run_at_a_time_holds_the_lock() {
         doc_parts: 1,
         template_parts: 0,
         paragraphs: None,
+        paragraph_min_chars: None,
         forgotten: Vec::new(),
     });
     newer.save(&index).unwrap();
@@ -487,6 +489,7 @@ fn manifests_round_trip_and_name_the_setting_that_differs() {
         doc_parts: 2,
         template_parts: 0,
         paragraphs: None,
+        paragraph_min_chars: None,
         forgotten: Vec::new(),
     });
     m.save(dir.path()).unwrap();

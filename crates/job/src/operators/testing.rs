@@ -156,6 +156,7 @@ pub(crate) fn job_with_index(dir: &Path, docs: &[IndexedDoc], keys: &[KeyRow]) -
         doc_parts: 1,
         template_parts: 0,
         paragraphs: None,
+        paragraph_min_chars: None,
         forgotten: Vec::new(),
     });
     manifest.save(&index).unwrap();

@@ -444,6 +444,11 @@ fn commit_generation(
         doc_parts: workers,
         template_parts,
         paragraphs: config.spec.paragraphs.enabled.then_some(stats.paragraphs_written),
+        paragraph_min_chars: config
+            .spec
+            .paragraphs
+            .enabled
+            .then_some(config.spec.paragraphs.min_chars),
         forgotten: Vec::new(),
     });
     // The sample's note only served a rerun.

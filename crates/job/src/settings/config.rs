@@ -127,6 +127,15 @@ impl IndexPlan {
         let generations = self.manifest.generations.iter();
         generations.filter(|g| g.paragraphs.is_none()).map(|g| g.run.as_str()).collect()
     }
+
+    /// The runs of the index that kept only paragraphs longer than `min_chars` (made with a
+    /// higher `paragraphs.min_chars`), with theirs: a run with paragraphs of `min_chars`
+    /// cannot leave out their shorter ones, which they did not keep.
+    pub fn runs_with_longer_paragraphs(&self, min_chars: u32) -> Vec<(&str, u32)> {
+        let generations = self.manifest.generations.iter();
+        let longer = generations.filter_map(|g| Some((g.run.as_str(), g.paragraph_min_chars?)));
+        longer.filter(|(_, least)| *least > min_chars).collect()
+    }
 }
 
 impl JobConfig {
