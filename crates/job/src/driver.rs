@@ -371,6 +371,35 @@ fn corpus_statistics(
     Ok((boilerplate, corpus_idf))
 }
 
+/// Warns, in a paragraph run against an index, of the index's runs whose paragraphs it
+/// cannot leave out: runs made without `--paragraphs`, and runs that kept only paragraphs
+/// longer than this run's `paragraphs.min_chars`.
+fn warn_of_index_paragraphs(config: &JobConfig) {
+    let Some(plan) = config.index.as_deref().filter(|_| config.spec.paragraphs.enabled) else {
+        return;
+    };
+    let runs = plan.runs_without_paragraphs();
+    if !runs.is_empty() {
+        tracing::warn!(
+            runs = runs.join(", "),
+            "these runs of the index kept no paragraphs (made without --paragraphs): \
+             their paragraphs are not left out of this run"
+        );
+    }
+    let min_chars = config.spec.paragraphs.min_chars;
+    let longer = plan.runs_with_longer_paragraphs(min_chars);
+    if !longer.is_empty() {
+        let runs: Vec<String> =
+            longer.iter().map(|(run, least)| format!("{run} ({least})")).collect();
+        tracing::warn!(
+            runs = runs.join(", "),
+            "these runs of the index kept only paragraphs of more characters than this \
+             run's paragraphs.min_chars ({min_chars}): their shorter paragraphs are not \
+             left out of this run"
+        );
+    }
+}
+
 /// Runs the corpus passes (when needed) and the main dataflow; what the passes learned
 /// that the commit writes is left in `learned_out`.
 fn execute(
@@ -392,27 +421,8 @@ fn execute(
         process = topology.process,
         "job started"
     );
-    if let Some(plan) = config.index.as_deref().filter(|_| config.spec.paragraphs.enabled) {
-        let runs = plan.runs_without_paragraphs();
-        if !runs.is_empty() && topology.process == 0 {
-            tracing::warn!(
-                runs = runs.join(", "),
-                "these runs of the index kept no paragraphs (made without --paragraphs): \
-                 their paragraphs are not left out of this run"
-            );
-        }
-        let min_chars = config.spec.paragraphs.min_chars;
-        let longer = plan.runs_with_longer_paragraphs(min_chars);
-        if !longer.is_empty() && topology.process == 0 {
-            let runs: Vec<String> =
-                longer.iter().map(|(run, least)| format!("{run} ({least})")).collect();
-            tracing::warn!(
-                runs = runs.join(", "),
-                "these runs of the index kept only paragraphs of more characters than this \
-                 run's paragraphs.min_chars ({min_chars}): their shorter paragraphs are not \
-                 left out of this run"
-            );
-        }
+    if topology.process == 0 {
+        warn_of_index_paragraphs(config);
     }
     let fingerprint = config.input_fingerprint();
     let records = KeptShares::default();
