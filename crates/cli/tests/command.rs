@@ -242,6 +242,8 @@ fn a_paragraph_run_names_the_index_runs_whose_paragraphs_it_cannot_leave_out() {
     let stderr = run("forty", &["--paragraphs", "--set", &at_40]);
     assert!(stderr.contains("paragraphs.min_chars (40)"), "{stderr}");
     assert!(stderr.contains("sixty (60)") && !stderr.contains("forty ("), "{stderr}");
+    let stderr = run("sixty-again", &["--paragraphs", "--set", &at_60]);
+    assert!(!stderr.contains("min_chars"), "an equal minimum: {stderr}");
     let stderr = run("eighty", &["--paragraphs", "--set", &at_80]);
     assert!(!stderr.contains("min_chars"), "{stderr}");
 }
