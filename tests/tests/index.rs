@@ -267,6 +267,29 @@ fn containment_finds_a_teaser_within_a_run_and_against_the_index() {
     }
 }
 
+/// An index keeps the containment share it recorded: a run that leaves it unset takes the
+/// index's (batches decide alike when the default changes), a share set in the job file
+/// replaces it for the runs after it, and each run records the share it used.
+#[test]
+fn an_index_keeps_its_containment_share_until_a_run_sets_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("pages.jsonl");
+    pages(&input, &[("a", "https://news.example.com/a/1", article(1, 30).join(" "))]);
+    let index = dir.path().join("index");
+    let run = |name: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        let mut args = vec!["--index", index.to_str().unwrap(), "--run-name", name];
+        args.extend_from_slice(extra);
+        dedup(&input, &out, &args).unwrap();
+        summary(&out)["config"]["minhash"]["containment"].as_f64().unwrap()
+    };
+    let default = neardup_job::WEB_CONTAINMENT;
+    assert_eq!(run("made", &["--set", "minhash.containment=0.9"]), 0.9);
+    assert_eq!(run("unset", &[]), 0.9, "the index's share, not the default");
+    assert_eq!(run("set", &["--set", &format!("minhash.containment={default}")]), default);
+    assert_eq!(run("unset-after", &[]), default, "the share the last run set");
+}
+
 /// The containment floor for web pages is 0.4, a teaser of two fifths of its article, while
 /// the bands stay chosen for 0.6 (24 x 4): a teaser of about half the article (Jaccard
 /// about 0.5 to 0.6) is a copy by containment, its last third (Jaccard about 0.35) is not.

@@ -26,6 +26,12 @@ use crate::settings::spec::{
 const NOT_COMPARED: &[&str] =
     &["minhash.false_positive_weight", "minhash.false_negative_weight", "minhash.threshold"];
 
+/// The containment share among an index's settings, when its rule is on.
+fn containment_share(settings: &BTreeMap<String, String>) -> Option<f64> {
+    let share = settings.get("minhash.containment")?.parse::<f64>().ok()?;
+    (share > 0.0).then_some(share)
+}
+
 /// The method's settings, checked, with every value the job file leaves unset chosen for
 /// the run's inputs.
 #[derive(Clone, Debug)]
@@ -332,11 +338,10 @@ impl JobConfig {
             *layout = Some(chosen);
         }
         if let (Some(m), MethodParams::Minhash { containment, .. }) = (&loaded, &mut self.params) {
-            // An index keeps the containment rule it was made with, so that its batches
-            // decide alike when the default changes; a value set in the job file must agree.
-            let recorded = m.settings.get("minhash.containment").and_then(|v| v.parse().ok());
+            // An index keeps the containment share it recorded, so that its batches decide
+            // alike when the default changes.
             if self.spec.minhash.containment.is_none() && *containment > 0.0 {
-                *containment = recorded.filter(|c: &f64| *c > 0.0).unwrap_or(*containment);
+                *containment = containment_share(&m.settings).unwrap_or(*containment);
             }
         }
         let settings = self.index_settings();
@@ -344,6 +349,15 @@ impl JobConfig {
             Some(mut m) => {
                 // Indexes made before kept the threshold among their settings.
                 m.settings.retain(|key, _| !NOT_COMPARED.contains(&key.as_str()));
+                // A share set in the job file, with the rule on in both, only verifies pairs
+                // as the threshold does: the index records it for later runs to take.
+                let key = "minhash.containment";
+                if self.spec.minhash.containment.is_some()
+                    && containment_share(&m.settings).is_some()
+                    && containment_share(&settings).is_some()
+                {
+                    m.settings.insert(key.to_string(), settings[key].clone());
+                }
                 m.check(&dir, &settings).map_err(ConfigError::Index)?;
                 m
             }
@@ -908,10 +922,10 @@ mod tests {
     }
 
     /// An index made when web pages' containment default was another value keeps it for
-    /// runs that leave it unset, so that its batches decide alike; a value set in the job
-    /// file that differs is refused, naming the setting.
+    /// runs that leave it unset, so that its batches decide alike; a share set in the job
+    /// file replaces it (the next runs take that), and turning the rule off is refused.
     #[test]
-    fn an_index_keeps_the_containment_it_was_made_with_unless_set() {
+    fn an_index_keeps_the_containment_it_recorded_unless_set() {
         let (dir, web) = web_input();
         let default = JobConfig::new(JobSpec::default(), &web, dir.path().join("out")).unwrap();
         assert_eq!(default.minhash_spec().containment, Some(WEB_CONTAINMENT));
@@ -922,10 +936,16 @@ mod tests {
         let indexed = default.clone().with_index(index.clone(), "r1".into()).unwrap();
         assert_eq!(indexed.minhash_spec().containment, Some(0.9));
         assert_eq!(indexed.index_settings()["minhash.containment"], "0.9");
-        let mut spec = JobSpec::default();
-        spec.minhash.containment = Some(WEB_CONTAINMENT);
-        let set = JobConfig::new(spec, &web, dir.path().join("out")).unwrap();
-        let refused = set.with_index(index, "r1".into()).unwrap_err();
+        let at = |share: f64| {
+            let mut spec = JobSpec::default();
+            spec.minhash.containment = Some(share);
+            JobConfig::new(spec, &web, dir.path().join("out")).unwrap()
+        };
+        let set = at(WEB_CONTAINMENT).with_index(index.clone(), "r1".into()).unwrap();
+        assert_eq!(set.minhash_spec().containment, Some(WEB_CONTAINMENT));
+        let recorded = &set.index.as_ref().unwrap().manifest.settings["minhash.containment"];
+        assert_eq!(recorded, &WEB_CONTAINMENT.to_string());
+        let refused = at(0.0).with_index(index, "r1".into()).unwrap_err();
         let chain = crate::error::error_chain(&refused);
         assert!(chain.contains("minhash.containment"), "{chain}");
     }

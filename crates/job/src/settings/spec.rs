@@ -148,7 +148,8 @@ pub const WEB_THRESHOLD: f64 = 0.75;
 /// every labelled set, and it has the highest mean MinHash recall on the design sets among
 /// those that do (0.953; 0.945 at 0.9, the value before). At 0.84 0.54% of the removals on a held-out draw
 /// (`bash bench/siteset.sh 12 zh`) are wrong, and at 0.8 the design sets break a budget.
-/// An index made with the rule on keeps its share for runs that leave it unset.
+/// An index keeps the share it recorded for runs that leave it unset; a share set in the
+/// job file replaces it there.
 pub const WEB_CONTAINMENT: f64 = 0.85;
 
 /// `minhash.containment_min_jaccard` unless set: a teaser of two fifths of its article.
@@ -257,8 +258,9 @@ pub struct MinHashSpec {
     /// A pair below the threshold also passes when this share of the smaller document's
     /// features is in the larger (a teaser, a page cut at "Read more") and its Jaccard is
     /// at least `containment_min_jaccard`; 0 turns containment off. Unset: 0.85 when the
-    /// input holds web pages ([`WEB_CONTAINMENT`]), off otherwise; against an index made
-    /// with the rule on, the share it recorded. A run records the value it used.
+    /// input holds web pages ([`WEB_CONTAINMENT`]), off otherwise; against an index with
+    /// the rule on, the share it recorded (the last one a run set). A run records the value
+    /// it used.
     pub containment: Option<f64>,
     /// Least Jaccard of a pair passing by containment: about the shortest copy accepted as
     /// a share of the longer. When containment is on, the bands are chosen for it, or for
