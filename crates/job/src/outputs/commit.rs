@@ -429,6 +429,7 @@ fn commit_generation(
         (false, _) => 0,
         (true, kept) => kept.unwrap_or(workers),
     };
+    let paragraphs = &config.spec.paragraphs;
     let mut manifest = plan.manifest.clone();
     manifest.neardup_version = env!("CARGO_PKG_VERSION").to_string();
     manifest.generations.push(neardup_io::index::Generation {
@@ -443,12 +444,8 @@ fn commit_generation(
         keys: stats.keys_written,
         doc_parts: workers,
         template_parts,
-        paragraphs: config.spec.paragraphs.enabled.then_some(stats.paragraphs_written),
-        paragraph_min_chars: config
-            .spec
-            .paragraphs
-            .enabled
-            .then_some(config.spec.paragraphs.min_chars),
+        paragraphs: paragraphs.enabled.then_some(stats.paragraphs_written),
+        paragraph_min_chars: paragraphs.enabled.then_some(paragraphs.min_chars),
         forgotten: Vec::new(),
     });
     // The sample's note only served a rerun.

@@ -337,25 +337,25 @@ impl JobConfig {
                 .map_err(|e| invalid("simhash.blocks", &e.to_string()))?;
             *layout = Some(chosen);
         }
-        if let (Some(m), MethodParams::Minhash { containment, .. }) = (&loaded, &mut self.params) {
-            // An index keeps the containment share it recorded, so that its batches decide
-            // alike when the default changes.
-            if self.spec.minhash.containment.is_none() && *containment > 0.0 {
-                *containment = containment_share(&m.settings).unwrap_or(*containment);
-            }
+        // The containment share only verifies pairs, as the threshold does: a run that
+        // leaves it unset takes the share the index recorded (its batches decide alike when
+        // the default changes), and the index records each run's share for the runs after
+        // it. Turning the rule on or off changes the bands, and is compared.
+        let recorded_share = loaded.as_ref().and_then(|m| containment_share(&m.settings));
+        if let (Some(share), MethodParams::Minhash { containment, .. }) =
+            (recorded_share, &mut self.params)
+            && self.spec.minhash.containment.is_none()
+            && *containment > 0.0
+        {
+            *containment = share;
         }
         let settings = self.index_settings();
         let mut manifest = match loaded {
             Some(mut m) => {
                 // Indexes made before kept the threshold among their settings.
                 m.settings.retain(|key, _| !NOT_COMPARED.contains(&key.as_str()));
-                // A share set in the job file, with the rule on in both, only verifies pairs
-                // as the threshold does: the index records it for later runs to take.
-                let key = "minhash.containment";
-                if self.spec.minhash.containment.is_some()
-                    && containment_share(&m.settings).is_some()
-                    && containment_share(&settings).is_some()
-                {
+                if recorded_share.is_some() && containment_share(&settings).is_some() {
+                    let key = "minhash.containment";
                     m.settings.insert(key.to_string(), settings[key].clone());
                 }
                 m.check(&dir, &settings).map_err(ConfigError::Index)?;
