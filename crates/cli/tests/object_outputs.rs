@@ -267,6 +267,16 @@ fn an_output_prefix_is_locked_like_a_folder() {
     assert!(stderr.contains("s3://crawl/out/.lock") && stderr.contains("node-17"), "{stderr}");
     assert!(s3.get("/crawl/out/_FILES.json").is_none(), "nothing was written");
 
+    // A holder whose clock is an hour ahead: said so, and judged by when the store last
+    // changed the object (just now: refused; a holder that stopped beating would be taken
+    // over three minutes after its last write, not an hour and three minutes).
+    s3.put("/crawl/out/.lock", holder(now + 3600).as_bytes());
+    let refused = run(remote_run(&s3, "1"), Duration::from_secs(60));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "{stderr}");
+    assert!(stderr.contains("ahead of this host's clock"), "{stderr}");
+    assert!(stderr.contains("s ago, which judges it (taken over after 180 s)"), "{stderr}");
+
     // Its heartbeat ten minutes old: the node is lost, the lock is taken over and released.
     s3.put("/crawl/out/.lock", holder(now - 600).as_bytes());
     let done = run(remote_run(&s3, "1"), Duration::from_secs(120));

@@ -103,6 +103,20 @@ impl LockHolder {
         )
     }
 
+    /// [`LockHolder::describe`], saying for a heartbeat ahead of this host's clock when the
+    /// lock last changed (`modified_unix`), by which it is judged.
+    fn describe_at(&self, modified_unix: Option<u64>) -> String {
+        let described = self.describe();
+        match modified_unix {
+            Some(m) if self.heartbeat_unix > unix_now() => format!(
+                "{described}; last changed {} s ago, which judges it (taken over after {} s)",
+                unix_now().saturating_sub(m),
+                STALE_AFTER.as_secs()
+            ),
+            _ => described,
+        }
+    }
+
     /// Seconds since the holder last said it is alive, by this host's clock. A heartbeat
     /// ahead of this clock (the holder's clock is ahead) says nothing of that: then the lock
     /// file's modification time, which changes each time the holder rewrites it, does
@@ -116,13 +130,8 @@ impl LockHolder {
     }
 
     /// Whether the holder has stopped: its process is gone from this host, or, on another
-    /// host, it has been silent ([`LockHolder::silent_for`]) for longer than
-    /// [`STALE_AFTER`]. Returns why.
-    fn gone(&self) -> Option<String> {
-        self.gone_by(None)
-    }
-
-    /// [`LockHolder::gone`], knowing when the lock file last changed.
+    /// host, it has been silent ([`LockHolder::silent_for`], knowing when the lock file or
+    /// object last changed) for longer than [`STALE_AFTER`]. Returns why.
     fn gone_by(&self, modified_unix: Option<u64>) -> Option<String> {
         let same_machine = self.machine.is_none() || self.machine == this_machine();
         if self.host == host_name() && procfs() && same_machine {
@@ -141,7 +150,7 @@ impl LockHolder {
                 format!("it has not changed for {age} s")
             } else if ahead {
                 format!(
-                    "no heartbeat from {} for {age} s by the lock file's modification time (its \
+                    "no heartbeat from {} for {age} s by the lock's modification time (its \
                      clock is ahead of this host's)",
                     self.host
                 )
@@ -225,7 +234,8 @@ impl FolderLock {
                         stale_after_seconds,
                     });
                 }
-                return Err(Error::Busy { lock: path.to_path_buf(), holder: holder.describe() });
+                let holder = holder.describe_at(modified_unix(path));
+                return Err(Error::Busy { lock: path.to_path_buf(), holder });
             };
             if take_stale(path, &bytes, &me.token)? {
                 taken_over = Some(TakenOver { lock: path.to_path_buf(), holder, reason });
@@ -386,7 +396,7 @@ fn take_stale(path: &Path, judged: &[u8], token: &str) -> Result<bool> {
 /// Takes the lock object `path` with conditional writes: created only if absent, taken over
 /// only if unchanged since it was judged stopped, so of two runs exactly one gets it.
 fn acquire_object(path: &Path) -> Result<(FolderLock, Option<TakenOver>)> {
-    use crate::remote::write::{Condition, get, put_if};
+    use crate::remote::write::{Condition, get_dated, put_if};
     let me = LockHolder::this_process();
     let json = serde_json::to_vec(&me).expect("a lock holder serialises");
     let write_err = |source| Error::Write { path: path.to_path_buf(), source };
@@ -397,15 +407,18 @@ fn acquire_object(path: &Path) -> Result<(FolderLock, Option<TakenOver>)> {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(source) => return Err(write_err(source)),
         }
-        let got =
-            get(path).map_err(|source| Error::ReadFile { path: path.to_path_buf(), source })?;
-        let Some((bytes, e_tag)) = got else { continue }; // removed meanwhile
+        let got = get_dated(path)
+            .map_err(|source| Error::ReadFile { path: path.to_path_buf(), source })?;
+        let Some((bytes, e_tag, modified)) = got else { continue }; // removed meanwhile
         // Only whole objects are ever written: one that does not parse is not a live run's.
         // (Our own creation whose answer was lost is recognised by `put_if`.)
         let holder = serde_json::from_slice::<LockHolder>(&bytes)
             .unwrap_or_else(|_| LockHolder::unknown(0, 0));
-        let Some(reason) = holder.gone() else {
-            return Err(Error::Busy { lock: path.to_path_buf(), holder: holder.describe() });
+        // Each heartbeat rewrites the object, so the store's time of its last change
+        // judges a holder whose clock is ahead, as a lock file's modification time does.
+        let Some(reason) = holder.gone_by(Some(modified)) else {
+            let holder = holder.describe_at(Some(modified));
+            return Err(Error::Busy { lock: path.to_path_buf(), holder });
         };
         let Some(judged) = e_tag else {
             return Err(write_err(std::io::Error::other(
@@ -635,7 +648,8 @@ mod tests {
         write_holder(&path, &remote);
         let err = FolderLock::acquire(&path).unwrap_err().to_string();
         assert!(err.contains("last heartbeat 3600 s ahead of this host's clock"), "{err}");
-        assert!(!err.contains("0 s ago"), "{err}");
+        assert!(err.contains("last changed 0 s ago, which judges it"), "{err}");
+        assert!(!err.contains("last heartbeat 0 s ago"), "{err}");
         let old = SystemTime::now() - STALE_AFTER - Duration::from_secs(10);
         std::fs::File::options().write(true).open(&path).unwrap().set_modified(old).unwrap();
         let (_lock, taken) = FolderLock::acquire(&path).unwrap();

@@ -255,11 +255,21 @@ pub fn put_if(path: &Path, bytes: Vec<u8>, condition: &Condition) -> io::Result<
 /// # Errors
 /// When it cannot be read, or its bucket is missing.
 pub fn get(path: &Path) -> io::Result<Option<(Bytes, Option<String>)>> {
+    Ok(get_dated(path)?.map(|(bytes, e_tag, _)| (bytes, e_tag)))
+}
+
+/// [`get`], with when the store last changed the object (Unix seconds, by the store's
+/// clock).
+///
+/// # Errors
+/// As [`get`].
+pub fn get_dated(path: &Path) -> io::Result<Option<(Bytes, Option<String>, u64)>> {
     let loc = Location::of(path)?;
     let got = runtime().block_on(with_retries(|| async {
         let result = loc.store.get(&loc.key).await?;
         let e_tag = result.meta.e_tag.clone();
-        Ok((result.bytes().await?, e_tag))
+        let modified = u64::try_from(result.meta.last_modified.timestamp()).unwrap_or(0);
+        Ok((result.bytes().await?, e_tag, modified))
     }));
     match got {
         Ok(got) => Ok(Some(got)),
