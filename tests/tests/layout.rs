@@ -824,14 +824,74 @@ fn the_job_crate_has_at_most_ten_top_level_modules_and_folders_keep_their_order(
         "{} top-level modules in neardup-job, at most {MAX_JOB_MODULES}: {modules:?}",
         modules.len()
     );
-    for module in &modules {
-        let module = module.trim_end_matches(';');
+    let names: BTreeSet<&str> = modules.iter().map(|m| m.trim_end_matches(';')).collect();
+    let mut order = BTreeMap::new();
+    for module in &names {
         let mod_rs = src.join(module).join("mod.rs");
         if mod_rs.exists() {
             let text = std::fs::read_to_string(&mod_rs).unwrap();
-            assert!(may_use(&text).is_some(), "{} has no `May use:` line", mod_rs.display());
+            let allowed = may_use(&text);
+            let Some(allowed) = allowed else {
+                panic!("{} has no `May use:` line", mod_rs.display())
+            };
+            for name in &allowed {
+                assert!(
+                    names.contains(name.as_str()),
+                    "{}'s `May use:` names `{name}`, not a top-level module",
+                    mod_rs.display()
+                );
+            }
+            order.insert(module.to_string(), allowed);
         }
     }
+    if let Some(round) = may_use_loop(&order) {
+        panic!("the folders' `May use:` lines are not one-way: {}", round.join(" -> "));
+    }
+}
+
+/// A round of folders each of whose `May use:` line names the next (the last names the
+/// first), if the lines hold one; `None` when they are a one-way order.
+fn may_use_loop(order: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        at: &str,
+        order: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(i) = path.iter().position(|p| p == at) {
+            let mut round = path[i..].to_vec();
+            round.push(at.to_string());
+            return Some(round);
+        }
+        if done.contains(at) {
+            return None;
+        }
+        path.push(at.to_string());
+        for next in order.get(at).into_iter().flatten() {
+            if let Some(round) = visit(next, order, path, done) {
+                return Some(round);
+            }
+        }
+        path.pop();
+        done.insert(at.to_string());
+        None
+    }
+    let mut done = BTreeSet::new();
+    order.keys().find_map(|start| visit(start, order, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn the_order_check_finds_a_round_of_may_use_lines() {
+    let lines = |pairs: &[(&str, &[&str])]| -> BTreeMap<String, BTreeSet<String>> {
+        pairs
+            .iter()
+            .map(|(m, uses)| (m.to_string(), uses.iter().map(|u| u.to_string()).collect()))
+            .collect()
+    };
+    let one_way = lines(&[("a", &["b", "c"]), ("b", &["c"]), ("c", &[])]);
+    assert_eq!(may_use_loop(&one_way), None);
+    let round = lines(&[("a", &["b"]), ("b", &["c"]), ("c", &["a"])]);
+    assert_eq!(may_use_loop(&round), Some(vec!["a".into(), "b".into(), "c".into(), "a".into()]));
 }
 
 #[test]

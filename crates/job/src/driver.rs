@@ -25,7 +25,7 @@ use crate::reporting::progress::Progress;
 use crate::reporting::summary::Summary;
 use crate::reporting::worker_report::WorkerReport;
 use crate::settings::config::JobConfig;
-use crate::settings::plan::RunPlan;
+use crate::settings::plan::{CorpusPass as CorpusPassKind, RunPlan};
 use crate::settings::spec::JobSpec;
 
 /// Runs a job to completion and writes its outputs.
@@ -255,8 +255,9 @@ pub fn read_weights(
 /// The failpoint hit once the corpus passes are done (`neardup_io::failpoint`).
 pub(crate) const CORPUS_FAILPOINT: &str = "after-corpus-passes";
 
-/// A corpus pass of the run, as `execute` starts it.
+/// A corpus pass of the run ([`RunPlan::corpus_passes`]), as `execute` starts it.
 struct CorpusPass<'a> {
+    kind: CorpusPassKind,
     runner: &'a PassRunner,
     reading: corpus::Reading,
     /// Counts the bytes the pass exchanges with the other processes.
@@ -265,10 +266,39 @@ struct CorpusPass<'a> {
     start: Instant,
 }
 
+/// What the corpus passes learned, each pass adding its part.
+#[derive(Default)]
+struct CorpusLearned {
+    boilerplate: Option<Arc<Boilerplate>>,
+    idf: Option<IdfWeights>,
+}
+
 impl CorpusPass<'_> {
+    /// Runs the pass, adding what it learns to `into` (a later pass reads what the earlier
+    /// ones learned) and its counts to `learned`.
+    fn run(
+        self,
+        segmenter: Option<&Segmenter>,
+        into: &mut CorpusLearned,
+        learned: &mut LearnedPass,
+        learned_out: &mut commit::ToCommit,
+    ) -> Result<(), JobError> {
+        match self.kind {
+            CorpusPassKind::Templates => into.boilerplate = Some(self.learn_boilerplate(learned)?),
+            CorpusPassKind::DocumentFrequencies => {
+                let config = &self.runner.run.job;
+                let analyzer = Signer::analyzer_for(config, segmenter.cloned());
+                // Counted in what is analysed: pages without boilerplate.
+                let boilerplate = into.boilerplate.clone();
+                into.idf = Some(self.document_frequencies(&analyzer, boilerplate, learned_out)?);
+            }
+        }
+        Ok(())
+    }
+
     /// Learns the templates of the corpus's web pages, counted in `learned`.
     fn learn_boilerplate(self, learned: &mut LearnedPass) -> Result<Arc<Boilerplate>, JobError> {
-        let CorpusPass { runner, reading, traffic, start } = self;
+        let CorpusPass { runner, reading, traffic, start, .. } = self;
         let job = reading.run.job.clone();
         let learning = corpus::LearnBoilerplate { reading };
         let pass = corpus::LearnBoilerplate::learned(&job, runner.run(learning, traffic)?);
@@ -293,7 +323,7 @@ impl CorpusPass<'_> {
         boilerplate: Option<Arc<Boilerplate>>,
         learned_out: &mut commit::ToCommit,
     ) -> Result<IdfWeights, JobError> {
-        let CorpusPass { runner, reading, traffic, start } = self;
+        let CorpusPass { runner, reading, traffic, start, .. } = self;
         let analyzer = analyzer.clone();
         let counting = corpus::DocumentFrequencies { reading, analyzer, boilerplate };
         let mut weights = corpus::DocumentFrequencies::weights(runner.run(counting, traffic)?);
@@ -311,12 +341,12 @@ impl CorpusPass<'_> {
 
 /// What signing needs of the whole corpus: the web pages' boilerplate and the document
 /// frequencies, as the job needs them. Replayed from the work area when a failed run into
-/// the same output kept them (`kept`), learned by the corpus passes otherwise (process 0
-/// then keeps them there for a rerun).
+/// the same output kept them (`kept`), learned by the plan's corpus passes otherwise
+/// (process 0 then keeps them there for a rerun).
 fn corpus_statistics(
     run: &RunPlan,
     kept: Option<LearnedState>,
-    passes: [CorpusPass<'_>; 2],
+    passes: Vec<CorpusPass<'_>>,
     segmenter: Option<Segmenter>,
     learned: &mut LearnedPass,
     learned_out: &mut commit::ToCommit,
@@ -337,19 +367,11 @@ fn corpus_statistics(
         learned_out.learned_kept = true;
         return Ok((boilerplate.map(Arc::new), restored.idf));
     }
-    let [templates, frequencies] = passes;
-    let boilerplate = match config.needs_boilerplate() {
-        true => Some(templates.learn_boilerplate(learned)?),
-        false => None,
-    };
-    // Document frequencies are counted in what is analysed: pages without boilerplate.
-    let corpus_idf = match config.needs_corpus_idf() {
-        true => {
-            let analyzer = Signer::analyzer_for(config, segmenter);
-            Some(frequencies.document_frequencies(&analyzer, boilerplate.clone(), learned_out)?)
-        }
-        false => None,
-    };
+    let mut corpus = CorpusLearned::default();
+    for pass in passes {
+        pass.run(segmenter.as_ref(), &mut corpus, learned, learned_out)?;
+    }
+    let CorpusLearned { boilerplate, idf: corpus_idf } = corpus;
     if topology.process == 0 {
         let pages = learned.stats.learned_from_pages;
         // The learning pass of a run with an index writes a templates part per worker.
@@ -432,7 +454,7 @@ fn execute(
     // `corpus_statistics`.
     let count_traffic =
         |by_stage| (topology.processes > 1).then(|| Arc::new(Traffic::new(by_stage)));
-    let corpus_traffic = [count_traffic(false), count_traffic(false)];
+    let corpus_traffic: Vec<_> = run.corpus_passes.iter().map(|_| count_traffic(false)).collect();
     let runner = PassRunner {
         run: run.clone(),
         control: control.clone(),
@@ -445,17 +467,19 @@ fn execute(
         kept: records.clone(),
         progress: Some(progress.clone()),
     };
-    let pass = |traffic: &Option<Arc<Traffic>>| CorpusPass {
-        runner: &runner,
-        reading: reading.clone(),
-        traffic: traffic.clone(),
-        start,
-    };
-    let passes = [pass(&corpus_traffic[0]), pass(&corpus_traffic[1])];
+    let passes = (run.corpus_passes.iter().zip(&corpus_traffic))
+        .map(|(kind, traffic)| CorpusPass {
+            kind: *kind,
+            runner: &runner,
+            reading: reading.clone(),
+            traffic: traffic.clone(),
+            start,
+        })
+        .collect();
     let (boilerplate, corpus_idf) =
         corpus_statistics(run, kept.learned, passes, segmenter.clone(), &mut learned, learned_out)?;
     learned.kept_spilled_bytes = records.spilled_bytes();
-    let corpus_passes = config.needs_corpus_idf() || config.needs_boilerplate();
+    let corpus_passes = !run.corpus_passes.is_empty();
     if corpus_passes {
         // The records the passes kept are in memory or in the spill folder now.
         neardup_io::failpoint::crash(CORPUS_FAILPOINT);

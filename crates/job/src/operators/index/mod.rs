@@ -25,6 +25,8 @@
 //! With paragraph-level dedup, `FirstOccurrences` probes the `paragraphs/` tables of the
 //! index by key partition, and [`WriteHeld`](held::WriteHeld) writes the first occurrences
 //! this run's kept documents hold to the new generation's `paragraphs/`.
+//!
+//! Its files use what `operators` may use (its `mod.rs`), and the other operators.
 
 pub(crate) mod docs;
 pub(crate) mod fetch;
