@@ -574,3 +574,31 @@ fn the_share_rule_counts_alike_in_both_scripts_and_spares_a_clusters_kept_docume
         assert_eq!(row(id).0, Decision::Keep, "{id}");
     }
 }
+
+/// The bundled samples' paragraphs (web pages, poems, court openings) under a budget at
+/// which the run spills (the paragraph stages collect their keys in the spilling runs every
+/// grouping stage uses): the same paragraphs are left out and the same documents written as
+/// in memory. (The record limit is set alike, since its default follows the budget.)
+#[test]
+fn paragraphs_spilled_under_a_tiny_budget_are_those_left_out_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = neardup_e2e::repo().join("data-samples");
+    let run = |name: &str, budget: &str| {
+        let out = dir.path().join(name);
+        let args = ["--paragraphs", "-w", "2", "--set", "input.max_record_bytes=1048576"];
+        let mut all = args.to_vec();
+        all.extend(["--memory-budget", budget]);
+        dedup(&input, &out, &all).unwrap();
+        out
+    };
+    let (small, large) = (run("small", "2M"), run("large", "8G"));
+    let (s, l) = (summary(&small), summary(&large));
+    assert!(s["spilled_bytes"].as_u64().unwrap() > 0, "a 2M budget spills: {s}");
+    assert_eq!(l["spilled_bytes"], 0);
+    assert!(s["paragraphs"]["paragraphs_left_out"].as_u64().unwrap() > 100, "{s}");
+    assert_eq!(s["paragraphs"], l["paragraphs"]);
+    assert_eq!(s["counts"], l["counts"]);
+    assert_eq!(left_out(&small), left_out(&large));
+    let render = neardup_e2e::render_documents;
+    assert_eq!(render(&small), render(&large));
+}

@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use neardup_core::{BlockLayout, DocId, LshParams};
+use neardup_io::Reason;
 use neardup_text::Boilerplate;
 
 use crate::outputs::report_quotes::{Quoted, comparison, quoted};
@@ -302,10 +303,14 @@ fn write_counts(html: &mut String, config: &JobConfig, summary: &Summary) {
         );
     }
     if let Some(p) = &summary.paragraphs {
+        let removed = summary.counts.removed_by_reason.get(&Reason::MostlyRepeated);
         let _ = write!(
             html,
-            "<p>Paragraphs: {} paragraphs ({} characters) left out of {} kept documents, each held by a document kept before it (listed in paragraphs/).</p>",
-            p.paragraphs_left_out, p.chars_left_out, p.documents
+            "<p>Paragraphs: {} paragraphs ({} characters) left out of {} documents, each held by a document kept before it or earlier in the same document (listed in paragraphs/); {} of those documents were then removed as mostly repeated.</p>",
+            p.paragraphs_left_out,
+            p.chars_left_out,
+            p.documents,
+            removed.copied().unwrap_or(0)
         );
     }
 }
