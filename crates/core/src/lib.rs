@@ -46,4 +46,4 @@ pub use sketch::CountMinSketch;
 /// template learning of web pages). Signatures and bucket keys of equal versions (and
 /// equal settings) are equal across machines and releases; any change to them bumps this.
 /// CHANGELOG.md lists the versions.
-pub const SIGNATURE_VERSION: u32 = 7;
+pub const SIGNATURE_VERSION: u32 = 8;

@@ -114,7 +114,7 @@ fn has_digit(word: u64) -> bool {
 /// Characters that end a party's name: punctuation, and the words that follow a name in a
 /// ruling's sentence (`因`, `诉`, `与`, `不服`, `及其`, `的`, `向`, `对`, ...).
 fn ends_name(c: char) -> bool {
-    const ENDS: &str = "，,、。；;：:（(）)《\"“因诉与于不及的向对在提申称等一为作所就到已履";
+    const ENDS: &str = "，,、。；;：:（(）)《\"“因诉与于不及的向对在提申称等一为作所就到已履以";
     ENDS.contains(c)
 }
 
@@ -122,7 +122,7 @@ fn ends_name(c: char) -> bool {
 const MAX_NAME_CHARS: usize = 24;
 
 /// Calls `f` with each party `normalized` names after a role at the start of a clause (the
-/// text's start, after punctuation, or after `诉`, `与`, `及` or `审理`): the characters up
+/// text's start, after punctuation, or after `诉`, `与`, `及`, `审理`, `受理` or `收到`): the characters up
 /// to the word or mark that ends the name, two at least, spaces left out (they carry
 /// nothing between Chinese characters).
 fn for_each_party(normalized: &str, mut f: impl FnMut(&str)) {
@@ -147,7 +147,7 @@ fn for_each_party(normalized: &str, mut f: impl FnMut(&str)) {
         let before = normalized[..at].trim_end();
         let starts_clause = before.chars().next_back().is_none_or(|c| {
             matches!(c, '，' | ',' | '。' | '；' | '、' | '：' | '诉' | '与' | '及')
-                || before.ends_with("审理")
+                || ["审理", "受理", "收到"].iter().any(|w| before.ends_with(w))
         });
         at += role.len();
         if !starts_clause {
@@ -202,6 +202,46 @@ pub(crate) fn for_each_reference<'a>(normalized: &'a str, mut f: impl FnMut(&'a 
     }
 }
 
+/// The most Han characters a code after `编号` starts with (a place: `东大营`, `新生街`).
+const MAX_CODE_PREFIX_CHARS: usize = 4;
+
+/// Calls `f` with each code `normalized` gives after `编号` (serial number), after an
+/// optional `:` or `为`: up to [`MAX_CODE_PREFIX_CHARS`] Han characters, then letters and
+/// digits, groups joined by dashes (`东大营237`, `2017-074`, `新生街019—057`,
+/// `s11201012`), when it holds a digit.
+pub(crate) fn for_each_code<'a>(normalized: &'a str, mut f: impl FnMut(&'a str)) {
+    static SERIAL: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new("编号".as_bytes()));
+    let mut from = 0;
+    while let Some(i) = SERIAL.find(&normalized.as_bytes()[from..]) {
+        from += i + "编号".len();
+        let rest = &normalized[from..];
+        let rest = rest.strip_prefix([':', '为']).unwrap_or(rest).trim_start();
+        let start = normalized.len() - rest.len();
+        let mut end = start;
+        let (mut han, mut digit, mut alnum) = (0, false, false);
+        for (j, c) in rest.char_indices() {
+            let is_han = ('\u{4e00}'..='\u{9fff}').contains(&c);
+            if is_han && !alnum && han < MAX_CODE_PREFIX_CHARS {
+                han += 1;
+            } else if c.is_ascii_alphanumeric() {
+                alnum = true;
+                digit |= c.is_ascii_digit();
+            } else if alnum && matches!(c, '-' | '—' | '–') {
+                // A dash joins two groups only when the next is a letter or digit.
+                if !rest[j + c.len_utf8()..].starts_with(|n: char| n.is_ascii_alphanumeric()) {
+                    break;
+                }
+            } else {
+                break;
+            }
+            end = start + j + c.len_utf8();
+        }
+        if digit {
+            f(&normalized[start..end]);
+        }
+    }
+}
+
 /// Whether `before` (the text before a number) ends with the word `no` or `no.`, and at
 /// most one space.
 fn after_number_word(before: &str) -> bool {
@@ -232,6 +272,7 @@ pub(crate) fn for_each_feature(
     }
     let mut numbers: Vec<String> = Vec::new();
     for_each_reference(normalized, |n| numbers.push(n.to_string()));
+    for_each_code(normalized, |n| numbers.push(n.to_string()));
     for_each_party(normalized, |n| numbers.push(n.to_string()));
     let mut seen = std::collections::HashSet::new();
     numbers.retain(|n| seen.insert(n.clone()));
@@ -264,6 +305,24 @@ mod tests {
         assert!(references("no digits here, no.").is_empty());
     }
 
+    fn codes(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for_each_code(text, |n| out.push(n.to_string()));
+        out
+    }
+
+    #[test]
+    fn serial_numbers_after_bianhao_are_references() {
+        let text =
+            "申请强制执行编号东大营237宁河区棚户区，编号:2017-074《决定》，编号为s11201012。";
+        assert_eq!(codes(text), ["东大营237", "2017-074", "s11201012"]);
+        assert_eq!(codes("编号新生街019—057宁河区"), ["新生街019—057"]);
+        assert_eq!(codes("编号260宁河区"), ["260"]);
+        // No digit, or a dash that joins nothing: no code, or the code before it.
+        assert!(codes("编号东大营宁河区，编号：无").is_empty());
+        assert_eq!(codes("编号12-，"), ["12"]);
+    }
+
     fn parties(text: &str) -> Vec<String> {
         let mut out = Vec::new();
         for_each_party(text, |n| out.push(n.to_string()));
@@ -284,6 +343,11 @@ mod tests {
             parties("上诉人王芝芸及其委托代理人黄艳，被上诉人天津市西青区城管局（以下简称）"),
             ["王芝芸", "天津市西青区城管局"]
         );
+        assert_eq!(
+            parties("本院在受理原告张永军诉被告天津市人民政府"),
+            ["张永军", "天津市人民政府"]
+        );
+        assert_eq!(parties("本院收到起诉人李淑苓以房屋被征收为由的起诉状"), ["李淑苓"]);
         // A role inside a sentence names no party, nor does a role with no name after it.
         assert!(parties("本院向被告送达了起诉状副本。原告诉被告履行职责").is_empty());
     }
