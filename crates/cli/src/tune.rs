@@ -441,42 +441,7 @@ pub fn run(args: &TuneArgs) -> anyhow::Result<Vec<Trial>> {
     let features = spec.feature_config().describe();
     let advice = han_advice(&spec);
     let Some(truth_path) = &args.truth else {
-        if minhash {
-            let mut m = spec.minhash.clone();
-            m.threshold = args.threshold.or(m.threshold);
-            let lsh = match (args.bands, args.rows) {
-                (Some(b), Some(r)) => neardup_core::LshParams::try_new(b, r),
-                // As a run chooses them.
-                _ => neardup_core::LshParams::choose(
-                    m.bands_jaccard(),
-                    m.num_perm,
-                    m.false_positive_weight,
-                    m.false_negative_weight,
-                ),
-            }
-            .map_err(|e| UsageError::new(e.to_string()))?;
-            let curve = MinHashCurve::of(lsh, &m, features);
-            if args.json {
-                serde_json::to_writer_pretty(&mut out, &curve)?;
-                writeln!(out)?;
-            } else {
-                print_minhash(&mut out, &curve)?;
-            }
-        } else {
-            let k = args.max_distance.unwrap_or(spec.simhash.distance());
-            let layout = match args.blocks.or(spec.simhash.blocks) {
-                Some(blocks) => neardup_core::BlockLayout::try_new(blocks, k),
-                None => neardup_core::BlockLayout::choose(k, args.documents),
-            }
-            .map_err(|e| UsageError::new(e.to_string()))?;
-            let curve = SimHashCurve::of(&layout, args.documents, features);
-            if args.json {
-                serde_json::to_writer_pretty(&mut out, &curve)?;
-                writeln!(out)?;
-            } else {
-                print_simhash(&mut out, &curve)?;
-            }
-        }
+        print_curve(args, &spec, features, &mut out)?;
         if let Some(advice) = advice.filter(|_| !args.json) {
             writeln!(out, "\n{advice}")?;
         }
@@ -542,6 +507,54 @@ pub fn run(args: &TuneArgs) -> anyhow::Result<Vec<Trial>> {
         }
     }
     Ok(trials)
+}
+
+/// Prints (or writes as JSON) what the settings of `spec`, with the flags over them, do:
+/// MinHash's candidate probability by Jaccard similarity, or SimHash's by distance.
+fn print_curve(
+    args: &TuneArgs,
+    spec: &neardup_job::JobSpec,
+    features: String,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let minhash = spec.method == Method::Minhash;
+    if minhash {
+        let mut m = spec.minhash.clone();
+        m.threshold = args.threshold.or(m.threshold);
+        let lsh = match (args.bands, args.rows) {
+            (Some(b), Some(r)) => neardup_core::LshParams::try_new(b, r),
+            // As a run chooses them.
+            _ => neardup_core::LshParams::choose(
+                m.bands_jaccard(),
+                m.num_perm,
+                m.false_positive_weight,
+                m.false_negative_weight,
+            ),
+        }
+        .map_err(|e| UsageError::new(e.to_string()))?;
+        let curve = MinHashCurve::of(lsh, &m, features);
+        if args.json {
+            serde_json::to_writer_pretty(&mut *out, &curve)?;
+            writeln!(out)?;
+        } else {
+            print_minhash(out, &curve)?;
+        }
+    } else {
+        let k = args.max_distance.unwrap_or(spec.simhash.distance());
+        let layout = match args.blocks.or(spec.simhash.blocks) {
+            Some(blocks) => neardup_core::BlockLayout::try_new(blocks, k),
+            None => neardup_core::BlockLayout::choose(k, args.documents),
+        }
+        .map_err(|e| UsageError::new(e.to_string()))?;
+        let curve = SimHashCurve::of(&layout, args.documents, features);
+        if args.json {
+            serde_json::to_writer_pretty(&mut *out, &curve)?;
+            writeln!(out)?;
+        } else {
+            print_simhash(out, &curve)?;
+        }
+    }
+    Ok(())
 }
 
 /// What the length of Han n-grams does, and how to compare lengths on labels, when the
