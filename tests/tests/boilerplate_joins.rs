@@ -484,3 +484,58 @@ fn rulings_that_differ_in_their_docket_number_are_not_joined() {
     // SimHash, at distance 3 for text that is not web pages, may miss the copy.
     check_input(&input, &[("r066-copy", "r066")], false);
 }
+
+/// A news site whose pages carry a headline, an article (one of them a single short
+/// sentence), and a long box of the site's most read headlines with a share bar and a
+/// footer below: the box is the site's template, every story keeps its own lines, and only
+/// the print copy of one story is removed.
+#[test]
+fn a_short_news_story_keeps_its_headline_and_article() {
+    let menu = "首页 | 新闻 | 财经 | 体育 | 娱乐 | 科技 | 汽车 | 房产 | 教育 | 健康 | 旅游 | 视频";
+    let hot = [
+        "全市新增三条公交线路 方便城东居民出行",
+        "市政府召开常务会议部署冬季供暖保障工作",
+        "国际油价周三小幅上涨 布伦特原油站上八十美元",
+        "全市中小学开展消防安全演练活动",
+        "本地楼市成交量连续三个月回升",
+        "新建体育公园下月起免费向市民开放",
+        "老旧小区改造今年完成一百二十个",
+    ];
+    let share = "分享到：微信 微博 QQ空间 复制链接 打印本页 关闭窗口 字号：大 中 小";
+    let footer = "城南晚报社版权所有，未经书面授权不得转载、摘编或以其他方式使用本网内容。\
+                  违法和不良信息举报电话：010-12345678 举报邮箱：jubao@chengnan.example.cn";
+    let stories = [
+        ("城南菜市场今起恢复营业", "改造后的城南菜市场今天上午重新开门，摊位增加到二百个。"),
+        (
+            "地铁五号线南延段开通试运营",
+            "地铁五号线南延段今天开通试运营，新增车站六座，全程运行时间约二十分钟。\
+             沿线居民表示出行方便了许多，早高峰期间列车间隔缩短到三分钟。",
+        ),
+        (
+            "秋季马拉松赛报名人数创新高",
+            "今年秋季马拉松赛报名人数超过三万人，创历届新高，组委会将通过抽签确定参赛名单。\
+             赛事路线途经老城区和滨江公园，沿途设置十二个补给站。",
+        ),
+    ];
+    let mut pages = Vec::new();
+    for (k, (headline, article)) in stories.iter().enumerate() {
+        let title = format!("{headline}_城南晚报");
+        let byline = format!("2024-10-0{} 08:3{k} 来源：城南晚报 记者 王晓明", k + 1);
+        let mut lines = vec![&title[..], menu, headline, &byline, article, "热点排行"];
+        lines.extend(hot.iter().copied());
+        lines.extend([share, footer]);
+        pages.push(page(
+            &format!("news-{k}"),
+            &format!("https://chengnan.example.cn/news/{k}.html"),
+            &lines,
+        ));
+    }
+    // The print copy of the second story: headline, byline and article only.
+    let (headline, article) = stories[1];
+    pages.push(page(
+        "news-1-print",
+        "https://chengnan.example.cn/print/1.html",
+        &[headline, "2024-10-02 08:31 来源：城南晚报 记者 王晓明", article],
+    ));
+    check(&pages, &[("news-1-print", "news-1")], true);
+}
