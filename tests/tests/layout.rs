@@ -850,34 +850,18 @@ fn the_job_crate_has_at_most_ten_top_level_modules_and_folders_keep_their_order(
 }
 
 /// A round of folders each of whose `May use:` line names the next (the last names the
-/// first), if the lines hold one; `None` when they are a one-way order.
+/// first, repeated at the end), if the lines hold one ([`find_loop`] over them); `None`
+/// when they are a one-way order.
 fn may_use_loop(order: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
-    fn visit(
-        at: &str,
-        order: &BTreeMap<String, BTreeSet<String>>,
-        path: &mut Vec<String>,
-        done: &mut BTreeSet<String>,
-    ) -> Option<Vec<String>> {
-        if let Some(i) = path.iter().position(|p| p == at) {
-            let mut round = path[i..].to_vec();
-            round.push(at.to_string());
-            return Some(round);
-        }
-        if done.contains(at) {
-            return None;
-        }
-        path.push(at.to_string());
-        for next in order.get(at).into_iter().flatten() {
-            if let Some(round) = visit(next, order, path, done) {
-                return Some(round);
-            }
-        }
-        path.pop();
-        done.insert(at.to_string());
-        None
-    }
-    let mut done = BTreeSet::new();
-    order.keys().find_map(|start| visit(start, order, &mut Vec::new(), &mut done))
+    let graph: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = order
+        .iter()
+        .map(|(folder, uses)| {
+            (vec![folder.clone()], uses.iter().map(|u| vec![u.clone()]).collect())
+        })
+        .collect();
+    let mut round: Vec<String> = find_loop(&graph)?.into_iter().flatten().collect();
+    round.push(round[0].clone());
+    Some(round)
 }
 
 #[test]

@@ -221,7 +221,8 @@ impl FolderLock {
             let Some((holder, bytes)) = read_holder(path)? else {
                 continue; // removed meanwhile
             };
-            let Some(reason) = holder.gone_by(modified_unix(path)) else {
+            let modified = modified_unix(path);
+            let Some(reason) = holder.gone_by(modified) else {
                 if holder.pid == 0 && holder.token.is_empty() {
                     // Neither a lock of ours nor of an older neardup ("pid N"): nobody to name.
                     let age_seconds = unix_now().saturating_sub(holder.heartbeat_unix);
@@ -234,7 +235,7 @@ impl FolderLock {
                         stale_after_seconds,
                     });
                 }
-                let holder = holder.describe_at(modified_unix(path));
+                let holder = holder.describe_at(modified);
                 return Err(Error::Busy { lock: path.to_path_buf(), holder });
             };
             if take_stale(path, &bytes, &me.token)? {

@@ -220,8 +220,7 @@ pub(crate) fn for_each_code<'a>(normalized: &'a str, mut f: impl FnMut(&'a str))
         let mut end = start;
         let (mut han, mut digit, mut alnum) = (0, false, false);
         for (j, c) in rest.char_indices() {
-            let is_han = ('\u{4e00}'..='\u{9fff}').contains(&c);
-            if is_han && !alnum && han < MAX_CODE_PREFIX_CHARS {
+            if crate::segment::is_han(c) && !alnum && han < MAX_CODE_PREFIX_CHARS {
                 han += 1;
             } else if c.is_ascii_alphanumeric() {
                 alnum = true;
@@ -290,10 +289,15 @@ pub(crate) fn for_each_feature(
 mod tests {
     use super::*;
 
-    fn references(text: &str) -> Vec<String> {
+    /// What `scan` finds in `text`, in order.
+    fn found(text: &str, scan: impl Fn(&str, &mut dyn FnMut(&str))) -> Vec<String> {
         let mut out = Vec::new();
-        for_each_reference(text, |n| out.push(n.to_string()));
+        scan(text, &mut |n| out.push(n.to_string()));
         out
+    }
+
+    fn references(text: &str) -> Vec<String> {
+        found(text, |t, f| for_each_reference(t, f))
     }
 
     #[test]
@@ -306,9 +310,7 @@ mod tests {
     }
 
     fn codes(text: &str) -> Vec<String> {
-        let mut out = Vec::new();
-        for_each_code(text, |n| out.push(n.to_string()));
-        out
+        found(text, |t, f| for_each_code(t, f))
     }
 
     #[test]
@@ -324,9 +326,7 @@ mod tests {
     }
 
     fn parties(text: &str) -> Vec<String> {
-        let mut out = Vec::new();
-        for_each_party(text, |n| out.push(n.to_string()));
-        out
+        found(text, |t, f| for_each_party(t, f))
     }
 
     #[test]
