@@ -376,7 +376,11 @@ fn corpus_statistics(
         let pages = learned.stats.learned_from_pages;
         // The learning pass of a run with an index writes a templates part per worker.
         let generation = config.index.as_ref().map(|_| {
-            let parts = if config.needs_boilerplate() { topology.total_workers() } else { 0 };
+            let parts = if run.corpus_passes.contains(&CorpusPassKind::Templates) {
+                topology.total_workers()
+            } else {
+                0
+            };
             let parts = u32::try_from(parts).expect("few workers");
             KeptGeneration {
                 template_parts: parts,
