@@ -539,3 +539,73 @@ fn a_short_news_story_keeps_its_headline_and_article() {
     ));
     check(&pages, &[("news-1-print", "news-1")], true);
 }
+
+/// One host's story pages, each with a "related reading" box that quotes the lead sentence
+/// of each of the host's other stories. Three of the stories are one sentence long, so
+/// each of their leads is on every page of the host; the two longer stories' leads are on
+/// all pages but their own. The stories used to be compared by the teasers they quote,
+/// once their own leads were learned as template, and four were removed.
+#[test]
+fn stories_whose_leads_a_related_box_quotes_are_not_joined() {
+    let menu = "首页 | 要闻 | 本地 | 财经 | 文体 | 评论 | 图片 | 专题";
+    let notice = "本文为江川日报原创稿件，转载请注明出处，违者必究。";
+    let share = "分享到：微信 微博 QQ空间 打印 关闭";
+    let footer =
+        "江川日报社版权所有　地址：江川市解放路88号　电话：0871-6543210　备案号：滇ICP备12345678号";
+    let stories: [(&str, &[&str]); 5] = [
+        ("江川湖湿地公园正式开园", &["江川湖湿地公园今天正式开园，市民可免费入园参观。"]),
+        (
+            "全市首条智慧公交线路开通",
+            &["全市首条智慧公交线路今天开通，乘客可通过手机实时查询车辆位置。"],
+        ),
+        ("江川一中新校区投入使用", &["江川一中新校区本学期投入使用，可容纳学生三千人。"]),
+        (
+            "春季农产品展销会开幕",
+            &[
+                "春季农产品展销会今天在会展中心开幕，两百多家企业参展。展销会为期五天，展出蔬菜、水果、茶叶等特色农产品一千多种，现场设有直播带货专区。",
+                "主办方表示，展会期间还将举办农业技术讲座和产销对接会，帮助农户拓宽销路。",
+            ],
+        ),
+        (
+            "城区老旧管网改造启动",
+            &[
+                "城区老旧供水管网改造工程今天启动，计划年内完成四十公里。改造涉及十二个社区，施工期间将分段停水，自来水公司将提前三天发布停水通知。",
+                "工程完成后，城区管网漏损率预计由百分之十五降至百分之八以下，供水水压更加稳定。",
+            ],
+        ),
+    ];
+    // A story's lead: its first sentence.
+    let lead = |text: &'static str| &text[..text.find('。').unwrap() + '。'.len_utf8()];
+    let mut pages = Vec::new();
+    for (k, (headline, article)) in stories.iter().enumerate() {
+        let title = format!("{headline}_江川日报");
+        let byline = format!("2024-04-0{} 09:1{k} 来源：江川日报 记者 李文", k + 1);
+        let mut lines = vec![&title[..], menu, headline, &byline];
+        lines.extend(article.iter().copied());
+        lines.extend([notice, "相关阅读"]);
+        lines
+            .extend(stories.iter().enumerate().filter(|&(j, _)| j != k).map(|(_, s)| lead(s.1[0])));
+        lines.extend([share, footer]);
+        pages.push(page(
+            &format!("story-{k}"),
+            &format!("https://jcrb.example.cn/news/{k}.html"),
+            &lines,
+        ));
+    }
+    check(&pages, &[], true);
+    // The same pages in two batches, against an index of the first: the longer stories and
+    // one brief, then the two other briefs, which the batch keeps, as one run does.
+    let dir = tempfile::tempdir().unwrap();
+    let first = write(dir.path(), "b1.jsonl", &[&pages[3..], &pages[..1]].concat());
+    let second = write(dir.path(), "b2.jsonl", &pages[1..3]);
+    for method in ["minhash", "simhash"] {
+        let index = dir.path().join(format!("index-{method}"));
+        for (input, name) in [(&first, "b1"), (&second, "b2")] {
+            let out = dir.path().join(format!("{method}-{name}"));
+            let args = ["--method", method, "--index", index.to_str().unwrap(), "--run-name", name];
+            dedup(input, &out, &args).unwrap();
+            let rows = decisions(&out);
+            assert!(rows.iter().all(|d| d.1 == Decision::Keep), "{method} {name}: {rows:?}");
+        }
+    }
+}

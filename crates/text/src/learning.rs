@@ -24,9 +24,11 @@
 //! Identities can name a template rather than a text: on a site of short texts under long
 //! template lines, the host's pages may collapse into one or two identities, too few to
 //! learn anything from. So each line is counted by URL as well, and a line on enough URLs
-//! is boilerplate when it is on pages of every identity the host has: a template line is,
-//! while the lines of an article copied at several URLs are on pages of its one identity
-//! (unless the host has nothing else, where nothing tells the two apart).
+//! is boilerplate when it is on pages of every identity the host has, or of all but one
+//! where it has three or more: a template line is, and so is a teaser that a related box
+//! shows on every page of its host but its own story's, while the lines of an article
+//! copied at several URLs are on pages of its one identity (unless the host has nothing
+//! else, where nothing tells the two apart).
 //!
 //! A host of two URLs whose pages share one identity is either one text at two URLs or
 //! two short texts (two poems, two briefs) under a template whose sentences are longer
@@ -528,8 +530,11 @@ impl Learner {
             // Lines with the content bit come after every line counted by URL.
             let template = self.two_urls.settle();
             self.by_url.extend(template);
+            // On enough URLs, and on pages of every identity of the host, or of all but
+            // one (a teaser is on every page but its story's).
+            let identities = self.distinct + u32::from(self.host_pages >= 3);
             if self.rule.host_line_by_content(self.distinct, self.host_pages)
-                || (self.distinct >= self.host_pages && self.by_url.contains(&line))
+                || (identities >= self.host_pages && self.by_url.contains(&line))
             {
                 emit(Lesson::Entry(entry(scope, line)));
             }
