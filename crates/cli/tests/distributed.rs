@@ -458,9 +458,13 @@ fn kill_process_1_at(dir: &Path, failpoint: &str, input: &Path) -> (String, Vec<
     let p0_id = p0.id();
     let killed = wait(p1, Duration::from_secs(60));
     let said = String::from_utf8_lossy(&killed.stderr);
+    let aborted = said.contains(&format!("failpoint {failpoint}: aborting"));
+    if !aborted {
+        // Said before process 0 is waited for, which may not end.
+        eprintln!("{failpoint}: process 1 ended before its failpoint: {said}");
+    }
     let o = wait(p0, Duration::from_secs(60));
     let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
-    let aborted = said.contains(&format!("failpoint {failpoint}: aborting"));
     assert!(aborted, "{failpoint}: process 1 said {said}\nprocess 0 said {stderr}");
     assert_eq!(o.status.code(), Some(1), "{failpoint}: {stderr}");
     let named = "lost the connection to process 1";

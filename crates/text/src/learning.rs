@@ -25,10 +25,15 @@
 //! template lines, the host's pages may collapse into one or two identities, too few to
 //! learn anything from. So each line is counted by URL as well, and a line on enough URLs
 //! is boilerplate when it is on pages of every identity the host has, or of all but one
-//! where it has three or more: a template line is, and so is a teaser that a related box
-//! shows on every page of its host but its own story's, while the lines of an article
-//! copied at several URLs are on pages of its one identity (unless the host has nothing
-//! else, where nothing tells the two apart).
+//! where it has three or more (with the default rule that matters on a host of three
+//! identities; from four, a line on all but one is on enough of them anyway): a template
+//! line is, and so is a teaser that a related box shows on every page of its host but its
+//! own story's, while the lines of an article copied at several URLs are on pages of its
+//! one identity (unless the host has nothing else, where nothing tells the two apart). On
+//! a host of three identities where two are copies of one article, one of them edited, the
+//! article's lines are on two of the three and are learned: its copies are then compared
+//! by what differs, and may be missed, which is what keeps the short stories of a related
+//! box from being joined by its teasers.
 //!
 //! A host of two URLs whose pages share one identity is either one text at two URLs or
 //! two short texts (two poems, two briefs) under a template whose sentences are longer
