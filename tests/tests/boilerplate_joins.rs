@@ -544,40 +544,14 @@ fn a_short_news_story_keeps_its_headline_and_article() {
 }
 
 /// One host's story pages, each with a "related reading" box that quotes the lead sentence
-/// of each of the host's other stories. Three of the stories are one sentence long, so
-/// each of their leads is on every page of the host and is learned as template; the two
-/// longer stories' leads are on all pages but their own, and are learned too, so no story
-/// is compared by the teasers it quotes.
-#[test]
-fn stories_whose_leads_a_related_box_quotes_are_not_joined() {
+/// (its first sentence) of each of the host's other stories. A one-sentence story's lead
+/// is then on every page of the host, and a longer story's lead on all pages but its own.
+fn related_box_host(stories: &[(&str, &[&'static str])]) -> Vec<Page> {
     let menu = "首页 | 要闻 | 本地 | 财经 | 文体 | 评论 | 图片 | 专题";
     let notice = "本文为江川日报原创稿件，转载请注明出处，违者必究。";
     let share = "分享到：微信 微博 QQ空间 打印 关闭";
     let footer =
         "江川日报社版权所有　地址：江川市解放路88号　电话：0871-6543210　备案号：滇ICP备12345678号";
-    let stories: [(&str, &[&str]); 5] = [
-        ("江川湖湿地公园正式开园", &["江川湖湿地公园今天正式开园，市民可免费入园参观。"]),
-        (
-            "全市首条智慧公交线路开通",
-            &["全市首条智慧公交线路今天开通，乘客可通过手机实时查询车辆位置。"],
-        ),
-        ("江川一中新校区投入使用", &["江川一中新校区本学期投入使用，可容纳学生三千人。"]),
-        (
-            "春季农产品展销会开幕",
-            &[
-                "春季农产品展销会今天在会展中心开幕，两百多家企业参展。展销会为期五天，展出蔬菜、水果、茶叶等特色农产品一千多种，现场设有直播带货专区。",
-                "主办方表示，展会期间还将举办农业技术讲座和产销对接会，帮助农户拓宽销路。",
-            ],
-        ),
-        (
-            "城区老旧管网改造启动",
-            &[
-                "城区老旧供水管网改造工程今天启动，计划年内完成四十公里。改造涉及十二个社区，施工期间将分段停水，自来水公司将提前三天发布停水通知。",
-                "工程完成后，城区管网漏损率预计由百分之十五降至百分之八以下，供水水压更加稳定。",
-            ],
-        ),
-    ];
-    // A story's lead: its first sentence.
     let lead = |text: &'static str| &text[..text.find('。').unwrap() + '。'.len_utf8()];
     let mut pages = Vec::new();
     for (k, (headline, article)) in stories.iter().enumerate() {
@@ -595,21 +569,70 @@ fn stories_whose_leads_a_related_box_quotes_are_not_joined() {
             &lines,
         ));
     }
-    check(&pages, &[], true);
-    // The same pages in two batches, against an index of the first: the longer stories and
-    // one brief, then the two other briefs, which the batch keeps, as one run does.
+    pages
+}
+
+/// Runs `first`, then `second` against an index of it, with each method, and checks that
+/// every page of both is kept.
+fn check_batches(first: &[Page], second: &[Page]) {
     let dir = tempfile::tempdir().unwrap();
-    let first = write(dir.path(), "b1.jsonl", &[&pages[3..], &pages[..1]].concat());
-    let second = write(dir.path(), "b2.jsonl", &pages[1..3]);
+    let inputs = [
+        (write(dir.path(), "b1.jsonl", first), "b1", first.len()),
+        (write(dir.path(), "b2.jsonl", second), "b2", second.len()),
+    ];
     for method in ["minhash", "simhash"] {
         let index = dir.path().join(format!("index-{method}"));
-        for (input, name) in [(&first, "b1"), (&second, "b2")] {
+        for (input, name, records) in &inputs {
             let out = dir.path().join(format!("{method}-{name}"));
             let args = ["--method", method, "--index", index.to_str().unwrap(), "--run-name", name];
             dedup(input, &out, &args).unwrap();
             let rows = decisions(&out);
-            assert_eq!(rows.len(), if name == "b1" { 3 } else { 2 }, "{method} {name}");
+            assert_eq!(rows.len(), *records, "{method} {name}");
             assert!(rows.iter().all(|d| d.1 == Decision::Keep), "{method} {name}: {rows:?}");
         }
+    }
+}
+
+/// Stories of one host under a related box ([`related_box_host`]), in one run and in two
+/// batches: the leads of one-sentence stories are learned as template, and so are the
+/// teasers of the longer stories, however many of those there are, so no story is
+/// compared by the teasers it quotes. Where only one story is longer, the one-sentence
+/// stories' pages (each holds every lead) have one identity, and the teaser is learned as
+/// a line on enough URLs that each have lines of their own (their headlines).
+#[test]
+fn stories_whose_leads_a_related_box_quotes_are_not_joined() {
+    let short: [(&str, &[&str]); 5] = [
+        ("江川湖湿地公园正式开园", &["江川湖湿地公园今天正式开园，市民可免费入园参观。"]),
+        (
+            "全市首条智慧公交线路开通",
+            &["全市首条智慧公交线路今天开通，乘客可通过手机实时查询车辆位置。"],
+        ),
+        ("江川一中新校区投入使用", &["江川一中新校区本学期投入使用，可容纳学生三千人。"]),
+        ("市图书馆延长开放时间", &["市图书馆从下周起延长开放时间至晚上九点。"]),
+        ("江川夜市今晚开放", &["江川夜市今晚开放，摊位三百个。"]),
+    ];
+    let long: [(&str, &[&str]); 2] = [
+        (
+            "春季农产品展销会开幕",
+            &[
+                "春季农产品展销会今天在会展中心开幕，两百多家企业参展。展销会为期五天，展出蔬菜、水果、茶叶等特色农产品一千多种，现场设有直播带货专区。",
+                "主办方表示，展会期间还将举办农业技术讲座和产销对接会，帮助农户拓宽销路。",
+            ],
+        ),
+        (
+            "城区老旧管网改造启动",
+            &[
+                "城区老旧供水管网改造工程今天启动，计划年内完成四十公里。改造涉及十二个社区，施工期间将分段停水，自来水公司将提前三天发布停水通知。",
+                "工程完成后，城区管网漏损率预计由百分之十五降至百分之八以下，供水水压更加稳定。",
+            ],
+        ),
+    ];
+    // Three short stories and two long ones; four and one; five and one.
+    for (shorts, longs) in [(3, 2), (4, 1), (5, 1)] {
+        let stories = [&short[..shorts], &long[..longs]].concat();
+        let pages = related_box_host(&stories);
+        check(&pages, &[], true);
+        // In batches: the longer stories and one short one, then the other short ones.
+        check_batches(&[&pages[shorts..], &pages[..1]].concat(), &pages[1..shorts]);
     }
 }

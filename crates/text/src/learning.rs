@@ -33,7 +33,12 @@
 //! a host of three identities where two are copies of one article, one of them edited, the
 //! article's lines are on two of the three and are learned: its copies are then compared
 //! by what differs, and may be missed, which is what keeps the short stories of a related
-//! box from being joined by its teasers.
+//! box from being joined by its teasers. Where the pages of a small host collapse into one
+//! or two identities (a related box quotes every story's lead on every page, so the pages
+//! of its one-sentence stories hold the same sentences), a line on enough URLs, and on
+//! half of them, is boilerplate when enough of those URLs have a line of their own (on no
+//! other URL of the host: a headline), as pages of different texts do and copies of one
+//! text do not (see [`OwnLines`]).
 //!
 //! A host of two URLs whose pages share one identity is either one text at two URLs or
 //! two short texts (two poems, two briefs) under a template whose sentences are longer
@@ -400,6 +405,61 @@ pub struct Learner {
     first: u64,
     /// On a host of two URLs with one identity, what its lines say of the two.
     two_urls: TwoUrls,
+    /// On a small host, which URLs have lines of their own, and the lines on them.
+    own_lines: OwnLines,
+}
+
+/// Hosts of at most this many URLs are read for the URLs that have a line of their own
+/// ([`OwnLines`]): the identities of a host's pages collapse where the host is small.
+const OWN_LINES_MAX_URLS: u32 = 64;
+
+/// What a small host's lines say of its URLs while they are counted by URL: which URLs
+/// have a line on no other URL of the host (a headline, a title), and the URLs of each
+/// line on enough of them. A line on enough URLs that each have a line of their own is on
+/// pages with texts of their own, so it is the host's template, however few identities
+/// those pages collapse into (a related box quotes every story's lead on every page, so
+/// the pages of one-sentence stories all have one identity); copies of one article at
+/// several URLs have no line of their own, or only one of them has (an edit).
+#[derive(Debug, Default)]
+struct OwnLines {
+    /// The URLs of the current line.
+    urls: Vec<u64>,
+    /// The URLs with a line of their own.
+    owners: Vec<u64>,
+    /// The lines (with [`CONTENT_BIT`]) on enough URLs, and their URLs.
+    lines: Vec<(u64, Vec<u64>)>,
+    /// Once settled: the lines on enough URLs that have lines of their own.
+    template: std::collections::HashSet<u64>,
+    settled: bool,
+}
+
+impl OwnLines {
+    /// The current line is on `url` alone.
+    fn owner(&mut self, url: u64) {
+        self.owners.push(url);
+    }
+
+    /// The current line (`line`, with [`CONTENT_BIT`]) is on enough URLs.
+    fn line(&mut self, line: u64) {
+        if !self.urls.is_empty() {
+            self.lines.push((line, std::mem::take(&mut self.urls)));
+        }
+    }
+
+    /// Decides, once, which lines are on at least `min_pages` URLs with lines of their own,
+    /// and on at least half of the host's `urls`.
+    fn settle(&mut self, min_pages: u32, host_urls: u32) {
+        if std::mem::replace(&mut self.settled, true) {
+            return;
+        }
+        self.owners.sort_unstable();
+        for (line, urls) in self.lines.drain(..) {
+            let owned = urls.iter().filter(|u| self.owners.binary_search(u).is_ok()).count();
+            if owned >= min_pages as usize && urls.len() * 2 >= host_urls as usize {
+                self.template.insert(line);
+            }
+        }
+    }
 }
 
 /// What a host of two URLs with one identity (see the module documentation) shows while
@@ -456,6 +516,7 @@ impl Learner {
             by_url: Default::default(),
             first: 0,
             two_urls: TwoUrls::default(),
+            own_lines: OwnLines::default(),
         }
     }
 
@@ -473,6 +534,7 @@ impl Learner {
                 (self.host_urls, self.host_pages) = (0, 0);
                 self.by_url.clear();
                 self.two_urls = TwoUrls::default();
+                self.own_lines = OwnLines::default();
                 if scope != CORPUS_SCOPE {
                     self.hosts += 1;
                 }
@@ -480,6 +542,7 @@ impl Learner {
             self.group = Some((scope, line));
             (self.distinct, self.before, self.after, self.repeated_on) = (0, 0, 0, 0);
             self.page_host = None;
+            self.own_lines.urls.clear();
         }
         match distinct & NEIGHBOUR_BITS {
             BEFORE if scope == CORPUS_SCOPE => self.before += 1,
@@ -501,6 +564,10 @@ impl Learner {
                     self.first = distinct;
                 }
                 self.distinct += 1;
+                let by_url = scope != CORPUS_SCOPE && line > PAGE_MARKER && line & CONTENT_BIT == 0;
+                if by_url && self.host_urls <= OWN_LINES_MAX_URLS {
+                    self.own_lines.urls.push(distinct);
+                }
             }
         }
     }
@@ -526,8 +593,12 @@ impl Learner {
         } else if line == PAGE_MARKER {
             self.host_pages = self.distinct;
         } else if line & CONTENT_BIT == 0 {
+            if self.distinct == 1 {
+                self.own_lines.owner(self.first);
+            }
             if self.rule.host_line(self.distinct, self.host_urls) {
                 self.by_url.insert(line | CONTENT_BIT);
+                self.own_lines.line(line | CONTENT_BIT);
             } else if self.host_urls == 2 && self.host_pages == 1 {
                 self.two_urls.line(line, self.distinct, self.first);
             }
@@ -535,11 +606,14 @@ impl Learner {
             // Lines with the content bit come after every line counted by URL.
             let template = self.two_urls.settle();
             self.by_url.extend(template);
+            self.own_lines.settle(self.rule.min_pages, self.host_urls);
             // On enough URLs, and on pages of every identity of the host, or of all but
-            // one (a teaser is on every page but its story's).
+            // one (a teaser is on every page but its story's); or, where the host's pages
+            // collapse into one or two identities, on enough URLs with lines of their own.
             let identities = self.distinct + u32::from(self.host_pages >= 3);
             if self.rule.host_line_by_content(self.distinct, self.host_pages)
                 || (identities >= self.host_pages && self.by_url.contains(&line))
+                || (self.host_pages <= 2 && self.own_lines.template.contains(&line))
             {
                 emit(Lesson::Entry(entry(scope, line)));
             }
