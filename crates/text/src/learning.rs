@@ -405,7 +405,8 @@ pub struct Learner {
     first: u64,
     /// On a host of two URLs with one identity, what its lines say of the two.
     two_urls: TwoUrls,
-    /// On a small host, which URLs have lines of their own, and the lines on them.
+    /// On a small host of one or two identities, which URLs have lines of their own, and
+    /// the lines on them.
     own_lines: OwnLines,
 }
 
@@ -564,8 +565,9 @@ impl Learner {
                     self.first = distinct;
                 }
                 self.distinct += 1;
+                // Only where the host's pages are one or two identities (see `close`).
                 let by_url = scope != CORPUS_SCOPE && line > PAGE_MARKER && line & CONTENT_BIT == 0;
-                if by_url && self.host_urls <= OWN_LINES_MAX_URLS {
+                if by_url && self.host_urls <= OWN_LINES_MAX_URLS && self.host_pages <= 2 {
                     self.own_lines.urls.push(distinct);
                 }
             }
@@ -593,7 +595,7 @@ impl Learner {
         } else if line == PAGE_MARKER {
             self.host_pages = self.distinct;
         } else if line & CONTENT_BIT == 0 {
-            if self.distinct == 1 {
+            if self.distinct == 1 && self.host_pages <= 2 {
                 self.own_lines.owner(self.first);
             }
             if self.rule.host_line(self.distinct, self.host_urls) {
@@ -613,7 +615,7 @@ impl Learner {
             let identities = self.distinct + u32::from(self.host_pages >= 3);
             if self.rule.host_line_by_content(self.distinct, self.host_pages)
                 || (identities >= self.host_pages && self.by_url.contains(&line))
-                || (self.host_pages <= 2 && self.own_lines.template.contains(&line))
+                || self.own_lines.template.contains(&line)
             {
                 emit(Lesson::Entry(entry(scope, line)));
             }
