@@ -4,19 +4,22 @@
     target/peer-venv/bin/python bench/court_labels.py [NEARDUP] [-- DEDUP_ARGS...]
 
 `data-samples/zh-court-openings` is labelled from metadata: two openings are one document
-only when they are the same bytes. The rule defaults are chosen by (docs/quality.md) labels
-two rulings of one formula that differ in a docket number or in a party as different
-documents, and says nothing of openings that differ otherwise (a comma's width, a word).
-This script runs `neardup dedup` on the openings with each method (defaults, or
-DEDUP_ARGS added to both), and prints for each:
+only when they are the same bytes. The quality rule (docs/quality.md, "The rule defaults
+are chosen by") labels two rulings of one formula that differ in a docket number or in a
+party as different documents, and says nothing of openings that differ otherwise (a
+comma's width, a word). This script runs `neardup dedup` on the openings with each method
+(at the defaults, or with DEDUP_ARGS added to both runs: `--set minhash.threshold=0.86`
+changes only MinHash's), and prints for each:
 
 - the predicted pairs (pairs of documents that share a cluster, as `neardup eval` counts
   them) and those the metadata rejects;
-- of those, the pairs whose openings differ in a reference: a docket number (digits before
-  `号`, with a letter and dash before them: `X-35号`; not a day, `5月1号`), a serial number
-  after `编号`, or a party named after its role (`原告魏洁`, `第三人张杰`), each listed;
-- pair precision counting only those as wrong (the rule's labels), and as the metadata
-  counts it;
+- of the rejected pairs, those whose openings differ in a reference: a docket number
+  (digits before `号`, with a letter and dash before them when there are: `X-35号`; not a
+  day, `5月1号`), a serial number after `编号`, or a party named after its role
+  (`原告魏洁`, `第三人张杰`; read generously: a clause after a role is taken as its
+  party), each listed;
+- pair precision counting only those as wrong (the rule's label; the other rejected pairs
+  count as right, so it is an upper bound), and as the metadata counts it;
 - documents removed, and those removed for a document whose references differ.
 
 NEARDUP defaults to target/release/neardup; outputs go to target/court-labels/METHOD.
