@@ -521,6 +521,13 @@ impl Learner {
         }
     }
 
+    /// Whether the current host's lines are read for [`OwnLines`]: a host of at most
+    /// [`OWN_LINES_MAX_URLS`] URLs whose pages are one or two identities, the only hosts
+    /// its rule applies to.
+    fn reads_own_lines(&self) -> bool {
+        self.host_urls <= OWN_LINES_MAX_URLS && self.host_pages <= 2
+    }
+
     /// The next occurrence, in sorted order (repeats are ignored).
     pub fn push(&mut self, item: Occurrence, emit: &mut impl FnMut(Lesson)) {
         if self.last == Some(item) {
@@ -565,9 +572,8 @@ impl Learner {
                     self.first = distinct;
                 }
                 self.distinct += 1;
-                // Only where the host's pages are one or two identities (see `close`).
                 let by_url = scope != CORPUS_SCOPE && line > PAGE_MARKER && line & CONTENT_BIT == 0;
-                if by_url && self.host_urls <= OWN_LINES_MAX_URLS && self.host_pages <= 2 {
+                if by_url && self.reads_own_lines() {
                     self.own_lines.urls.push(distinct);
                 }
             }
@@ -595,7 +601,7 @@ impl Learner {
         } else if line == PAGE_MARKER {
             self.host_pages = self.distinct;
         } else if line & CONTENT_BIT == 0 {
-            if self.distinct == 1 && self.host_pages <= 2 {
+            if self.distinct == 1 && self.reads_own_lines() {
                 self.own_lines.owner(self.first);
             }
             if self.rule.host_line(self.distinct, self.host_urls) {
